@@ -1,0 +1,61 @@
+# opsim developer loop.  Every target sets up what it needs on a fresh Debian machine:
+# Debian packages (fio, gdisk, parted) via apt-get when missing, a Python venv in .venv,
+# and the Rust extension built in release mode by maturin.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+export CARGO_TERM_COLOR := never
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+# Debian packages the tests and the measurement harness use: command -> package.
+SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux
+
+.PHONY: all setup sysdeps venv build test test-rust test-python bench demo clean fmt
+
+all: build
+
+sysdeps:
+	@missing=""; for pair in $(SYSDEPS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || [ -x /sbin/$$cmd ] || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(VENV)/.deps-stamp: requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.deps-stamp
+
+setup: sysdeps venv
+
+build: venv
+	VIRTUAL_ENV=$(VENV) PATH=$(VENV)/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+
+test: setup build test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude opsim-py -q
+
+test-python: build
+	$(PY) -m pytest -q
+
+bench: build
+	cargo bench -p opsim-core --bench ftl
+	$(VENV)/bin/opsim bench
+
+demo: setup build
+	$(VENV)/bin/opsim demo
+
+fmt:
+	cargo fmt --all
+
+clean:
+	cargo clean
+	rm -rf $(VENV) python/opsim/*.so

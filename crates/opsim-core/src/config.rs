@@ -1,0 +1,325 @@
+//! The simulation config (TOML or JSON; see `docs/config.md`) and its validation.
+//!
+//! Parsing rejects unknown keys; [`Config::resolve`] checks every value and names the key
+//! (`drive.op`, `workload.hot_fraction`...) in its error.
+
+use crate::error::{Error, Result};
+use crate::units::{ByteSize, Fraction};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub drive: DriveConfig,
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    #[serde(default)]
+    pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub run: RunConfig,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OpBasis {
+    /// (physical - user) / user: SanDisk, SK hynix, Kingston, the usual "7%/28%".
+    #[default]
+    User,
+    /// (physical - user) / physical: "spare area" (Intel, AnandTech).
+    Physical,
+    /// Capacity held back as a fraction of the drive's native user capacity (Micron).
+    Native,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveConfig {
+    /// Host-visible capacity.
+    pub user_capacity: Option<ByteSize>,
+    /// Raw NAND capacity available to the FTL (whole blocks are used).
+    pub physical_capacity: Option<ByteSize>,
+    /// The drive's user capacity before any extra OP (for `op_basis = "native"`).
+    pub native_capacity: Option<ByteSize>,
+    /// Built-in OP of the native configuration, user basis (with `native_capacity`
+    /// instead of `physical_capacity`).
+    pub native_op: Option<Fraction>,
+    /// OP in the basis `op_basis`.
+    pub op: Option<Fraction>,
+    #[serde(default)]
+    pub op_basis: OpBasis,
+    #[serde(default = "default_page_size")]
+    pub page_size: ByteSize,
+    #[serde(default = "default_ppb")]
+    pub pages_per_block: u32,
+    #[serde(default = "default_sector")]
+    pub sector_size: u32,
+}
+
+fn default_page_size() -> ByteSize {
+    ByteSize(4096)
+}
+fn default_ppb() -> u32 {
+    256
+}
+fn default_sector() -> u32 {
+    512
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    #[default]
+    Greedy,
+    Fifo,
+    Random,
+    DChoices,
+    CostBenefit,
+    WindowedGreedy,
+}
+
+impl GcPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            GcPolicy::Greedy => "greedy",
+            GcPolicy::Fifo => "fifo",
+            GcPolicy::Random => "random",
+            GcPolicy::DChoices => "d-choices",
+            GcPolicy::CostBenefit => "cost-benefit",
+            GcPolicy::WindowedGreedy => "windowed-greedy",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    #[serde(default)]
+    pub gc: GcPolicy,
+    /// Candidates sampled by d-choices.
+    pub d: Option<u32>,
+    /// Window (oldest closed blocks considered) of windowed greedy.
+    pub window: Option<u32>,
+    /// Garbage collection starts when fewer than this many blocks are free.
+    #[serde(default = "default_low")]
+    pub gc_low_watermark: u32,
+    /// ... and runs until this many blocks are free.
+    pub gc_high_watermark: Option<u32>,
+    /// Host write frontiers (per-temperature streams); writes carry a stream id.
+    #[serde(default = "default_streams")]
+    pub streams: u32,
+    /// Run the full invariant checker after every garbage collection (slow; for debugging).
+    #[serde(default)]
+    pub check_invariants: bool,
+}
+
+fn default_low() -> u32 {
+    2
+}
+fn default_streams() -> u32 {
+    1
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            gc: GcPolicy::Greedy,
+            d: None,
+            window: None,
+            gc_low_watermark: default_low(),
+            gc_high_watermark: None,
+            streams: default_streams(),
+            check_invariants: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadType {
+    #[default]
+    Uniform,
+    Sequential,
+    HotCold,
+    Zipf,
+    /// SNIA PTS: purge, 2x user capacity of 128 KiB sequential writes, then 4 KiB random
+    /// writes in rounds until steady state.
+    SniaPts,
+}
+
+impl WorkloadType {
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadType::Uniform => "uniform",
+            WorkloadType::Sequential => "sequential",
+            WorkloadType::HotCold => "hot-cold",
+            WorkloadType::Zipf => "zipf",
+            WorkloadType::SniaPts => "snia-pts",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    #[serde(rename = "type", default)]
+    pub kind: WorkloadType,
+    /// Fraction of the accessible LBAs the workload touches (from LBA 0); the rest is never
+    /// written (AnandTech's "fill a fraction of the drive, test that span").
+    #[serde(default = "one")]
+    pub span: Fraction,
+    /// Transfer size of each command.
+    pub request_size: Option<ByteSize>,
+    /// Alignment of random offsets (default: the request size, at most one page).
+    pub align: Option<ByteSize>,
+    /// Fraction of commands that are reads (e.g. 0.95 for a 95:5 mix).
+    #[serde(default)]
+    pub read_fraction: Fraction,
+    /// hot-cold: fraction of the span that is hot (f) ...
+    pub hot_fraction: Option<Fraction>,
+    /// ... and fraction of writes that go to it (r).
+    pub hot_write_fraction: Option<Fraction>,
+    /// zipf: exponent s (> 0).
+    pub zipf_exponent: Option<Fraction>,
+}
+
+fn one() -> Fraction {
+    Fraction(1.0)
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            kind: WorkloadType::Uniform,
+            span: one(),
+            request_size: None,
+            align: None,
+            read_fraction: Fraction(0.0),
+            hot_fraction: None,
+            hot_write_fraction: None,
+            zipf_exponent: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Precondition {
+    /// Start from fresh-out-of-box (all blocks erased, nothing mapped).
+    None,
+    /// Write the workload's span once sequentially (the usual way to fill a drive).
+    #[default]
+    Fill,
+    /// Place valid pages per the mean-field steady state (uniform random writes only).
+    Analytic,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub precondition: Precondition,
+    /// Host writes before the measurement window, in multiples of the user capacity.
+    #[serde(default = "default_warmup")]
+    pub warmup_drive_writes: f64,
+    /// Host writes in the measurement window, in multiples of the user capacity.
+    #[serde(default = "default_measure")]
+    pub measure_drive_writes: f64,
+    /// Host writes per round, in multiples of the user capacity.
+    #[serde(default = "default_round")]
+    pub round_drive_writes: f64,
+    /// snia-pts: the most rounds of the random-write stage.
+    #[serde(default = "default_max_rounds")]
+    pub max_rounds: u32,
+    /// Refuse to build a model larger than this (default: 90% of available memory).
+    pub memory_limit: Option<ByteSize>,
+    /// Keep a token per physical page so reads can be checked against writes (tests).
+    #[serde(default)]
+    pub track_data: bool,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_warmup() -> f64 {
+    2.0
+}
+fn default_measure() -> f64 {
+    2.0
+}
+fn default_round() -> f64 {
+    0.25
+}
+fn default_max_rounds() -> u32 {
+    25
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            seed: default_seed(),
+            precondition: Precondition::default(),
+            warmup_drive_writes: default_warmup(),
+            measure_drive_writes: default_measure(),
+            round_drive_writes: default_round(),
+            max_rounds: default_max_rounds(),
+            memory_limit: None,
+            track_data: false,
+        }
+    }
+}
+
+fn clean_toml_error(e: &toml::de::Error, text: &str) -> (Option<String>, String) {
+    // toml's message already shows the line and the offending key; keep it on few lines.
+    let msg = e.message().to_string();
+    let key = msg
+        .split('`')
+        .nth(1)
+        .filter(|_| msg.starts_with("unknown field") || msg.starts_with("missing field"))
+        .map(str::to_owned);
+    let loc = e
+        .span()
+        .map(|s| {
+            let before = &text[..s.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+            format!(" (line {line}, column {col})")
+        })
+        .unwrap_or_default();
+    (key, format!("{msg}{loc}"))
+}
+
+impl Config {
+    pub fn from_toml_str(text: &str) -> Result<Config> {
+        toml::from_str::<Config>(text).map_err(|e| {
+            let (key, msg) = clean_toml_error(&e, text);
+            let key = key.unwrap_or_else(|| "config".into());
+            Error::config(&key, format!("invalid config: {}", msg.trim()))
+        })
+    }
+
+    pub fn from_json_str(text: &str) -> Result<Config> {
+        serde_json::from_str::<Config>(text).map_err(|e| {
+            let msg = e.to_string();
+            let key = msg
+                .split('`')
+                .nth(1)
+                .filter(|_| msg.starts_with("unknown field") || msg.starts_with("missing field"))
+                .unwrap_or("config")
+                .to_owned();
+            Error::config(&key, format!("invalid config: {msg}"))
+        })
+    }
+}
+
+pub fn check_fraction(key: &str, v: f64, lo: f64, hi: f64, lo_incl: bool, hi_incl: bool) -> Result<f64> {
+    let ok_lo = if lo_incl { v >= lo } else { v > lo };
+    let ok_hi = if hi_incl { v <= hi } else { v < hi };
+    if !(ok_lo && ok_hi && v.is_finite()) {
+        let l = if lo_incl { "[" } else { "(" };
+        let h = if hi_incl { "]" } else { ")" };
+        return Err(Error::config(key, format!("{v} is out of range; expected a value in {l}{lo}, {hi}{h}")));
+    }
+    Ok(v)
+}

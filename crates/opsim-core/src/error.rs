@@ -1,0 +1,66 @@
+//! One typed error for the whole core.  The Python binding maps each [`ErrorKind`] to a
+//! class of `opsim.errors`, and the CLI maps input errors to exit code 2.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A configuration key is unknown, missing or has an invalid value.
+    Config,
+    /// Capacity, OP, geometry or memory: the drive cannot be built as asked.
+    Capacity,
+    /// Workload parameters are invalid.
+    Workload,
+    /// A block trace cannot be read.
+    Trace,
+    /// A command the simulated device refuses (ABORT / IDNF), e.g. an LBA past the max address.
+    Device,
+    /// A bug: an FTL invariant was violated.
+    Internal,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    /// The config key (`drive.op`) or location (`trace.csv:12`) the error is about.
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, key: Option<&str>, message: impl Into<String>) -> Self {
+        Error { kind, key: key.map(str::to_owned), message: message.into() }
+    }
+    pub fn config(key: &str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Config, Some(key), message)
+    }
+    pub fn capacity(key: &str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Capacity, Some(key), message)
+    }
+    pub fn workload(key: &str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Workload, Some(key), message)
+    }
+    pub fn device(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Device, None, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, None, message)
+    }
+    /// True for errors caused by the user's input (CLI exit code 2).
+    pub fn is_input(&self) -> bool {
+        !matches!(self.kind, ErrorKind::Internal)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(k) => write!(f, "{}: {}", k, self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,98 @@
+//! The FTL invariant checker: forward and reverse maps agree, validity bitmaps and counts
+//! agree, every block is in exactly one place (free pool, a frontier, the policy's index),
+//! and the wear counters add up.
+
+use super::{BlockState, Ftl, Policy, NONE};
+
+pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
+    let ppb = f.ppb as usize;
+    let phys = f.blocks as usize * ppb;
+    // Forward map -> reverse map and validity.
+    let mut mapped = 0u64;
+    for (lpn, &ppn) in f.l2p.iter().enumerate() {
+        if ppn == NONE {
+            continue;
+        }
+        mapped += 1;
+        if ppn as usize >= phys {
+            return Err(format!("L2P[{lpn}] = {ppn} is past the last physical page"));
+        }
+        if f.p2l[ppn as usize] as usize != lpn {
+            return Err(format!("L2P[{lpn}] = {ppn} but P2L[{ppn}] = {}", f.p2l[ppn as usize]));
+        }
+        let (w, m) = f.bit(ppn);
+        if f.bits[w] & m == 0 {
+            return Err(format!("L2P[{lpn}] = {ppn} but page {ppn} is not marked valid"));
+        }
+    }
+    // Validity bitmap -> counts and reverse map.
+    let mut total_valid = 0u64;
+    for b in 0..f.blocks as usize {
+        let mut n = 0u32;
+        for wi in 0..f.wpb as usize {
+            let mut word = f.bits[b * f.wpb as usize + wi];
+            if wi == f.wpb as usize - 1 && ppb % 64 != 0 && word >> (ppb % 64) != 0 {
+                return Err(format!("block {b}: validity bits set past the last page"));
+            }
+            while word != 0 {
+                let t = word.trailing_zeros() as usize;
+                word &= word - 1;
+                let ppn = b * ppb + wi * 64 + t;
+                let lpn = f.p2l[ppn];
+                if lpn == NONE || lpn >= f.lpns || f.l2p[lpn as usize] as usize != ppn {
+                    return Err(format!("page {ppn} is marked valid but L2P does not point to it"));
+                }
+                n += 1;
+            }
+        }
+        if n != f.meta.valid[b] {
+            return Err(format!("block {b}: {n} valid bits, valid count says {}", f.meta.valid[b]));
+        }
+        total_valid += n as u64;
+    }
+    if total_valid != mapped {
+        return Err(format!("{mapped} mapped logical pages but {total_valid} valid physical pages"));
+    }
+    // Every block in exactly one place.
+    let mut place = vec![0u8; f.blocks as usize];
+    for &b in &f.free {
+        if f.meta.state[b as usize] != BlockState::Free {
+            return Err(format!("block {b} is in the free pool but not free"));
+        }
+        if f.meta.valid[b as usize] != 0 {
+            return Err(format!("free block {b} has valid pages"));
+        }
+        place[b as usize] += 1;
+    }
+    for fr in f.host.iter().chain(std::iter::once(&f.gc)) {
+        if fr.block != NONE {
+            if f.meta.state[fr.block as usize] != BlockState::Open {
+                return Err(format!("frontier block {} is not open", fr.block));
+            }
+            if fr.next as usize > ppb {
+                return Err(format!("frontier of block {} is past the end", fr.block));
+            }
+            place[fr.block as usize] += 1;
+        }
+    }
+    for b in f.policy.members() {
+        if f.meta.state[b as usize] != BlockState::Closed {
+            return Err(format!("block {b} is indexed by the {} policy but not closed", P::NAME));
+        }
+        place[b as usize] += 1;
+    }
+    for (b, &n) in place.iter().enumerate() {
+        if n != 1 {
+            return Err(format!("block {b} ({:?}) is in {n} places (free pool, frontiers, policy index)", f.meta.state[b]));
+        }
+    }
+    f.policy.check(&f.meta)?;
+    let erase_sum: u64 = f.meta.erase.iter().map(|&e| e as u64).sum();
+    if erase_sum != f.c.erases {
+        return Err(format!("erase counts add up to {erase_sum}, counter says {}", f.c.erases));
+    }
+    if f.c.nand_write_pages < f.c.gc_copy_pages {
+        return Err("fewer NAND writes than GC copies".into());
+    }
+    Ok(())
+}

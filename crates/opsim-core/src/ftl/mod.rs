@@ -1,0 +1,555 @@
+//! The page-mapped flash translation layer.
+//!
+//! State per physical page: 4 bytes of reverse map (P2L) and 1 bit of validity; per logical
+//! page: 4 bytes of forward map (L2P).  About 8.2 bytes per page in all, plus small per-block
+//! metadata.  Host writes go to one write frontier per stream, GC copies to their own
+//! frontier.  Erased blocks wait in a FIFO free pool; garbage collection runs when fewer than
+//! `gc_low_watermark` blocks are free and stops when `gc_high_watermark` are.
+//!
+//! Every structure can be verified by [`Ftl::check`]; `ftl.check_invariants = true` runs it
+//! after every garbage collection.
+
+mod check;
+pub mod policy;
+
+pub use policy::{CostBenefit, DChoices, Fifo, Greedy, Policy, WindowedGreedy, NONE};
+
+use crate::error::{Error, Result};
+use crate::rng::Rng;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum BlockState {
+    Free = 0,
+    Open = 1,
+    Closed = 2,
+}
+
+/// Per-block metadata shared with the policies.
+pub struct BlockMeta {
+    pub valid: Vec<u32>,
+    pub erase: Vec<u32>,
+    pub state: Vec<BlockState>,
+}
+
+/// Event counters.  All 64-bit; never reset except by [`Ftl::reset_counters`] (not used by
+/// the simulator, which takes differences).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Counters {
+    pub host_write_cmds: u64,
+    pub host_write_bytes: u64,
+    /// Pages programmed on behalf of host writes (a partial-page write programs a whole page).
+    pub host_write_pages: u64,
+    pub host_read_cmds: u64,
+    pub host_read_bytes: u64,
+    pub trim_cmds: u64,
+    pub trimmed_pages: u64,
+    /// Pages programmed in all (host + GC).
+    pub nand_write_pages: u64,
+    /// Pages read from NAND: host reads of mapped pages, read-modify-write and GC reads.
+    pub nand_read_pages: u64,
+    pub gc_copy_pages: u64,
+    /// Victims collected by garbage collection.
+    pub gc_victims: u64,
+    pub erases: u64,
+    /// Partial-page host writes that had to read the old page (read-modify-write).
+    pub rmw_pages: u64,
+    /// Host reads of pages that were never written or were trimmed.
+    pub unmapped_read_pages: u64,
+}
+
+impl Counters {
+    pub fn minus(&self, o: &Counters) -> Counters {
+        Counters {
+            host_write_cmds: self.host_write_cmds - o.host_write_cmds,
+            host_write_bytes: self.host_write_bytes - o.host_write_bytes,
+            host_write_pages: self.host_write_pages - o.host_write_pages,
+            host_read_cmds: self.host_read_cmds - o.host_read_cmds,
+            host_read_bytes: self.host_read_bytes - o.host_read_bytes,
+            trim_cmds: self.trim_cmds - o.trim_cmds,
+            trimmed_pages: self.trimmed_pages - o.trimmed_pages,
+            nand_write_pages: self.nand_write_pages - o.nand_write_pages,
+            nand_read_pages: self.nand_read_pages - o.nand_read_pages,
+            gc_copy_pages: self.gc_copy_pages - o.gc_copy_pages,
+            gc_victims: self.gc_victims - o.gc_victims,
+            erases: self.erases - o.erases,
+            rmw_pages: self.rmw_pages - o.rmw_pages,
+            unmapped_read_pages: self.unmapped_read_pages - o.unmapped_read_pages,
+        }
+    }
+
+    /// NAND bytes programmed over host bytes written (page_size converts pages to bytes).
+    pub fn waf(&self, page_size: u64) -> f64 {
+        if self.host_write_bytes == 0 {
+            return f64::NAN;
+        }
+        (self.nand_write_pages * page_size) as f64 / self.host_write_bytes as f64
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frontier {
+    block: u32,
+    next: u32,
+}
+
+const EMPTY_FRONTIER: Frontier = Frontier { block: NONE, next: 0 };
+
+/// Exact division of a 32-bit value by a fixed divisor with one 128-bit multiply
+/// (Lemire, Kaser and Kurz 2019).
+#[derive(Clone, Copy, Debug)]
+struct FastDiv {
+    m: u64,
+}
+
+impl FastDiv {
+    fn new(d: u32) -> Self {
+        assert!(d >= 2);
+        FastDiv { m: u64::MAX / d as u64 + 1 }
+    }
+    #[inline(always)]
+    fn div(self, n: u32) -> u32 {
+        ((self.m as u128 * n as u128) >> 64) as u32
+    }
+}
+
+pub struct FtlParams {
+    pub blocks: u32,
+    pub pages_per_block: u32,
+    pub lpns: u32,
+    pub page_size: u64,
+    pub sector_size: u32,
+    pub streams: u32,
+    pub gc_low: u32,
+    pub gc_high: u32,
+    pub policy_param: u32,
+    pub check: bool,
+    pub track_data: bool,
+    pub seed: u64,
+}
+
+pub struct Ftl<P: Policy> {
+    ppb: u32,
+    blocks: u32,
+    lpns: u32,
+    wpb: u32,
+    div: FastDiv,
+    page_size: u64,
+    sectors_per_page: u64,
+    sector_size: u64,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    bits: Vec<u64>,
+    pub meta: BlockMeta,
+    free: VecDeque<u32>,
+    host: Vec<Frontier>,
+    gc: Frontier,
+    policy: P,
+    rng: Rng,
+    pub c: Counters,
+    victim_hist: Vec<u64>,
+    free_min: u32,
+    low: u32,
+    high: u32,
+    check_each_gc: bool,
+    /// Per-page data token (the host command sequence number that wrote it), when tracked.
+    data: Option<Vec<u64>>,
+}
+
+impl<P: Policy> Ftl<P> {
+    pub fn new(p: &FtlParams) -> Self {
+        let wpb = p.pages_per_block.div_ceil(64);
+        let phys = p.blocks as usize * p.pages_per_block as usize;
+        Ftl {
+            ppb: p.pages_per_block,
+            blocks: p.blocks,
+            lpns: p.lpns,
+            wpb,
+            div: FastDiv::new(p.pages_per_block),
+            page_size: p.page_size,
+            sectors_per_page: p.page_size / p.sector_size as u64,
+            sector_size: p.sector_size as u64,
+            l2p: vec![NONE; p.lpns as usize],
+            p2l: vec![NONE; phys],
+            bits: vec![0; p.blocks as usize * wpb as usize],
+            meta: BlockMeta {
+                valid: vec![0; p.blocks as usize],
+                erase: vec![0; p.blocks as usize],
+                state: vec![BlockState::Free; p.blocks as usize],
+            },
+            free: (0..p.blocks).collect(),
+            host: vec![EMPTY_FRONTIER; p.streams as usize],
+            gc: EMPTY_FRONTIER,
+            policy: P::new(p.blocks, p.pages_per_block, p.policy_param),
+            rng: Rng::stream(p.seed, 0x6763),
+            c: Counters::default(),
+            victim_hist: vec![0; p.pages_per_block as usize + 1],
+            free_min: p.blocks,
+            low: p.gc_low,
+            high: p.gc_high.max(p.gc_low),
+            check_each_gc: p.check,
+            data: if p.track_data { Some(vec![0; phys]) } else { None },
+        }
+    }
+
+    pub fn pages_per_block(&self) -> u32 {
+        self.ppb
+    }
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+    pub fn lpns(&self) -> u32 {
+        self.lpns
+    }
+    pub fn free_blocks(&self) -> u32 {
+        self.free.len() as u32
+    }
+    pub fn policy_name(&self) -> &'static str {
+        P::NAME
+    }
+    pub fn mapped_pages(&self) -> u64 {
+        self.l2p.iter().filter(|&&p| p != NONE).count() as u64
+    }
+    pub fn is_mapped(&self, lpn: u32) -> bool {
+        self.l2p[lpn as usize] != NONE
+    }
+
+    /// Histogram of victims' valid-page counts since the last call; resets it.
+    pub fn take_victim_hist(&mut self) -> Vec<u64> {
+        std::mem::replace(&mut self.victim_hist, vec![0; self.ppb as usize + 1])
+    }
+    /// Smallest free-pool size since the last call; resets it.
+    pub fn take_free_min(&mut self) -> u32 {
+        std::mem::replace(&mut self.free_min, self.free.len() as u32)
+    }
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.meta.erase
+    }
+
+    #[inline(always)]
+    fn bit(&self, ppn: u32) -> (usize, u64) {
+        let blk = self.div.div(ppn);
+        let page = ppn - blk * self.ppb;
+        (blk as usize * self.wpb as usize + (page >> 6) as usize, 1u64 << (page & 63))
+    }
+
+    #[inline(always)]
+    fn invalidate(&mut self, ppn: u32) {
+        let blk = self.div.div(ppn);
+        let page = ppn - blk * self.ppb;
+        let w = blk as usize * self.wpb as usize + (page >> 6) as usize;
+        self.bits[w] &= !(1u64 << (page & 63));
+        let old = self.meta.valid[blk as usize];
+        self.meta.valid[blk as usize] = old - 1;
+        if P::TRACKS_INVALIDATE && self.meta.state[blk as usize] == BlockState::Closed {
+            self.policy.on_invalidate(blk, old, self.c.host_write_pages);
+        }
+    }
+
+    #[inline(always)]
+    fn place(&mut self, lpn: u32, ppn: u32) {
+        self.l2p[lpn as usize] = ppn;
+        self.p2l[ppn as usize] = lpn;
+        let (w, m) = self.bit(ppn);
+        self.bits[w] |= m;
+        let blk = self.div.div(ppn);
+        self.meta.valid[blk as usize] += 1;
+        self.c.nand_write_pages += 1;
+    }
+
+    fn close(&mut self, blk: u32) {
+        self.meta.state[blk as usize] = BlockState::Closed;
+        self.policy.on_close(blk, &self.meta, self.c.host_write_pages);
+    }
+
+    #[inline(always)]
+    fn pop_free(&mut self) -> Result<u32> {
+        let b = self.free.pop_front().ok_or_else(|| Error::internal("free-block pool is empty"))?;
+        self.meta.state[b as usize] = BlockState::Open;
+        let n = self.free.len() as u32;
+        if n < self.free_min {
+            self.free_min = n;
+        }
+        Ok(b)
+    }
+
+    /// Next page of host frontier `stream`, opening a new block (after GC if the pool is
+    /// low) when the frontier is full.
+    #[inline(always)]
+    fn alloc_host(&mut self, stream: usize) -> Result<u32> {
+        let f = self.host[stream];
+        if f.block != NONE && f.next < self.ppb {
+            self.host[stream].next += 1;
+            return Ok(f.block * self.ppb + f.next);
+        }
+        self.open_host(stream)
+    }
+
+    #[inline(never)]
+    fn open_host(&mut self, stream: usize) -> Result<u32> {
+        let f = self.host[stream];
+        if f.block != NONE {
+            self.close(f.block);
+            self.host[stream] = EMPTY_FRONTIER;
+        }
+        if (self.free.len() as u32) < self.low {
+            while (self.free.len() as u32) < self.high {
+                self.collect()?;
+            }
+        }
+        let b = self.pop_free()?;
+        self.host[stream] = Frontier { block: b, next: 1 };
+        Ok(b * self.ppb)
+    }
+
+    #[inline(always)]
+    fn alloc_gc(&mut self) -> Result<u32> {
+        let f = self.gc;
+        if f.block != NONE && f.next < self.ppb {
+            self.gc.next += 1;
+            return Ok(f.block * self.ppb + f.next);
+        }
+        if f.block != NONE {
+            self.close(f.block);
+        }
+        let b = self.pop_free()?;
+        self.gc = Frontier { block: b, next: 1 };
+        Ok(b * self.ppb)
+    }
+
+    /// Collect one victim: copy its valid pages to the GC frontier, erase it.
+    fn collect(&mut self) -> Result<()> {
+        let now = self.c.host_write_pages;
+        let v = self
+            .policy
+            .select(&self.meta, &mut self.rng, now)
+            .ok_or_else(|| Error::internal("garbage collection found no closed block to collect"))?;
+        let valid = self.meta.valid[v as usize];
+        if valid >= self.ppb {
+            return Err(Error::capacity(
+                "drive.op",
+                format!(
+                    "garbage collection cannot free space: the {} policy chose a block with all {} pages valid; \
+                     the workload's data does not fit with this OP",
+                    P::NAME,
+                    self.ppb
+                ),
+            ));
+        }
+        self.victim_hist[valid as usize] += 1;
+        self.c.gc_victims += 1;
+        let base_w = v as usize * self.wpb as usize;
+        for wi in 0..self.wpb as usize {
+            let mut word = self.bits[base_w + wi];
+            while word != 0 {
+                let t = word.trailing_zeros();
+                word &= word - 1;
+                let ppn = v * self.ppb + (wi as u32) * 64 + t;
+                let lpn = self.p2l[ppn as usize];
+                let dst = self.alloc_gc()?;
+                self.place(lpn, dst);
+                if let Some(d) = self.data.as_mut() {
+                    d[dst as usize] = d[ppn as usize];
+                }
+            }
+            self.bits[base_w + wi] = 0;
+        }
+        self.c.gc_copy_pages += valid as u64;
+        self.c.nand_read_pages += valid as u64;
+        self.meta.valid[v as usize] = 0;
+        self.erase(v);
+        if self.check_each_gc {
+            self.check().map_err(|e| Error::internal(format!("after GC of block {v}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn erase(&mut self, blk: u32) {
+        self.meta.erase[blk as usize] += 1;
+        self.meta.state[blk as usize] = BlockState::Free;
+        self.c.erases += 1;
+        self.free.push_back(blk);
+    }
+
+    /// Write one whole logical page (the fast path of the simulator).
+    #[inline(always)]
+    pub fn write_page(&mut self, lpn: u32, stream: u32) -> Result<()> {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+        }
+        let ppn = self.alloc_host(stream as usize)?;
+        self.place(lpn, ppn);
+        self.c.host_write_pages += 1;
+        if let Some(d) = self.data.as_mut() {
+            d[ppn as usize] = self.c.host_write_cmds;
+        }
+        Ok(())
+    }
+
+    /// Host write of `n` whole pages (one command).
+    #[inline(always)]
+    pub fn write_pages(&mut self, lpn: u32, n: u32, stream: u32) -> Result<()> {
+        self.c.host_write_cmds += 1;
+        self.c.host_write_bytes += n as u64 * self.page_size;
+        for i in 0..n {
+            self.write_page(lpn + i, stream)?;
+        }
+        Ok(())
+    }
+
+    /// Host write of `count` sectors from `lba`.  Pages only partly covered are read,
+    /// merged and rewritten whole (read-modify-write) when they hold data.
+    pub fn write_sectors(&mut self, lba: u64, count: u64, stream: u32) -> Result<()> {
+        self.check_range(lba, count)?;
+        self.c.host_write_cmds += 1;
+        self.c.host_write_bytes += count * self.sector_size;
+        let spp = self.sectors_per_page;
+        let first = lba / spp;
+        let last = (lba + count - 1) / spp;
+        for lpn in first..=last {
+            let start = lpn * spp;
+            let covered = lba <= start && lba + count >= start + spp;
+            if !covered && self.l2p[lpn as usize] != NONE {
+                self.c.rmw_pages += 1;
+                self.c.nand_read_pages += 1;
+            }
+            self.write_page(lpn as u32, stream)?;
+        }
+        Ok(())
+    }
+
+    pub fn read_sectors(&mut self, lba: u64, count: u64) -> Result<()> {
+        self.check_range(lba, count)?;
+        self.c.host_read_cmds += 1;
+        self.c.host_read_bytes += count * self.sector_size;
+        let spp = self.sectors_per_page;
+        for lpn in lba / spp..=(lba + count - 1) / spp {
+            self.read_page_count(lpn as u32);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub fn read_pages(&mut self, lpn: u32, n: u32) {
+        self.c.host_read_cmds += 1;
+        self.c.host_read_bytes += n as u64 * self.page_size;
+        for i in 0..n {
+            self.read_page_count(lpn + i);
+        }
+    }
+
+    #[inline(always)]
+    fn read_page_count(&mut self, lpn: u32) {
+        if self.l2p[lpn as usize] != NONE {
+            self.c.nand_read_pages += 1;
+        } else {
+            self.c.unmapped_read_pages += 1;
+        }
+    }
+
+    /// The data token of a logical page: the host command number that last wrote it.
+    pub fn read_token(&self, lpn: u32) -> Option<u64> {
+        let p = self.l2p[lpn as usize];
+        if p == NONE {
+            return None;
+        }
+        self.data.as_ref().map(|d| d[p as usize])
+    }
+
+    /// TRIM / deallocate.  Only whole pages are deallocated; the partial head and tail of
+    /// an unaligned range are left mapped, as drives do.
+    pub fn trim_sectors(&mut self, lba: u64, count: u64) -> Result<()> {
+        self.check_range(lba, count)?;
+        self.c.trim_cmds += 1;
+        let spp = self.sectors_per_page;
+        let first = lba.div_ceil(spp);
+        let end = (lba + count) / spp;
+        for lpn in first..end {
+            self.trim_page(lpn as u32);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub fn trim_page(&mut self, lpn: u32) {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+            self.l2p[lpn as usize] = NONE;
+            self.c.trimmed_pages += 1;
+        }
+    }
+
+    fn check_range(&self, lba: u64, count: u64) -> Result<()> {
+        let total = self.lpns as u64 * self.sectors_per_page;
+        if count == 0 {
+            return Err(Error::device("a command must transfer at least one sector"));
+        }
+        if lba.checked_add(count).is_none_or(|e| e > total) {
+            return Err(Error::device(format!("LBA range {lba}+{count} runs past the last LBA {}", total - 1)));
+        }
+        Ok(())
+    }
+
+    /// SECURITY ERASE / SANITIZE BLOCK ERASE: every block holding data is erased, every
+    /// mapping dropped: the drive returns to fresh-out-of-box.  Wear (erase counts) stays.
+    pub fn purge(&mut self) {
+        for b in 0..self.blocks {
+            let st = self.meta.state[b as usize];
+            let written = match st {
+                BlockState::Free => false,
+                BlockState::Closed => true,
+                BlockState::Open => {
+                    self.host.iter().chain(std::iter::once(&self.gc)).any(|f| f.block == b && f.next > 0)
+                }
+            };
+            if written {
+                self.meta.erase[b as usize] += 1;
+                self.c.erases += 1;
+            }
+            self.meta.state[b as usize] = BlockState::Free;
+            self.meta.valid[b as usize] = 0;
+        }
+        self.l2p.iter_mut().for_each(|p| *p = NONE);
+        self.p2l.iter_mut().for_each(|p| *p = NONE);
+        self.bits.iter_mut().for_each(|w| *w = 0);
+        self.free = (0..self.blocks).collect();
+        self.host.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
+        self.gc = EMPTY_FRONTIER;
+        self.policy.clear();
+    }
+
+    /// Analytic preconditioning: lay out the given logical pages so that closed block `i`
+    /// (in the order given, oldest first) holds `counts[i]` valid pages.  The drive must be
+    /// fresh (just purged).  Blocks not listed stay free.
+    pub fn place_layout(&mut self, lpns: &[u32], counts: &[u32]) -> Result<()> {
+        if self.free.len() as u32 != self.blocks || self.mapped_pages() != 0 {
+            return Err(Error::internal("place_layout needs a fresh drive"));
+        }
+        let total: u64 = counts.iter().map(|&c| c as u64).sum();
+        if total != lpns.len() as u64 || counts.len() as u64 + self.low as u64 > self.blocks as u64 {
+            return Err(Error::internal("place_layout: counts do not match the pages or the blocks"));
+        }
+        let mut it = lpns.iter();
+        for &cnt in counts {
+            let b = self.pop_free()?;
+            for page in 0..cnt {
+                let lpn = *it.next().unwrap();
+                self.place(lpn, b * self.ppb + page);
+                self.c.nand_write_pages -= 1; // layout, not a counted program
+            }
+            // The rest of the block holds stale data: programmed, invalid.
+            self.close(b);
+        }
+        self.free_min = self.free.len() as u32;
+        Ok(())
+    }
+
+    /// Run the invariant checker.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        check::check(self)
+    }
+}

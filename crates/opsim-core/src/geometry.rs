@@ -1,0 +1,345 @@
+//! Drive geometry and over-provisioning in every basis the industry uses.
+//!
+//! The physical budget is whole NAND blocks.  Everything the FTL keeps for itself comes out
+//! of it: the free-block reserve (GC low watermark), the open write frontiers (one per host
+//! stream plus the GC frontier), and the spare area GC works with.  [`OpReport::effective`]
+//! is the OP garbage collection actually sees: the physical pages outside the free-block
+//! reserve, over the user pages.
+
+use crate::config::{check_fraction, DriveConfig, FtlConfig, OpBasis};
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// Largest page index the 32-bit mapping tables hold (u32::MAX is the "unmapped" marker).
+pub const MAX_PAGES: u64 = u32::MAX as u64 - 1;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Geometry {
+    pub page_size: u64,
+    pub pages_per_block: u32,
+    pub blocks: u32,
+    pub sector_size: u32,
+    /// Host-visible capacity in bytes (the native max address).
+    pub user_bytes: u64,
+    /// Logical pages (mapping units) covering the user capacity.
+    pub user_pages: u64,
+    /// The native user capacity, when known (for the `native` OP basis).
+    pub native_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct OpReport {
+    /// (physical - user) / user
+    pub user: f64,
+    /// (physical - user) / physical ("spare area")
+    pub physical: f64,
+    /// (native - user) / native, when the native capacity is known
+    pub native: Option<f64>,
+    /// physical / user
+    pub ratio: f64,
+    pub physical_bytes: u64,
+    pub user_bytes: u64,
+    pub native_bytes: Option<u64>,
+    /// OP (user basis) that garbage collection sees: physical pages outside the free-block
+    /// reserve, over user pages.
+    pub effective: f64,
+    pub reserved_blocks: u32,
+    pub spare_blocks: f64,
+}
+
+impl Geometry {
+    pub fn block_bytes(&self) -> u64 {
+        self.page_size * self.pages_per_block as u64
+    }
+    pub fn physical_pages(&self) -> u64 {
+        self.blocks as u64 * self.pages_per_block as u64
+    }
+    pub fn physical_bytes(&self) -> u64 {
+        self.physical_pages() * self.page_size
+    }
+    pub fn user_sectors(&self) -> u64 {
+        self.user_bytes / self.sector_size as u64
+    }
+    pub fn sectors_per_page(&self) -> u64 {
+        self.page_size / self.sector_size as u64
+    }
+
+    pub fn op_report(&self, reserved_blocks: u32) -> OpReport {
+        let phys = self.physical_bytes() as f64;
+        let user = self.user_bytes as f64;
+        let up = self.user_pages as f64;
+        let eff_pages = (self.blocks.saturating_sub(reserved_blocks)) as f64 * self.pages_per_block as f64;
+        OpReport {
+            user: (phys - user) / user,
+            physical: (phys - user) / phys,
+            native: self.native_bytes.map(|n| (n as f64 - user) / n as f64),
+            ratio: phys / user,
+            physical_bytes: self.physical_bytes(),
+            user_bytes: self.user_bytes,
+            native_bytes: self.native_bytes,
+            effective: (eff_pages - up) / up,
+            reserved_blocks,
+            spare_blocks: (self.physical_pages() as f64 - up) / self.pages_per_block as f64,
+        }
+    }
+
+    /// Build the geometry from the `[drive]` table, checking every value.
+    pub fn from_config(d: &DriveConfig, ftl: &FtlConfig) -> Result<Geometry> {
+        let sector = d.sector_size as u64;
+        if sector != 512 && sector != 4096 {
+            return Err(Error::capacity("drive.sector_size", format!("{sector} is not supported; use 512 or 4096")));
+        }
+        let page = d.page_size.0;
+        if page < sector || page % sector != 0 {
+            return Err(Error::capacity(
+                "drive.page_size",
+                format!("{page} bytes is not a positive multiple of the {sector}-byte sector"),
+            ));
+        }
+        if page > (1 << 20) {
+            return Err(Error::capacity("drive.page_size", format!("{page} bytes is larger than 1 MiB")));
+        }
+        let ppb = d.pages_per_block;
+        if !(2..=65536).contains(&ppb) {
+            return Err(Error::capacity("drive.pages_per_block", format!("{ppb} is out of range; expected 2..=65536")));
+        }
+        let block_bytes = page * ppb as u64;
+        let nonzero = |key: &str, v: u64| -> Result<u64> {
+            if v == 0 {
+                Err(Error::capacity(key, "must be greater than zero"))
+            } else {
+                Ok(v)
+            }
+        };
+        let round_down_sector = |b: f64| -> u64 { ((b / sector as f64).floor() as u64) * sector };
+        let op = match d.op {
+            Some(o) => Some(check_fraction("drive.op", o.0, 0.0, 100.0, true, false)?),
+            None => None,
+        };
+
+        let (user_bytes, physical_bytes, native_bytes) = match d.op_basis {
+            OpBasis::User | OpBasis::Physical => {
+                if d.native_op.is_some() {
+                    return Err(Error::config("drive.native_op", "is only used with op_basis = \"native\""));
+                }
+                let to_phys = |u: f64, o: f64| if d.op_basis == OpBasis::User { u * (1.0 + o) } else { u / (1.0 - o) };
+                if d.op_basis == OpBasis::Physical {
+                    if let Some(o) = op {
+                        check_fraction("drive.op", o, 0.0, 1.0, true, false)?;
+                    }
+                }
+                match (d.user_capacity, d.physical_capacity, op) {
+                    (Some(u), None, Some(o)) => {
+                        let u = nonzero("drive.user_capacity", u.0)?;
+                        (u, to_phys(u as f64, o), d.native_capacity.map(|n| n.0))
+                    }
+                    (Some(u), Some(p), None) => {
+                        (nonzero("drive.user_capacity", u.0)?, nonzero("drive.physical_capacity", p.0)? as f64, d.native_capacity.map(|n| n.0))
+                    }
+                    (None, Some(p), Some(o)) => {
+                        let p = nonzero("drive.physical_capacity", p.0)? as f64;
+                        let u = if d.op_basis == OpBasis::User { p / (1.0 + o) } else { p * (1.0 - o) };
+                        (round_down_sector(u), p, d.native_capacity.map(|n| n.0))
+                    }
+                    (Some(_), Some(_), Some(_)) => {
+                        return Err(Error::config("drive.op", "give two of user_capacity, physical_capacity and op, not all three"))
+                    }
+                    _ => {
+                        return Err(Error::config(
+                            "drive",
+                            "give user_capacity with op (or with physical_capacity), or physical_capacity with op",
+                        ))
+                    }
+                }
+            }
+            OpBasis::Native => {
+                let native = d
+                    .native_capacity
+                    .ok_or_else(|| Error::config("drive.native_capacity", "is required with op_basis = \"native\""))?
+                    .0;
+                let native = nonzero("drive.native_capacity", native)?;
+                let phys = match (d.physical_capacity, d.native_op) {
+                    (Some(p), None) => nonzero("drive.physical_capacity", p.0)? as f64,
+                    (None, Some(o)) => native as f64 * (1.0 + check_fraction("drive.native_op", o.0, 0.0, 100.0, true, false)?),
+                    _ => {
+                        return Err(Error::config(
+                            "drive.physical_capacity",
+                            "with op_basis = \"native\" give exactly one of physical_capacity and native_op",
+                        ))
+                    }
+                };
+                let user = match (d.user_capacity, op) {
+                    (Some(u), None) => nonzero("drive.user_capacity", u.0)?,
+                    (None, Some(o)) => {
+                        check_fraction("drive.op", o, 0.0, 1.0, true, false)?;
+                        round_down_sector(native as f64 * (1.0 - o))
+                    }
+                    _ => {
+                        return Err(Error::config(
+                            "drive.op",
+                            "with op_basis = \"native\" give exactly one of op and user_capacity",
+                        ))
+                    }
+                };
+                if user > native {
+                    return Err(Error::capacity(
+                        "drive.user_capacity",
+                        format!("{user} bytes is more than the native capacity {native}"),
+                    ));
+                }
+                (user, phys, Some(native))
+            }
+        };
+        if user_bytes == 0 {
+            return Err(Error::capacity("drive.user_capacity", "resolves to zero bytes"));
+        }
+        if user_bytes % sector != 0 {
+            return Err(Error::capacity(
+                "drive.user_capacity",
+                format!("{user_bytes} bytes is not a whole number of {sector}-byte sectors"),
+            ));
+        }
+        let blocks_f = (physical_bytes / block_bytes as f64).round();
+        if !(blocks_f >= 1.0) || blocks_f > MAX_PAGES as f64 {
+            return Err(Error::capacity("drive.physical_capacity", "gives no whole NAND block"));
+        }
+        let blocks = blocks_f as u64;
+        let user_pages = user_bytes.div_ceil(page);
+        if blocks * ppb as u64 > MAX_PAGES || user_pages > MAX_PAGES {
+            return Err(Error::capacity(
+                "drive.page_size",
+                format!(
+                    "{} physical pages exceed the 2^32-page limit of the mapping tables; use a larger page_size",
+                    blocks * ppb as u64
+                ),
+            ));
+        }
+        let geo = Geometry {
+            page_size: page,
+            pages_per_block: ppb,
+            blocks: blocks as u32,
+            sector_size: sector as u32,
+            user_bytes,
+            user_pages,
+            native_bytes,
+        };
+        geo.check_room_for_gc(ftl)?;
+        Ok(geo)
+    }
+
+    /// Blocks the FTL keeps outside the data it can garbage-collect into.
+    pub fn fixed_blocks(ftl: &FtlConfig) -> u64 {
+        ftl.gc_low_watermark as u64 + ftl.streams as u64 + 1
+    }
+
+    fn check_room_for_gc(&self, ftl: &FtlConfig) -> Result<()> {
+        let b = self.pages_per_block as u64;
+        let data_blocks = self.user_pages.div_ceil(b);
+        let need = data_blocks + Self::fixed_blocks(ftl) + 1;
+        if (self.blocks as u64) < need {
+            let spare = self.blocks as i64 - data_blocks as i64;
+            return Err(Error::capacity(
+                "drive.op",
+                format!(
+                    "no room for garbage collection: {} blocks of {} bytes hold {} user pages with {} blocks to spare, \
+                     but the FTL needs at least {} (free-block reserve {}, {} host frontier(s), 1 GC frontier, \
+                     and 1 block of spare for GC to make progress); raise the OP",
+                    self.blocks,
+                    self.block_bytes(),
+                    self.user_pages,
+                    spare,
+                    need - data_blocks,
+                    ftl.gc_low_watermark,
+                    ftl.streams
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes the FTL model allocates (mapping tables, bitmaps, block metadata).
+    pub fn memory_estimate(&self, track_data: bool) -> u64 {
+        let words_per_block = (self.pages_per_block as u64).div_ceil(64);
+        let per_block = 4 /*valid*/ + 4 /*erase*/ + 1 /*state*/ + 8 /*timestamp*/ + 12 /*policy links*/ + 4 /*free queue*/;
+        self.user_pages * 4
+            + self.physical_pages() * 4
+            + self.blocks as u64 * words_per_block * 8
+            + self.blocks as u64 * per_block
+            + if track_data { self.physical_pages() * 8 + self.user_pages * 8 } else { 0 }
+    }
+}
+
+/// Memory the machine can give us: MemAvailable from /proc/meminfo, if readable.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("MemAvailable:") {
+            let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+            return Some(kb * 1024);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn geo(toml: &str) -> Result<Geometry> {
+        let c = Config::from_toml_str(toml)?;
+        Geometry::from_config(&c.drive, &c.ftl)
+    }
+
+    #[test]
+    fn user_basis() {
+        let g = geo("[drive]\nuser_capacity = \"16GiB\"\nop = 0.07\n").unwrap();
+        let r = g.op_report(2);
+        assert!((r.user - 0.07).abs() < 1e-4, "{}", r.user);
+        assert!((r.physical - 0.07 / 1.07).abs() < 1e-4);
+        assert_eq!(g.user_pages, 4 << 20);
+    }
+
+    #[test]
+    fn physical_basis() {
+        let g = geo("[drive]\nuser_capacity = \"16GiB\"\nop = \"25%\"\nop_basis = \"physical\"\n").unwrap();
+        assert!((g.op_report(2).physical - 0.25).abs() < 1e-4);
+    }
+
+    #[test]
+    fn native_basis_micron() {
+        // Micron: 1000 GB of a 1024 GB drive is 2.3% additional OP; 800 GB is 21.87%.
+        let g = geo(
+            "[drive]\nnative_capacity = \"1024GB\"\nnative_op = 0.0737\nuser_capacity = \"1000GB\"\nop_basis = \"native\"\npage_size = \"16KiB\"\n",
+        )
+        .unwrap();
+        assert!((g.op_report(2).native.unwrap() - 0.0234375).abs() < 1e-9);
+        let g = geo("[drive]\nnative_capacity = \"1024GB\"\nnative_op = 0.0737\nop = 0.21875\nop_basis = \"native\"\npage_size = \"16KiB\"\n").unwrap();
+        assert_eq!(g.user_bytes, 800_000_000_000);
+    }
+
+    #[test]
+    fn impossible_op_is_refused() {
+        let e = geo("[drive]\nuser_capacity = \"1GiB\"\nop = 0\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("drive.op"));
+        assert!(e.message.contains("no room for garbage collection"), "{}", e.message);
+        let e = geo("[drive]\nuser_capacity = \"1GiB\"\nop = -0.1\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("drive.op"));
+    }
+
+    #[test]
+    fn zero_and_unknown() {
+        let e = geo("[drive]\nuser_capacity = 0\nop = 0.1\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("drive.user_capacity"));
+        let e = geo("[drive]\nuser_capacity = \"1GiB\"\nop = 0.1\nbogus = 1\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("bogus"));
+        let e = geo("[drive]\nuser_capacity = \"1GiB\"\nop = 0.1\npages_per_block = 0\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("drive.pages_per_block"));
+    }
+
+    #[test]
+    fn too_many_pages() {
+        let e = geo("[drive]\nuser_capacity = \"64TiB\"\nop = 0.1\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("drive.page_size"));
+    }
+}

@@ -1,0 +1,32 @@
+//! opsim-core: a fast, exact, page-mapped SSD FTL simulator for over-provisioning studies.
+//!
+//! Pure Rust, no Python.  Start with [`sim::Simulator`]:
+//!
+//! ```
+//! let mut sim = opsim_core::Simulator::from_toml(r#"
+//!     [drive]
+//!     user_capacity = "64MiB"
+//!     op = 0.28
+//!     pages_per_block = 64
+//!     [run]
+//!     warmup_drive_writes = 1.0
+//!     measure_drive_writes = 1.0
+//! "#).unwrap();
+//! let r = sim.run().unwrap();
+//! assert!(r.waf > 1.0 && r.waf < 4.0);
+//! ```
+
+pub mod config;
+pub mod error;
+pub mod ftl;
+pub mod geometry;
+pub mod meanfield;
+pub mod rng;
+pub mod sim;
+pub mod steady;
+pub mod units;
+pub mod workload;
+
+pub use config::Config;
+pub use error::{Error, ErrorKind, Result};
+pub use sim::{SimResult, Simulator};

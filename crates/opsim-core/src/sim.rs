@@ -1,0 +1,699 @@
+//! The functional simulator: a drive (geometry + FTL) driven by a workload through
+//! preconditioning, warm-up and measured rounds, or by individual host commands.
+//!
+//! A `Simulator` is a plain owned value (no globals); the same config and seed give
+//! bit-identical results (only `SimResult::perf` depends on the machine).
+
+use crate::config::{Config, GcPolicy, Precondition, WorkloadType};
+use crate::error::{Error, ErrorKind, Result};
+use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
+use crate::geometry::{available_memory, Geometry, OpReport};
+use crate::meanfield;
+use crate::rng::Rng;
+use crate::steady::{self, SteadyRule, SteadyState};
+use crate::units::{format_size, parse_size};
+use crate::workload::{self, OpKind, Workload};
+use serde::Serialize;
+use std::time::Instant;
+
+pub enum AnyFtl {
+    Greedy(Ftl<Greedy>),
+    Fifo(Ftl<Fifo>),
+    DChoices(Ftl<DChoices>),
+    Windowed(Ftl<WindowedGreedy>),
+    CostBenefit(Ftl<CostBenefit>),
+}
+
+/// Run `$body` with `$f` bound to the concrete `Ftl<P>` inside an `AnyFtl`.
+macro_rules! with_ftl {
+    ($any:expr, $f:ident => $body:expr) => {
+        match $any {
+            AnyFtl::Greedy($f) => $body,
+            AnyFtl::Fifo($f) => $body,
+            AnyFtl::DChoices($f) => $body,
+            AnyFtl::Windowed($f) => $body,
+            AnyFtl::CostBenefit($f) => $body,
+        }
+    };
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Round {
+    pub index: usize,
+    pub phase: &'static str,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    pub nand_write_pages: u64,
+    pub gc_copy_pages: u64,
+    pub erases: u64,
+    pub waf: f64,
+    pub free_blocks_min: u32,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Wear {
+    pub min: u32,
+    pub mean: f64,
+    pub max: u32,
+    /// (erase count, blocks with that count), ascending.
+    pub histogram: Vec<(u32, u64)>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Victims {
+    /// victims collected in the measurement window, by their valid-page count (0..=b).
+    pub valid_histogram: Vec<u64>,
+    pub count: u64,
+    pub mean_valid_fraction: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DriveReport {
+    pub page_size: u64,
+    pub pages_per_block: u32,
+    pub blocks: u32,
+    pub sector_size: u32,
+    pub user_bytes: u64,
+    pub user_pages: u64,
+    pub physical_bytes: u64,
+    pub physical_pages: u64,
+    pub max_lba: u64,
+    pub native_bytes: Option<u64>,
+    pub model_memory_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Window {
+    pub first_round: usize,
+    pub last_round: usize,
+    pub host_write_bytes: u64,
+    pub nand_write_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Perf {
+    pub wall_seconds: f64,
+    pub host_pages_per_second: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    pub opsim_version: &'static str,
+    pub config: Config,
+    pub drive: DriveReport,
+    pub op: OpReport,
+    pub gc: &'static str,
+    /// WAF over the measurement window (NAND bytes programmed / host bytes written).
+    pub waf: f64,
+    pub measure_window: Window,
+    pub counters: Counters,
+    pub measure_counters: Counters,
+    pub rounds: Vec<Round>,
+    pub steady_state: SteadyState,
+    pub wear: Wear,
+    pub victims: Victims,
+    pub free_blocks_min: u32,
+    /// Wall-clock figures: the only part of a result that depends on the machine.
+    pub perf: Perf,
+}
+
+/// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available.
+fn memory_limit(cfg: &Config) -> Result<(u64, String)> {
+    if let Some(m) = cfg.run.memory_limit {
+        return Ok((m.0, "run.memory_limit".into()));
+    }
+    if let Ok(v) = std::env::var("OPSIM_MEMORY_LIMIT") {
+        let b = parse_size(&v).map_err(|e| Error::config("OPSIM_MEMORY_LIMIT", e))?;
+        return Ok((b, "OPSIM_MEMORY_LIMIT".into()));
+    }
+    match available_memory() {
+        Some(a) => Ok((a / 10 * 9, "90% of available memory".into())),
+        None => Ok((u64::MAX, "no limit known".into())),
+    }
+}
+
+pub struct Simulator {
+    cfg: Config,
+    geo: Geometry,
+    ftl: AnyFtl,
+    rng: Rng,
+    native_sectors: u64,
+    max_sectors: u64,
+    max_set_this_cycle: bool,
+    /// Max address to restore at the next power cycle (after a volatile SET MAX).
+    volatile_restore: Option<u64>,
+    rounds: Vec<Round>,
+    last: Counters,
+    memory: u64,
+}
+
+impl Simulator {
+    pub fn from_toml(text: &str) -> Result<Simulator> {
+        Simulator::new(Config::from_toml_str(text)?)
+    }
+
+    pub fn new(cfg: Config) -> Result<Simulator> {
+        let f = &cfg.ftl;
+        if f.gc_low_watermark < 2 {
+            return Err(Error::config(
+                "ftl.gc_low_watermark",
+                format!("{} is too small: GC needs one free block for its own frontier and one for the host", f.gc_low_watermark),
+            ));
+        }
+        if let Some(h) = f.gc_high_watermark {
+            if h < f.gc_low_watermark {
+                return Err(Error::config("ftl.gc_high_watermark", format!("{h} is below gc_low_watermark {}", f.gc_low_watermark)));
+            }
+        }
+        if f.streams == 0 || f.streams > 16 {
+            return Err(Error::config("ftl.streams", format!("{} is out of range; expected 1..=16", f.streams)));
+        }
+        let param = match f.gc {
+            GcPolicy::DChoices => {
+                let d = f.d.ok_or_else(|| Error::config("ftl.d", "is required with gc = \"d-choices\""))?;
+                if d == 0 {
+                    return Err(Error::config("ftl.d", "must be at least 1"));
+                }
+                d
+            }
+            GcPolicy::WindowedGreedy => {
+                let w = f.window.unwrap_or(64);
+                if w == 0 {
+                    return Err(Error::config("ftl.window", "must be at least 1"));
+                }
+                w
+            }
+            GcPolicy::Random => 1,
+            _ => 0,
+        };
+        if f.d.is_some() && f.gc != GcPolicy::DChoices {
+            return Err(Error::config("ftl.d", format!("is only used with gc = \"d-choices\", not \"{}\"", f.gc.name())));
+        }
+        if f.window.is_some() && f.gc != GcPolicy::WindowedGreedy {
+            return Err(Error::config("ftl.window", format!("is only used with gc = \"windowed-greedy\", not \"{}\"", f.gc.name())));
+        }
+        let r = &cfg.run;
+        for (k, v, allow0) in [
+            ("run.warmup_drive_writes", r.warmup_drive_writes, true),
+            ("run.measure_drive_writes", r.measure_drive_writes, false),
+            ("run.round_drive_writes", r.round_drive_writes, false),
+        ] {
+            if !v.is_finite() || v < 0.0 || (!allow0 && v == 0.0) || v > 1e6 {
+                return Err(Error::config(k, format!("{v} is out of range; expected a positive number of drive writes")));
+            }
+        }
+        if r.max_rounds < 5 || r.max_rounds > 100_000 {
+            return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
+        }
+        let geo = Geometry::from_config(&cfg.drive, &cfg.ftl)?;
+        let memory = geo.memory_estimate(r.track_data);
+        let (limit, source) = memory_limit(&cfg)?;
+        if memory > limit {
+            return Err(Error::capacity(
+                "drive.user_capacity",
+                format!(
+                    "the model of this drive needs about {} of memory, more than the limit of {} ({source}); \
+                     use a smaller user_capacity, a larger page_size, or raise run.memory_limit",
+                    format_size(memory),
+                    format_size(limit)
+                ),
+            ));
+        }
+        let params = FtlParams {
+            blocks: geo.blocks,
+            pages_per_block: geo.pages_per_block,
+            lpns: geo.user_pages as u32,
+            page_size: geo.page_size,
+            sector_size: geo.sector_size,
+            streams: f.streams,
+            gc_low: f.gc_low_watermark,
+            gc_high: f.gc_high_watermark.unwrap_or(f.gc_low_watermark),
+            policy_param: param,
+            check: f.check_invariants,
+            track_data: r.track_data,
+            seed: r.seed,
+        };
+        let ftl = match f.gc {
+            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::new(&params)),
+            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::new(&params)),
+            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::new(&params)),
+            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::new(&params)),
+            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::new(&params)),
+        };
+        let native_sectors = geo.user_sectors();
+        Ok(Simulator {
+            rng: Rng::stream(r.seed, 0x776b),
+            cfg,
+            native_sectors,
+            max_sectors: native_sectors,
+            max_set_this_cycle: false,
+            volatile_restore: None,
+            geo,
+            ftl,
+            rounds: Vec::new(),
+            last: Counters::default(),
+            memory,
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    pub fn op_report(&self) -> OpReport {
+        self.geo.op_report(self.cfg.ftl.gc_low_watermark)
+    }
+    pub fn counters(&self) -> Counters {
+        with_ftl!(&self.ftl, f => f.c.clone())
+    }
+    pub fn max_address_sectors(&self) -> u64 {
+        self.max_sectors
+    }
+    pub fn free_blocks(&self) -> u32 {
+        with_ftl!(&self.ftl, f => f.free_blocks())
+    }
+    pub fn mapped_pages(&self) -> u64 {
+        with_ftl!(&self.ftl, f => f.mapped_pages())
+    }
+
+    /// Run the FTL invariant checker.
+    pub fn check(&self) -> Result<()> {
+        with_ftl!(&self.ftl, f => f.check()).map_err(|e| Error::internal(format!("FTL invariant violated: {e}")))
+    }
+
+    // ---------------------------------------------------------------- host commands
+    fn check_lba(&self, lba: u64, sectors: u64) -> Result<()> {
+        if sectors == 0 {
+            return Err(Error::device("a command must transfer at least one sector"));
+        }
+        match lba.checked_add(sectors) {
+            Some(end) if end <= self.max_sectors => Ok(()),
+            _ => Err(Error::device(format!(
+                "IDNF: LBA range {lba}+{sectors} runs past the max address (the drive has {} accessible sectors)",
+                self.max_sectors
+            ))),
+        }
+    }
+
+    pub fn write(&mut self, lba: u64, sectors: u64, stream: u32) -> Result<()> {
+        self.check_lba(lba, sectors)?;
+        if stream >= self.cfg.ftl.streams {
+            return Err(Error::device(format!("stream {stream} does not exist (ftl.streams = {})", self.cfg.ftl.streams)));
+        }
+        with_ftl!(&mut self.ftl, f => f.write_sectors(lba, sectors, stream))
+    }
+    pub fn read(&mut self, lba: u64, sectors: u64) -> Result<()> {
+        self.check_lba(lba, sectors)?;
+        with_ftl!(&mut self.ftl, f => f.read_sectors(lba, sectors))
+    }
+    pub fn trim(&mut self, lba: u64, sectors: u64) -> Result<()> {
+        self.check_lba(lba, sectors)?;
+        with_ftl!(&mut self.ftl, f => f.trim_sectors(lba, sectors))
+    }
+    /// The data token (host write command number) held by the page containing `lba`.
+    pub fn read_token(&self, lba: u64) -> Result<Option<u64>> {
+        self.check_lba(lba, 1)?;
+        if !self.cfg.run.track_data {
+            return Err(Error::config("run.track_data", "must be true to read data tokens"));
+        }
+        let lpn = (lba / self.geo.sectors_per_page()) as u32;
+        Ok(with_ftl!(&self.ftl, f => f.read_token(lpn)))
+    }
+    /// SECURITY ERASE UNIT / SANITIZE BLOCK ERASE: back to fresh-out-of-box.
+    pub fn security_erase(&mut self) {
+        with_ftl!(&mut self.ftl, f => f.purge());
+    }
+    /// SET MAX ADDRESS / SET ACCESSIBLE MAX ADDRESS (in sectors).  The drive accepts one
+    /// change per power cycle and aborts any further one.  Lowering the max address does
+    /// not erase the hidden LBAs: their data stays valid and keeps occupying NAND, so the
+    /// drive gains no spare area unless it was purged first (the seeds' procedure).
+    pub fn set_max_address(&mut self, sectors: u64, volatile: bool) -> Result<()> {
+        if self.max_set_this_cycle {
+            return Err(Error::device("ABORT: the max address was already set in this power cycle; power-cycle the drive first"));
+        }
+        if sectors == 0 || sectors > self.native_sectors {
+            return Err(Error::device(format!(
+                "ABORT: max address of {sectors} sectors is outside 1..={} (the native capacity)",
+                self.native_sectors
+            )));
+        }
+        if volatile {
+            self.volatile_restore.get_or_insert(self.max_sectors);
+        } else {
+            self.volatile_restore = None;
+        }
+        self.max_sectors = sectors;
+        self.max_set_this_cycle = true;
+        Ok(())
+    }
+    pub fn power_cycle(&mut self) {
+        if let Some(m) = self.volatile_restore.take() {
+            self.max_sectors = m;
+        }
+        self.max_set_this_cycle = false;
+    }
+
+    // ---------------------------------------------------------------- workload runs
+    fn build_workload(&self, kind: WorkloadType, request: Option<u64>) -> Result<Workload> {
+        workload::build(
+            &self.cfg.workload,
+            kind,
+            self.max_sectors,
+            self.geo.sector_size as u64,
+            self.geo.page_size,
+            self.cfg.ftl.streams,
+            request,
+        )
+    }
+
+    /// Drive `wl` until `bytes` more host bytes are written; returns when done.
+    fn drive(&mut self, wl: &mut Workload, bytes: u64) -> Result<()> {
+        let rng = &mut self.rng;
+        let spp = self.geo.sectors_per_page();
+        with_ftl!(&mut self.ftl, f => run_until(f, wl, rng, bytes, spp))
+    }
+
+    fn close_round(&mut self, phase: &'static str) {
+        let now = self.counters();
+        let d = now.minus(&self.last);
+        let free_min = with_ftl!(&mut self.ftl, f => f.take_free_min());
+        self.rounds.push(Round {
+            index: self.rounds.len(),
+            phase,
+            host_write_bytes: d.host_write_bytes,
+            host_read_bytes: d.host_read_bytes,
+            nand_write_pages: d.nand_write_pages,
+            gc_copy_pages: d.gc_copy_pages,
+            erases: d.erases,
+            waf: d.waf(self.geo.page_size),
+            free_blocks_min: free_min,
+        });
+        self.last = now;
+    }
+
+    /// Write `drive_writes` x user capacity in rounds of `round_drive_writes`.
+    fn run_rounds(&mut self, wl: &mut Workload, drive_writes: f64, phase: &'static str) -> Result<()> {
+        let user = self.geo.user_bytes as f64;
+        let total = (drive_writes * user).round() as u64;
+        let round = ((self.cfg.run.round_drive_writes * user).round() as u64).max(1);
+        let mut done = 0;
+        while done < total {
+            let before = self.counters().host_write_bytes;
+            self.drive(wl, round.min(total - done))?;
+            done += self.counters().host_write_bytes - before;
+            self.close_round(phase);
+        }
+        Ok(())
+    }
+
+    fn fill(&mut self, passes: u64, request: u64, phase: &'static str) -> Result<()> {
+        let mut wl = self.build_workload(WorkloadType::Sequential, Some(request))?;
+        let span_bytes = match &wl.pattern {
+            workload::Pattern::Sequential(s) => s.span * if wl.pages { self.geo.page_size } else { self.geo.sector_size as u64 },
+            _ => unreachable!(),
+        };
+        for _ in 0..passes {
+            let round = ((self.cfg.run.round_drive_writes * self.geo.user_bytes as f64).round() as u64).max(1);
+            let mut done = 0;
+            while done < span_bytes {
+                let before = self.counters().host_write_bytes;
+                self.drive(&mut wl, round.min(span_bytes - done))?;
+                done += self.counters().host_write_bytes - before;
+                self.close_round(phase);
+            }
+        }
+        Ok(())
+    }
+
+    /// Analytic preconditioning for uniform random single-page writes.
+    fn precondition_analytic(&mut self) -> Result<()> {
+        let key = "run.precondition";
+        if self.cfg.workload.kind != WorkloadType::Uniform {
+            return Err(Error::config(key, "\"analytic\" supports workload type \"uniform\" only"));
+        }
+        let wl = self.build_workload(WorkloadType::Uniform, None)?;
+        if !wl.pages || wl.len != 1 {
+            return Err(Error::config(key, "\"analytic\" needs single-page requests (request_size = page_size)"));
+        }
+        let span_pages = match &wl.pattern {
+            workload::Pattern::Uniform(u) => u.slots,
+            _ => unreachable!(),
+        };
+        let b = self.geo.pages_per_block as usize;
+        let pool = self.geo.blocks as u64 - self.cfg.ftl.gc_low_watermark as u64;
+        let rho = span_pages as f64 / (pool as f64 * b as f64);
+        let counts: Vec<u32> = match self.cfg.ftl.gc {
+            GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random => {
+                let occ = match self.cfg.ftl.gc {
+                    GcPolicy::Greedy => meanfield::greedy(rho, b),
+                    GcPolicy::Random => meanfield::dchoices(rho, b, 1),
+                    _ => meanfield::dchoices(rho, b, self.cfg.ftl.d.unwrap_or(2)),
+                }
+                .ok_or_else(|| Error::config(key, "the mean-field model has no steady state for this load"))?;
+                let per_level = meanfield::round_counts(&occ.x, pool);
+                let mut c = Vec::with_capacity(pool as usize);
+                for (j, &n) in per_level.iter().enumerate() {
+                    c.extend(std::iter::repeat_n(j as u32, n as usize));
+                }
+                // Interleave levels so that blocks of one level are not all adjacent.
+                let mut r = Rng::stream(self.cfg.run.seed, 0x7072);
+                for i in (1..c.len()).rev() {
+                    c.swap(i, r.below(i as u64 + 1) as usize);
+                }
+                c
+            }
+            GcPolicy::Fifo => {
+                let x = meanfield::fifo_victim_fraction(rho);
+                // Oldest block first: block of age a (in closes) keeps exp(-a (1-x) / (rho N)).
+                (0..pool)
+                    .map(|i| {
+                        let age = (pool - i) as f64;
+                        (b as f64 * libm::exp(-age * (1.0 - x) / (rho * pool as f64))).round() as u32
+                    })
+                    .collect()
+            }
+            other => {
+                return Err(Error::config(key, format!("\"analytic\" does not support gc = \"{}\"", other.name())));
+            }
+        };
+        let mut counts = counts;
+        if !meanfield::fix_total(&mut counts, span_pages, b as u32) {
+            return Err(Error::config(key, "cannot lay out the span in the available blocks"));
+        }
+        let lpns: Vec<u32> = (0..span_pages as u32).collect();
+        with_ftl!(&mut self.ftl, f => f.place_layout(&lpns, &counts))?;
+        self.last = self.counters();
+        Ok(())
+    }
+
+    /// Apply the configured preconditioning (none, sequential fill, or analytic) without
+    /// running the workload; used by benchmarks and by callers that drive rounds themselves.
+    pub fn precondition(&mut self) -> Result<()> {
+        let page = self.geo.page_size;
+        match self.cfg.run.precondition {
+            Precondition::None => Ok(()),
+            Precondition::Fill => {
+                let req = (128 * 1024u64).max(page);
+                self.fill(1, req - req % page, "precondition")
+            }
+            Precondition::Analytic => self.precondition_analytic(),
+        }
+    }
+
+    /// Drive the configured workload for `host_bytes` more host bytes (no rounds recorded).
+    pub fn run_for(&mut self, host_bytes: u64) -> Result<()> {
+        let kind = match self.cfg.workload.kind {
+            WorkloadType::SniaPts => WorkloadType::Uniform,
+            k => k,
+        };
+        let mut wl = self.build_workload(kind, None)?;
+        self.drive(&mut wl, host_bytes)
+    }
+
+    /// Run the configured job and return its result.
+    pub fn run(&mut self) -> Result<SimResult> {
+        let t0 = Instant::now();
+        let start_counters = self.counters();
+        let page = self.geo.page_size;
+        let measure_first;
+        let steady;
+        if self.cfg.workload.kind == WorkloadType::SniaPts {
+            // SNIA PTS: purge, 2x user capacity of 128 KiB sequential writes, then 4 KiB
+            // random writes in rounds until the steady-state rule holds (or max_rounds).
+            self.security_erase();
+            self.last = self.counters();
+            let req = (128 * 1024u64).max(page);
+            self.fill(2, req - req % page, "precondition")?;
+            let mut wl = self.build_workload(WorkloadType::SniaPts, Some(4096u64.max(page)))?;
+            let first = self.rounds.len();
+            let mut st = steady::detect(&[], None, SteadyRule::default());
+            for _ in 0..self.cfg.run.max_rounds {
+                self.run_rounds(&mut wl, self.cfg.run.round_drive_writes, "steady-state")?;
+                let (vals, el) = self.round_series(first);
+                st = steady::detect(&vals, Some(&el), SteadyRule::default());
+                if st.reached {
+                    break;
+                }
+            }
+            let n = self.rounds.len() - first;
+            let (ws, we) = match st.window {
+                Some((a, b)) if st.reached => (first + a, first + b),
+                _ => (first + n.saturating_sub(5), first + n - 1),
+            };
+            measure_first = ws;
+            let _ = we;
+            steady = shift(st, first);
+            self.rounds.truncate(we + 1);
+        } else {
+            self.precondition()?;
+            let mut wl = self.build_workload(self.cfg.workload.kind, None)?;
+            let first = self.rounds.len();
+            if self.cfg.run.warmup_drive_writes > 0.0 {
+                self.run_rounds(&mut wl, self.cfg.run.warmup_drive_writes, "warmup")?;
+            }
+            measure_first = self.rounds.len();
+            with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
+            self.run_rounds(&mut wl, self.cfg.run.measure_drive_writes, "measure")?;
+            let (vals, el) = self.round_series(first);
+            steady = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first);
+        }
+        let measured = &self.rounds[measure_first..];
+        let host: u64 = measured.iter().map(|r| r.host_write_bytes).sum();
+        let nand: u64 = measured.iter().map(|r| r.nand_write_pages).sum::<u64>() * page;
+        let window = Window {
+            first_round: measure_first,
+            last_round: self.rounds.len() - 1,
+            host_write_bytes: host,
+            nand_write_bytes: nand,
+        };
+        let now = self.counters();
+        // measure counters: from the first measured round's start
+        let before_measure: Counters = {
+            let mut c = now.clone();
+            let sum = |f: fn(&Round) -> u64| measured.iter().map(f).sum::<u64>();
+            c.host_write_bytes -= sum(|r| r.host_write_bytes);
+            c.nand_write_pages -= sum(|r| r.nand_write_pages);
+            c.gc_copy_pages -= sum(|r| r.gc_copy_pages);
+            c.erases -= sum(|r| r.erases);
+            c.host_read_bytes -= sum(|r| r.host_read_bytes);
+            c
+        };
+        let mut measure_counters = now.minus(&before_measure);
+        // Command-level counters are not kept per round; report them over the whole run.
+        measure_counters.host_write_cmds = 0;
+        measure_counters.host_read_cmds = 0;
+        let hist = with_ftl!(&mut self.ftl, f => f.take_victim_hist());
+        let vcount: u64 = hist.iter().sum();
+        let b = self.geo.pages_per_block as f64;
+        let mean_valid = if vcount > 0 {
+            Some(hist.iter().enumerate().map(|(j, &n)| j as f64 * n as f64).sum::<f64>() / vcount as f64 / b)
+        } else {
+            None
+        };
+        let wall = t0.elapsed().as_secs_f64();
+        let host_pages = (now.host_write_pages - start_counters.host_write_pages) as f64;
+        Ok(SimResult {
+            opsim_version: env!("CARGO_PKG_VERSION"),
+            config: self.cfg.clone(),
+            drive: self.drive_report(),
+            op: self.op_report(),
+            gc: self.cfg.ftl.gc.name(),
+            waf: nand as f64 / host as f64,
+            measure_window: window,
+            counters: now,
+            measure_counters,
+            rounds: self.rounds.clone(),
+            steady_state: steady,
+            wear: self.wear(),
+            victims: Victims { valid_histogram: hist, count: vcount, mean_valid_fraction: mean_valid },
+            free_blocks_min: self.rounds.iter().map(|r| r.free_blocks_min).min().unwrap_or(0),
+            perf: Perf { wall_seconds: wall, host_pages_per_second: if wall > 0.0 { host_pages / wall } else { 0.0 } },
+        })
+    }
+
+    /// Per-round WAF from round `first` on, and whether each round had left FOB (erased
+    /// at least one block: before that, WAF is trivially 1).
+    fn round_series(&self, first: usize) -> (Vec<f64>, Vec<bool>) {
+        let r = &self.rounds[first..];
+        (r.iter().map(|r| r.waf).collect(), r.iter().map(|r| r.erases > 0).collect())
+    }
+
+    pub fn drive_report(&self) -> DriveReport {
+        let g = &self.geo;
+        DriveReport {
+            page_size: g.page_size,
+            pages_per_block: g.pages_per_block,
+            blocks: g.blocks,
+            sector_size: g.sector_size,
+            user_bytes: g.user_bytes,
+            user_pages: g.user_pages,
+            physical_bytes: g.physical_bytes(),
+            physical_pages: g.physical_pages(),
+            max_lba: g.user_sectors() - 1,
+            native_bytes: g.native_bytes,
+            model_memory_bytes: self.memory,
+        }
+    }
+
+    pub fn wear(&self) -> Wear {
+        with_ftl!(&self.ftl, f => {
+            let e = f.erase_counts();
+            let min = *e.iter().min().unwrap_or(&0);
+            let max = *e.iter().max().unwrap_or(&0);
+            let mean = e.iter().map(|&v| v as f64).sum::<f64>() / e.len().max(1) as f64;
+            let mut h = std::collections::BTreeMap::new();
+            for &v in e { *h.entry(v).or_insert(0u64) += 1; }
+            Wear { min, mean, max, histogram: h.into_iter().collect() }
+        })
+    }
+
+    pub fn rounds(&self) -> &[Round] {
+        &self.rounds
+    }
+}
+
+fn shift(mut s: SteadyState, by: usize) -> SteadyState {
+    s.round = s.round.map(|r| r + by);
+    s.window = s.window.map(|(a, b)| (a + by, b + by));
+    s
+}
+
+/// The hot loop: generate commands and apply them until `bytes` more host bytes are written.
+#[inline(never)]
+fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, bytes: u64, spp: u64) -> Result<()> {
+    let target = f.c.host_write_bytes + bytes;
+    if wl.pages {
+        while f.c.host_write_bytes < target {
+            let op = wl.next(rng);
+            match op.kind {
+                OpKind::Write => f.write_pages(op.start as u32, op.len, op.stream)?,
+                OpKind::Read => f.read_pages(op.start as u32, op.len),
+            }
+        }
+    } else {
+        let _ = spp;
+        while f.c.host_write_bytes < target {
+            let op = wl.next(rng);
+            match op.kind {
+                OpKind::Write => f.write_sectors(op.start, op.len as u64, op.stream)?,
+                OpKind::Read => f.read_sectors(op.start, op.len as u64)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+impl From<ErrorKind> for &'static str {
+    fn from(k: ErrorKind) -> &'static str {
+        match k {
+            ErrorKind::Config => "config",
+            ErrorKind::Capacity => "capacity",
+            ErrorKind::Workload => "workload",
+            ErrorKind::Trace => "trace",
+            ErrorKind::Device => "device",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}

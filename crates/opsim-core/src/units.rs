@@ -1,0 +1,219 @@
+//! Exact parsing of byte sizes and fractions as storage people write them.
+//!
+//! Sizes: an integer number of bytes, or a decimal number with a unit: `B`, decimal
+//! `kB KB MB GB TB PB` (10^3n, as drive makers label capacity) or binary
+//! `KiB MiB GiB TiB PiB` (2^10n).  Arithmetic is exact (no floating point): `1.5TB` is
+//! 1,500,000,000,000 bytes.  A bare `G` is refused, because it is ambiguous.
+//! Fractions: a number (`0.07`) or a percentage string (`"7%"`).
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ByteSize(pub u64);
+
+const UNITS: &[(&str, u128)] = &[
+    ("b", 1),
+    ("kb", 1_000),
+    ("mb", 1_000_000),
+    ("gb", 1_000_000_000),
+    ("tb", 1_000_000_000_000),
+    ("pb", 1_000_000_000_000_000),
+    ("kib", 1 << 10),
+    ("mib", 1 << 20),
+    ("gib", 1 << 30),
+    ("tib", 1 << 40),
+    ("pib", 1 << 50),
+];
+
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty size".into());
+    }
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: String = num.chars().filter(|&c| c != '_').collect();
+    let unit = unit.trim().to_ascii_lowercase();
+    let mult = if unit.is_empty() {
+        1u128
+    } else {
+        match UNITS.iter().find(|(u, _)| *u == unit) {
+            Some(&(_, m)) => m,
+            None => {
+                return Err(format!(
+                    "unknown unit {:?} in {:?}; use B, KB/MB/GB/TB (powers of 10) or KiB/MiB/GiB/TiB (powers of 2)",
+                    unit, text
+                ))
+            }
+        }
+    };
+    let (int_part, frac_part) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num.as_str(), ""),
+    };
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err(format!("{:?} is not a size", text));
+    }
+    if !int_part.chars().all(|c| c.is_ascii_digit()) || !frac_part.chars().all(|c| c.is_ascii_digit()) {
+        return Err(format!("{:?} is not a size", text));
+    }
+    if frac_part.len() > 18 {
+        return Err(format!("{:?} has too many decimals", text));
+    }
+    let int_v: u128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| format!("{:?} is too large", text))? };
+    let frac_v: u128 = if frac_part.is_empty() { 0 } else { frac_part.parse().unwrap() };
+    let scale = 10u128.pow(frac_part.len() as u32);
+    let total_num = int_v
+        .checked_mul(mult)
+        .and_then(|a| a.checked_mul(scale))
+        .and_then(|a| a.checked_add(frac_v * mult))
+        .ok_or_else(|| format!("{:?} is too large", text))?;
+    if total_num % scale != 0 {
+        return Err(format!("{:?} is not a whole number of bytes", text));
+    }
+    let bytes = total_num / scale;
+    u64::try_from(bytes).map_err(|_| format!("{:?} is too large", text))
+}
+
+/// A human form of a byte count: exact binary units when exact, else decimal GB with decimals.
+pub fn format_size(bytes: u64) -> String {
+    for (u, m) in [("PiB", 1u64 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)] {
+        if bytes >= m && bytes % m == 0 {
+            return format!("{}{}", bytes / m, u);
+        }
+    }
+    for (u, m) in [("PB", 1_000_000_000_000_000u64), ("TB", 1_000_000_000_000), ("GB", 1_000_000_000), ("MB", 1_000_000)] {
+        if bytes >= m {
+            return if bytes % m == 0 {
+                format!("{}{}", bytes / m, u)
+            } else {
+                format!("{:.3}{}", bytes as f64 / m as f64, u)
+            };
+        }
+    }
+    format!("{}B", bytes)
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ByteSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size: bytes as an integer, or a string such as \"4GiB\" or \"480GB\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<ByteSize, E> {
+                Ok(ByteSize(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<ByteSize, E> {
+                if v < 0 {
+                    Err(E::custom(format!("a size cannot be negative ({v})")))
+                } else {
+                    Ok(ByteSize(v as u64))
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<ByteSize, E> {
+                if v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
+                    Ok(ByteSize(v as u64))
+                } else {
+                    Err(E::custom(format!("{v} is not a whole, non-negative number of bytes")))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<ByteSize, E> {
+                parse_size(v).map(ByteSize).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A fraction given as a number (0.07) or a percentage string ("7%").
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Fraction(pub f64);
+
+pub fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let (num, pct) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (t, false),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("{:?} is not a number or a percentage", text))?;
+    if !v.is_finite() {
+        return Err(format!("{:?} is not finite", text));
+    }
+    Ok(if pct { v / 100.0 } else { v })
+}
+
+impl Serialize for Fraction {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fraction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fraction;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a fraction such as 0.07 or a percentage string such as \"7%\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Fraction, E> {
+                if v.is_finite() { Ok(Fraction(v)) } else { Err(E::custom("not a finite number")) }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Fraction, E> {
+                Ok(Fraction(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Fraction, E> {
+                Ok(Fraction(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Fraction, E> {
+                parse_fraction(v).map(Fraction).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4GiB").unwrap(), 4 << 30);
+        assert_eq!(parse_size("480GB").unwrap(), 480_000_000_000);
+        assert_eq!(parse_size("1.5TB").unwrap(), 1_500_000_000_000);
+        assert_eq!(parse_size("4 KiB").unwrap(), 4096);
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert_eq!(parse_size("512B").unwrap(), 512);
+        assert_eq!(parse_size("1_000 MB").unwrap(), 1_000_000_000);
+        assert!(parse_size("4G").is_err());
+        assert!(parse_size("1.5B").is_err());
+        assert!(parse_size("-1GB").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999PiB").is_err());
+    }
+
+    #[test]
+    fn fractions() {
+        assert_eq!(parse_fraction("7%").unwrap(), 0.07);
+        assert_eq!(parse_fraction("0.28").unwrap(), 0.28);
+        assert!(parse_fraction("x%").is_err());
+    }
+
+    #[test]
+    fn format() {
+        assert_eq!(format_size(4 << 30), "4GiB");
+        assert_eq!(format_size(480_000_000_000), "480GB");
+        assert_eq!(format_size(1_500_301_910_016), "1.500TB");
+    }
+}

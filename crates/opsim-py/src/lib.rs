@@ -1,0 +1,213 @@
+//! Thin PyO3 bindings over opsim-core.
+//!
+//! Results cross the boundary as JSON text (serde on the Rust side, `json` on the Python
+//! side): one schema, no duplicated field lists.  Every entry point releases the GIL while
+//! the core runs, catches panics, and maps core errors to the classes of `opsim.errors`
+//! (which is pure Python, so the pure-Python parts of opsim share the same hierarchy).
+
+use opsim_core::{Config, Error, ErrorKind, Simulator};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+fn py_error(py: Python<'_>, e: &Error) -> PyErr {
+    let class = match e.kind {
+        ErrorKind::Config => "ConfigError",
+        ErrorKind::Capacity => "CapacityError",
+        ErrorKind::Workload => "WorkloadError",
+        ErrorKind::Trace => "TraceError",
+        ErrorKind::Device => "DeviceError",
+        ErrorKind::Internal => "InternalError",
+    };
+    let build = || -> PyResult<PyErr> {
+        let module = py.import("opsim.errors")?;
+        let cls = module.getattr(class)?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("key", e.key.clone())?;
+        let inst = cls.call((e.to_string(),), Some(&kwargs))?;
+        Ok(PyErr::from_value(inst))
+    };
+    build().unwrap_or_else(|err| err)
+}
+
+/// Run `f` without the GIL, turning errors and panics into Python exceptions.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> opsim_core::Result<T> + Send) -> PyResult<T> {
+    let out = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
+    match out {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(py_error(py, &e)),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(py_error(py, &Error::internal(format!("the Rust core panicked: {msg}"))))
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> opsim_core::Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))
+}
+
+fn parse_config(text: &str, format: &str) -> opsim_core::Result<Config> {
+    match format {
+        "toml" => Config::from_toml_str(text),
+        "json" => Config::from_json_str(text),
+        other => Err(Error::config("format", format!("unknown config format {other:?}"))),
+    }
+}
+
+/// Run a whole simulation; returns the result as JSON text.
+#[pyfunction]
+#[pyo3(signature = (config, format = "json"))]
+fn simulate(py: Python<'_>, config: String, format: &str) -> PyResult<String> {
+    let format = format.to_owned();
+    guarded(py, move || {
+        let cfg = parse_config(&config, &format)?;
+        let mut sim = Simulator::new(cfg)?;
+        to_json(&sim.run()?)
+    })
+}
+
+/// Validate a config and describe the drive it builds (no simulation); JSON text.
+#[pyfunction]
+#[pyo3(signature = (config, format = "json"))]
+fn describe(py: Python<'_>, config: String, format: &str) -> PyResult<String> {
+    let format = format.to_owned();
+    guarded(py, move || {
+        let cfg = parse_config(&config, &format)?;
+        let sim = Simulator::new(cfg)?;
+        let v = serde_json::json!({
+            "config": sim.config(),
+            "drive": sim.drive_report(),
+            "op": sim.op_report(),
+        });
+        to_json(&v)
+    })
+}
+
+/// The SNIA PTS steady-state rule applied to a series; JSON text.
+#[pyfunction]
+#[pyo3(signature = (values, eligible = None, window = 5, max_range = 0.20, max_excursion = 0.10))]
+fn steady_state(
+    py: Python<'_>,
+    values: Vec<f64>,
+    eligible: Option<Vec<bool>>,
+    window: usize,
+    max_range: f64,
+    max_excursion: f64,
+) -> PyResult<String> {
+    if let Some(e) = &eligible {
+        if e.len() != values.len() {
+            return Err(py_error(py, &Error::config("eligible", "must have one entry per value")));
+        }
+    }
+    if window < 2 {
+        return Err(py_error(py, &Error::config("window", "must be at least 2")));
+    }
+    guarded(py, move || {
+        let rule = opsim_core::steady::SteadyRule { window, max_range, max_excursion };
+        to_json(&opsim_core::steady::detect(&values, eligible.as_deref(), rule))
+    })
+}
+
+/// A drive you can send individual commands to.
+#[pyclass(name = "Simulator", module = "opsim._core")]
+struct PySimulator {
+    inner: Option<Simulator>,
+}
+
+impl PySimulator {
+    fn sim(&mut self) -> PyResult<&mut Simulator> {
+        self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("the simulator was lost after an internal error"))
+    }
+}
+
+#[pymethods]
+impl PySimulator {
+    #[new]
+    #[pyo3(signature = (config, format = "json"))]
+    fn new(py: Python<'_>, config: String, format: &str) -> PyResult<Self> {
+        let format = format.to_owned();
+        let sim = guarded(py, move || Simulator::new(parse_config(&config, &format)?))?;
+        Ok(PySimulator { inner: Some(sim) })
+    }
+
+    #[pyo3(signature = (lba, sectors, stream = 0))]
+    fn write(&mut self, py: Python<'_>, lba: u64, sectors: u64, stream: u32) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || s.write(lba, sectors, stream))
+    }
+    fn read(&mut self, py: Python<'_>, lba: u64, sectors: u64) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || s.read(lba, sectors))
+    }
+    fn trim(&mut self, py: Python<'_>, lba: u64, sectors: u64) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || s.trim(lba, sectors))
+    }
+    fn read_token(&mut self, py: Python<'_>, lba: u64) -> PyResult<Option<u64>> {
+        let s = self.sim()?;
+        guarded(py, || s.read_token(lba))
+    }
+    fn security_erase(&mut self, py: Python<'_>) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || {
+            s.security_erase();
+            Ok(())
+        })
+    }
+    #[pyo3(signature = (sectors, volatile = false))]
+    fn set_max_address(&mut self, py: Python<'_>, sectors: u64, volatile: bool) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || s.set_max_address(sectors, volatile))
+    }
+    fn power_cycle(&mut self) -> PyResult<()> {
+        self.sim()?.power_cycle();
+        Ok(())
+    }
+    fn check(&mut self, py: Python<'_>) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || s.check())
+    }
+    /// Counters as JSON text.
+    fn counters(&mut self) -> PyResult<String> {
+        let s = self.sim()?;
+        to_json(&s.counters()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+    #[getter]
+    fn max_address(&mut self) -> PyResult<u64> {
+        Ok(self.sim()?.max_address_sectors())
+    }
+    #[getter]
+    fn free_blocks(&mut self) -> PyResult<u32> {
+        Ok(self.sim()?.free_blocks())
+    }
+    #[getter]
+    fn mapped_pages(&mut self) -> PyResult<u64> {
+        Ok(self.sim()?.mapped_pages())
+    }
+    /// Describe the drive (geometry and OP) as JSON text.
+    fn describe(&mut self) -> PyResult<String> {
+        let s = self.sim()?;
+        let v = serde_json::json!({"config": s.config(), "drive": s.drive_report(), "op": s.op_report()});
+        to_json(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+    /// Run the configured job on this drive; JSON text.
+    fn run(&mut self, py: Python<'_>) -> PyResult<String> {
+        let s = self.sim()?;
+        guarded(py, || to_json(&s.run()?))
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(steady_state, m)?)?;
+    m.add_class::<PySimulator>()?;
+    Ok(())
+}

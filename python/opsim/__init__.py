@@ -1,0 +1,30 @@
+"""opsim: how much of this SSD should you hold back as spare area, and what will it buy you?
+
+The simulator lives in the Rust extension ``opsim._core``; everything that does not need it
+(the planner, analytic models, measurement harness) imports without it.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import (  # noqa: F401
+    CapacityError,
+    CommandError,
+    ConfigError,
+    DeviceError,
+    InputError,
+    InternalError,
+    OpsimError,
+    TraceError,
+    WorkloadError,
+)
+
+
+def __getattr__(name):
+    # Lazy: importing opsim must not require the compiled core.
+    if name in ("simulate", "SimResult", "Simulator"):
+        from . import sim as _sim
+
+        return getattr(_sim, name)
+    raise AttributeError(f"module 'opsim' has no attribute {name!r}")

@@ -1,0 +1,97 @@
+"""The ``opsim`` command line.
+
+Every sub-command lives in its own module that exposes ``register(subparsers, common)``;
+``register`` adds a parser whose ``func(args) -> Output`` does the work.  This module owns
+the conventions: ``--json [FILE]``, exit codes (0 ok, 2 bad input, 1 other failure) and
+error messages without tracebacks (set ``OPSIM_DEBUG=1`` to see them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from . import __version__
+from ._output import Output, atomic_write_text, dumps
+from .errors import InputError, OpsimError
+
+
+def command_modules() -> list[str]:
+    """Every module in ``opsim.commands`` is a command module (sorted, so --help is stable)."""
+    import pkgutil
+
+    from . import commands
+
+    return sorted(f"opsim.commands.{m.name}" for m in pkgutil.iter_modules(commands.__path__)
+                  if not m.name.startswith("_"))
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):  # exit code 2 with a one-line message, like every input error
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"opsim: error: {message}\n")
+        sys.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _ArgumentParser(add_help=False)
+    common.add_argument(
+        "--json", nargs="?", const="-", metavar="FILE", default=None,
+        help="print one JSON document on stdout (or, with FILE, write it there and print the table)",
+    )
+    parser = _ArgumentParser(
+        prog="opsim",
+        description="SSD over-provisioning: simulate, plan, measure.",
+    )
+    parser.add_argument("--version", action="version", version=f"opsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+    sub.required = True
+    for name in command_modules():
+        mod = importlib.import_module(name)
+        mod.register(sub, common)
+    return parser
+
+
+def emit(out: Output, json_target: str | None) -> None:
+    if json_target == "-":
+        sys.stdout.write(dumps(out.data) + "\n")
+        return
+    if json_target:
+        atomic_write_text(json_target, dumps(out.data))
+    if out.text:
+        sys.stdout.write(out.text.rstrip("\n") + "\n")
+    if json_target:
+        sys.stdout.write(f"JSON written to {json_target}\n")
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = os.environ.get("OPSIM_DEBUG") not in (None, "", "0")
+    try:
+        out = args.func(args)
+        emit(out, getattr(args, "json", None))
+        return 0
+    except OpsimError as e:
+        if debug:
+            raise
+        kind = "error" if isinstance(e, InputError) else "failed"
+        sys.stderr.write(f"opsim: {kind}: {e}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("opsim: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as e:  # an opsim bug: say so plainly, exit 1
+        if debug:
+            raise
+        sys.stderr.write(f"opsim: internal error: {type(e).__name__}: {e} "
+                         "(set OPSIM_DEBUG=1 for a traceback)\n")
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""``opsim simulate CONFIG.toml``: run the functional simulator."""
+
+from __future__ import annotations
+
+from .._output import Output, kv_table, table
+from ..units import fmt_bytes, pct
+
+
+def register(sub, common):
+    p = sub.add_parser(
+        "simulate", parents=[common],
+        help="run the functional FTL simulator on a TOML config (WAF, wear, steady state)",
+        description="Run the functional FTL simulator. The config schema is in docs/config.md.",
+    )
+    p.add_argument("config", help="TOML config file")
+    p.add_argument("--rounds", action="store_true", help="print every round, not only the summary")
+    p.set_defaults(func=run)
+
+
+def summary_text(d: dict, all_rounds: bool = False) -> str:
+    op, drv, ss = d["op"], d["drive"], d["steady_state"]
+    wl = d["config"]["workload"]
+    mw = d["measure_window"]
+    lines = [kv_table([
+        ("drive", f"{fmt_bytes(drv['user_bytes'])} user, {fmt_bytes(drv['physical_bytes'])} physical, "
+                  f"{drv['blocks']:,} blocks x {drv['pages_per_block']} pages x {fmt_bytes(drv['page_size'])}"),
+        ("OP (user basis)", pct(op["user"])),
+        ("OP (physical basis / spare area)", pct(op["physical"])),
+        ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
+        ("OP seen by GC (user basis)", pct(op["effective"])),
+        ("GC policy", d["gc"]),
+        ("workload", wl["type"]),
+        ("WAF (measurement window)", f"{d['waf']:.4f}"),
+        ("measured", f"rounds {mw['first_round']}..{mw['last_round']}, "
+                     f"{fmt_bytes(mw['host_write_bytes'])} host writes"),
+        ("steady state (SNIA rule on WAF)",
+         f"reached at round {ss['round']}" if ss["reached"] else "not reached"),
+        ("erase count min / mean / max",
+         f"{d['wear']['min']} / {d['wear']['mean']:.2f} / {d['wear']['max']}"),
+        ("victims' mean valid fraction",
+         f"{d['victims']['mean_valid_fraction']:.4f}" if d["victims"]["mean_valid_fraction"] is not None else "-"),
+        ("free blocks (min)", d["free_blocks_min"]),
+        ("speed", f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s "
+                  f"({d['perf']['wall_seconds']:.2f} s)"),
+    ], title="opsim simulate")]
+    rounds = d["rounds"]
+    if not all_rounds and len(rounds) > 12:
+        shown = rounds[:3] + rounds[-8:]
+    else:
+        shown = rounds
+    rows = [[r["index"], r["phase"], fmt_bytes(r["host_write_bytes"]), r["waf"], r["gc_copy_pages"],
+             r["erases"], r["free_blocks_min"]] for r in shown]
+    lines.append("")
+    lines.append(table(["round", "phase", "host writes", "WAF", "GC copies", "erases", "min free"], rows,
+                       align="rllrrrr"))
+    if len(shown) < len(rounds):
+        lines.append(f"({len(rounds) - len(shown)} rounds not shown; --rounds shows all)")
+    return "\n".join(lines)
+
+
+def run(args) -> Output:
+    from ..sim import simulate
+
+    r = simulate(args.config)
+    return Output(data=r.data, text=summary_text(r.data, args.rounds))
