@@ -233,8 +233,11 @@ pub fn build(
         }
         Ok(Uniform { base, slots: (units - len) / align_u + 1, align: align_u })
     };
+    // Internal stages (sequential fill, PTS) override the type; only the configured type
+    // is checked for keys it does not use.
+    let strict = kind == w.kind;
     let unused = |key: &str, present: bool| -> Result<()> {
-        if present {
+        if present && strict {
             Err(Error::workload(key, format!("is not used by workload type \"{}\"", kind.name())))
         } else {
             Ok(())

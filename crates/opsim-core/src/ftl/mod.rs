@@ -295,8 +295,25 @@ impl<P: Policy> Ftl<P> {
             self.host[stream] = EMPTY_FRONTIER;
         }
         if (self.free.len() as u32) < self.low {
+            // A victim with every page valid frees nothing (FIFO meets one right after a
+            // sequential fill); give up only when GC has gone through every block in vain.
+            let mut stalls = 0u32;
             while (self.free.len() as u32) < self.high {
-                self.collect()?;
+                if self.collect()? == self.ppb {
+                    stalls += 1;
+                    if stalls > self.blocks {
+                        return Err(Error::capacity(
+                            "drive.op",
+                            format!(
+                                "garbage collection cannot free space: the {} policy went through every block \
+                                 and found all pages valid; the workload's data does not fit with this OP",
+                                P::NAME
+                            ),
+                        ));
+                    }
+                } else {
+                    stalls = 0;
+                }
             }
         }
         let b = self.pop_free()?;
@@ -319,25 +336,15 @@ impl<P: Policy> Ftl<P> {
         Ok(b * self.ppb)
     }
 
-    /// Collect one victim: copy its valid pages to the GC frontier, erase it.
-    fn collect(&mut self) -> Result<()> {
+    /// Collect one victim: copy its valid pages to the GC frontier, erase it.  Returns the
+    /// number of pages copied.
+    fn collect(&mut self) -> Result<u32> {
         let now = self.c.host_write_pages;
         let v = self
             .policy
             .select(&self.meta, &mut self.rng, now)
             .ok_or_else(|| Error::internal("garbage collection found no closed block to collect"))?;
         let valid = self.meta.valid[v as usize];
-        if valid >= self.ppb {
-            return Err(Error::capacity(
-                "drive.op",
-                format!(
-                    "garbage collection cannot free space: the {} policy chose a block with all {} pages valid; \
-                     the workload's data does not fit with this OP",
-                    P::NAME,
-                    self.ppb
-                ),
-            ));
-        }
         self.victim_hist[valid as usize] += 1;
         self.c.gc_victims += 1;
         let base_w = v as usize * self.wpb as usize;
@@ -363,7 +370,7 @@ impl<P: Policy> Ftl<P> {
         if self.check_each_gc {
             self.check().map_err(|e| Error::internal(format!("after GC of block {v}: {e}")))?;
         }
-        Ok(())
+        Ok(valid)
     }
 
     fn erase(&mut self, blk: u32) {

@@ -1,0 +1,25 @@
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+
+
+def drive_config(user_pages: int, op: float, b: int = 256, gc: str = "greedy", **sections):
+    """A config dict for a drive of ``user_pages`` 4 KiB pages."""
+    cfg = {
+        "drive": {"user_capacity": user_pages * 4096, "op": op, "pages_per_block": b},
+        "ftl": {"gc": gc},
+        "workload": {},
+        "run": {"seed": 11},
+    }
+    for k, v in sections.items():
+        cfg.setdefault(k, {}).update(v)
+    return cfg
+
+
+@pytest.fixture
+def cfg_factory():
+    return drive_config
