@@ -385,7 +385,9 @@ impl<P: Policy> Ftl<P> {
     pub fn write_page(&mut self, lpn: u32, stream: u32) -> Result<()> {
         let old = self.l2p[lpn as usize];
         if old != NONE {
+            // Unmap before allocating: allocation may run GC, which must see a consistent map.
             self.invalidate(old);
+            self.l2p[lpn as usize] = NONE;
         }
         let ppn = self.alloc_host(stream as usize)?;
         self.place(lpn, ppn);
