@@ -1,0 +1,13 @@
+"""Drive counters: snapshots (smartctl, nvme-cli) and the WAF they imply.
+
+    >>> from opsim.smart import load_document, lifetime_waf, interval_waf
+    >>> lifetime_waf(load_document("micron5300.json"))["waf"]
+"""
+
+from .parse import as_snapshot, load_document, parse_count, smartctl_status
+from .rules import RULES, find_rule, read_counters
+from .snapshot import take_snapshot
+from .waf import interval_waf, lifetime_waf
+
+__all__ = ["as_snapshot", "load_document", "parse_count", "smartctl_status", "RULES", "find_rule",
+           "read_counters", "take_snapshot", "interval_waf", "lifetime_waf"]

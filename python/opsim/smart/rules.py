@@ -1,0 +1,368 @@
+"""Which counters give host writes and NAND writes, per drive family or model.
+
+The same ATA attribute ID means different things on different vendors (233 is NAND writes
+on SandForce/Phison/SanDisk but a wear indicator on Intel; 241 counts 512-byte LBAs on
+Samsung, 32 MiB units on Intel, GiB on Phison), and smartctl's attribute *names* depend on
+the version of its drive database.  So rules are keyed on smartctl's ``model_family`` (from
+the drive database) or, when that is absent, on the model name; never on attribute names.
+
+Each counter states its unit.  ``unit_bytes=None`` means the unit is not a known number of
+bytes (NAND pages of unknown size, or a "GB" that vendors document inconsistently); such a
+counter still gives a WAF when numerator and denominator share the same unit.
+
+When a drive is not in the table, or keeps no NAND-writes total, the result says which
+counter is missing and why, instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .parse import ata_attribute_names, ata_attributes, device_statistic, identity, nvme_value
+
+MiB, GiB = 2**20, 2**30
+
+
+@dataclass(frozen=True)
+class Counter:
+    kind: str            # "ata" | "devstat" | "nvme" | "ocp" | "endurance"
+    ids: tuple           # ATA attribute IDs (summed) | (page, offset) | log field names
+    unit: str            # what one count is
+    unit_bytes: int | None
+
+    def describe(self, names: dict | None = None) -> str:
+        if self.kind == "ata":
+            parts = []
+            for i in self.ids:
+                n = (names or {}).get(i)
+                parts.append(f"{i}" + (f" {n}" if n else ""))
+            return "ATA attribute " + " + ".join(parts)
+        if self.kind == "devstat":
+            return f"ATA Device Statistics page {self.ids[0]} offset {self.ids[1]:#x} ({self.ids[2]})"
+        if self.kind == "nvme":
+            return f"NVMe SMART log {self.ids[0]}"
+        if self.kind == "ocp":
+            return f"OCP C0 log \"{self.ids[0]}\""
+        if self.kind == "endurance":
+            return f"NVMe Endurance Group log {self.ids[0]}"
+        return str(self.ids)
+
+    def read(self, snap: dict, attrs: dict):
+        """The counter's value in ``snap``, or None when the drive does not report it."""
+        if self.kind == "ata":
+            if not all(i in attrs for i in self.ids):
+                return None
+            return sum(attrs[i] for i in self.ids)
+        if self.kind == "devstat":
+            return device_statistic(snap, self.ids[0], offset=self.ids[1], name=self.ids[2])
+        if self.kind == "nvme":
+            return nvme_value(snap, "smart_log", *self.ids)
+        if self.kind == "ocp":
+            return nvme_value(snap, "ocp_c0", *self.ids)
+        if self.kind == "endurance":
+            return nvme_value(snap, "endurance_log", *self.ids)
+        raise ValueError(self.kind)
+
+
+def ata(*ids, unit: str, unit_bytes: int | None) -> Counter:
+    return Counter("ata", tuple(ids), unit, unit_bytes)
+
+
+SECTORS = dict(unit="512-byte logical sector", unit_bytes=512)
+MIB32 = dict(unit="32 MiB", unit_bytes=32 * MiB)
+GIB1 = dict(unit="1 GiB", unit_bytes=GiB)
+DEVSTAT_LSW = Counter("devstat", (1, 0x18, "Logical Sectors Written"), "logical sector", None)  # bytes set per drive
+NVME_DUW = Counter("nvme", ("data_units_written",), "data unit of 1000 x 512 bytes = 512,000 bytes", 512_000)
+OCP_PMUW = Counter("ocp", ("Physical media units written", "physical_media_units_written"), "byte", 1)
+END_DUW = Counter("endurance", ("data_units_written",), "1,000,000,000 bytes (Endurance Group log)", 10**9)
+END_MUW = Counter("endurance", ("media_units_written",), "1,000,000,000 bytes (Endurance Group log)", 10**9)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One way to get host writes, NAND writes and the WAF from a drive."""
+    host: Counter | None
+    nand: Counter | None
+    # WAF = sum(num) / sum(den); default nand / host
+    waf_num: Counter | None = None
+    waf_den: Counter | None = None
+    formula: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    family: str | None          # regex on smartctl model_family
+    model: str | None           # regex on model name
+    pairs: tuple = ()           # alternatives, tried in order
+    host_only: tuple = ()       # host-write counters when no pair is complete
+    no_nand_reason: str | None = None
+    note: str = ""
+    protocol: str | None = None  # "ATA" | "NVMe" | None (any)
+    reported_waf_name: str | None = None  # a name pattern for a drive-reported WAF (cross-check only)
+    extra: dict = field(default_factory=dict)
+
+    def matches(self, ident: dict) -> bool:
+        if self.protocol and (ident.get("protocol") or "").upper() != self.protocol.upper():
+            return False
+        fam, mod = ident.get("model_family") or "", ident.get("model_name") or ""
+        if self.family and fam and re.search(self.family, fam, re.I):
+            return True
+        if self.model and mod and re.search(self.model, mod, re.I):
+            return True
+        return self.family is None and self.model is None
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "Micron/Crucial (Micron controller)",
+        family=r"^(Micron|Crucial)(?!.*Silicon Motion)", model=r"^(Micron_|MTFD|Crucial_CT|CT\d+(MX|M5))",
+        protocol="ATA",
+        pairs=(Pair(ata(246, **SECTORS), ata(247, 248, unit="NAND page (size not reported)", unit_bytes=None),
+                    waf_num=ata(247, 248, unit="NAND page", unit_bytes=None),
+                    waf_den=ata(247, unit="NAND page", unit_bytes=None),
+                    formula="(247 Host_Program_Page_Count + 248 Bckgnd_Program_Page_Cnt) / 247"),),
+        host_only=(ata(246, **SECTORS), ata(241, **SECTORS)),
+        no_nand_reason="this Micron/Crucial model does not report attributes 247 and 248",
+        note="Micron TN-FD-23 'Calculating the Write Amplification Factor': WAF = (host program pages + "
+             "background program pages) / host program pages; host bytes from 246 (512-byte sectors). "
+             "NAND bytes are not available because the page size is not reported.",
+    ),
+    Rule(
+        "Intel SandForce-based client (320/330/335/520/530)",
+        family=r"^Intel (320|330|335|520|530)", model=r"^INTEL SSDSC2(CT|BW|BF|KW|BH)",
+        protocol="ATA",
+        pairs=(Pair(ata(241, **MIB32), ata(249, **GIB1), formula="249 NAND_Writes_1GiB / 241 Host_Writes_32MiB (in bytes)"),),
+        host_only=(ata(241, **MIB32), ata(225, **MIB32)),
+        no_nand_reason="this Intel model has no NAND-writes attribute (249); the Intel 320 reports only 225 host writes",
+        note="Intel: 241/225 host writes in 32 MiB units, 249 NAND writes in 1 GiB units.",
+    ),
+    Rule(
+        "Intel/Solidigm data center and client SATA",
+        family=r"^(Intel|Solidigm)", model=r"^(INTEL|SOLIDIGM) ",
+        protocol="ATA",
+        pairs=(Pair(ata(241, **MIB32), ata(243, **MIB32), formula="243 NAND_Writes_32MiB / 241 Host_Writes_32MiB"),
+               Pair(ata(225, **MIB32), ata(243, **MIB32), formula="243 NAND_Writes_32MiB / 225 Host_Writes_32MiB"),
+               Pair(ata(241, **MIB32), ata(249, **GIB1), formula="249 NAND_Writes_1GiB / 241 Host_Writes_32MiB (in bytes)")),
+        host_only=(ata(241, **MIB32), ata(225, **MIB32)),
+        no_nand_reason="this Intel/Solidigm model reports no NAND-writes attribute (243 or 249)",
+        note="Intel/Solidigm: 241 (or 225) host writes and 243 NAND writes, both in 32 MiB units "
+             "(S3510/S3610/S4500/S4510/S4600/S4610/D3-S4520); 249 NAND writes in 1 GiB on some models.",
+    ),
+    Rule(
+        "Samsung PM871/CM871 (OEM client SATA)",
+        family=None, model=r"^SAMSUNG MZ[7NY]LN|^SAMSUNG MZNTY|^SAMSUNG MZ7TY",
+        protocol="ATA",
+        pairs=(Pair(ata(241, **SECTORS), ata(249, **GIB1), formula="249 NAND_Writes_1GiB / 241 Total_LBAs_Written (in bytes)"),),
+        host_only=(ata(241, **SECTORS),),
+        no_nand_reason="this Samsung model does not report attribute 249",
+        note="Samsung CM871a/PM871: 241 LBAs written (512 bytes), 249 NAND writes in 1 GiB (smartctl drive database).",
+    ),
+    Rule(
+        "Samsung data center SATA (PM863/SM863/PM883/SM883/PM893/PM897)",
+        family=None, model=r"^SAMSUNG MZ7(LM|KM|LH|KH|L3|KH)",
+        protocol="ATA",
+        pairs=(Pair(ata(241, **SECTORS), ata(251, unit="512-byte sector (assumed, same as 241)", unit_bytes=512),
+                    formula="251 NAND_Writes / 241 Total_LBAs_Written"),),
+        host_only=(ata(241, **SECTORS),),
+        no_nand_reason="this Samsung data-center model does not report attribute 251",
+        note="Samsung PM863/PM893 report 251 NAND_Writes (smartctl drive database). Samsung does not publish "
+             "its unit; opsim assumes 512-byte sectors like 241 -- treat the WAF as indicative.",
+        extra={"assumption": "251 counted in 512-byte sectors"},
+    ),
+    Rule(
+        "Samsung client SATA (840/850/860/870 EVO/PRO/QVO)",
+        family=r"^Samsung", model=r"^Samsung SSD 8[3-8]0",
+        protocol="ATA",
+        pairs=(),
+        host_only=(ata(241, **SECTORS), DEVSTAT_LSW),
+        no_nand_reason="Samsung client SATA drives expose no NAND-writes counter (177 Wear_Leveling_Count is an "
+                       "average P/E-cycle count, not a write total), so neither lifetime nor interval WAF can be "
+                       "read from SMART",
+        note="Samsung: 241 Total_LBAs_Written in 512-byte sectors; NAND writes only on some OEM/data-center "
+             "models (249 on PM871/CM871, 251 on PM863/PM893).",
+    ),
+    Rule(
+        "Phison-based (Kingston, Corsair, Patriot, PNY...)",
+        family=r"Phison", model=r"^KINGSTON SA400|^KINGSTON SUV|^SA400S37",
+        protocol="ATA",
+        pairs=(Pair(ata(241, **GIB1), ata(233, **GIB1), formula="233 Flash_Writes_GiB / 241 Lifetime_Writes_GiB"),),
+        host_only=(ata(241, **GIB1),),
+        no_nand_reason="this Phison-based model does not report attribute 233",
+        note="Phison: 241 host writes and 233 flash (NAND) writes, both in GiB.",
+    ),
+    Rule(
+        "SandForce-based (OCZ, Kingston HyperX, Corsair Force...)",
+        family=r"SandForce", model=None,
+        protocol="ATA",
+        pairs=(Pair(ata(241, **GIB1), ata(233, **GIB1), formula="233 SandForce_Internal / 241 Lifetime_Writes_GiB"),),
+        host_only=(ata(241, **GIB1),),
+        no_nand_reason="this SandForce-based model does not report attribute 233",
+        note="SandForce: 241 host writes in GiB, 233 (SandForce_Internal) NAND writes in GiB.",
+    ),
+    Rule(
+        "Seagate SSD (600/1200/Nytro/IronWolf 110/BarraCuda SSD)",
+        family=r"^Seagate.*(SSD|Nytro|IronWolf 110|BarraCuda 1[12]0)", model=r"^(Seagate )?(ST\d+(FN|HM|NM|LM)|ZA\d+)",
+        protocol="ATA",
+        pairs=(Pair(ata(241, unit="GB (as named by the drive)", unit_bytes=None),
+                    ata(233, unit="GB (as named by the drive)", unit_bytes=None),
+                    formula="233 Lifetime_Wts_To_Flsh_GB / 241 Lifetime_Wts_Frm_Hst_GB"),),
+        host_only=(),
+        no_nand_reason="this Seagate SSD does not report attributes 233 and 241",
+        note="Seagate SSDs: 241 writes from host and 233 writes to flash in the same GB-sized unit "
+             "(GB vs GiB not documented, so no byte figures; the ratio is exact).",
+    ),
+    Rule(
+        "WD Blue/Green/Red SSD (SanDisk/WD controller)",
+        family=r"^(WD|Western Digital) (Blue|Green|Red)", model=r"^WDC? ?WDS\d",
+        protocol="ATA",
+        pairs=(Pair(ata(241, **GIB1), ata(233, 234, **GIB1),
+                    formula="(233 NAND_GB_Written_TLC + 234 NAND_GB_Written_SLC) / 241 Host_Writes_GiB"),
+               Pair(ata(241, **GIB1), ata(233, **GIB1), formula="233 NAND writes / 241 Host_Writes_GiB")),
+        host_only=(ata(241, **GIB1),),
+        no_nand_reason="this WD model does not report attribute 233",
+        note="WD Blue/Green 3D: 241 host writes GiB; 233 TLC and 234 SLC NAND writes in GiB (SLC-cache writes "
+             "and their later folding to TLC both program NAND).",
+    ),
+    Rule(
+        "SanDisk",
+        family=r"^SanDisk", model=r"^SanDisk SD|^SanDisk SSD",
+        protocol="ATA",
+        pairs=(Pair(ata(241, **GIB1), ata(233, **GIB1), formula="233 Total_NAND_Writes_GiB / 241 Total_Writes_GiB"),),
+        host_only=(ata(241, **GIB1),),
+        no_nand_reason="this SanDisk model does not report attribute 233",
+        note="SanDisk: 241 host writes and 233 NAND writes in GiB. Some SanDisk firmwares also report a WAF "
+             "of their own; opsim shows it beside the computed value as a cross-check.",
+        reported_waf_name=r"write.?amp|\bwaf\b",
+    ),
+    Rule(
+        "SK hynix SATA",
+        family=r"^SK hynix", model=r"^SK ?hynix|^HFS\d",
+        protocol="ATA",
+        pairs=(),
+        host_only=(ata(241, **GIB1),),
+        no_nand_reason="SK hynix SATA drives report 243 Total_Media_Writes, but its unit is not documented, so "
+                       "opsim does not divide it by 241 (GiB); the raw value is listed",
+        note="SK hynix: 241 Total_Writes_GiB; 243 Total_Media_Writes (unit undocumented).",
+        extra={"raw_only": (243,)},
+    ),
+    Rule(
+        "Silicon Motion-based (ADATA, Transcend, Crucial BX, Team...)",
+        family=r"Silicon Motion", model=r"^ADATA SU|^TS\d+GMTS|^CT\d+BX",
+        protocol="ATA",
+        pairs=(),
+        host_only=(),
+        no_nand_reason="Silicon Motion-based drives report erase counts, not a NAND-writes total; the unit of "
+                       "241 (32 MiB on ADATA SU6xx/8xx/9xx, GiB on others) depends on the model",
+        note="Silicon Motion: no NAND-writes total.",
+        extra={"raw_only": (241,)},
+    ),
+    Rule(
+        "NVMe (SMART log data units; NAND writes from OCP C0 or the Endurance Group log)",
+        family=None, model=None, protocol="NVMe",
+        pairs=(Pair(NVME_DUW, OCP_PMUW, formula="OCP C0 Physical media units written (bytes) / "
+                                                "(data_units_written x 512,000 bytes)"),
+               Pair(END_DUW, END_MUW, formula="Endurance Group media_units_written / data_units_written "
+                                              "(both in 10^9 bytes)")),
+        host_only=(NVME_DUW,),
+        no_nand_reason="the drive has no OCP C0 log (Physical media units written) and no Endurance Group log "
+                       "media units; the NVMe SMART log counts host data units only",
+        note="NVMe data units are 1000 x 512 = 512,000 bytes, rounded up. OCP C0 'Physical media units "
+             "written' is in bytes. Consumer drives (e.g. Samsung 970/980 EVO) usually have neither NAND counter.",
+    ),
+    Rule(
+        "ATA, unknown vendor (Device Statistics only)",
+        family=None, model=None, protocol=None,
+        pairs=(),
+        host_only=(DEVSTAT_LSW,),
+        no_nand_reason=None,  # filled in per drive
+        note="The ATA Device Statistics log (smartctl -x) gives 'Logical Sectors Written'; NAND-write "
+             "attributes are vendor-specific, so opsim does not guess them for a drive it does not know.",
+    ),
+)
+
+
+def find_rule(ident: dict) -> Rule:
+    for r in RULES:
+        if r.matches(ident):
+            return r
+    return RULES[-1]
+
+
+def _bytes(c: Counter, value, block_size: int):
+    if value is None:
+        return None
+    if c is DEVSTAT_LSW:
+        return value * int(block_size or 512)
+    return None if c.unit_bytes is None else value * c.unit_bytes
+
+
+def _entry(c: Counter, value, names, block_size):
+    unit = c.unit if c is not DEVSTAT_LSW else f"logical sector of {block_size} bytes"
+    return {"counter": c.describe(names), "raw": value, "unit": unit, "bytes": _bytes(c, value, block_size)}
+
+
+def read_counters(snap: dict) -> dict:
+    """Host writes, NAND writes and the WAF counters of one snapshot, with the rule used."""
+    ident = identity(snap)
+    rule = find_rule(ident)
+    attrs = ata_attributes(snap)
+    names = ata_attribute_names(snap)
+    bs = ident.get("logical_block_size") or 512
+    out = {"drive": ident, "rule": rule.name, "rule_note": rule.note, "pair": None,
+           "host_writes": None, "nand_writes": None, "waf_num": None, "waf_den": None,
+           "formula": None, "missing": [], "reason": None, "raw_other": {}, "assumption": rule.extra.get("assumption")}
+    for i, p in enumerate(rule.pairs):
+        hv, nv = p.host.read(snap, attrs), p.nand.read(snap, attrs)
+        num_c, den_c = p.waf_num or p.nand, p.waf_den or p.host
+        numv, denv = num_c.read(snap, attrs), den_c.read(snap, attrs)
+        if None in (hv, nv, numv, denv):
+            continue
+        out.update(pair=i, host_writes=_entry(p.host, hv, names, bs), nand_writes=_entry(p.nand, nv, names, bs),
+                   waf_num=_entry(num_c, numv, names, bs), waf_den=_entry(den_c, denv, names, bs),
+                   formula=p.formula)
+        break
+    else:
+        for c in rule.host_only:
+            v = c.read(snap, attrs)
+            if v is not None:
+                out["host_writes"] = _entry(c, v, names, bs)
+                break
+        if out["host_writes"] is None:
+            # fall back to the Device Statistics log or NVMe data units, whatever the rule
+            for c in (DEVSTAT_LSW, NVME_DUW):
+                v = c.read(snap, attrs)
+                if v is not None:
+                    out["host_writes"] = _entry(c, v, names, bs)
+                    break
+        missing = []
+        for p in rule.pairs:
+            for c in dict.fromkeys((p.host, p.nand, p.waf_num or p.nand, p.waf_den or p.host)):
+                if c.read(snap, attrs) is None:
+                    missing.append(c.describe())
+        if out["host_writes"] is None:
+            missing.append("a host-writes counter (" + ", ".join(
+                c.describe() for c in (rule.host_only or (DEVSTAT_LSW,))) + ")")
+        out["missing"] = list(dict.fromkeys(missing))
+        reason = rule.no_nand_reason
+        if reason is None:
+            who = ident.get("model_name") or "this drive"
+            fam = ident.get("model_family")
+            reason = (f"no NAND-writes rule for {who}" + (f" (family {fam!r})" if fam else " (not in smartctl's "
+                      "drive database)") + "; attribute IDs are vendor-specific, so opsim does not guess. "
+                      "Counters it would need: host writes and NAND (media) writes")
+            out["missing"].append("a NAND-writes counter (vendor-specific; none known for this drive)")
+        if not rule.pairs and "a NAND-writes counter" not in " ".join(out["missing"]):
+            out["missing"].append("a NAND-writes counter (this drive family exposes none that opsim can use)")
+        if rule.protocol == "NVMe" and ident.get("model_name"):
+            reason = f"{ident['model_name']}: {reason}"
+        out["reason"] = reason
+    for i in rule.extra.get("raw_only", ()):
+        if i in attrs:
+            out["raw_other"][f"{i} {names.get(i) or ''}".strip()] = attrs[i]
+    if rule.reported_waf_name:
+        for i, n in names.items():
+            if n and re.search(rule.reported_waf_name, n, re.I) and i in attrs:
+                out["reported_waf"] = {"counter": f"ATA attribute {i} {n}", "raw": attrs[i]}
+    return out

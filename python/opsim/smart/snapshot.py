@@ -1,0 +1,91 @@
+"""Take a snapshot of a drive's counters with smartctl (and nvme-cli for NVMe drives)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import subprocess
+
+from ..errors import CommandError, DeviceError
+from .parse import SNAPSHOT_FORMAT, loads_lenient, smartctl_status
+
+
+def _run(argv: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise CommandError(f"{argv[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise CommandError(f"{' '.join(argv)} did not finish within {timeout} s") from None
+
+
+def _nvme_controller(dev: str) -> str:
+    """/dev/nvme0n1 -> /dev/nvme0 (logs are per controller; nvme-cli accepts either)."""
+    base = os.path.basename(os.path.realpath(dev))
+    if base.startswith("nvme") and "n" in base[4:]:
+        ctrl = base[: 4 + base[4:].index("n")]
+        return f"/dev/{ctrl}"
+    return dev
+
+
+def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = None) -> dict:
+    """Run ``smartctl -x -j`` (and, for NVMe, nvme-cli's SMART, Endurance Group and OCP C0 logs).
+
+    smartctl's exit status is a bitmask: bits 0-1 mean no data (raised as CommandError),
+    other bits only describe the drive's health and are recorded as warnings."""
+    if not os.path.exists(device):
+        raise DeviceError(f"{device}: no such device", key="device")
+    smartctl = smartctl or shutil.which("smartctl") or ("/usr/sbin/smartctl" if os.path.exists("/usr/sbin/smartctl") else None)
+    if not smartctl:
+        raise CommandError("smartctl is not installed (Debian package smartmontools)")
+    warnings: list[str] = []
+    r = _run([smartctl, "-x", "-j", device])
+    status = smartctl_status(r.returncode)
+    try:
+        sc = loads_lenient(r.stdout, source="smartctl -x -j")
+    except Exception:
+        raise CommandError(f"smartctl -x -j {device} exited {r.returncode} without JSON: "
+                           f"{(r.stderr or r.stdout).strip()[:300]}") from None
+    if status["fatal"]:
+        msgs = [m.get("string") for m in (sc.get("smartctl") or {}).get("messages", []) if m.get("string")]
+        raise CommandError(f"smartctl -x -j {device} failed (exit status {r.returncode}: "
+                           f"{'; '.join(status['meaning'])}){': ' + '; '.join(msgs) if msgs else ''}")
+    if r.returncode:
+        warnings.append(f"smartctl exit status {r.returncode}: {'; '.join(status['meaning'])}")
+    snap = {"format": SNAPSHOT_FORMAT, "version": 1, "device": device,
+            "taken_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "smartctl": sc, "smartctl_status": status, "nvme": {}, "warnings": warnings, "commands": []}
+    snap["commands"].append({"argv": [smartctl, "-x", "-j", device], "exit_status": r.returncode})
+    protocol = ((sc.get("device") or {}).get("protocol") or "").upper()
+    if protocol == "NVME":
+        nvme = nvme or shutil.which("nvme") or ("/usr/sbin/nvme" if os.path.exists("/usr/sbin/nvme") else None)
+        if not nvme:
+            warnings.append("nvme-cli is not installed: no Endurance Group or OCP C0 log (Debian package nvme-cli)")
+        else:
+            ctrl = _nvme_controller(device)
+            for key, argv in (
+                ("smart_log", [nvme, "smart-log", ctrl, "-o", "json"]),
+                ("endurance_log", [nvme, "endurance-log", ctrl, "--group-id=1", "-o", "json"]),
+                ("ocp_c0", [nvme, "ocp", "smart-add-log", ctrl, "-o", "json"]),
+            ):
+                try:
+                    rr = _run(argv, timeout=60)
+                except CommandError as e:
+                    warnings.append(f"{key}: {e}")
+                    continue
+                snap["commands"].append({"argv": argv, "exit_status": rr.returncode})
+                if rr.returncode != 0:
+                    warnings.append(f"{' '.join(argv[1:3])}: not available (exit {rr.returncode}: "
+                                    f"{(rr.stderr or rr.stdout).strip()[:160]})")
+                    continue
+                try:
+                    snap["nvme"][key] = loads_lenient(rr.stdout, source=" ".join(argv[:3]))
+                except Exception:
+                    warnings.append(f"{' '.join(argv[1:3])}: output is not JSON")
+    return snap
+
+
+def snapshot_json(snap: dict) -> str:
+    return json.dumps(snap, indent=2)
