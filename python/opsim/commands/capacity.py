@@ -73,7 +73,7 @@ def summary_text(d: dict) -> str:
     lines.append("")
     lines.append(kv_table([
         ("held back", f"{d['held_back']['sectors']:,} sectors = {d['held_back']['bytes']:,} bytes"),
-        ("physical (NAND)", f"{ph['bytes']:,} bytes ({fmt_bytes(ph['bytes'])}) - {ph['note']}"),
+        ("physical (NAND)", (f"{ph['bytes']:,} bytes ({fmt_bytes(ph['bytes'])}) - " if ph["bytes"] else "") + ph["note"]),
     ]))
     lines.append("")
     rows = []

@@ -168,8 +168,11 @@ class Capacity:
 def capacity_from_sectors(sectors: int, sector_size: int, source: str = "sectors") -> Capacity:
     ss = check_sector_size(sector_size)
     inv = idema_gb(sectors, ss)
-    return Capacity(int(sectors), ss, source, Fraction(int(sectors) * ss),
-                    gb=inv.gb if inv.exact else None)
+    if inv.exact and inv.gb is not None:
+        # an exact IDEMA count: the drive is marketed as inv.gb GB; OP arithmetic uses that
+        return Capacity(int(sectors), ss, "idema", Fraction(inv.gb * GB), gb=inv.gb,
+                        notes=(f"{int(sectors):,} sectors is exactly the IDEMA count for {inv.gb} GB",))
+    return Capacity(int(sectors), ss, source, Fraction(int(sectors) * ss))
 
 
 def capacity_from_bytes(nbytes, sector_size: int, key: str, idema: bool = True) -> Capacity:
@@ -300,8 +303,7 @@ def assumed_physical(native: Capacity) -> tuple[int, str]:
         # not an IDEMA-sized drive: take the native bytes as decimal GB (rounded down)
         gb = native.bytes // GB
         if gb == 0:
-            raise CapacityError("physical: cannot assume a physical capacity below 1 GB; give --physical",
-                                key="physical")
+            return None, "unknown: below 1 GB no physical capacity is assumed; pass --physical"
     return gb * GIB, (f"assumed: {gb} GB native -> {gb} GiB of NAND (SK hynix 'level 1' OP, "
                       "GB vs GiB = 7.37%); pass --physical for the real figure")
 
@@ -334,7 +336,7 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
     else:
         phys_bytes, phys_note = assumed_physical(nat)
         phys_source = "assumed"
-    if phys_bytes < nat.bytes:
+    if phys_bytes is not None and phys_bytes < nat.bytes:
         raise CapacityError(f"physical: {phys_bytes:,} bytes is less than the native capacity "
                             f"({nat.bytes:,} bytes)", key="physical")
 
@@ -395,11 +397,12 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
                             f"{nat.sectors:,} sectors", key="user")
 
     held = nat.sectors - ucap.sectors
-    op_lba = op_all(Fraction(ucap.bytes), Fraction(phys_bytes), Fraction(nat.bytes))
+    phys_f = None if phys_bytes is None else Fraction(phys_bytes)
+    op_lba = op_all(Fraction(ucap.bytes), phys_f, Fraction(nat.bytes))
     op_nominal = None
     if nat.source == "idema" and ucap.source in ("idema", "bytes"):
         # the marketed-GB figures (what vendor tables print): 1024 GB -> 800 GB is 21.875%
-        op_nominal = op_all(ucap.nominal_bytes, Fraction(phys_bytes), nat.nominal_bytes)
+        op_nominal = op_all(ucap.nominal_bytes, phys_f, nat.nominal_bytes)
     data = {
         "input": {"native": str(native) if not isinstance(native, Capacity) else native.sectors,
                   "user": None if user is None else str(user), "op": None if op is None else str(op),
@@ -411,10 +414,12 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
         "native": nat.to_dict(),
         "user": ucap.to_dict(),
         "held_back": {"sectors": held, "bytes": held * ss},
-        "physical": {"bytes": phys_bytes, "gib": phys_bytes / GIB, "source": phys_source, "note": phys_note},
+        "physical": {"bytes": phys_bytes, "gib": None if phys_bytes is None else phys_bytes / GIB,
+                     "source": phys_source if phys_bytes is not None else "unknown", "note": phys_note},
         "op": {k: (None if v is None else float(v)) for k, v in op_lba.items()},
         "op_exact": {k: (None if v is None else f"{v.numerator}/{v.denominator}") for k, v in op_lba.items()},
-        "op_nominal": None if op_nominal is None else {k: float(v) for k, v in op_nominal.items()},
+        "op_nominal": None if op_nominal is None else {k: None if v is None else float(v)
+                                                        for k, v in op_nominal.items()},
         "notes": notes,
     }
     return data
