@@ -1,0 +1,80 @@
+"""Real fio runs against a temporary file (needs the fio binary)."""
+
+import json
+import shutil
+
+import pytest
+
+from opsim.cli import main
+from opsim.sim import steady_state
+
+pytestmark = [pytest.mark.fio, pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")]
+
+
+def run(capsys, *argv):
+    rc = main([*argv, "--json"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return json.loads(out.out)
+
+
+def check_common(d, outdir):
+    assert d["fio_version"].startswith("fio-")
+    assert d["rounds"] and all(r["iops"] > 0 for r in d["rounds"])
+    assert d["iops_series"] and all({"t_s", "iops"} <= set(s) for s in d["iops_series"])
+    ts = [s["t_s"] for s in d["iops_series"]]
+    assert ts == sorted(ts)
+    lat = d["latency_us"]
+    assert lat["p50"] is not None and lat["p50"] <= lat["p99"] <= lat["p99.9"] <= lat["max"]
+    # the verdict is the SNIA rule (Rust core) applied to the round IOPS
+    ss = steady_state([r["iops"] for r in d["rounds"]])
+    assert d["steady_state"]["reached"] == ss["reached"]
+    assert d["steady_state"]["range_ratio"] == pytest.approx(ss["range_ratio"])
+    assert (d["steady_iops"] is not None) == ss["reached"]
+    for r in d["rounds"]:
+        assert (outdir / r["fio_json"]).exists()
+    assert json.loads((outdir / "result.json").read_text())["test"] == d["test"]
+
+
+def test_wsat_real_fio(tmp_path, capsys):
+    out = tmp_path / "w"
+    d = run(capsys, "measure", "wsat", "--size", "64MiB", "--round", "2", "--time-cap", "12",
+            "--capacity-multiple", "1000", "--qd", "8", "-o", str(out))
+    assert d["test"] == "wsat" and d["target"]["kind"] == "file"
+    assert len(d["rounds"]) >= 5 and d["stop_reason"] == "time cap reached"
+    assert d["rounds"][-1]["written_total_bytes"] > 0
+    check_common(d, out)
+
+
+def test_iops_real_fio(tmp_path, capsys):
+    out = tmp_path / "i"
+    d = run(capsys, "measure", "iops", "--size", "64MiB", "--round", "2", "--bs", "4k",
+            "--rwmix", "0/100,100/0", "--max-rounds", "6", "--qd", "4", "-o", str(out))
+    assert d["test"] == "iops"
+    assert 1 <= len(d["rounds"]) <= 6
+    assert all(len(r["combinations"]) == 2 for r in d["rounds"])
+    assert d["steady_state"]["metric"] == "iops of 4k R/W 0/100"
+    if d["steady_state"]["reached"]:
+        assert d["stop_reason"].startswith("steady state")
+    else:
+        assert len(d["rounds"]) == 6
+    check_common(d, out)
+
+
+def test_bad_options(tmp_path, capsys):
+    assert main(["measure", "wsat", "--size", "64XB", "-o", str(tmp_path / "x")]) == 2
+    assert "size" in capsys.readouterr().err
+    assert main(["measure", "iops", "--rwmix", "60/60", "-o", str(tmp_path / "x")]) == 2
+    assert main(["measure", "wsat", "--file", "/dev/null", "-o", str(tmp_path / "x")]) == 2
+    assert "character device" in capsys.readouterr().err
+
+
+def test_device_needs_confirmation(tmp_path, capsys):
+    f = tmp_path / "not-a-dev"
+    f.write_bytes(b"x" * 4096)
+    before = f.read_bytes()
+    rc = main(["measure", "wsat", "--device", str(f), "-o", str(tmp_path / "o")])
+    assert rc == 2 and "naming it again" in capsys.readouterr().err
+    rc = main(["measure", "wsat", "--device", str(f), f"--destroy-data={f}", "-o", str(tmp_path / "o")])
+    assert rc == 2 and "block device" in capsys.readouterr().err
+    assert f.read_bytes() == before

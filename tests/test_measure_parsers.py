@@ -1,0 +1,104 @@
+"""fio parsers on real fio output (fixtures) and on the documented 4/5/6-column log formats;
+steady-state application on hand-made series."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from opsim.errors import InputError
+from opsim.measure import parse_fio_json, parse_log, per_second, summarize
+from opsim.measure.runner import _steady
+
+FIX = Path(__file__).parent / "fixtures" / "measure"
+
+
+def test_fio_json_plus_summary():
+    doc = parse_fio_json((FIX / "randwrite4k_qd32_libaio_jsonplus.json").read_text())
+    s = summarize(doc)
+    assert doc["fio version"] == "fio-3.33"
+    assert s["iops"] > 0 and s["io_bytes"]["write"] > 0 and s["io_bytes"]["read"] == 0
+    lat = s["latency_us"]
+    assert set(lat) == {"p50", "p90", "p99", "p99.9", "p99.99", "max"}
+    assert lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["max"]
+    assert s["fio_steadystate"]["attained"] is False
+
+
+def test_fio_json_with_non_json_prefix():
+    text = (FIX / "ss_attained_rate2000_iouring.json").read_text()
+    doc = parse_fio_json("fio: io_uring engine: kernel too old? falling back\nnote: both iodepth >= 1\n" + text)
+    s = summarize(doc)
+    assert s["iops"] == pytest.approx(2000, rel=0.05)
+    assert s["fio_steadystate"]["attained"] is True
+
+
+def test_fio_json_garbage():
+    with pytest.raises(InputError):
+        parse_fio_json("fio: failed to open file\nno json here\n")
+
+
+def test_real_5_column_log():
+    rows = parse_log(FIX / "randwrite4k_qd32_libaio_iops.1.log")
+    assert len(rows) == 19 and rows[0] == (1001, 50245.0, 1, 0)
+    series = per_second([FIX / "randwrite4k_qd32_libaio_iops.1.log"])
+    assert list(series)[:3] == [1, 2, 3] and series[6] == 128228  # 6001 ms -> second 6
+
+
+def test_clat_log_duplicate_final_sample_averaged():
+    s = per_second([FIX / "randwrite4k_qd32_libaio_clat.1.log"], reduce_jobs="mean")
+    assert s[20] == pytest.approx((159700 + 100777) / 2)
+
+
+@pytest.mark.parametrize("ncols", [4, 5, 6, 8])
+def test_log_column_variants(tmp_path, ncols):
+    # fio < 3.21: time, value, ddir, bs; 3.21: + prio; 3.37: + more (offset / issue time...)
+    lines = []
+    for t, v in ((1000, 100), (2000, 110), (4001, 90)):  # second 3 is missing
+        cols = [t, v, 1, 4096, 0, 12345, 7, 8][:ncols]
+        lines.append(", ".join(str(c) for c in cols))
+    p = tmp_path / f"x_iops.{ncols}.log"
+    p.write_text("\n".join(lines) + "\n")
+    assert parse_log(p)[2] == (4001, 90.0, 1, 4096)
+    assert per_second([p]) == {1: 100, 2: 110, 4: 90}  # keyed by timestamp: the gap stays a gap
+
+
+def test_logs_of_two_jobs_are_summed(tmp_path):
+    a, b = tmp_path / "r_iops.1.log", tmp_path / "r_iops.2.log"
+    a.write_text("1000, 100, 1, 4096\n2000, 100, 1, 4096\n")
+    b.write_text("1002, 50, 1, 4096\n3000, 70, 1, 4096\n")
+    assert per_second([a, b]) == {1: 150, 2: 100, 3: 70}
+
+
+def test_bad_log_line(tmp_path):
+    p = tmp_path / "bad.log"
+    p.write_text("1000, 5\n")
+    with pytest.raises(InputError, match="4 columns"):
+        parse_log(p)
+
+
+def _rounds(vals):
+    return [{"index": i + 1} for i in range(len(vals))]
+
+
+def test_steady_series():
+    vals = [50000, 30000, 20500, 20000, 19800, 20100, 20050, 19900]
+    ss, iops = _steady(vals, _rounds(vals))
+    assert ss["reached"] and iops == pytest.approx(ss["mean"])
+    assert ss["window_rounds"][1] - ss["window_rounds"][0] == 4
+
+
+def test_drifting_series():
+    vals = [30000 - 1500 * i for i in range(10)]  # steady downward trend: excursion too large
+    ss, iops = _steady(vals, _rounds(vals))
+    assert not ss["reached"] and iops is None
+
+
+def test_noisy_series():
+    vals = [20000, 26000, 15000, 25000, 14000, 26000, 15000, 24000]  # range > 20% of mean
+    ss, iops = _steady(vals, _rounds(vals))
+    assert not ss["reached"] and ss["range_ratio"] > 0.2
+
+
+def test_too_few_rounds():
+    ss, iops = _steady([1, 1, 1], _rounds([1, 1, 1]))
+    assert not ss["reached"]
