@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .._output import Output, kv_table
 from ..errors import InputError
-from ..units import fmt_bytes, parse_size
+from ..units import parse_size
 
 
 def register(sub, common):
@@ -55,7 +55,7 @@ def plan_text(d: dict) -> str:
         ("drive", f"{drv.get('path') or '(described)'}  {drv.get('model') or ''}  interface {drv['interface']}"),
         ("native", f"{n['sectors']:,} sectors x {cap['sector_size']} B = {n['bytes']:,} bytes"),
         ("target user", f"{u['sectors']:,} sectors (max LBA {u['max_lba']:,} = 0x{u['max_lba_hex']}) = "
-                        f"{u['bytes']:,} bytes ({fmt_bytes(u['bytes'])})"),
+                        f"{u['bytes']:,} bytes ({u['bytes'] / 1e9:.3f} GB)"),
         ("OP", "  ".join(f"{b} {100 * v:.2f}%" for b, v in cap["op"].items() if v is not None)),
         ("physical", cap["physical"]["note"]),
     ], title="opsim plan")]
@@ -103,7 +103,7 @@ def run(args) -> Output:
         parsed = P.parse_all(P.load_records(args.records))
         drive = P.describe_drive(args.device, parsed["parsed"])
         notes = parsed["notes"]
-    elif args.device and not args.interface:
+    elif args.device:
         import os
         if not os.path.exists(args.device):
             raise InputError(f"device: {args.device} does not exist", key="device")
