@@ -227,3 +227,12 @@ def test_apply_refuses_mounted_block_device():
 def test_destroy_data_without_apply_is_an_error(capsys):
     assert main(["plan", "--interface", "sata", "--native", "480GB", "--user", "400GB",
                  "--destroy-data=/dev/sdb"]) == 2
+
+
+@needs_sgdisk
+def test_apply_4k_on_image_refused_before_any_write(image, capsys):
+    Path(image).write_bytes(b"\x5a" * (256 * 2**20))
+    before = _sha(image)
+    assert main(["plan", image, "--user", "200MB", "--sector-size", "4096", "--apply",
+                 f"--destroy-data={image}"]) == 2
+    assert _sha(image) == before

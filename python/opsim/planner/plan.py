@@ -307,6 +307,17 @@ def apply_partition(path: str, confirm: str | None, *, sector_size: int = 512, u
     if user is None and op is None and max_lba is None:
         raise InputError("user: give the target with --user, --op/--op-basis or --max-lba", key="user")
     t = guard_destructive(path, confirm, force=force)
+    if t.kind == "file" and sector_size != 512:
+        raise InputError("sector_size: sgdisk treats an image file as 512-byte sectors; use 512", key="sector_size")
+    if t.kind == "block" and t.dev_name:
+        try:
+            with open(f"/sys/class/block/{t.dev_name}/queue/logical_block_size") as f:
+                lbs = int(f.read().strip())
+        except (OSError, ValueError):
+            lbs = None
+        if lbs and lbs != sector_size:
+            raise InputError(f"sector_size: {path} has {lbs}-byte logical blocks; pass --sector-size {lbs}",
+                             key="sector_size")
     size = int(t.size_bytes or 0)
     if size % sector_size or size // sector_size < 4 * MIB // sector_size:
         raise InputError(f"device: {path} is {size:,} bytes, not a whole number of {sector_size}-byte "
@@ -323,8 +334,6 @@ def apply_partition(path: str, confirm: str | None, *, sector_size: int = 512, u
         blk = shutil.which("blkdiscard") or "/usr/sbin/blkdiscard"
         _run([blk, path])
         done.append(f"blkdiscard {path}")
-    if t.kind == "file" and sector_size != 512:
-        raise InputError("sector_size: sgdisk treats an image file as 512-byte sectors; use 512", key="sector_size")
     _run([sgdisk, "--zap-all", path])
     cmd = [sgdisk, f"--new=1:{lay['start']}:{lay['end']}", "--typecode=1:8300", "--change-name=1:opsim-data", path]
     _run(cmd)
