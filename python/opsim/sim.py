@@ -159,5 +159,13 @@ class Simulator:
     def describe(self) -> dict:
         return json.loads(self._s.describe())
 
+    def precondition(self) -> None:
+        """Apply the configured preconditioning (fill or analytic) without running rounds."""
+        self._s.precondition()
+
+    def run_for(self, host_bytes: int) -> None:
+        """Drive the configured workload for ``host_bytes`` more host bytes."""
+        self._s.run_for(int(host_bytes))
+
     def run(self) -> SimResult:
         return SimResult(json.loads(self._s.run()))

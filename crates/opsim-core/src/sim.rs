@@ -666,7 +666,13 @@ fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, bytes:
     let target = f.c.host_write_bytes + bytes;
     if wl.pages {
         while f.c.host_write_bytes < target {
-            let op = wl.next(rng);
+            // Two-stage prefetch: the mapping entry of a command far ahead, then the block
+            // metadata of the page a nearer command will overwrite.
+            let (op, ahead) = wl.next_ahead(rng);
+            f.prefetch_lpn(ahead.start as u32);
+            if let Some(near) = wl.peek(workload::AHEAD / 2) {
+                f.prefetch_old_page(near.start as u32);
+            }
             match op.kind {
                 OpKind::Write => f.write_pages(op.start as u32, op.len, op.stream)?,
                 OpKind::Read => f.read_pages(op.start as u32, op.len),

@@ -140,11 +140,58 @@ pub struct Workload {
     pub read_threshold: u64,
     /// True when units are pages, false when sectors.
     pub pages: bool,
+    /// Commands generated ahead of time, so the simulator can prefetch their mapping
+    /// entries.  The command stream is the same with or without it.
+    ring: [Op; AHEAD],
+    ring_len: usize,
+    ring_pos: usize,
 }
 
+pub const AHEAD: usize = 16;
+const NO_OP: Op = Op { kind: OpKind::Write, start: 0, len: 0, stream: 0 };
+
 impl Workload {
+    /// The next command, and the command `AHEAD` places later (to prefetch for).
+    #[inline(always)]
+    pub fn next_ahead(&mut self, rng: &mut Rng) -> (Op, Op) {
+        if self.ring_len < AHEAD {
+            while self.ring_len < AHEAD {
+                let op = self.generate(rng);
+                self.ring[(self.ring_pos + self.ring_len) % AHEAD] = op;
+                self.ring_len += 1;
+            }
+        }
+        let op = self.ring[self.ring_pos];
+        let fresh = self.generate(rng);
+        self.ring[self.ring_pos] = fresh;
+        self.ring_pos = (self.ring_pos + 1) % AHEAD;
+        (op, fresh)
+    }
+
+    /// The command `k` places ahead of the next one (k < AHEAD), once the ring is full.
+    #[inline(always)]
+    pub fn peek(&self, k: usize) -> Option<&Op> {
+        if self.ring_len == AHEAD && k < AHEAD {
+            Some(&self.ring[(self.ring_pos + k) % AHEAD])
+        } else {
+            None
+        }
+    }
+
+    /// The next command (consumes any commands generated ahead first).
     #[inline(always)]
     pub fn next(&mut self, rng: &mut Rng) -> Op {
+        if self.ring_len > 0 {
+            let op = self.ring[self.ring_pos];
+            self.ring_pos = (self.ring_pos + 1) % AHEAD;
+            self.ring_len -= 1;
+            return op;
+        }
+        self.generate(rng)
+    }
+
+    #[inline(always)]
+    fn generate(&mut self, rng: &mut Rng) -> Op {
         let kind = if self.read_threshold != 0 && rng.next_u64() < self.read_threshold { OpKind::Read } else { OpKind::Write };
         let (start, stream) = match &mut self.pattern {
             Pattern::Uniform(u) => (u.base + rng.below(u.slots) * u.align, 0),
@@ -273,7 +320,15 @@ pub fn build(
             Pattern::Zipf(Zipf::new(0, slots, align_u, s))
         }
     };
-    Ok(Workload { pattern, len: len as u32, read_threshold: if rf > 0.0 { to_threshold(rf) } else { 0 }, pages })
+    Ok(Workload {
+        pattern,
+        len: len as u32,
+        read_threshold: if rf > 0.0 { to_threshold(rf) } else { 0 },
+        pages,
+        ring: [NO_OP; AHEAD],
+        ring_len: 0,
+        ring_pos: 0,
+    })
 }
 
 #[cfg(test)]

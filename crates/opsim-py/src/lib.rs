@@ -195,6 +195,16 @@ impl PySimulator {
         let v = serde_json::json!({"config": s.config(), "drive": s.drive_report(), "op": s.op_report()});
         to_json(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
+    /// Apply the configured preconditioning only.
+    fn precondition(&mut self, py: Python<'_>) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || s.precondition())
+    }
+    /// Drive the configured workload for `host_bytes` more host bytes (no rounds recorded).
+    fn run_for(&mut self, py: Python<'_>, host_bytes: u64) -> PyResult<()> {
+        let s = self.sim()?;
+        guarded(py, || s.run_for(host_bytes))
+    }
     /// Run the configured job on this drive; JSON text.
     fn run(&mut self, py: Python<'_>) -> PyResult<String> {
         let s = self.sim()?;

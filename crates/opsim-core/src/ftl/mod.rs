@@ -115,6 +115,59 @@ impl FastDiv {
     }
 }
 
+/// Set bits `from..to` of a bitmap.
+#[inline]
+fn set_bit_range(words: &mut [u64], from: u32, to: u32) {
+    let mut i = from;
+    while i < to {
+        let w = (i >> 6) as usize;
+        let lo = i & 63;
+        let hi = (to - (i & !63)).min(64);
+        let mask = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
+        words[w] |= mask;
+        i = (i & !63) + hi;
+    }
+}
+
+/// A vector of `n` copies of `value`.  Large tables are advised to use transparent huge
+/// pages before they are first touched: the mapping tables are accessed at random, and
+/// 2 MiB pages cut TLB misses (no effect on results).
+fn table<T: Copy>(n: usize, value: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = n * std::mem::size_of::<T>();
+        if bytes >= 4 << 20 {
+            let start = v.as_mut_ptr() as usize;
+            let page = 4096usize;
+            let aligned = (start + page - 1) & !(page - 1);
+            let len = (start + bytes).saturating_sub(aligned) & !(page - 1);
+            if len > 0 {
+                // SAFETY: the range lies inside our own allocation; MADV_HUGEPAGE is advice only.
+                unsafe {
+                    libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    v.resize(n, value);
+    v
+}
+
+/// Hint that `v[i]` will soon be written (no effect on results).
+#[inline(always)]
+pub fn prefetch_write<T>(v: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < v.len() {
+        // SAFETY: the pointer is in bounds; prefetch has no architectural effect.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch(v.as_ptr().add(i) as *const i8, core::arch::x86_64::_MM_HINT_T0);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
 pub struct FtlParams {
     pub blocks: u32,
     pub pages_per_block: u32,
@@ -156,6 +209,9 @@ pub struct Ftl<P: Policy> {
     check_each_gc: bool,
     /// Per-page data token (the host command sequence number that wrote it), when tracked.
     data: Option<Vec<u64>>,
+    /// Scratch buffers of garbage collection (kept to avoid reallocating per victim).
+    gc_lpns: Vec<u32>,
+    gc_tokens: Vec<u64>,
 }
 
 impl<P: Policy> Ftl<P> {
@@ -171,9 +227,9 @@ impl<P: Policy> Ftl<P> {
             page_size: p.page_size,
             sectors_per_page: p.page_size / p.sector_size as u64,
             sector_size: p.sector_size as u64,
-            l2p: vec![NONE; p.lpns as usize],
-            p2l: vec![NONE; phys],
-            bits: vec![0; p.blocks as usize * wpb as usize],
+            l2p: table(p.lpns as usize, NONE),
+            p2l: table(phys, NONE),
+            bits: table(p.blocks as usize * wpb as usize, 0u64),
             meta: BlockMeta {
                 valid: vec![0; p.blocks as usize],
                 erase: vec![0; p.blocks as usize],
@@ -190,7 +246,9 @@ impl<P: Policy> Ftl<P> {
             low: p.gc_low,
             high: p.gc_high.max(p.gc_low),
             check_each_gc: p.check,
-            data: if p.track_data { Some(vec![0; phys]) } else { None },
+            data: if p.track_data { Some(table(phys, 0u64)) } else { None },
+            gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
+            gc_tokens: Vec::new(),
         }
     }
 
@@ -322,18 +380,12 @@ impl<P: Policy> Ftl<P> {
     }
 
     #[inline(always)]
-    fn alloc_gc(&mut self) -> Result<u32> {
-        let f = self.gc;
-        if f.block != NONE && f.next < self.ppb {
-            self.gc.next += 1;
-            return Ok(f.block * self.ppb + f.next);
+    fn prefetch_block(&self, blk: u32) {
+        let base = blk as usize * self.ppb as usize;
+        for k in (0..self.ppb as usize).step_by(16) {
+            prefetch_write(&self.p2l, base + k);
         }
-        if f.block != NONE {
-            self.close(f.block);
-        }
-        let b = self.pop_free()?;
-        self.gc = Frontier { block: b, next: 1 };
-        Ok(b * self.ppb)
+        prefetch_write(&self.bits, blk as usize * self.wpb as usize);
     }
 
     /// Collect one victim: copy its valid pages to the GC frontier, erase it.  Returns the
@@ -347,6 +399,14 @@ impl<P: Policy> Ftl<P> {
         let valid = self.meta.valid[v as usize];
         self.victim_hist[valid as usize] += 1;
         self.c.gc_victims += 1;
+        // The victim's reverse map is about to be read: fetch all its lines at once (a
+        // no-op when the previous collection already prefetched this victim).
+        self.prefetch_block(v);
+        // Gather the victim's valid pages (sequential scan of its bitmap and P2L) ...
+        let mut lpns = std::mem::take(&mut self.gc_lpns);
+        let mut tokens = std::mem::take(&mut self.gc_tokens);
+        lpns.clear();
+        tokens.clear();
         let base_w = v as usize * self.wpb as usize;
         for wi in 0..self.wpb as usize {
             let mut word = self.bits[base_w + wi];
@@ -355,14 +415,47 @@ impl<P: Policy> Ftl<P> {
                 word &= word - 1;
                 let ppn = v * self.ppb + (wi as u32) * 64 + t;
                 let lpn = self.p2l[ppn as usize];
-                let dst = self.alloc_gc()?;
-                self.place(lpn, dst);
-                if let Some(d) = self.data.as_mut() {
-                    d[dst as usize] = d[ppn as usize];
+                prefetch_write(&self.l2p, lpn as usize);
+                lpns.push(lpn);
+                if let Some(d) = self.data.as_ref() {
+                    tokens.push(d[ppn as usize]);
                 }
             }
             self.bits[base_w + wi] = 0;
         }
+        // ... and write them to the GC frontier in runs of consecutive pages.
+        let mut i = 0usize;
+        while i < lpns.len() {
+            if self.gc.block == NONE || self.gc.next == self.ppb {
+                if self.gc.block != NONE {
+                    self.close(self.gc.block);
+                }
+                let b = self.pop_free()?;
+                self.gc = Frontier { block: b, next: 0 };
+            }
+            let blk = self.gc.block;
+            let first = self.gc.next;
+            let n = ((self.ppb - first) as usize).min(lpns.len() - i);
+            let start = blk * self.ppb + first;
+            for (k, &lpn) in lpns[i..i + n].iter().enumerate() {
+                let dst = start + k as u32;
+                self.l2p[lpn as usize] = dst;
+                self.p2l[dst as usize] = lpn;
+            }
+            if let Some(d) = self.data.as_mut() {
+                d[start as usize..start as usize + n].copy_from_slice(&tokens[i..i + n]);
+            }
+            set_bit_range(&mut self.bits[blk as usize * self.wpb as usize..], first, first + n as u32);
+            self.meta.valid[blk as usize] += n as u32;
+            self.gc.next += n as u32;
+            i += n;
+        }
+        self.c.nand_write_pages += valid as u64;
+        if let Some(n) = self.policy.likely_next() {
+            self.prefetch_block(n);
+        }
+        self.gc_lpns = lpns;
+        self.gc_tokens = tokens;
         self.c.gc_copy_pages += valid as u64;
         self.c.nand_read_pages += valid as u64;
         self.meta.valid[v as usize] = 0;
@@ -378,6 +471,27 @@ impl<P: Policy> Ftl<P> {
         self.meta.state[blk as usize] = BlockState::Free;
         self.c.erases += 1;
         self.free.push_back(blk);
+    }
+
+    /// Hint that logical page `lpn` will be accessed soon.
+    #[inline(always)]
+    pub fn prefetch_lpn(&self, lpn: u32) {
+        prefetch_write(&self.l2p, lpn as usize);
+    }
+
+    /// Hint that the page now mapped at `lpn` will soon be invalidated: prefetch its
+    /// validity word and its block's metadata.
+    #[inline(always)]
+    pub fn prefetch_old_page(&self, lpn: u32) {
+        if let Some(&old) = self.l2p.get(lpn as usize) {
+            if old != NONE {
+                let (w, _) = self.bit(old);
+                prefetch_write(&self.bits, w);
+                let blk = self.div.div(old) as usize;
+                prefetch_write(&self.meta.valid, blk);
+                self.policy.prefetch(blk);
+            }
+        }
     }
 
     /// Write one whole logical page (the fast path of the simulator).

@@ -1,0 +1,83 @@
+"""``opsim bench``: the simulator's speed on the reference scenarios (BENCHMARKS.md).
+
+Each scenario builds a drive, preconditions it analytically to steady state, settles for a
+tenth of a drive write, then times a fixed number of host page writes on one core.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+from .._output import Output, table
+
+SCENARIOS = {
+    "16GiB": {"user_capacity": "16GiB", "pages": 40_000_000},
+    "256GiB": {"user_capacity": "256GiB", "pages": 40_000_000},
+}
+
+
+def register(sub, common):
+    p = sub.add_parser("bench", parents=[common], help="measure simulator speed (host page writes per second)")
+    p.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
+                   help="scenario to run (default: all)")
+    p.add_argument("--repeat", type=int, default=3, help="timed repetitions; the best is reported (default 3)")
+    p.add_argument("--gc", default="greedy", help="GC policy (default greedy)")
+    p.set_defaults(func=run)
+
+
+def machine() -> dict:
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "system": f"{platform.system()} {platform.release()}"}
+
+
+def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
+    from ..errors import InputError
+    from ..sim import Simulator
+
+    if repeat < 1:
+        raise InputError("--repeat must be at least 1", key="repeat")
+    s = Simulator({
+        "drive": {"user_capacity": capacity, "op": 0.07, "pages_per_block": 256},
+        "ftl": {"gc": gc},
+        "run": {"seed": 7, "precondition": "analytic"},
+    })
+    user = s.describe()["drive"]["user_bytes"]
+    s.precondition()
+    s.run_for(user // 10)
+    times = []
+    c0 = s.counters
+    for _ in range(repeat):
+        t = time.perf_counter()
+        s.run_for(pages * 4096)
+        times.append(time.perf_counter() - t)
+    c1 = s.counters
+    waf = (c1["nand_write_pages"] - c0["nand_write_pages"]) * 4096 / (c1["host_write_bytes"] - c0["host_write_bytes"])
+    best = min(times)
+    return {"scenario": f"uniform 4 KiB, {gc}, OP 7%, 256 pages/block, {capacity}",
+            "capacity": capacity, "host_pages": pages, "best_seconds": best,
+            "host_pages_per_second": pages / best, "waf": waf,
+            "all_seconds": times}
+
+
+def run(args) -> Output:
+    names = args.scenario or list(SCENARIOS)
+    rows = []
+    for n in names:
+        sc = SCENARIOS[n]
+        rows.append(bench_one(sc["user_capacity"], sc["pages"], args.repeat, args.gc))
+    data = {"machine": machine(), "results": rows}
+    text = table(["scenario", "M host pages/s", "WAF", "best s"],
+                 [[r["scenario"], r["host_pages_per_second"] / 1e6, r["waf"], r["best_seconds"]] for r in rows],
+                 title=f"opsim bench on {data['machine']['cpu']} ({data['machine']['cores']} cores; one used)")
+    return Output(data=data, text=text)
