@@ -147,7 +147,7 @@ pub struct Workload {
     ring_pos: usize,
 }
 
-pub const AHEAD: usize = 16;
+pub const AHEAD: usize = 32;
 const NO_OP: Op = Op { kind: OpKind::Write, start: 0, len: 0, stream: 0 };
 
 impl Workload {

@@ -451,9 +451,6 @@ impl<P: Policy> Ftl<P> {
             i += n;
         }
         self.c.nand_write_pages += valid as u64;
-        if let Some(n) = self.policy.likely_next() {
-            self.prefetch_block(n);
-        }
         self.gc_lpns = lpns;
         self.gc_tokens = tokens;
         self.c.gc_copy_pages += valid as u64;

@@ -39,11 +39,6 @@ pub trait Policy {
     /// Hint that block `blk` will soon be touched by `on_invalidate` (no effect on results).
     #[inline(always)]
     fn prefetch(&self, _blk: usize) {}
-    /// The block `select` would most likely choose next, if cheap to tell (a hint only).
-    #[inline(always)]
-    fn likely_next(&self) -> Option<u32> {
-        None
-    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -101,18 +96,7 @@ impl Policy for Greedy {
     fn prefetch(&self, blk: usize) {
         super::prefetch_write(&self.link, blk);
     }
-    #[inline(always)]
-    fn likely_next(&self) -> Option<u32> {
-        let mut m = self.min;
-        while m <= self.ppb {
-            let h = self.head[m as usize];
-            if h != NONE {
-                return Some(h);
-            }
-            m += 1;
-        }
-        None
-    }
+
     #[inline(always)]
     fn on_invalidate(&mut self, blk: u32, old_valid: u32, _now: u64) {
         self.unlink(old_valid, blk);
@@ -203,9 +187,6 @@ impl Policy for Fifo {
     fn on_invalidate(&mut self, _blk: u32, _old: u32, _now: u64) {}
     fn select(&mut self, _meta: &BlockMeta, _rng: &mut Rng, _now: u64) -> Option<u32> {
         self.queue.pop_front()
-    }
-    fn likely_next(&self) -> Option<u32> {
-        self.queue.front().copied()
     }
     fn clear(&mut self) {
         self.queue.clear();
