@@ -36,7 +36,7 @@ fn bench_writes(c: &mut Criterion, name: &str, capacity: &str, gc: &str) {
     let mut group = c.benchmark_group("ftl");
     group.throughput(Throughput::Elements(pages));
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(8));
+    group.measurement_time(Duration::from_secs(15));
     group.bench_function(name, |b| {
         b.iter_custom(|iters| {
             let t = Instant::now();

@@ -14,13 +14,13 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import time
 
 from ..errors import CommandError, InputError
+from ..toolio import extract_json
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 FIO_PERCENTILE_LIST = "50:90:99:99.9:99.99"
@@ -43,18 +43,7 @@ def fio_version(fio: str | None = None) -> str:
 
 def parse_fio_json(text: str, source: str = "fio output") -> dict:
     """The fio JSON document in ``text``, skipping any lines printed before it."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    for m in re.finditer(r"^\{", text, re.M):
-        try:
-            obj, _ = json.JSONDecoder().raw_decode(text[m.start():])
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and "jobs" in obj:
-            return obj
-    raise InputError(f"{source}: no fio JSON document found", key="fio_json")
+    return extract_json(text, source, accept=lambda obj: isinstance(obj, dict) and "jobs" in obj)
 
 
 def parse_log(path) -> list[tuple[int, float, int, int]]:

@@ -12,46 +12,15 @@ becomes a note, not an error.  The parsers accept what the tools really print:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
 
 from ..errors import InputError
+from ..toolio import extract_json, to_int
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def to_int(v):
-    """An integer from a JSON number or a string (grouped, hex, with spaces); ``None`` stays."""
-    if v is None or isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float):
-        return int(v)
-    s = str(v).strip().replace(",", "").replace("_", "").replace(" ", "")
-    if not s:
-        return None
-    try:
-        return int(s, 16) if s.lower().startswith("0x") else int(float(s)) if "." in s or "e" in s.lower() else int(s)
-    except ValueError:
-        return None
-
-
-def extract_json(text: str, what: str = "output"):
-    """The first JSON document in ``text``, skipping any non-JSON lines before it."""
-    if isinstance(text, (dict, list)):
-        return text
-    dec = json.JSONDecoder()
-    for m in re.finditer(r"^[ \t]*[\[{]", text, re.M):
-        try:
-            obj, _ = dec.raw_decode(text[m.end() - 1:])
-            return obj
-        except json.JSONDecodeError:
-            continue
-    raise InputError(f"{what}: no JSON document found", key=what)
 
 
 # ---------------------------------------------------------------------------- lsblk

@@ -13,11 +13,11 @@ Tolerances:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 from ..errors import InputError
+from ..toolio import extract_json, parse_count  # noqa: F401  (parse_count is part of this API)
 
 SNAPSHOT_FORMAT = "opsim-smart-snapshot"
 
@@ -46,60 +46,9 @@ def smartctl_status(code) -> dict:
     }
 
 
-_COUNT_RE = re.compile(r"^\s*(0x[0-9a-fA-F]+|[0-9][0-9,_ ]*)(?:\s*[\[(].*)?$")
-
-
-def parse_count(v, key: str = "counter") -> int:
-    """An unsigned counter from a JSON number, a decimal/hex string, a comma-grouped
-    number (with an optional trailing "(1.01 TB)" or "[1.01 TB]"), an OCP ``{"hi","lo"}``
-    pair or a smartctl ``{"value": .., "string": ..}`` raw object."""
-    if isinstance(v, bool) or v is None:
-        raise InputError(f"{key}: {v!r} is not a counter", key=key)
-    if isinstance(v, int):
-        if v < 0:
-            raise InputError(f"{key}: negative counter {v}", key=key)
-        return v
-    if isinstance(v, float):
-        if v < 0 or v != int(v):
-            raise InputError(f"{key}: {v!r} is not a whole counter", key=key)
-        return int(v)
-    if isinstance(v, dict):
-        if "hi" in v and "lo" in v:
-            return (parse_count(v["hi"], key) << 64) + parse_count(v["lo"], key)
-        if "value" in v:
-            return parse_count(v["value"], key)
-        if "raw" in v:
-            return parse_count(v["raw"], key)
-        raise InputError(f"{key}: cannot read a counter from {v!r}", key=key)
-    if isinstance(v, str):
-        m = _COUNT_RE.match(v)
-        if not m:
-            raise InputError(f"{key}: {v!r} is not a counter", key=key)
-        s = m.group(1)
-        if s.lower().startswith("0x"):
-            return int(s, 16)
-        digits = re.sub(r"[,_ ]", "", s)
-        if not digits.isdigit():
-            raise InputError(f"{key}: {v!r} is not a counter", key=key)
-        return int(digits)
-    raise InputError(f"{key}: {type(v).__name__} is not a counter", key=key)
-
-
 def loads_lenient(text: str, source: str = "input") -> dict:
-    """JSON from a tool's output, skipping any non-JSON lines printed before it."""
-    text = text.lstrip("\ufeff")
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    for m in re.finditer(r"^\s*\{", text, re.M):
-        try:
-            obj, _ = json.JSONDecoder().raw_decode(text[m.start():].lstrip())
-            if isinstance(obj, dict):
-                return obj
-        except ValueError:
-            continue
-    raise InputError(f"{source}: no JSON document found", key=source)
+    """The JSON object in a tool's output, skipping any non-JSON lines printed before it."""
+    return extract_json(text, source, accept=lambda obj: isinstance(obj, dict))
 
 
 def norm_key(k: str) -> str:

@@ -242,6 +242,24 @@ impl BlockSet {
     }
 }
 
+/// The index methods of a policy whose closed blocks live in `self.set: BlockSet`.
+macro_rules! blockset_index {
+    () => {
+        fn clear(&mut self) {
+            self.set.clear();
+        }
+        fn len(&self) -> usize {
+            self.set.items.len()
+        }
+        fn members(&self) -> Vec<u32> {
+            self.set.items.clone()
+        }
+        fn check(&self, _meta: &BlockMeta) -> Result<(), String> {
+            self.set.check()
+        }
+    };
+}
+
 /// d-choices (Van Houdt 2013): sample d closed blocks uniformly with replacement and take
 /// the one with fewest valid pages.  d = 1 is the random policy.
 pub struct DChoices {
@@ -274,18 +292,7 @@ impl Policy for DChoices {
         self.set.remove(best);
         Some(best)
     }
-    fn clear(&mut self) {
-        self.set.clear();
-    }
-    fn len(&self) -> usize {
-        self.set.items.len()
-    }
-    fn members(&self) -> Vec<u32> {
-        self.set.items.clone()
-    }
-    fn check(&self, _meta: &BlockMeta) -> Result<(), String> {
-        self.set.check()
-    }
+    blockset_index!();
 }
 
 // ------------------------------------------------------------------------------------------
@@ -385,16 +392,5 @@ impl Policy for CostBenefit {
         self.set.remove(best);
         Some(best)
     }
-    fn clear(&mut self) {
-        self.set.clear();
-    }
-    fn len(&self) -> usize {
-        self.set.items.len()
-    }
-    fn members(&self) -> Vec<u32> {
-        self.set.items.clone()
-    }
-    fn check(&self, _meta: &BlockMeta) -> Result<(), String> {
-        self.set.check()
-    }
+    blockset_index!();
 }
