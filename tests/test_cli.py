@@ -1,0 +1,92 @@
+"""The CLI conventions: tables for people, one JSON document with --json, exit codes 0/2/1."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+OPSIM = [sys.executable, "-m", "opsim.cli"]
+
+
+def run(*args, check_code=None):
+    p = subprocess.run(OPSIM + list(args), capture_output=True, text=True)
+    if check_code is not None:
+        assert p.returncode == check_code, (p.returncode, p.stdout, p.stderr)
+    return p
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[drive]\nuser_capacity = "64MiB"\nop = "28%"\npages_per_block = 64\n'
+                    '[run]\nwarmup_drive_writes = 1\nmeasure_drive_writes = 1\n')
+    return path
+
+
+def test_simulate_table_and_json(cfg, tmp_path):
+    p = run("simulate", str(cfg), check_code=0)
+    assert "WAF (measurement window)" in p.stdout and "OP (physical basis / spare area)" in p.stdout
+    p = run("simulate", str(cfg), "--json", check_code=0)
+    doc = json.loads(p.stdout)
+    # 64 MiB in 256 KiB blocks: whole blocks make the realised OP 28.125%
+    assert doc["op"]["user"] == pytest.approx(0.28125, abs=1e-9) and doc["waf"] > 1
+    out = tmp_path / "r.json"
+    p = run("simulate", str(cfg), "--json", str(out), check_code=0)
+    assert json.loads(out.read_text())["waf"] == doc["waf"]
+    assert "JSON written to" in p.stdout
+
+
+@pytest.mark.parametrize("text,key", [
+    ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\nbogus = 2\n', "bogus"),
+    ('[drive]\nuser_capacity = "1GiB"\nop = -1\n', "drive.op"),
+    ('[drive]\nuser_capacity = "1GiB"\nop = 0\n', "drive.op"),
+    ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\n[workload]\ntype = "zipf"\n', "workload.zipf_exponent"),
+    ('[drive\n', "config"),
+])
+def test_bad_config_exit_2_names_key_no_traceback(tmp_path, text, key):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    out = tmp_path / "out.json"
+    p = run("simulate", str(path), "--json", str(out), check_code=2)
+    assert p.stderr.startswith(f"opsim: error: {key}"), p.stderr
+    assert "Traceback" not in p.stderr
+    assert not out.exists(), "nothing half-written on error"
+
+
+def test_missing_file_and_bad_usage():
+    p = run("simulate", "/nonexistent.toml", check_code=2)
+    assert "does not exist" in p.stderr
+    run("no-such-command", check_code=2)
+
+
+def test_demo_prints_the_study_and_json():
+    p = run("demo", "--scale", "256", "--json", check_code=0)
+    doc = json.loads(p.stdout)
+    levels = doc["levels"]
+    assert [round(l["user_bytes"] / 1e9, 1) for l in levels][:3] == [256.1, 241.9, 240.1]
+    wafs = [l["waf"] for l in levels]
+    assert wafs == sorted(wafs, reverse=True), "less capacity (more OP) never raises WAF"
+    for l in levels:
+        assert l["steady_state"]
+        assert abs(l["waf"] - l["waf_model"]) / l["waf_model"] < 0.02
+
+
+def test_validate_markdown(tmp_path, monkeypatch):
+    from opsim import validation
+
+    # a fast subset: the suite's own cases are run in test_oracle.py
+    cases = [c for c in validation.oracle_cases() if c[0] == "greedy b=32" and c[1] == 0.28]
+    monkeypatch.setattr(validation, "oracle_cases", lambda: cases)
+    rows = validation.run_oracles()
+    md = validation.markdown(rows)
+    assert md.count("\n") == 2 and "| greedy b=32 | 28% |" in md
+    assert abs(rows[0]["error"]) < 0.01
+
+
+def test_bench_reports_speed():
+    from opsim.commands.bench import bench_one
+
+    r = bench_one("256MiB", 200_000, 1, "greedy")
+    assert r["host_pages_per_second"] > 0 and 1 < r["waf"] < 10
