@@ -11,7 +11,7 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 
@@ -19,7 +19,8 @@ from typing import Any, Iterable, Sequence
 class Output:
     data: dict
     text: str = ""
-    extra_files: list = field(default_factory=list)
+    #: process exit code after the output is printed (130: interrupted, results kept)
+    exit_code: int = 0
 
 
 def _fmt_cell(v: Any) -> str:

@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     try:
         out = args.func(args)
         emit(out, getattr(args, "json", None))
-        return 0
+        return out.exit_code
     except OpsimError as e:
         if debug:
             raise

@@ -163,7 +163,8 @@ def run(args) -> Output:
         result["smart"] = {"waf": w["waf"], "available": w["available"], "reason": w["reason"],
                            "host_writes": w["host_writes"], "nand_writes": w["nand_writes"], "rule": w["rule"]}
     atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
-    return Output(data=result, text=summary_text(result))
+    # Ctrl-C: the rounds done so far are printed and kept, and the exit code says so.
+    return Output(data=result, text=summary_text(result), exit_code=130 if result.get("interrupted") else 0)
 
 
 def summary_text(r: dict) -> str:
