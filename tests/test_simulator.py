@@ -217,6 +217,16 @@ def test_bad_input_names_the_key(bad, key, exc):
     assert isinstance(ei.value, opsim.InputError)
 
 
+def test_measure_counters_cover_the_window():
+    for c in (cfg(), cfg(workload={"type": "snia-pts"})):
+        r = simulate(c)
+        m = r.measure_counters
+        assert m["host_write_pages"] * 4096 == m["host_write_bytes"] > 0
+        assert m["nand_write_pages"] * 4096 / m["host_write_bytes"] == pytest.approx(r.waf)
+        assert m["nand_write_pages"] == m["host_write_pages"] + m["gc_copy_pages"]
+        assert m["host_write_cmds"] > 0
+
+
 def test_rounds_frame():
     r = simulate(cfg())
     df = r.rounds_frame()

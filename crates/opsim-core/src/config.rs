@@ -17,6 +17,9 @@ pub struct Config {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub run: RunConfig,
+    /// The timed model (IOPS, latency over time); absent: functional simulation only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<crate::timed::TimingConfig>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]

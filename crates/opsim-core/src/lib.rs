@@ -24,6 +24,7 @@ pub mod meanfield;
 pub mod rng;
 pub mod sim;
 pub mod steady;
+pub mod timed;
 pub mod units;
 pub mod workload;
 

@@ -11,6 +11,7 @@ use crate::geometry::{available_memory, Geometry, OpReport};
 use crate::meanfield;
 use crate::rng::Rng;
 use crate::steady::{self, SteadyRule, SteadyState};
+use crate::timed::{self, hist::LatencySummary, Phases, Resolved, SeriesPoint, TimedRound, TimedState};
 use crate::units::{format_size, parse_size};
 use crate::workload::{self, OpKind, Workload};
 use serde::Serialize;
@@ -113,8 +114,36 @@ pub struct SimResult {
     pub wear: Wear,
     pub victims: Victims,
     pub free_blocks_min: u32,
+    /// The timed model's results, when `[timing]` is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed: Option<TimedReport>,
     /// Wall-clock figures: the only part of a result that depends on the machine.
     pub perf: Perf,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TimedLatency {
+    pub all: LatencySummary,
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TimedReport {
+    pub timing: Resolved,
+    pub simulated_seconds: f64,
+    /// IOPS, MB/s and WAF per `series_interval_s` of simulated time.
+    pub iops_series: Vec<SeriesPoint>,
+    /// Latency percentiles (microseconds) over the measurement window.
+    pub latency_us: TimedLatency,
+    pub rounds: Vec<TimedRound>,
+    /// SNIA rule on per-round IOPS (the PTS steady state).
+    pub steady_state: SteadyState,
+    /// Mean IOPS of the steady-state window, if reached.
+    pub steady_iops: Option<f64>,
+    /// Mean IOPS over the measurement window.
+    pub measured_iops: f64,
+    pub phases: Phases,
 }
 
 /// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available.
@@ -144,6 +173,10 @@ pub struct Simulator {
     volatile_restore: Option<u64>,
     rounds: Vec<Round>,
     last: Counters,
+    /// Counters when the current `run` started (for the speed figure).
+    run_start: Counters,
+    /// Counters at the start of each round (parallel to `rounds`).
+    round_start: Vec<Counters>,
     memory: u64,
 }
 
@@ -252,6 +285,8 @@ impl Simulator {
             ftl,
             rounds: Vec::new(),
             last: Counters::default(),
+            run_start: Counters::default(),
+            round_start: Vec::new(),
             memory,
         })
     }
@@ -390,7 +425,7 @@ impl Simulator {
             waf: d.waf(self.geo.page_size),
             free_blocks_min: free_min,
         });
-        self.last = now;
+        self.round_start.push(std::mem::replace(&mut self.last, now));
     }
 
     /// Write `drive_writes` x user capacity in rounds of `round_drive_writes`.
@@ -514,8 +549,11 @@ impl Simulator {
 
     /// Run the configured job and return its result.
     pub fn run(&mut self) -> Result<SimResult> {
+        if self.cfg.timing.is_some() {
+            return self.run_timed();
+        }
         let t0 = Instant::now();
-        let start_counters = self.counters();
+        self.run_start = self.counters();
         let page = self.geo.page_size;
         let measure_first;
         let steady;
@@ -546,6 +584,7 @@ impl Simulator {
             let _ = we;
             steady = shift(st, first);
             self.rounds.truncate(we + 1);
+            self.round_start.truncate(we + 1);
         } else {
             self.precondition()?;
             let mut wl = self.build_workload(self.cfg.workload.kind, None)?;
@@ -559,6 +598,18 @@ impl Simulator {
             let (vals, el) = self.round_series(first);
             steady = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first);
         }
+        let mut res = self.result_from_rounds(t0, measure_first)?;
+        res.steady_state = steady;
+        Ok(res)
+    }
+
+    /// The result document from the rounds recorded so far; the measurement window starts
+    /// at round `measure_first`.
+    fn result_from_rounds(&mut self, t0: Instant, measure_first: usize) -> Result<SimResult> {
+        let page = self.geo.page_size;
+        if measure_first >= self.rounds.len() {
+            return Err(Error::config("run.measure_drive_writes", "the measurement window holds no round"));
+        }
         let measured = &self.rounds[measure_first..];
         let host: u64 = measured.iter().map(|r| r.host_write_bytes).sum();
         let nand: u64 = measured.iter().map(|r| r.nand_write_pages).sum::<u64>() * page;
@@ -569,21 +620,7 @@ impl Simulator {
             nand_write_bytes: nand,
         };
         let now = self.counters();
-        // measure counters: from the first measured round's start
-        let before_measure: Counters = {
-            let mut c = now.clone();
-            let sum = |f: fn(&Round) -> u64| measured.iter().map(f).sum::<u64>();
-            c.host_write_bytes -= sum(|r| r.host_write_bytes);
-            c.nand_write_pages -= sum(|r| r.nand_write_pages);
-            c.gc_copy_pages -= sum(|r| r.gc_copy_pages);
-            c.erases -= sum(|r| r.erases);
-            c.host_read_bytes -= sum(|r| r.host_read_bytes);
-            c
-        };
-        let mut measure_counters = now.minus(&before_measure);
-        // Command-level counters are not kept per round; report them over the whole run.
-        measure_counters.host_write_cmds = 0;
-        measure_counters.host_read_cmds = 0;
+        let measure_counters = now.minus(&self.round_start[measure_first]);
         let hist = with_ftl!(&mut self.ftl, f => f.take_victim_hist());
         let vcount: u64 = hist.iter().sum();
         let b = self.geo.pages_per_block as f64;
@@ -593,7 +630,7 @@ impl Simulator {
             None
         };
         let wall = t0.elapsed().as_secs_f64();
-        let host_pages = (now.host_write_pages - start_counters.host_write_pages) as f64;
+        let host_pages = (now.host_write_pages - self.run_start.host_write_pages) as f64;
         Ok(SimResult {
             opsim_version: env!("CARGO_PKG_VERSION"),
             config: self.cfg.clone(),
@@ -605,12 +642,163 @@ impl Simulator {
             counters: now,
             measure_counters,
             rounds: self.rounds.clone(),
-            steady_state: steady,
+            steady_state: steady::detect(&[], None, SteadyRule::default()),
             wear: self.wear(),
             victims: Victims { valid_histogram: hist, count: vcount, mean_valid_fraction: mean_valid },
             free_blocks_min: self.rounds.iter().map(|r| r.free_blocks_min).min().unwrap_or(0),
+            timed: None,
             perf: Perf { wall_seconds: wall, host_pages_per_second: if wall > 0.0 { host_pages / wall } else { 0.0 } },
         })
+    }
+
+    /// The timed run: preconditioning (functional, untimed), then warm-up and measured
+    /// rounds through the timed device.  SNIA PTS (`snia-pts`): purge and 2x sequential
+    /// preconditioning, then 4 KiB random-write rounds until the steady-state rule holds on
+    /// per-round IOPS (at most `max_rounds`); the measurement window is the steady window.
+    fn run_timed(&mut self) -> Result<SimResult> {
+        let t0 = Instant::now();
+        self.run_start = self.counters();
+        let tc = self.cfg.timing.clone().expect("timing configured");
+        let r = tc.resolve(self.geo.page_size)?;
+        let page = self.geo.page_size;
+        let pts = self.cfg.workload.kind == WorkloadType::SniaPts;
+        if pts {
+            self.security_erase();
+            self.last = self.counters();
+            let req = (128 * 1024u64).max(page);
+            self.fill(2, req - req % page, "precondition")?;
+        } else {
+            self.precondition()?;
+        }
+        let mut state = TimedState::new(
+            &tc,
+            r,
+            self.geo.physical_pages(),
+            self.geo.blocks,
+            self.cfg.ftl.gc_low_watermark,
+            page,
+            self.geo.sector_size as u64,
+            self.cfg.run.seed,
+        );
+        let kind = if pts { WorkloadType::SniaPts } else { self.cfg.workload.kind };
+        let mut wl = self.build_workload(kind, if pts { Some(4096u64.max(page)) } else { None })?;
+        let user = self.geo.user_bytes as f64;
+        let round_bytes = ((self.cfg.run.round_drive_writes * user).round() as u64).max(1);
+        let round_ns = tc.round_s.map(|s| (s * 1e9).round() as u64);
+        let cap_ns = tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX);
+        let first_timed = self.rounds.len();
+        let mut timed_rounds: Vec<TimedRound> = Vec::new();
+        let mut measure_hist = timed::hist::Histogram::default();
+        let mut measure_hist_r = timed::hist::Histogram::default();
+        let mut measure_hist_w = timed::hist::Histogram::default();
+        let mut measure_first = first_timed;
+        let phases: Vec<(&'static str, u64)> = if pts {
+            let per = round_ns.map(|_| u64::MAX).unwrap_or(round_bytes);
+            vec![("steady-state", per.saturating_mul(self.cfg.run.max_rounds as u64))]
+        } else {
+            let w = (self.cfg.run.warmup_drive_writes * user).round() as u64;
+            let m = (self.cfg.run.measure_drive_writes * user).round() as u64;
+            vec![("warmup", w), ("measure", m)]
+        };
+        let mut steady_iops_state = steady::detect(&[], None, SteadyRule::default());
+        'phases: for (phase, total) in phases {
+            if phase == "measure" {
+                measure_first = self.rounds.len();
+                    with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
+            }
+            let mut done = 0u64;
+            while done < total {
+                let start_ns = state.now();
+                if start_ns >= cap_ns {
+                    break 'phases;
+                }
+                let until = round_ns.map(|d| start_ns.saturating_add(d)).unwrap_or(u64::MAX).min(cap_ns);
+                let bytes = if round_ns.is_some() { total - done } else { round_bytes.min(total - done) };
+                let before = self.counters();
+                let rng = &mut self.rng;
+                with_ftl!(&mut self.ftl, f => state.drive(f, &mut wl, rng, bytes, until))?;
+                let after = self.counters();
+                done += after.host_write_bytes - before.host_write_bytes;
+                let end_ns = state.now().max(start_ns + 1);
+                self.close_round(phase);
+                let h = std::mem::take(&mut state.rec.round_hist);
+                let secs = (end_ns - start_ns) as f64 / 1e9;
+                let d = after.minus(&before);
+                let ios = h.count() as f64;
+                timed_rounds.push(TimedRound {
+                    index: self.rounds.len() - 1,
+                    phase,
+                    t_start_s: start_ns as f64 / 1e9,
+                    t_end_s: end_ns as f64 / 1e9,
+                    iops: ios / secs,
+                    write_iops: d.host_write_cmds as f64 / secs,
+                    read_iops: d.host_read_cmds as f64 / secs,
+                    mbps: (d.host_write_bytes + d.host_read_bytes) as f64 / secs / 1e6,
+                    host_write_bytes: d.host_write_bytes,
+                    nand_write_pages: d.nand_write_pages,
+                    gc_copy_pages: d.gc_copy_pages,
+                    erases: d.erases,
+                    waf: d.waf(page),
+                    latency_us: h.summary_us(),
+                });
+                if phase == "measure" || pts {
+                    measure_hist.merge(&h);
+                }
+                if pts {
+                    let vals: Vec<f64> = timed_rounds.iter().map(|r| r.iops).collect();
+                    steady_iops_state = steady::detect(&vals, None, SteadyRule::default());
+                    if steady_iops_state.reached {
+                        break 'phases;
+                    }
+                }
+                if d.host_write_bytes == 0 && round_ns.is_none() {
+                    break; // nothing more can be written (read-only load): avoid spinning
+                }
+            }
+        }
+        if timed_rounds.is_empty() {
+            return Err(Error::config("timing.max_time_s", "no round completed; raise max_time_s"));
+        }
+        // read/write split over the measurement window comes from the whole-run histograms
+        measure_hist_r.merge(&state.rec.hist_read);
+        measure_hist_w.merge(&state.rec.hist_write);
+        if pts {
+            let n = timed_rounds.len();
+            let (ws, _) = match steady_iops_state.window {
+                Some(w) if steady_iops_state.reached => w,
+                _ => (n.saturating_sub(5), n - 1),
+            };
+            measure_first = first_timed + ws;
+        }
+        let vals: Vec<f64> = timed_rounds.iter().map(|r| r.iops).collect();
+        let ss = if pts { steady_iops_state } else { steady::detect(&vals, None, SteadyRule::default()) };
+        let shift_rounds = |s: SteadyState| shift(s, first_timed);
+        let steady_iops = if ss.reached { ss.mean } else { None };
+        let measured: Vec<&TimedRound> = timed_rounds.iter().filter(|t| t.index >= measure_first).collect();
+        let m_secs: f64 = measured.iter().map(|t| t.t_end_s - t.t_start_s).sum();
+        let m_ios: f64 = measured.iter().map(|t| t.iops * (t.t_end_s - t.t_start_s)).sum();
+        let series = state.rec.points();
+        let steady_start_s = if ss.reached { ss.window.map(|(a, _)| timed_rounds[a].t_start_s) } else { None };
+        let report = TimedReport {
+            timing: state.resolved().clone(),
+            simulated_seconds: state.now() as f64 / 1e9,
+            phases: timed::phases(&series, steady_start_s),
+            iops_series: series,
+            latency_us: TimedLatency {
+                all: measure_hist.summary_us(),
+                read: measure_hist_r.summary_us(),
+                write: measure_hist_w.summary_us(),
+            },
+            steady_state: shift_rounds(ss),
+            steady_iops,
+            measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
+            rounds: timed_rounds,
+        };
+        let (vals, el) = self.round_series(first_timed);
+        let mut res = self.result_from_rounds(t0, measure_first)?;
+        res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
+        res.timed = Some(report);
+        Ok(res)
     }
 
     /// Per-round WAF from round `first` on, and whether each round had left FOB (erased

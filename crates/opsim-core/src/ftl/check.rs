@@ -50,6 +50,9 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         }
         total_valid += n as u64;
     }
+    if mapped != f.mapped {
+        return Err(format!("{mapped} mapped logical pages, the counter says {}", f.mapped));
+    }
     if total_valid != mapped {
         return Err(format!("{mapped} mapped logical pages but {total_valid} valid physical pages"));
     }

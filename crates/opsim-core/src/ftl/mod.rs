@@ -209,6 +209,8 @@ pub struct Ftl<P: Policy> {
     check_each_gc: bool,
     /// Per-page data token (the host command sequence number that wrote it), when tracked.
     data: Option<Vec<u64>>,
+    /// Logical pages currently mapped (valid data), kept incrementally.
+    mapped: u64,
     /// Scratch buffers of garbage collection (kept to avoid reallocating per victim).
     gc_lpns: Vec<u32>,
     gc_tokens: Vec<u64>,
@@ -247,6 +249,7 @@ impl<P: Policy> Ftl<P> {
             high: p.gc_high.max(p.gc_low),
             check_each_gc: p.check,
             data: if p.track_data { Some(table(phys, 0u64)) } else { None },
+            mapped: 0,
             gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
             gc_tokens: Vec::new(),
         }
@@ -254,6 +257,12 @@ impl<P: Policy> Ftl<P> {
 
     pub fn pages_per_block(&self) -> u32 {
         self.ppb
+    }
+    pub fn page_size(&self) -> u64 {
+        self.page_size
+    }
+    pub fn sector_size(&self) -> u64 {
+        self.sector_size
     }
     pub fn blocks(&self) -> u32 {
         self.blocks
@@ -268,7 +277,13 @@ impl<P: Policy> Ftl<P> {
         P::NAME
     }
     pub fn mapped_pages(&self) -> u64 {
-        self.l2p.iter().filter(|&&p| p != NONE).count() as u64
+        self.mapped
+    }
+    /// Physical page holding `lpn`, if mapped.
+    #[inline(always)]
+    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+        let p = self.l2p[lpn as usize];
+        (p != NONE).then_some(p)
     }
     pub fn is_mapped(&self, lpn: u32) -> bool {
         self.l2p[lpn as usize] != NONE
@@ -463,6 +478,16 @@ impl<P: Policy> Ftl<P> {
         Ok(valid)
     }
 
+    /// One background garbage collection (idle time): collect a victim if the free pool is
+    /// below `target` blocks and a victim would free space.  Returns the pages copied, or
+    /// `None` when nothing was done.
+    pub fn background_collect(&mut self, target: u32) -> Result<Option<u32>> {
+        if self.free.len() as u32 >= target || self.free.is_empty() || self.policy.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(self.collect()?))
+    }
+
     fn erase(&mut self, blk: u32) {
         self.meta.erase[blk as usize] += 1;
         self.meta.state[blk as usize] = BlockState::Free;
@@ -491,22 +516,25 @@ impl<P: Policy> Ftl<P> {
         }
     }
 
-    /// Write one whole logical page (the fast path of the simulator).
+    /// Write one whole logical page (the fast path of the simulator); returns the physical
+    /// page it went to.
     #[inline(always)]
-    pub fn write_page(&mut self, lpn: u32, stream: u32) -> Result<()> {
+    pub fn write_page(&mut self, lpn: u32, stream: u32) -> Result<u32> {
         let old = self.l2p[lpn as usize];
         if old != NONE {
             // Unmap before allocating: allocation may run GC, which must see a consistent map.
             self.invalidate(old);
             self.l2p[lpn as usize] = NONE;
+            self.mapped -= 1;
         }
         let ppn = self.alloc_host(stream as usize)?;
         self.place(lpn, ppn);
+        self.mapped += 1;
         self.c.host_write_pages += 1;
         if let Some(d) = self.data.as_mut() {
             d[ppn as usize] = self.c.host_write_cmds;
         }
-        Ok(())
+        Ok(ppn)
     }
 
     /// Host write of `n` whole pages (one command).
@@ -600,6 +628,7 @@ impl<P: Policy> Ftl<P> {
             self.invalidate(old);
             self.l2p[lpn as usize] = NONE;
             self.c.trimmed_pages += 1;
+            self.mapped -= 1;
         }
     }
 
@@ -635,6 +664,7 @@ impl<P: Policy> Ftl<P> {
         }
         self.l2p.iter_mut().for_each(|p| *p = NONE);
         self.p2l.iter_mut().for_each(|p| *p = NONE);
+        self.mapped = 0;
         self.bits.iter_mut().for_each(|w| *w = 0);
         self.free = (0..self.blocks).collect();
         self.host.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
@@ -660,6 +690,7 @@ impl<P: Policy> Ftl<P> {
                 let lpn = *it.next().unwrap();
                 self.place(lpn, b * self.ppb + page);
                 self.c.nand_write_pages -= 1; // layout, not a counted program
+                self.mapped += 1;
             }
             // The rest of the block holds stale data: programmed, invalid.
             self.close(b);

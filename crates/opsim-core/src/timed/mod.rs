@@ -1,0 +1,784 @@
+//! The timed SSD model: host interface, controller, DRAM write buffer and NAND array on top
+//! of the functional FTL (the same `Ftl` code, not a copy).
+//!
+//! Every host command runs through the functional FTL, which decides what NAND work it
+//! causes (the host page programs, and any garbage-collection reads, programs and erases,
+//! read off its counters).  This module charges that work to resource timelines: the
+//! controller's firmware, the host link, each flash channel and each die.  A command's
+//! completion time follows when it is issued; the event queue (`engine`) orders completions
+//! and, under a closed-loop queue depth, issues the next command at each completion.
+//!
+//! Model (documented in docs/timed.md):
+//! * FTL blocks are superblocks striped across every die and plane: consecutive pages of a
+//!   frontier go to consecutive dies; erasing a superblock occupies every die for tBERS.
+//! * A program operation writes `nand_page_size / page_size x planes` mapping units at once
+//!   (multi-plane); with the write cache on, units are aggregated, so each unit costs
+//!   tPROG / units on its die; with the cache off, every command programs (and pads) whole
+//!   program units: the Micron note's warning in numbers.
+//! * Garbage-collection copies are spread over the dies round-robin, each read and
+//!   programmed on its own die (copyback style), so dies collect in parallel;
+//!   foreground GC delays the host pages that needed its free block.  Background GC runs
+//!   only on dies that would otherwise idle.
+//! * The write buffer holds units until their program ends; a write completes to the host
+//!   when it has room in the buffer (cache on) or when its program ends (cache off).
+//! * Urgent state (SK hynix): while the NAND not holding valid data falls below
+//!   `urgent_free_pct` of the physical pages, GC takes over and host writes are admitted at
+//!   `urgent_perf_pct` of the rate sustained before.
+
+pub mod engine;
+pub mod hist;
+
+use crate::error::{Error, Result};
+use crate::ftl::{Counters, Ftl, Policy};
+use crate::rng::Rng;
+use crate::units::ByteSize;
+use crate::workload::{OpKind, Workload};
+use engine::EventQueue;
+use hist::{Histogram, LatencySummary};
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Interface {
+    #[default]
+    Sata,
+    Nvme,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Cell {
+    Slc,
+    Mlc,
+    #[default]
+    Tlc,
+    Qlc,
+}
+
+impl Cell {
+    /// Typical (tR, tPROG, tBERS) in microseconds: estimates from public datasheets of the
+    /// NAND generations the seeds' drives used; override per drive.
+    pub fn typical_us(self) -> (f64, f64, f64) {
+        match self {
+            Cell::Slc => (25.0, 200.0, 1500.0),
+            Cell::Mlc => (50.0, 1300.0, 3000.0),
+            Cell::Tlc => (75.0, 2000.0, 5000.0),
+            Cell::Qlc => (140.0, 4000.0, 10000.0),
+        }
+    }
+}
+
+/// The `[timing]` table.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    #[serde(default)]
+    pub interface: Interface,
+    /// Outstanding commands per queue (closed loop).  SATA NCQ allows at most 32.
+    #[serde(default = "d_qd")]
+    pub queue_depth: u32,
+    /// NVMe submission queues (outstanding commands = queues x queue_depth).
+    #[serde(default = "d_one")]
+    pub nvme_queues: u32,
+    #[serde(default = "d_gen")]
+    pub pcie_gen: u32,
+    #[serde(default = "d_lanes")]
+    pub pcie_lanes: u32,
+    /// Host link payload rate in MB/s (default: 600 for SATA 6 Gb/s; PCIe from gen x lanes).
+    pub link_mbps: Option<f64>,
+    /// Open-loop load: Poisson arrivals at this rate instead of a closed-loop queue depth.
+    pub arrival_iops: Option<f64>,
+    /// Controller firmware time per command.
+    #[serde(default = "d_fw")]
+    pub fw_overhead_us: f64,
+    #[serde(default = "d_true")]
+    pub write_cache: bool,
+    /// DRAM write buffer.
+    #[serde(default = "d_buf")]
+    pub write_buffer: ByteSize,
+    #[serde(default = "d_ch")]
+    pub channels: u32,
+    #[serde(default = "d_dpc")]
+    pub dies_per_channel: u32,
+    #[serde(default = "d_planes")]
+    pub planes: u32,
+    #[serde(default)]
+    pub cell: Cell,
+    pub t_read_us: Option<f64>,
+    pub t_prog_us: Option<f64>,
+    pub t_erase_us: Option<f64>,
+    /// Physical NAND page (a program writes one per plane).
+    #[serde(default = "d_nand_page")]
+    pub nand_page_size: ByteSize,
+    /// Flash channel transfer rate, MB/s.
+    #[serde(default = "d_ch_mbps")]
+    pub channel_mbps: f64,
+    /// Background GC in idle time, up to this many free blocks (default: low watermark + 1%).
+    #[serde(default = "d_true")]
+    pub background_gc: bool,
+    pub background_free_blocks: Option<u32>,
+    /// Urgent state (SK hynix): off unless `urgent_free_pct` is given.
+    pub urgent_free_pct: Option<f64>,
+    #[serde(default = "d_urgent_perf")]
+    pub urgent_perf_pct: f64,
+    /// Length of one point of the IOPS / MB/s / WAF series, simulated seconds.
+    #[serde(default = "d_interval")]
+    pub series_interval_s: f64,
+    /// Round length in simulated seconds (SNIA PTS: 60); default: rounds by drive writes.
+    pub round_s: Option<f64>,
+    /// Stop after this much simulated time (besides the configured drive writes).
+    pub max_time_s: Option<f64>,
+}
+
+fn d_qd() -> u32 {
+    32
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_gen() -> u32 {
+    3
+}
+fn d_lanes() -> u32 {
+    4
+}
+fn d_fw() -> f64 {
+    2.0
+}
+fn d_true() -> bool {
+    true
+}
+fn d_buf() -> ByteSize {
+    ByteSize(4 << 20)
+}
+fn d_ch() -> u32 {
+    8
+}
+fn d_dpc() -> u32 {
+    2
+}
+fn d_planes() -> u32 {
+    2
+}
+fn d_nand_page() -> ByteSize {
+    ByteSize(16 << 10)
+}
+fn d_ch_mbps() -> f64 {
+    400.0
+}
+fn d_urgent_perf() -> f64 {
+    30.0
+}
+fn d_interval() -> f64 {
+    1.0
+}
+
+/// Timing parameters resolved to nanoseconds and counts.
+#[derive(Clone, Debug, Serialize)]
+pub struct Resolved {
+    pub dies: u32,
+    pub channels: u32,
+    pub units_per_program: u32,
+    pub t_read_ns: u64,
+    pub t_prog_ns: u64,
+    pub t_erase_ns: u64,
+    /// Channel time to move one mapping unit.
+    pub xfer_ns: u64,
+    /// Host link time per byte, in picoseconds.
+    pub link_ps_per_byte: u64,
+    pub fw_ns: u64,
+    pub buffer_units: u64,
+    pub outstanding: u32,
+    /// NAND program bandwidth limit, mapping units per second, with no GC.
+    pub program_units_per_s: f64,
+    pub link_mbps: f64,
+}
+
+impl TimingConfig {
+    pub fn resolve(&self, page_size: u64) -> Result<Resolved> {
+        let pos = |k: &str, v: f64| -> Result<f64> {
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(Error::config(k, format!("{v} must be a positive number")))
+            }
+        };
+        if self.queue_depth == 0 || self.queue_depth > 65536 {
+            return Err(Error::config("timing.queue_depth", format!("{} is out of range 1..=65536", self.queue_depth)));
+        }
+        if self.interface == Interface::Sata && self.queue_depth > 32 {
+            return Err(Error::config("timing.queue_depth", format!("{}: SATA NCQ allows at most 32", self.queue_depth)));
+        }
+        if self.interface == Interface::Sata && self.nvme_queues != 1 {
+            return Err(Error::config("timing.nvme_queues", "is only used with interface = \"nvme\""));
+        }
+        if self.nvme_queues == 0 || self.nvme_queues > 1024 {
+            return Err(Error::config("timing.nvme_queues", "is out of range 1..=1024"));
+        }
+        for (k, v) in [("timing.channels", self.channels), ("timing.dies_per_channel", self.dies_per_channel), ("timing.planes", self.planes)] {
+            if v == 0 || v > 1024 {
+                return Err(Error::config(k, format!("{v} is out of range 1..=1024")));
+            }
+        }
+        let nand_page = self.nand_page_size.0;
+        if nand_page < page_size || nand_page % page_size != 0 {
+            return Err(Error::config(
+                "timing.nand_page_size",
+                format!("{nand_page} bytes is not a multiple of the mapping unit drive.page_size ({page_size})"),
+            ));
+        }
+        let (tr, tp, te) = self.cell.typical_us();
+        let tr = pos("timing.t_read_us", self.t_read_us.unwrap_or(tr))?;
+        let tp = pos("timing.t_prog_us", self.t_prog_us.unwrap_or(tp))?;
+        let te = pos("timing.t_erase_us", self.t_erase_us.unwrap_or(te))?;
+        let ch = pos("timing.channel_mbps", self.channel_mbps)?;
+        let fw = self.fw_overhead_us;
+        if !(fw.is_finite() && fw >= 0.0) {
+            return Err(Error::config("timing.fw_overhead_us", format!("{fw} must be >= 0")));
+        }
+        let link = match (self.link_mbps, self.interface) {
+            (Some(l), _) => pos("timing.link_mbps", l)?,
+            (None, Interface::Sata) => 600.0,
+            (None, Interface::Nvme) => {
+                let per_lane = match self.pcie_gen {
+                    1 => 250.0,
+                    2 => 500.0,
+                    3 => 985.0,
+                    4 => 1969.0,
+                    5 => 3938.0,
+                    g => return Err(Error::config("timing.pcie_gen", format!("{g} is not a PCIe generation 1..=5"))),
+                };
+                if !matches!(self.pcie_lanes, 1 | 2 | 4 | 8 | 16) {
+                    return Err(Error::config("timing.pcie_lanes", format!("{} is not 1, 2, 4, 8 or 16", self.pcie_lanes)));
+                }
+                per_lane * self.pcie_lanes as f64
+            }
+        };
+        pos("timing.series_interval_s", self.series_interval_s)?;
+        if let Some(r) = self.round_s {
+            pos("timing.round_s", r)?;
+        }
+        if let Some(r) = self.arrival_iops {
+            pos("timing.arrival_iops", r)?;
+        }
+        if let Some(u) = self.urgent_free_pct {
+            if !(u > 0.0 && u < 100.0) {
+                return Err(Error::config("timing.urgent_free_pct", format!("{u} is out of range (0, 100)")));
+            }
+        }
+        if !(self.urgent_perf_pct > 0.0 && self.urgent_perf_pct <= 100.0) {
+            return Err(Error::config("timing.urgent_perf_pct", format!("{} is out of range (0, 100]", self.urgent_perf_pct)));
+        }
+        let dies = self.channels * self.dies_per_channel;
+        let upp = (nand_page / page_size) as u32 * self.planes;
+        let buffer_units = self.write_buffer.0 / page_size;
+        if self.write_cache && buffer_units == 0 {
+            return Err(Error::config("timing.write_buffer", "must hold at least one page with the write cache on"));
+        }
+        let t_prog_ns = (tp * 1000.0).round() as u64;
+        Ok(Resolved {
+            dies,
+            channels: self.channels,
+            units_per_program: upp,
+            t_read_ns: (tr * 1000.0).round() as u64,
+            t_prog_ns,
+            t_erase_ns: (te * 1000.0).round() as u64,
+            xfer_ns: (page_size as f64 / ch * 1000.0).round().max(1.0) as u64,
+            link_ps_per_byte: (1e6 / link).round().max(1.0) as u64,
+            fw_ns: (fw * 1000.0).round() as u64,
+            buffer_units,
+            outstanding: if self.interface == Interface::Nvme { self.queue_depth * self.nvme_queues } else { self.queue_depth },
+            program_units_per_s: dies as f64 * upp as f64 / (tp * 1e-6),
+            link_mbps: link,
+        })
+    }
+}
+
+// ----------------------------------------------------------------------------- device
+
+/// Resource timelines of the drive.
+struct Device {
+    r: Resolved,
+    die_free: Vec<u64>,
+    ch_free: Vec<u64>,
+    ctrl_free: u64,
+    link_free: u64,
+    /// Release times of the units in the write buffer.
+    buffer: BinaryHeap<Reverse<u64>>,
+    rr: usize,
+    write_cache: bool,
+    /// Per-unit program time with aggregation (tPROG / units per program).
+    prog_unit_ns: u64,
+}
+
+impl Device {
+    fn new(r: Resolved, write_cache: bool) -> Self {
+        let prog_unit_ns = (r.t_prog_ns / r.units_per_program as u64).max(1);
+        Device {
+            die_free: vec![0; r.dies as usize],
+            ch_free: vec![0; r.channels as usize],
+            ctrl_free: 0,
+            link_free: 0,
+            buffer: BinaryHeap::new(),
+            rr: 0,
+            write_cache,
+            prog_unit_ns,
+            r,
+        }
+    }
+
+    #[inline]
+    fn channel_of(&self, die: usize) -> usize {
+        die % self.r.channels as usize
+    }
+
+    /// Program `units` mapping units on `die`, data ready at `ready`; returns the end.
+    #[inline]
+    fn program(&mut self, die: usize, ready: u64, units: u64, padded: bool) -> u64 {
+        let c = self.channel_of(die);
+        let start = ready.max(self.ch_free[c]).max(self.die_free[die]);
+        let xfer_end = start + units * self.r.xfer_ns;
+        self.ch_free[c] = xfer_end;
+        let busy = if padded {
+            units.div_ceil(self.r.units_per_program as u64) * self.r.t_prog_ns
+        } else {
+            units * self.prog_unit_ns
+        };
+        let end = xfer_end + busy;
+        self.die_free[die] = end;
+        end
+    }
+
+    /// Read one mapping unit from `die`; returns when its data is out on the channel.
+    #[inline]
+    fn read(&mut self, die: usize, ready: u64) -> u64 {
+        let c = self.channel_of(die);
+        let sensed = ready.max(self.die_free[die]) + self.r.t_read_ns;
+        self.die_free[die] = sensed;
+        let out = sensed.max(self.ch_free[c]) + self.r.xfer_ns;
+        self.ch_free[c] = out;
+        out
+    }
+
+    /// Charge garbage-collection work (copies, erases of superblocks) from `ready`; returns
+    /// when it is done.
+    fn gc(&mut self, copies: u64, erases: u64, ready: u64) -> u64 {
+        let dies = self.r.dies as usize;
+        let mut done = ready;
+        // Each copy stays on its die (copyback-style: the superblock's pages on a die move
+        // to the GC frontier's page on the same die); dies work in parallel.
+        for _ in 0..copies {
+            let die = self.rr;
+            self.rr = (self.rr + 1) % dies;
+            let r = self.read(die, ready);
+            done = done.max(self.program(die, r, 1, false));
+        }
+        for _ in 0..erases {
+            for d in 0..dies {
+                let s = ready.max(self.die_free[d]);
+                self.die_free[d] = s + self.r.t_erase_ns;
+                done = done.max(self.die_free[d]);
+            }
+        }
+        done
+    }
+
+    fn nand_idle_at(&self) -> u64 {
+        *self.die_free.iter().max().unwrap_or(&0)
+    }
+
+    /// Host link transfer of `bytes` starting no earlier than `ready`.
+    #[inline]
+    fn link(&mut self, ready: u64, bytes: u64) -> u64 {
+        let s = ready.max(self.link_free);
+        self.link_free = s + bytes * self.r.link_ps_per_byte / 1000;
+        self.link_free
+    }
+
+    #[inline]
+    fn firmware(&mut self, ready: u64) -> u64 {
+        self.ctrl_free = ready.max(self.ctrl_free) + self.r.fw_ns;
+        self.ctrl_free
+    }
+
+    /// Wait for room for `units` in the write buffer; returns the admission time.
+    fn admit(&mut self, ready: u64, units: u64) -> u64 {
+        let mut t = ready;
+        while self.buffer.len() as u64 + units > self.r.buffer_units {
+            match self.buffer.pop() {
+                Some(Reverse(rel)) => t = t.max(rel),
+                None => break,
+            }
+        }
+        // drop entries already released
+        while let Some(&Reverse(rel)) = self.buffer.peek() {
+            if rel <= t {
+                self.buffer.pop();
+            } else {
+                break;
+            }
+        }
+        t
+    }
+}
+
+// ----------------------------------------------------------------------------- results
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SeriesPoint {
+    pub t_s: f64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub mbps: f64,
+    pub waf: Option<f64>,
+    pub urgent: bool,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TimedRound {
+    pub index: usize,
+    pub phase: &'static str,
+    pub t_start_s: f64,
+    pub t_end_s: f64,
+    pub iops: f64,
+    pub write_iops: f64,
+    pub read_iops: f64,
+    pub mbps: f64,
+    pub host_write_bytes: u64,
+    pub nand_write_pages: u64,
+    pub gc_copy_pages: u64,
+    pub erases: u64,
+    pub waf: f64,
+    pub latency_us: LatencySummary,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Phases {
+    /// End of the fresh-out-of-box burst: first point below half the first point's IOPS.
+    pub fob_end_s: Option<f64>,
+    /// Start of the steady-state window (SNIA rule on per-round IOPS).
+    pub steady_start_s: Option<f64>,
+}
+
+/// Accumulates the timed run's statistics.
+pub struct Recorder {
+    interval_ns: u64,
+    pub series: Vec<SeriesAcc>,
+    pub round_hist: Histogram,
+    pub hist_all: Histogram,
+    pub hist_read: Histogram,
+    pub hist_write: Histogram,
+}
+
+#[derive(Clone, Default)]
+pub struct SeriesAcc {
+    reads: u64,
+    writes: u64,
+    bytes: u64,
+    host_pages: u64,
+    nand_pages: u64,
+    urgent: bool,
+}
+
+impl Recorder {
+    fn new(interval_ns: u64) -> Self {
+        Recorder {
+            interval_ns,
+            series: Vec::new(),
+            round_hist: Histogram::default(),
+            hist_all: Histogram::default(),
+            hist_read: Histogram::default(),
+            hist_write: Histogram::default(),
+        }
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn complete(&mut self, t: u64, lat: u64, write: bool, bytes: u64, host_pages: u64, nand_pages: u64, urgent: bool) {
+        let i = (t / self.interval_ns) as usize;
+        if self.series.len() <= i {
+            self.series.resize(i + 1, SeriesAcc::default());
+        }
+        let s = &mut self.series[i];
+        if write {
+            s.writes += 1;
+            self.hist_write.record(lat);
+        } else {
+            s.reads += 1;
+            self.hist_read.record(lat);
+        }
+        s.bytes += bytes;
+        s.host_pages += host_pages;
+        s.nand_pages += nand_pages;
+        s.urgent |= urgent;
+        self.hist_all.record(lat);
+        self.round_hist.record(lat);
+    }
+
+    pub fn points(&self) -> Vec<SeriesPoint> {
+        let dt = self.interval_ns as f64 / 1e9;
+        self.series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| SeriesPoint {
+                t_s: (i + 1) as f64 * dt,
+                iops: (s.reads + s.writes) as f64 / dt,
+                read_iops: s.reads as f64 / dt,
+                write_iops: s.writes as f64 / dt,
+                mbps: s.bytes as f64 / dt / 1e6,
+                waf: if s.host_pages > 0 { Some(s.nand_pages as f64 / s.host_pages as f64) } else { None },
+                urgent: s.urgent,
+            })
+            .collect()
+    }
+}
+
+/// Command in flight.
+#[derive(Clone, Copy)]
+struct InFlight {
+    issued: u64,
+    write: bool,
+    bytes: u64,
+    host_pages: u64,
+    nand_pages: u64,
+    urgent: bool,
+}
+
+/// State of a timed run that survives across rounds.
+pub struct TimedState {
+    dev: Device,
+    q: EventQueue<InFlight>,
+    pub rec: Recorder,
+    started: bool,
+    arrivals: Rng,
+    next_arrival: u64,
+    bg_target: u32,
+    urgent_below_pages: Option<u64>,
+    urgent_gap_ns: u64,
+    next_admit: u64,
+    sustained_iops: Option<f64>,
+    physical_pages: u64,
+    sectors_per_page: u64,
+    pub urgent_now: bool,
+    open_loop: Option<f64>,
+    urgent_perf: f64,
+}
+
+impl TimedState {
+    pub fn new(t: &TimingConfig, r: Resolved, physical_pages: u64, blocks: u32, gc_low: u32, page_size: u64, sector: u64, seed: u64) -> Self {
+        let bg_target = t.background_free_blocks.unwrap_or(gc_low + (blocks / 100).max(1));
+        TimedState {
+            q: EventQueue::new(),
+            rec: Recorder::new((t.series_interval_s * 1e9).round().max(1.0) as u64),
+            started: false,
+            arrivals: Rng::stream(seed, 0x6172),
+            next_arrival: 0,
+            bg_target: if t.background_gc { bg_target } else { 0 },
+            urgent_below_pages: t.urgent_free_pct.map(|p| (physical_pages as f64 * p / 100.0) as u64),
+            urgent_gap_ns: 0,
+            next_admit: 0,
+            sustained_iops: None,
+            physical_pages,
+            sectors_per_page: page_size / sector,
+            urgent_now: false,
+            open_loop: t.arrival_iops,
+            urgent_perf: t.urgent_perf_pct / 100.0,
+            dev: Device::new(r, t.write_cache),
+        }
+    }
+
+    pub fn now(&self) -> u64 {
+        self.q.now()
+    }
+
+    pub fn resolved(&self) -> &Resolved {
+        &self.dev.r
+    }
+
+    fn exp_gap(&mut self, rate: f64) -> u64 {
+        let u = 1.0 - self.arrivals.f64();
+        (-libm::log(u) / rate * 1e9) as u64
+    }
+
+    /// Update the urgent state and, on entering it, the admission gap.
+    fn update_urgent<P: Policy>(&mut self, f: &Ftl<P>) {
+        let Some(limit) = self.urgent_below_pages else { return };
+        let free = self.physical_pages - f.mapped_pages();
+        let urgent = free < limit;
+        if urgent && !self.urgent_now {
+            // the rate sustained so far (last full series point), or the NAND's own limit
+            let rate = self.sustained_iops.unwrap_or(self.dev.r.program_units_per_s / 2.0);
+            self.urgent_gap_ns = (1e9 / (rate * self.urgent_perf)).round() as u64;
+        }
+        self.urgent_now = urgent;
+    }
+
+    /// Issue one host command at `now` and queue its completion.
+    fn issue<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, now: u64) -> Result<()> {
+        // Background GC on NAND that would otherwise idle.
+        while self.bg_target > 0 && f.free_blocks() < self.bg_target && self.dev.nand_idle_at() < now {
+            let before = f.c.clone();
+            match f.background_collect(self.bg_target)? {
+                Some(copied) if copied < f.pages_per_block() => {
+                    let d = f.c.minus(&before);
+                    let start = self.dev.nand_idle_at();
+                    self.dev.gc(d.gc_copy_pages, d.erases, start);
+                }
+                _ => break,
+            }
+        }
+        self.update_urgent(f);
+        let op = wl.next(rng);
+        let before = f.c.clone();
+        let t1 = self.dev.firmware(now);
+        let spp = self.sectors_per_page;
+        let (write, bytes, done);
+        match op.kind {
+            OpKind::Write => {
+                write = true;
+                let units = if wl.pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
+                bytes = if wl.pages { units * f.page_size() } else { op.len as u64 * f.sector_size() };
+                let mut t2 = self.dev.link(t1, bytes);
+                if self.urgent_now {
+                    t2 = t2.max(self.next_admit);
+                    self.next_admit = t2 + self.urgent_gap_ns;
+                }
+                let t3 = if self.dev.write_cache { self.dev.admit(t2, units) } else { t2 };
+                // the functional FTL decides the NAND work
+                let mut ppns = [0u32; 64];
+                let mut n = 0usize;
+                if wl.pages {
+                    f.c.host_write_cmds += 1;
+                    f.c.host_write_bytes += bytes;
+                    for i in 0..op.len {
+                        let p = f.write_page(op.start as u32 + i, op.stream)?;
+                        if n < ppns.len() {
+                            ppns[n] = p;
+                            n += 1;
+                        }
+                    }
+                } else {
+                    f.write_sectors(op.start, op.len as u64, op.stream)?;
+                }
+                let d = f.c.minus(&before);
+                let gc_done = if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
+                let host_pages = d.host_write_pages;
+                let dies = self.dev.r.dies as usize;
+                let mut end = gc_done;
+                if n as u64 == host_pages {
+                    // one program per die touched, units grouped by die (superblock striping)
+                    for &p in &ppns[..n] {
+                        let die = p as usize % dies;
+                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache));
+                        if self.dev.write_cache {
+                            self.dev.buffer.push(Reverse(self.dev.die_free[die]));
+                        }
+                    }
+                } else {
+                    for k in 0..host_pages {
+                        let die = (self.dev.rr + k as usize) % dies;
+                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache));
+                        if self.dev.write_cache {
+                            self.dev.buffer.push(Reverse(self.dev.die_free[die]));
+                        }
+                    }
+                }
+                done = if self.dev.write_cache { t3 } else { end };
+                let inflight = InFlight {
+                    issued: now,
+                    write,
+                    bytes,
+                    host_pages,
+                    nand_pages: d.nand_write_pages,
+                    urgent: self.urgent_now,
+                };
+                self.q.push(done.max(now), inflight);
+            }
+            OpKind::Read => {
+                let (first, count) = if wl.pages {
+                    (op.start, op.len as u64)
+                } else {
+                    (op.start / spp, (op.start + op.len as u64 - 1) / spp - op.start / spp + 1)
+                };
+                bytes = if wl.pages { count * f.page_size() } else { op.len as u64 * f.sector_size() };
+                if wl.pages {
+                    f.read_pages(op.start as u32, op.len);
+                } else {
+                    f.read_sectors(op.start, op.len as u64)?;
+                }
+                let mut ready = t1;
+                let dies = self.dev.r.dies as usize;
+                for lpn in first..first + count {
+                    if let Some(p) = f.lookup(lpn as u32) {
+                        ready = ready.max(self.dev.read(p as usize % dies, t1));
+                    }
+                }
+                let t_out = self.dev.link(ready, bytes);
+                let inflight = InFlight { issued: now, write: false, bytes, host_pages: 0, nand_pages: 0, urgent: self.urgent_now };
+                self.q.push(t_out.max(now), inflight);
+            }
+        }
+        Ok(())
+    }
+
+    /// Run until `host_bytes` more host bytes are written or simulated time reaches
+    /// `until_ns`, whichever comes first.
+    pub fn drive<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, host_bytes: u64, until_ns: u64) -> Result<()> {
+        let target = f.c.host_write_bytes.saturating_add(host_bytes);
+        if !self.started {
+            self.started = true;
+            match self.open_loop {
+                None => {
+                    for _ in 0..self.dev.r.outstanding {
+                        self.issue(f, wl, rng, 0)?;
+                    }
+                }
+                Some(rate) => {
+                    self.next_arrival = self.exp_gap(rate);
+                }
+            }
+        }
+        let interval = self.rec.interval_ns;
+        loop {
+            if f.c.host_write_bytes >= target || self.q.now() >= until_ns {
+                return Ok(());
+            }
+            if let Some(rate) = self.open_loop {
+                // next event: an arrival or a completion, whichever is first
+                if self.next_arrival <= self.q.peek_time().unwrap_or(u64::MAX) {
+                    let t = self.next_arrival;
+                    self.q.advance_to(t);
+                    self.issue(f, wl, rng, t)?;
+                    self.next_arrival = t + self.exp_gap(rate);
+                    continue;
+                }
+            }
+            let Some((t, c)) = self.q.pop() else { return Ok(()) };
+            let before_len = self.rec.series.len();
+            self.rec.complete(t, t - c.issued, c.write, c.bytes, c.host_pages, c.nand_pages, c.urgent);
+            if self.rec.series.len() > before_len && before_len > 0 {
+                // a series point closed: remember the sustained rate outside the urgent state
+                let s = &self.rec.series[before_len - 1];
+                if !s.urgent && s.writes > 0 {
+                    self.sustained_iops = Some(s.writes as f64 / (interval as f64 / 1e9));
+                }
+            }
+            if self.open_loop.is_none() {
+                self.issue(f, wl, rng, t)?;
+            }
+        }
+    }
+}
+
+/// Phase boundaries of a write-saturation curve from its series and rounds.
+pub fn phases(series: &[SeriesPoint], steady_start_s: Option<f64>) -> Phases {
+    let first = series.iter().find(|p| p.iops > 0.0).map(|p| p.iops);
+    let fob_end_s = first.and_then(|f0| series.iter().find(|p| p.iops < 0.5 * f0).map(|p| p.t_s));
+    Phases { fob_end_s, steady_start_s }
+}
+
+/// The counters a timed round needs.
+pub fn round_counters(now: &Counters, last: &Counters) -> Counters {
+    now.minus(last)
+}
