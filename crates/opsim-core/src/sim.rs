@@ -95,6 +95,10 @@ pub struct Window {
 pub struct Perf {
     pub wall_seconds: f64,
     pub host_pages_per_second: f64,
+    /// Timed runs: host commands simulated per wall second in the timed rounds (after
+    /// preconditioning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_ios_per_second: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -647,7 +651,11 @@ impl Simulator {
             victims: Victims { valid_histogram: hist, count: vcount, mean_valid_fraction: mean_valid },
             free_blocks_min: self.rounds.iter().map(|r| r.free_blocks_min).min().unwrap_or(0),
             timed: None,
-            perf: Perf { wall_seconds: wall, host_pages_per_second: if wall > 0.0 { host_pages / wall } else { 0.0 } },
+            perf: Perf {
+                wall_seconds: wall,
+                host_pages_per_second: if wall > 0.0 { host_pages / wall } else { 0.0 },
+                timed_ios_per_second: None,
+            },
         })
     }
 
@@ -687,6 +695,7 @@ impl Simulator {
         let round_ns = tc.round_s.map(|s| (s * 1e9).round() as u64);
         let cap_ns = tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX);
         let first_timed = self.rounds.len();
+        let loop_start = (Instant::now(), self.counters());
         let mut timed_rounds: Vec<TimedRound> = Vec::new();
         let mut measure_hist = timed::hist::Histogram::default();
         let mut measure_hist_r = timed::hist::Histogram::default();
@@ -794,8 +803,12 @@ impl Simulator {
             measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
             rounds: timed_rounds,
         };
+        let loop_wall = loop_start.0.elapsed().as_secs_f64();
+        let c = self.counters().minus(&loop_start.1);
+        let loop_ios = (c.host_write_cmds + c.host_read_cmds) as f64;
         let (vals, el) = self.round_series(first_timed);
         let mut res = self.result_from_rounds(t0, measure_first)?;
+        res.perf.timed_ios_per_second = Some(if loop_wall > 0.0 { loop_ios / loop_wall } else { 0.0 });
         res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
         res.timed = Some(report);
         Ok(res)

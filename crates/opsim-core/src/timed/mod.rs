@@ -629,7 +629,17 @@ impl TimedState {
             }
         }
         self.update_urgent(f);
-        let op = wl.next(rng);
+        let op = if wl.pages {
+            // the same two-stage prefetch pipeline as the functional hot loop
+            let (op, ahead) = wl.next_ahead(rng);
+            f.prefetch_lpn(ahead.start as u32);
+            if let Some(near) = wl.peek(crate::workload::AHEAD / 2) {
+                f.prefetch_old_page(near.start as u32);
+            }
+            op
+        } else {
+            wl.next(rng)
+        };
         let before = f.c.clone();
         let t1 = self.dev.firmware(now);
         let spp = self.sectors_per_page;
