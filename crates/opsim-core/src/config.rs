@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// A drive preset (`opsim presets`) whose settings this config starts from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
     pub drive: DriveConfig,
     #[serde(default)]
     pub ftl: FtlConfig,
@@ -276,11 +279,7 @@ impl Default for RunConfig {
 fn clean_toml_error(e: &toml::de::Error, text: &str) -> (Option<String>, String) {
     // toml's message already shows the line and the offending key; keep it on few lines.
     let msg = e.message().to_string();
-    let key = msg
-        .split('`')
-        .nth(1)
-        .filter(|_| msg.starts_with("unknown field") || msg.starts_with("missing field"))
-        .map(str::to_owned);
+    let key = Some(error_key(&msg)).filter(|k| k != "config");
     let loc = e
         .span()
         .map(|s| {
@@ -295,25 +294,50 @@ fn clean_toml_error(e: &toml::de::Error, text: &str) -> (Option<String>, String)
 
 impl Config {
     pub fn from_toml_str(text: &str) -> Result<Config> {
-        toml::from_str::<Config>(text).map_err(|e| {
+        let table = text.parse::<toml::Table>().map_err(|e| {
             let (key, msg) = clean_toml_error(&e, text);
-            let key = key.unwrap_or_else(|| "config".into());
-            Error::config(&key, format!("invalid config: {}", msg.trim()))
-        })
+            Error::config(key.as_deref().unwrap_or("config"), format!("invalid config: {}", msg.trim()))
+        })?;
+        if !table.contains_key("preset") {
+            // no preset: deserialise the text itself so errors keep their line numbers
+            return toml::from_str::<Config>(text).map_err(|e| {
+                let (key, msg) = clean_toml_error(&e, text);
+                let key = key.unwrap_or_else(|| "config".into());
+                Error::config(&key, format!("invalid config: {}", msg.trim()))
+            });
+        }
+        Self::from_table(crate::presets::apply(table)?)
     }
 
     pub fn from_json_str(text: &str) -> Result<Config> {
-        serde_json::from_str::<Config>(text).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::config("config", format!("invalid config: {e}")))?;
+        if value.get("preset").is_some() {
+            let table: toml::Table = serde_json::from_value(value)
+                .map_err(|e| Error::config("config", format!("invalid config: {e}")))?;
+            return Self::from_table(crate::presets::apply(table)?);
+        }
+        serde_json::from_value::<Config>(value).map_err(|e| {
             let msg = e.to_string();
-            let key = msg
-                .split('`')
-                .nth(1)
-                .filter(|_| msg.starts_with("unknown field") || msg.starts_with("missing field"))
-                .unwrap_or("config")
-                .to_owned();
-            Error::config(&key, format!("invalid config: {msg}"))
+            Error::config(&error_key(&msg), format!("invalid config: {msg}"))
         })
     }
+
+    fn from_table(table: toml::Table) -> Result<Config> {
+        toml::Value::Table(table).try_into::<Config>().map_err(|e| {
+            let msg = e.to_string();
+            Error::config(&error_key(&msg), format!("invalid config: {}", msg.trim()))
+        })
+    }
+}
+
+/// The key an unknown-/missing-field message names, else "config".
+fn error_key(msg: &str) -> String {
+    msg.split('`')
+        .nth(1)
+        .filter(|_| msg.contains("unknown field") || msg.contains("missing field"))
+        .unwrap_or("config")
+        .to_owned()
 }
 
 pub fn check_fraction(key: &str, v: f64, lo: f64, hi: f64, lo_incl: bool, hi_incl: bool) -> Result<f64> {

@@ -21,6 +21,7 @@ pub mod error;
 pub mod ftl;
 pub mod geometry;
 pub mod meanfield;
+pub mod presets;
 pub mod rng;
 pub mod sim;
 pub mod steady;

@@ -113,6 +113,20 @@ fn steady_state(
     })
 }
 
+/// Every drive preset (name, title, family, sources, settings) as JSON text.
+#[pyfunction]
+fn presets(py: Python<'_>) -> PyResult<String> {
+    guarded(py, || {
+        let mut out = Vec::new();
+        for name in opsim_core::presets::names() {
+            let mut t = opsim_core::presets::table(name)?;
+            let meta = t.remove("preset");
+            out.push(serde_json::json!({"name": name, "meta": meta, "settings": t}));
+        }
+        to_json(&out)
+    })
+}
+
 /// A drive you can send individual commands to.
 #[pyclass(name = "Simulator", module = "opsim._core")]
 struct PySimulator {
@@ -218,6 +232,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(steady_state, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_class::<PySimulator>()?;
     Ok(())
 }

@@ -21,6 +21,9 @@
 //!   only on dies that would otherwise idle.
 //! * The write buffer holds units until their program ends; a write completes to the host
 //!   when it has room in the buffer (cache on) or when its program ends (cache off).
+//! * The controller's firmware runs host commands (`fw_overhead_us` each) and garbage
+//!   collection (`gc_fw_us` per copied page) on one timeline: a client controller is
+//!   often the bottleneck in steady state, not the NAND.
 //! * Urgent state (SK hynix): while the NAND not holding valid data falls below
 //!   `urgent_free_pct` of the physical pages, GC takes over and host writes are admitted at
 //!   `urgent_perf_pct` of the rate sustained before.
@@ -90,9 +93,13 @@ pub struct TimingConfig {
     pub link_mbps: Option<f64>,
     /// Open-loop load: Poisson arrivals at this rate instead of a closed-loop queue depth.
     pub arrival_iops: Option<f64>,
-    /// Controller firmware time per command.
+    /// Controller firmware time per host command.
     #[serde(default = "d_fw")]
     pub fw_overhead_us: f64,
+    /// Controller firmware time per page garbage collection copies (read, ECC, remap,
+    /// program); it shares the controller with host commands.
+    #[serde(default)]
+    pub gc_fw_us: f64,
     #[serde(default = "d_true")]
     pub write_cache: bool,
     /// DRAM write buffer.
@@ -112,6 +119,10 @@ pub struct TimingConfig {
     /// Physical NAND page (a program writes one per plane).
     #[serde(default = "d_nand_page")]
     pub nand_page_size: ByteSize,
+    /// Physical NAND block: an erase of tBERS frees this much on one die (erase time is
+    /// charged per physical block the collected FTL block spans).
+    #[serde(default = "d_nand_block")]
+    pub nand_block_size: ByteSize,
     /// Flash channel transfer rate, MB/s.
     #[serde(default = "d_ch_mbps")]
     pub channel_mbps: f64,
@@ -165,6 +176,9 @@ fn d_planes() -> u32 {
 fn d_nand_page() -> ByteSize {
     ByteSize(16 << 10)
 }
+fn d_nand_block() -> ByteSize {
+    ByteSize(8 << 20)
+}
 fn d_ch_mbps() -> f64 {
     400.0
 }
@@ -184,11 +198,14 @@ pub struct Resolved {
     pub t_read_ns: u64,
     pub t_prog_ns: u64,
     pub t_erase_ns: u64,
+    /// Physical block, in mapping units.
+    pub block_units: u64,
     /// Channel time to move one mapping unit.
     pub xfer_ns: u64,
     /// Host link time per byte, in picoseconds.
     pub link_ps_per_byte: u64,
     pub fw_ns: u64,
+    pub gc_fw_ns: u64,
     pub buffer_units: u64,
     pub outstanding: u32,
     /// NAND program bandwidth limit, mapping units per second, with no GC.
@@ -229,14 +246,19 @@ impl TimingConfig {
                 format!("{nand_page} bytes is not a multiple of the mapping unit drive.page_size ({page_size})"),
             ));
         }
+        if self.nand_block_size.0 < nand_page || self.nand_block_size.0 % nand_page != 0 {
+            return Err(Error::config("timing.nand_block_size", "must be a whole number of NAND pages"));
+        }
         let (tr, tp, te) = self.cell.typical_us();
         let tr = pos("timing.t_read_us", self.t_read_us.unwrap_or(tr))?;
         let tp = pos("timing.t_prog_us", self.t_prog_us.unwrap_or(tp))?;
         let te = pos("timing.t_erase_us", self.t_erase_us.unwrap_or(te))?;
         let ch = pos("timing.channel_mbps", self.channel_mbps)?;
         let fw = self.fw_overhead_us;
-        if !(fw.is_finite() && fw >= 0.0) {
-            return Err(Error::config("timing.fw_overhead_us", format!("{fw} must be >= 0")));
+        for (k, v) in [("timing.fw_overhead_us", fw), ("timing.gc_fw_us", self.gc_fw_us)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::config(k, format!("{v} must be >= 0")));
+            }
         }
         let link = match (self.link_mbps, self.interface) {
             (Some(l), _) => pos("timing.link_mbps", l)?,
@@ -285,9 +307,11 @@ impl TimingConfig {
             t_read_ns: (tr * 1000.0).round() as u64,
             t_prog_ns,
             t_erase_ns: (te * 1000.0).round() as u64,
+            block_units: (self.nand_block_size.0 / page_size).max(1),
             xfer_ns: (page_size as f64 / ch * 1000.0).round().max(1.0) as u64,
             link_ps_per_byte: (1e6 / link).round().max(1.0) as u64,
             fw_ns: (fw * 1000.0).round() as u64,
+            gc_fw_ns: (self.gc_fw_us * 1000.0).round() as u64,
             buffer_units,
             outstanding: if self.interface == Interface::Nvme { self.queue_depth * self.nvme_queues } else { self.queue_depth },
             program_units_per_s: dies as f64 * upp as f64 / (tp * 1e-6),
@@ -311,10 +335,12 @@ struct Device {
     write_cache: bool,
     /// Per-unit program time with aggregation (tPROG / units per program).
     prog_unit_ns: u64,
+    /// Mapping units per FTL block (superblock).
+    ftl_block_units: u64,
 }
 
 impl Device {
-    fn new(r: Resolved, write_cache: bool) -> Self {
+    fn new(r: Resolved, write_cache: bool, ftl_block_units: u64) -> Self {
         let prog_unit_ns = (r.t_prog_ns / r.units_per_program as u64).max(1);
         Device {
             die_free: vec![0; r.dies as usize],
@@ -325,6 +351,7 @@ impl Device {
             rr: 0,
             write_cache,
             prog_unit_ns,
+            ftl_block_units,
             r,
         }
     }
@@ -363,10 +390,15 @@ impl Device {
     }
 
     /// Charge garbage-collection work (copies, erases of superblocks) from `ready`; returns
-    /// when it is done.
+    /// when it is done.  The controller's firmware handles every copied page, so copies
+    /// also occupy the controller (delaying later host commands).
     fn gc(&mut self, copies: u64, erases: u64, ready: u64) -> u64 {
         let dies = self.r.dies as usize;
         let mut done = ready;
+        if self.r.gc_fw_ns > 0 && copies > 0 {
+            self.ctrl_free = self.ctrl_free.max(ready) + copies * self.r.gc_fw_ns;
+            done = self.ctrl_free;
+        }
         // Each copy stays on its die (copyback-style: the superblock's pages on a die move
         // to the GC frontier's page on the same die); dies work in parallel.
         for _ in 0..copies {
@@ -375,10 +407,14 @@ impl Device {
             let r = self.read(die, ready);
             done = done.max(self.program(die, r, 1, false));
         }
-        for _ in 0..erases {
+        if erases > 0 {
+            // an FTL block of `ftl_block_units` spans that many units / dies on each die:
+            // charge the share of a physical block erase it frees
+            let per_die = (self.ftl_block_units as f64 / dies as f64 / self.r.block_units as f64).min(1.0);
+            let t = (self.r.t_erase_ns as f64 * per_die * erases as f64).round() as u64;
             for d in 0..dies {
                 let s = ready.max(self.die_free[d]);
-                self.die_free[d] = s + self.r.t_erase_ns;
+                self.die_free[d] = s + t;
                 done = done.max(self.die_free[d]);
             }
         }
@@ -566,7 +602,9 @@ pub struct TimedState {
 }
 
 impl TimedState {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(t: &TimingConfig, r: Resolved, physical_pages: u64, blocks: u32, gc_low: u32, page_size: u64, sector: u64, seed: u64) -> Self {
+        let ftl_block_units = physical_pages / blocks.max(1) as u64;
         let bg_target = t.background_free_blocks.unwrap_or(gc_low + (blocks / 100).max(1));
         TimedState {
             q: EventQueue::new(),
@@ -584,7 +622,7 @@ impl TimedState {
             urgent_now: false,
             open_loop: t.arrival_iops,
             urgent_perf: t.urgent_perf_pct / 100.0,
-            dev: Device::new(r, t.write_cache),
+            dev: Device::new(r, t.write_cache, ftl_block_units),
         }
     }
 

@@ -1,0 +1,51 @@
+"""``opsim presets [NAME]``: the drive presets, every parameter with its source."""
+
+from __future__ import annotations
+
+import json
+
+from .._output import Output, table
+
+
+def register(sub, common):
+    p = sub.add_parser("presets", parents=[common],
+                       help="list drive presets (the seeds' drives), or show one with every parameter's source")
+    p.add_argument("name", nargs="?", help="a preset to show in full")
+    p.set_defaults(func=run)
+
+
+def load() -> list[dict]:
+    from ..sim import _core
+
+    return json.loads(_core().presets())
+
+
+def run(args) -> Output:
+    from ..errors import ConfigError
+
+    presets = load()
+    if not args.name:
+        rows = []
+        for p in presets:
+            s = p["settings"]
+            d, t = s["drive"], s.get("timing", {})
+            fitted = [k for k, v in p["meta"]["sources"].items() if str(v).startswith("fitted")]
+            rows.append([p["name"], str(d["user_capacity"]), str(d.get("physical_capacity", "-")),
+                         t.get("interface", "-"), t.get("cell", "-"),
+                         t.get("channels", 0) * t.get("dies_per_channel", 0), ", ".join(fitted) or "-"])
+        text = table(["preset", "user", "NAND", "interface", "cell", "dies", "fitted"], rows,
+                     title="Drive presets (use: preset = \"NAME\" at the top of a config; "
+                           "`opsim presets NAME` shows every source)")
+        return Output(data={"presets": presets}, text=text)
+    match = [p for p in presets if p["name"] == args.name]
+    if not match:
+        raise ConfigError(f"unknown preset {args.name!r}; known: {', '.join(p['name'] for p in presets)}",
+                          key="preset")
+    p = match[0]
+    rows = []
+    for section, values in p["settings"].items():
+        for k, v in values.items():
+            key = f"{section}.{k}"
+            rows.append([key, str(v), p["meta"]["sources"].get(key, "-")])
+    text = table(["parameter", "value", "source"], rows, align="lrl", title=p["meta"]["title"])
+    return Output(data=p, text=text)
