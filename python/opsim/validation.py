@@ -71,3 +71,80 @@ def markdown(rows: list[dict]) -> str:
                    f"{r['blocks']:,} | {r['waf_sim']:.4f} | {r['waf_model']:.4f} | "
                    f"{100 * r['error']:+.2f}% | {r['model']} |")
     return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- seed drives
+
+def _ratio_row(drive, label, sim, published, tol, status):
+    err = (sim - published) / published
+    return {"drive": drive, "figure": label, "simulated": sim, "published": published,
+            "error": err, "tolerance": tol, "status": status, "pass": abs(err) <= tol}
+
+
+def run_seeds(scale: int = 64, progress=None) -> list[dict]:
+    """The seeds' steady-state IOPS ratios, simulated on the presets (docs/validation.md)."""
+    from .calibration import steady_run
+
+    rows = []
+    steps = 0
+
+    def tick():
+        nonlocal steps
+        steps += 1
+        if progress:
+            progress(steps, 16)
+
+    # Micron 1100 (seed 000): 11k / 13k / 29k IOPS at 1024 / 1000 / 800 GB
+    m = {gb: steady_run("micron-1100-1tb", gb * 10**9, scale)["iops"] for gb in (1024, 1000, 800)}
+    tick()
+    rows.append(_ratio_row("Micron 1100 1 TB", "IOPS 1000 GB / 1024 GB", m[1000] / m[1024], 13000 / 11000, 0.15,
+                           "predicted"))
+    rows.append(_ratio_row("Micron 1100 1 TB", "IOPS 800 GB / 1024 GB", m[800] / m[1024], 29000 / 11000, 0.15,
+                           "fitted"))
+    # Intel 320 160 GB (seed 002): 3x with 20%, 4x with 40% of the native LBAs held back
+    native = 160041885696
+    i = {h: steady_run("intel-320-160gb", int(native * (1 - h)), scale)["iops"] for h in (0.0, 0.2, 0.4)}
+    tick()
+    rows.append(_ratio_row("Intel 320 160 GB", "IOPS 20% held back / native", i[0.2] / i[0.0], 3.0, 0.15, "fitted"))
+    rows.append(_ratio_row("Intel 320 160 GB", "IOPS 40% held back / native", i[0.4] / i[0.0], 4.0, 0.15,
+                           "predicted"))
+    # SanDisk X400 (seed 001): 4 KiB random write IOPS at 0%, 7% and 28% OP
+    pub = {128: (651, 2255, 5737), 256: (2131, 4547, 9948), 512: (2696, 5693, 9957), 1024: (2176, 4066, 8264)}
+    for cap, (p0, p7, p28) in pub.items():
+        users = {0: cap * 10**9, 7: cap * 15 // 16 * 10**9, 28: cap * 200 // 256 * 10**9}
+        x = {k: steady_run(f"sandisk-x400-{cap}gb", u, scale)["iops"] for k, u in users.items()}
+        tick()
+        status = "fitted" if cap == 256 else "predicted"
+        rows.append(_ratio_row(f"SanDisk X400 {cap} GB", "IOPS 7% / 0%", x[7] / x[0], p7 / p0, 0.25, "predicted"))
+        rows.append(_ratio_row(f"SanDisk X400 {cap} GB", "IOPS 28% / 0%", x[28] / x[0], p28 / p0, 0.25, status))
+    return rows
+
+
+def write_saturation(preset: str = "micron-1100-1tb", scale: int = 256, user_bytes: int | None = None) -> dict:
+    """Write saturation from fresh-out-of-box: 4 KiB random writes at QD32 for 3 drive writes,
+    per-second IOPS; returns the FOB, transition and steady figures found in the series."""
+    from .commands.presets import load
+    from .units import parse_size
+
+    p = {x["name"]: x for x in load()}[preset]["settings"]
+    phys = parse_size(p["drive"]["physical_capacity"]) // scale
+    user = (user_bytes or parse_size(p["drive"]["user_capacity"])) // scale // 4096 * 4096
+    r = simulate({"preset": preset, "drive": {"user_capacity": user, "physical_capacity": phys},
+                  "run": {"precondition": "none", "warmup_drive_writes": 5, "measure_drive_writes": 2,
+                          "round_drive_writes": 0.25}})
+    s = r.timed["iops_series"]
+    fob = max(x["iops"] for x in s[:3])
+    steady = r.timed["steady_iops"]
+    return {"preset": preset, "fob_iops": fob, "steady_iops": steady, "fob_end_s": r.timed["phases"]["fob_end_s"],
+            "steady_start_s": r.timed["phases"]["steady_start_s"], "series": s,
+            "cliff_ratio": fob / steady if steady else None}
+
+
+def seeds_markdown(rows: list[dict]) -> str:
+    out = ["| drive | figure | simulated | published | error | tolerance | fitted or predicted | |",
+           "|---|---|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        out.append(f"| {r['drive']} | {r['figure']} | {r['simulated']:.2f} | {r['published']:.2f} | "
+                   f"{100 * r['error']:+.1f}% | {100 * r['tolerance']:.0f}% | {r['status']} | "
+                   f"{'pass' if r['pass'] else 'FAIL'} |")
+    return "\n".join(out)

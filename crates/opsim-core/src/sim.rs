@@ -786,7 +786,10 @@ impl Simulator {
         let measured: Vec<&TimedRound> = timed_rounds.iter().filter(|t| t.index >= measure_first).collect();
         let m_secs: f64 = measured.iter().map(|t| t.t_end_s - t.t_start_s).sum();
         let m_ios: f64 = measured.iter().map(|t| t.iops * (t.t_end_s - t.t_start_s)).sum();
-        let series = state.rec.points();
+        // only whole intervals: a last, partial one would show a spurious drop
+        let end_s = state.now() as f64 / 1e9;
+        let mut series = state.rec.points();
+        series.retain(|p| p.t_s <= end_s + 1e-9);
         let steady_start_s = if ss.reached { ss.window.map(|(a, _)| timed_rounds[a].t_start_s) } else { None };
         let report = TimedReport {
             timing: state.resolved().clone(),

@@ -10,7 +10,9 @@ from .._output import Output, atomic_write_text, table
 def register(sub, common):
     p = sub.add_parser("validate", parents=[common],
                        help="run the validation suite: simulator vs analytic models")
-    p.add_argument("--suite", choices=["oracles"], default="oracles")
+    p.add_argument("--suite", choices=["oracles", "seeds"], default="oracles",
+                   help="oracles: functional simulator vs analytic models; seeds: the timed model on the "
+                        "seed drives' presets vs their published figures")
     p.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
     p.set_defaults(func=run)
 
@@ -24,6 +26,8 @@ def _progress(i, n):
 
 
 def run(args) -> Output:
+    if args.suite == "seeds":
+        return run_seeds(args)
     from ..validation import markdown, run_oracles
 
     rows = run_oracles(_progress)
@@ -36,3 +40,24 @@ def run(args) -> Output:
     worst = max(abs(r["error"]) for r in rows)
     text += f"\nworst error {100 * worst:.2f}% over {len(rows)} cases"
     return Output(data={"suite": args.suite, "cases": rows, "worst_error": worst}, text=text)
+
+
+def run_seeds(args) -> Output:
+    from ..validation import run_seeds as seeds, seeds_markdown, write_saturation
+
+    rows = seeds(progress=_progress)
+    ws = write_saturation()
+    md = seeds_markdown(rows)
+    if args.markdown:
+        atomic_write_text(args.markdown, md)
+    text = table(["drive", "figure", "simulated", "published", "error", "tol.", "", ""],
+                 [[r["drive"], r["figure"], f"{r['simulated']:.2f}", f"{r['published']:.2f}",
+                   f"{100 * r['error']:+.1f}%", f"{100 * r['tolerance']:.0f}%", r["status"],
+                   "pass" if r["pass"] else "FAIL"] for r in rows],
+                 title="Seed drives: steady-state 4 KiB random-write IOPS ratios, timed model on the presets")
+    text += (f"\n\nWrite saturation, {ws['preset']} from fresh-out-of-box: FOB {ws['fob_iops']:,.0f} IOPS, "
+             f"FOB ends at {ws['fob_end_s']:.0f} s, steady state from {ws['steady_start_s'] or 0:.0f} s at "
+             f"{(ws['steady_iops'] or 0):,.0f} IOPS (cliff {ws['cliff_ratio'] or 0:.1f}x)")
+    data = {"suite": "seeds", "cases": rows, "write_saturation": {k: v for k, v in ws.items() if k != "series"},
+            "passed": sum(r["pass"] for r in rows), "failed": sum(not r["pass"] for r in rows)}
+    return Output(data=data, text=text)
