@@ -45,3 +45,16 @@ def test_write_saturation_shape():
     assert w["fob_end_s"] < w["steady_start_s"]
     tail = s[-len(s) // 5:]
     assert (max(tail) - min(tail)) / w["steady_iops"] < 0.2, "a flat steady state"
+
+
+def test_io_consistency_tightens_with_spare_area():
+    """AnandTech (seed 003): the 840 Pro's IO consistency improves as spare area grows."""
+    from opsim.validation import io_consistency
+
+    c = io_consistency()
+    spread = [x["p99_9_over_p50"] for x in c]
+    cv = [x["cv"] for x in c]
+    assert spread == sorted(spread, reverse=True) and cv == sorted(cv, reverse=True)
+    assert cv[0] > 3 * cv[2], "25% spare: 'a thickly painted line' against a spread-out mess"
+    med = [x["median_iops"] for x in c]
+    assert med == sorted(med)

@@ -148,3 +148,27 @@ def seeds_markdown(rows: list[dict]) -> str:
                    f"{100 * r['error']:+.1f}% | {100 * r['tolerance']:.0f}% | {r['status']} | "
                    f"{'pass' if r['pass'] else 'FAIL'} |")
     return "\n".join(out)
+
+
+def io_consistency(preset: str = "samsung-840-pro-256gb", scale: int = 16) -> list[dict]:
+    """AnandTech's experiment (seed 003): fill the drive, then 4 KiB random writes at QD32
+    over the span, at the default capacity and with 12%, 25% and 50% of the NAND as spare;
+    per-second IOPS in the second half of the run (steady state)."""
+    import numpy as np
+
+    nand = 256 * 2**30
+    out = []
+    for label, spare in [("default", None), ("12% spare", 0.12), ("25% spare", 0.25), ("50% spare", 0.50)]:
+        user = 256 * 10**9 if spare is None else int(nand * (1 - spare))
+        r = simulate({"preset": preset,
+                      "drive": {"user_capacity": user // scale // 4096 * 4096, "physical_capacity": nand // scale},
+                      "run": {"precondition": "fill", "warmup_drive_writes": 3, "measure_drive_writes": 1.5,
+                              "round_drive_writes": 0.25}})
+        s = np.array([p["iops"] for p in r.timed["iops_series"]])
+        tail = s[len(s) // 2:]
+        med = float(np.median(tail))
+        out.append({"configuration": label, "spare_area": r.op["physical"], "waf": r.waf, "median_iops": med,
+                    "p99_9_over_p50": float(np.quantile(tail, 0.999)) / med,
+                    "cv": float(tail.std() / tail.mean()), "seconds": int(len(tail)),
+                    "zero_iops_seconds": int((tail == 0).sum())})
+    return out

@@ -43,7 +43,7 @@ def run(args) -> Output:
 
 
 def run_seeds(args) -> Output:
-    from ..validation import run_seeds as seeds, seeds_markdown, write_saturation
+    from ..validation import io_consistency, run_seeds as seeds, seeds_markdown, write_saturation
 
     rows = seeds(progress=_progress)
     ws = write_saturation()
@@ -58,6 +58,13 @@ def run_seeds(args) -> Output:
     text += (f"\n\nWrite saturation, {ws['preset']} from fresh-out-of-box: FOB {ws['fob_iops']:,.0f} IOPS, "
              f"FOB ends at {ws['fob_end_s']:.0f} s, steady state from {ws['steady_start_s'] or 0:.0f} s at "
              f"{(ws['steady_iops'] or 0):,.0f} IOPS (cliff {ws['cliff_ratio'] or 0:.1f}x)")
-    data = {"suite": "seeds", "cases": rows, "write_saturation": {k: v for k, v in ws.items() if k != "series"},
+    ioc = io_consistency()
+    text += "\n\n" + table(["840 Pro config", "spare area", "WAF", "median IOPS", "p99.9/p50", "CV", "0-IOPS s"],
+                            [[c["configuration"], f"{100 * c['spare_area']:.1f}%", f"{c['waf']:.2f}",
+                              f"{c['median_iops']:,.0f}", f"{c['p99_9_over_p50']:.2f}", f"{c['cv']:.3f}",
+                              c["zero_iops_seconds"]] for c in ioc],
+                            title="IO consistency (AnandTech, seed 003): per-second IOPS in steady state")
+    data = {"suite": "seeds", "cases": rows, "io_consistency": ioc,
+            "write_saturation": {k: v for k, v in ws.items() if k != "series"},
             "passed": sum(r["pass"] for r in rows), "failed": sum(not r["pass"] for r in rows)}
     return Output(data=data, text=text)
