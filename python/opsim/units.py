@@ -47,7 +47,7 @@ def fmt_bytes(n) -> str:
     for u, m in (("PB", 10**15), ("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if n >= m and n % m == 0:
             return f"{n // m}{u}"
-    if n >= 1024 and n % 1024 == 0:
+    if 1024 <= n < 2**20 and n % 1024 == 0:
         return f"{n // 1024}KiB"
     for u, m in (("PB", 10**15), ("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if n >= m:

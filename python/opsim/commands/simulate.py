@@ -43,16 +43,31 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
         ("speed", f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s "
                   f"({d['perf']['wall_seconds']:.2f} s)"),
     ], title="opsim simulate")]
+    t = d.get("timed")
+    if t:
+        lat = t["latency_us"]["all"]
+        tss = t["steady_state"]
+        lines.append("")
+        lines.append(kv_table([
+            ("simulated time", f"{t['simulated_seconds']:,.1f} s"),
+            ("IOPS (measurement window)", f"{t['measured_iops']:,.0f}"),
+            ("steady-state IOPS (SNIA rule)", f"{t['steady_iops']:,.0f} from round {tss['window'][0]}"
+             if tss["reached"] else "not reached"),
+            ("latency us p50 / p99 / p99.9 / max",
+             " / ".join(f"{lat[k]:,.0f}" for k in ("p50", "p99", "p99.9", "max"))),
+            ("fresh-out-of-box burst ends", f"{t['phases']['fob_end_s']:.0f} s" if t["phases"]["fob_end_s"] else "-"),
+        ], title="timed model"))
     rounds = d["rounds"]
     if not all_rounds and len(rounds) > 12:
         shown = rounds[:3] + rounds[-8:]
     else:
         shown = rounds
+    iops = {x["index"]: x["iops"] for x in (t or {}).get("rounds", [])}
     rows = [[r["index"], r["phase"], fmt_bytes(r["host_write_bytes"]), r["waf"], r["gc_copy_pages"],
-             r["erases"], r["free_blocks_min"]] for r in shown]
+             r["erases"], r["free_blocks_min"], iops.get(r["index"])] for r in shown]
     lines.append("")
-    lines.append(table(["round", "phase", "host writes", "WAF", "GC copies", "erases", "min free"], rows,
-                       align="rllrrrr"))
+    lines.append(table(["round", "phase", "host writes", "WAF", "GC copies", "erases", "min free", "IOPS"], rows,
+                       align="rllrrrrr"))
     if len(shown) < len(rounds):
         lines.append(f"({len(rounds) - len(shown)} rounds not shown; --rounds shows all)")
     return "\n".join(lines)
