@@ -81,6 +81,14 @@ def kv_table(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def markdown_table(headers: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table; ``align`` has 'l' or 'r' per column; cells are used as given."""
+    out = ["| " + " | ".join(headers) + " |",
+           "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays, NaN and dataclasses into plain JSON values."""
     try:

@@ -262,23 +262,7 @@ def probe_target(path) -> Target:
             holders.update(_holders(os.path.join(sysdir, p)))
         t.holders = sorted(holders)
     mounts, swaps = _mountinfo(), _swaps()
-    devnums = set()
-    dev_paths = {real}
-    if sysdir:
-        if _devnum(sysdir):
-            devnums.add(_devnum(sysdir))
-        for p in t.partitions:
-            dn = _devnum(os.path.join(sysdir, p))
-            if dn:
-                devnums.add(dn)
-            dev_paths.add(f"/dev/{p}")
-    paths = []
-    for dn, mp, src in mounts:
-        if dn in devnums or (src.startswith("/dev/") and os.path.realpath(src) in dev_paths):
-            paths.append(mp)
-    for s in swaps:
-        if os.path.realpath(s) in dev_paths:
-            paths.append(f"[swap {s}]")
+    paths = _mounts_of(sysdir, mounts, swaps, extra_paths={real})
     # mounts on holders (LVM/dm/md volumes built on the device), one level down and beyond
     seen = set()
     todo = list(t.holders)
@@ -308,17 +292,18 @@ def probe_target(path) -> Target:
     return t
 
 
-def _mounts_of(sysdir: str, mounts, swaps) -> list[str]:
-    dn = _devnum(sysdir)
-    name = os.path.basename(sysdir)
+def _mounts_of(sysdir: str | None, mounts, swaps, extra_paths=()) -> list[str]:
+    """Mount points (and swap) of the device at ``sysdir`` or any of its partitions, matched
+    by device number or by device path (``extra_paths``: more paths naming the device)."""
+    devs, nums = set(extra_paths), set()
+    if sysdir:
+        devs.add(f"/dev/{os.path.basename(sysdir)}")
+        nums.add(_devnum(sysdir))
+        for p in _partitions(sysdir):
+            devs.add(f"/dev/{p}")
+            nums.add(_devnum(os.path.join(sysdir, p)))
+    nums.discard(None)
     out = []
-    devs = {f"/dev/{name}"}
-    nums = {dn} if dn else set()
-    for p in _partitions(sysdir):
-        devs.add(f"/dev/{p}")
-        pdn = _devnum(os.path.join(sysdir, p))
-        if pdn:
-            nums.add(pdn)
     for mdn, mp, src in mounts:
         if mdn in nums or (src.startswith("/dev/") and os.path.realpath(src) in devs):
             out.append(mp)

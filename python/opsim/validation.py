@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from . import models
+from ._output import markdown_table
 from .sim import simulate
 
 MIN_BLOCKS = 16_000
@@ -64,13 +65,10 @@ def run_oracles(progress=None) -> list[dict]:
 
 
 def markdown(rows: list[dict]) -> str:
-    out = ["| case | OP (user) | OP seen by GC | blocks | WAF simulated | WAF model | error | model |",
-           "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for r in rows:
-        out.append(f"| {r['case']} | {100 * r['op_user']:.0f}% | {100 * r['op_effective']:.3f}% | "
-                   f"{r['blocks']:,} | {r['waf_sim']:.4f} | {r['waf_model']:.4f} | "
-                   f"{100 * r['error']:+.2f}% | {r['model']} |")
-    return "\n".join(out)
+    return markdown_table(
+        ["case", "OP (user)", "OP seen by GC", "blocks", "WAF simulated", "WAF model", "error", "model"], "lrrrrrrl",
+        [[r["case"], f"{100 * r['op_user']:.0f}%", f"{100 * r['op_effective']:.3f}%", f"{r['blocks']:,}",
+          f"{r['waf_sim']:.4f}", f"{r['waf_model']:.4f}", f"{100 * r['error']:+.2f}%", r["model"]] for r in rows])
 
 
 # ----------------------------------------------------------------------------- seed drives
@@ -141,13 +139,10 @@ def write_saturation(preset: str = "micron-1100-1tb", scale: int = 256, user_byt
 
 
 def seeds_markdown(rows: list[dict]) -> str:
-    out = ["| drive | figure | simulated | published | error | tolerance | fitted or predicted | |",
-           "|---|---|---:|---:|---:|---:|---|---|"]
-    for r in rows:
-        out.append(f"| {r['drive']} | {r['figure']} | {r['simulated']:.2f} | {r['published']:.2f} | "
-                   f"{100 * r['error']:+.1f}% | {100 * r['tolerance']:.0f}% | {r['status']} | "
-                   f"{'pass' if r['pass'] else 'FAIL'} |")
-    return "\n".join(out)
+    return markdown_table(
+        ["drive", "figure", "simulated", "published", "error", "tolerance", "fitted or predicted", ""], "llrrrrll",
+        [[r["drive"], r["figure"], f"{r['simulated']:.2f}", f"{r['published']:.2f}", f"{100 * r['error']:+.1f}%",
+          f"{100 * r['tolerance']:.0f}%", r["status"], "pass" if r["pass"] else "FAIL"] for r in rows])
 
 
 def io_consistency(preset: str = "samsung-840-pro-256gb", scale: int = 16) -> list[dict]:

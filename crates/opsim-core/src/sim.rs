@@ -5,7 +5,7 @@
 //! bit-identical results (only `SimResult::perf` depends on the machine).
 
 use crate::config::{Config, GcPolicy, Precondition, WorkloadType};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
 use crate::geometry::{available_memory, Geometry, OpReport};
 use crate::meanfield;
@@ -893,17 +893,4 @@ fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, bytes:
         }
     }
     Ok(())
-}
-
-impl From<ErrorKind> for &'static str {
-    fn from(k: ErrorKind) -> &'static str {
-        match k {
-            ErrorKind::Config => "config",
-            ErrorKind::Capacity => "capacity",
-            ErrorKind::Workload => "workload",
-            ErrorKind::Trace => "trace",
-            ErrorKind::Device => "device",
-            ErrorKind::Internal => "internal",
-        }
-    }
 }

@@ -155,6 +155,15 @@ def _time_left(plan: Plan, t0: float) -> float | None:
     return plan.time_cap_s - (time.monotonic() - t0)
 
 
+def _time_capped(plan: Plan, t0: float, result: dict) -> bool:
+    """True (and the stop reason recorded) when less than a second of the time cap is left."""
+    left = _time_left(plan, t0)
+    if left is not None and left < 1:
+        result["stop_reason"] = "time cap reached"
+        return True
+    return False
+
+
 def _wsat(plan, result, tracked, prog, t0):
     target_bytes = plan.capacity_multiple * plan.capacity_bytes
     written = 0
@@ -178,9 +187,7 @@ def _wsat(plan, result, tracked, prog, t0):
         if written >= target_bytes:
             result["stop_reason"] = f"wrote {plan.capacity_multiple:g}x the capacity"
             return
-        left = _time_left(plan, t0)
-        if left is not None and left < 1:
-            result["stop_reason"] = "time cap reached"
+        if _time_capped(plan, t0, result):
             return
         if i >= 100000:  # pragma: no cover
             return
@@ -219,9 +226,7 @@ def _iops(plan, result, tracked, prog, t0):
         if ss["reached"]:
             result["stop_reason"] = f"steady state reached at round {i}"
             return
-        left = _time_left(plan, t0)
-        if left is not None and left < 1:
-            result["stop_reason"] = "time cap reached"
+        if _time_capped(plan, t0, result):
             return
     result["stop_reason"] = f"{plan.max_rounds} rounds without steady state"
 

@@ -32,7 +32,7 @@ pub mod engine;
 pub mod hist;
 
 use crate::error::{Error, Result};
-use crate::ftl::{Counters, Ftl, Policy};
+use crate::ftl::{Ftl, Policy};
 use crate::rng::Rng;
 use crate::units::ByteSize;
 use crate::workload::{OpKind, Workload};
@@ -824,9 +824,4 @@ pub fn phases(series: &[SeriesPoint], steady_start_s: Option<f64>) -> Phases {
     let first = series.iter().find(|p| p.iops > 0.0).map(|p| p.iops);
     let fob_end_s = first.and_then(|f0| series.iter().find(|p| p.iops < 0.5 * f0).map(|p| p.t_s));
     Phases { fob_end_s, steady_start_s }
-}
-
-/// The counters a timed round needs.
-pub fn round_counters(now: &Counters, last: &Counters) -> Counters {
-    now.minus(last)
 }
