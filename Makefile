@@ -10,7 +10,7 @@ export CARGO_TERM_COLOR := never
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 # Debian packages the tests and the measurement harness use: command -> package.
-SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux
+SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux chromium:chromium
 
 .PHONY: all setup sysdeps venv build test test-rust test-python bench demo clean fmt
 
