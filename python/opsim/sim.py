@@ -76,6 +76,13 @@ class SimResult:
 
         return pd.DataFrame(self.data["rounds"]).set_index("index")
 
+    def plot(self, kind: str = "saturation", ax=None, **options):
+        """Draw this result with matplotlib and return the Figure (``ax``: draw into it).
+        ``kind`` is one of :data:`opsim.plots.KINDS`; see docs/reports.md."""
+        from . import plots
+
+        return plots.plot(kind, [self.data], ax=ax, **options)
+
     def __repr__(self) -> str:
         d = self.data
         ss = d["steady_state"]
