@@ -49,6 +49,8 @@ class Target:
     # extra detail (not needed by callers; shown in messages and JSON)
     realpath: str | None = None
     dev_name: str | None = None       # kernel name, e.g. "sdb", "nvme0n1", "loop3"
+    partition_of: str | None = None   # for a partition: the kernel name of its disk, e.g. "sdb"
+    sysfs_path: str | None = None     # /sys/devices/... of the block device (shows the bus, e.g. usb)
     signatures: list = field(default_factory=list)  # every signature found, e.g. ["gpt", "ext4"]
     in_use_reason: str | None = None
     notes: list = field(default_factory=list)
@@ -253,6 +255,9 @@ def probe_target(path) -> Target:
         t.notes.append("no /sys/dev/block entry; mount and holder checks use /proc only")
     else:
         t.dev_name = os.path.basename(sysdir)
+        t.sysfs_path = sysdir
+        if os.path.exists(os.path.join(sysdir, "partition")):
+            t.partition_of = os.path.basename(os.path.dirname(sysdir))
         sectors = _read(os.path.join(sysdir, "size"))
         if sectors and sectors.isdigit():
             t.size_bytes = int(sectors) * 512  # sysfs size is always in 512-byte units

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
+import sys
 import time
 
 from .._output import Output, atomic_write_text, kv_table, table
-from ..errors import CommandError, ConfigError, DeviceError
+from ..errors import ConfigError, DeviceError
 from ..units import fmt_bytes, parse_size
 
 
@@ -28,7 +28,11 @@ def register(sub, common):
     p.add_argument("--destroy-data", metavar="DEV", help="confirmation: name the device again")
     p.add_argument("--force", action="store_true",
                    help="write even if the device holds a signature or is in use (never if mounted)")
-    p.add_argument("--purge", action="store_true", help="purge the device first (blkdiscard / nvme format --ses=1)")
+    p.add_argument("--purge", nargs="?", const="auto", default=None, metavar="METHOD",
+                   choices=["auto", "discard", "nvme-format", "ata-erase", "ata-erase-enhanced"],
+                   help="purge the device first: auto (nvme format --ses=1 for NVMe, else blkdiscard), discard, "
+                        "nvme-format, ata-erase or ata-erase-enhanced (ATA SECURITY ERASE via hdparm; never "
+                        "chosen by auto). Same guard as the test itself")
     p.add_argument("--smart", action="store_true", help="SMART snapshots before and after; report interval WAF")
     p.add_argument("--size", default="1GiB", help="file size for file targets (default 1GiB)")
     p.add_argument("--span", help="active range: bytes (e.g. 8GiB) or a percentage of the target (e.g. 75%%)")
@@ -75,20 +79,6 @@ def _bs_list(text):
             raise ConfigError(f"bs: {b!r} must be a positive multiple of 512 bytes", key="bs")
         out.append(b)
     return tuple(out)
-
-
-def _purge(dev: str, result: dict):
-    import shutil
-    if os.path.basename(os.path.realpath(dev)).startswith("nvme") and shutil.which("nvme"):
-        argv = ["nvme", "format", dev, "--ses=1", "--force"]
-    elif shutil.which("blkdiscard"):
-        argv = ["blkdiscard", "-f", dev]
-    else:
-        raise CommandError("no purge tool: install nvme-cli or util-linux (blkdiscard)")
-    r = subprocess.run(argv, capture_output=True, text=True)
-    if r.returncode:
-        raise CommandError(f"purge failed: {' '.join(argv)}: {(r.stderr or r.stdout).strip()[:300]}")
-    result["purge"] = {"argv": argv}
 
 
 def run(args) -> Output:
@@ -146,7 +136,9 @@ def run(args) -> Output:
     pre = {}
     smart_before = None
     if args.device and args.purge:
-        _purge(args.device, pre)
+        from ..measure.purge import purge
+        pre["purge"] = purge(args.device, args.purge, confirm=args.destroy_data, force=args.force,
+                             notify=lambda msg: sys.stderr.write(msg + "\n"))
     if args.smart:
         from ..smart import take_snapshot
         smart_before = take_snapshot(args.device)

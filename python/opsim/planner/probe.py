@@ -79,6 +79,42 @@ def parse_hdparm_N(text: str) -> dict:
             "limited": (st.group(1).lower() == "enabled") if st else cur < nat}
 
 
+# The Security section of ``hdparm -I`` (hdparm's identify.c): one line per bit 0-5 of IDENTIFY
+# word 128, each printed as "\t\tLABEL" when set and "\tnot\tLABEL" when clear (bit 0 clear:
+# "\t(?)\tsupported"), then "Security level high|maximum" when enabled, then the erase-time line.
+_SECURITY_BITS = (("supported", "supported"), ("enabled", "enabled"), ("locked", "locked"),
+                  ("frozen", "frozen"), ("expired", "expired: security count"),
+                  ("enhanced_erase", "supported: enhanced erase"))
+
+
+def parse_hdparm_security(text: str) -> dict:
+    """The ATA Security state from ``hdparm -I``: ``supported``, ``enabled``, ``locked``,
+    ``frozen``, ``expired``, ``enhanced_erase`` (bools, present when hdparm printed the line),
+    ``level`` ("high"/"maximum" when enabled), ``master_password_revision``, and the drive's
+    erase-time estimates ``erase_minutes`` / ``enhanced_erase_minutes`` (``*_more_than`` when
+    hdparm prints "more than N").  An empty dict when there is no Security section (the drive
+    does not support the Security feature set, or is not ATA)."""
+    sm = re.search(r"^Security:[ \t]*\n(.*?)(?=^\S|\Z)", text, re.M | re.S)
+    if not sm:
+        return {}
+    body = sm.group(1)
+    out: dict = {}
+    for key, label in _SECURITY_BITS:
+        m = re.search(rf"^[ \t]*(not|\(\?\))?[ \t]+{re.escape(label)}[ \t]*$", body, re.M)
+        if m:
+            out[key] = m.group(1) is None
+    lvl = re.search(r"Security level\s+(high|maximum)", body)
+    out["level"] = lvl.group(1) if lvl else None
+    mp = re.search(r"Master password revision code\s*=\s*(\d+)", body)
+    out["master_password_revision"] = int(mp.group(1)) if mp else None
+    for key, label in (("erase_minutes", r"(?<!ENHANCED )SECURITY ERASE UNIT"),
+                       ("enhanced_erase_minutes", r"ENHANCED SECURITY ERASE UNIT")):
+        m = re.search(rf"(more than )?(\d+)\s*min for {label}", body)
+        out[key] = int(m.group(2)) if m else None
+        out[key + "_more_than"] = bool(m and m.group(1))
+    return out
+
+
 def parse_hdparm_I(text: str) -> dict:
     """``hdparm -I`` -> identity, sector sizes, the relevant features and the security state."""
     def field(label):
@@ -103,15 +139,7 @@ def parse_hdparm_I(text: str) -> dict:
         keys = [k for k in features if re.search(pattern, k, re.I)]
         return (True, any(features[k] for k in keys)) if keys else (False, False)
 
-    security = {}
-    sm = re.search(r"^Security:\s*\n(.*?)(?=^\S|\Z)", text, re.M | re.S)
-    if sm:
-        s = sm.group(1)
-        for key in ("supported", "enabled", "locked", "frozen", "expired"):
-            km = re.search(rf"^\s*(not)?\s+{key}\b", s, re.M)
-            if km:
-                security[key] = km.group(1) is None
-        security["enhanced_erase"] = bool(re.search(r"supported:\s*enhanced erase", s))
+    security = parse_hdparm_security(text)
     hpa = has(r"Host Protected Area")
     dco = has(r"Device Configuration Overlay")
     amac = has(r"Accessible Max Address")
