@@ -20,6 +20,10 @@ pub struct Config {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub run: RunConfig,
+    /// Composable phases (fill, age, measure...), run in order after preconditioning; when
+    /// given, they replace the warm-up and measurement of `[workload]`.
+    #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseConfig>,
     /// The timed model (IOPS, latency over time); absent: functional simulation only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<crate::timed::TimingConfig>,
@@ -150,6 +154,12 @@ pub enum WorkloadType {
     /// SNIA PTS: purge, 2x user capacity of 128 KiB sequential writes, then 4 KiB random
     /// writes in rounds until steady state.
     SniaPts,
+    /// JEDEC JESD219 enterprise endurance workload (size mix and LBA zones).
+    Jesd219,
+    /// SK hynix's mobile pattern: repeat (sequential 1 GiB, random 200 MiB).
+    SkHynix,
+    /// Replay of a block trace (`[workload.trace]`).
+    Trace,
 }
 
 impl WorkloadType {
@@ -160,6 +170,9 @@ impl WorkloadType {
             WorkloadType::HotCold => "hot-cold",
             WorkloadType::Zipf => "zipf",
             WorkloadType::SniaPts => "snia-pts",
+            WorkloadType::Jesd219 => "jesd219",
+            WorkloadType::SkHynix => "sk-hynix",
+            WorkloadType::Trace => "trace",
         }
     }
 }
@@ -186,6 +199,49 @@ pub struct WorkloadConfig {
     pub hot_write_fraction: Option<Fraction>,
     /// zipf: exponent s (> 0).
     pub zipf_exponent: Option<Fraction>,
+    /// Fraction of commands that are TRIMs of a request-sized range.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trim_fraction: Fraction,
+    /// sequential: distance between the starts of consecutive requests (default: the
+    /// request size; larger leaves gaps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride: Option<ByteSize>,
+    /// sequential: independent sequential streams, each in its own slice of the span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_streams: Option<u32>,
+    /// sk-hynix: sequential bytes per cycle (default 1 GiB) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_chunk: Option<ByteSize>,
+    /// ... random bytes per cycle (default 200 MiB) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_chunk: Option<ByteSize>,
+    /// ... and the sequential request size (default 512 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_request_size: Option<ByteSize>,
+    /// trace: the file and how to replay it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TraceConfig>,
+}
+
+fn is_zero(f: &Fraction) -> bool {
+    f.0 == 0.0
+}
+
+/// One phase of a composed run.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    /// Shown in the rounds (default: "phase-N").
+    pub name: Option<String>,
+    pub workload: WorkloadConfig,
+    /// Host writes in this phase, in multiples of the user capacity ...
+    pub drive_writes: Option<f64>,
+    /// ... or host commands (reads, writes and trims).
+    pub ios: Option<u64>,
+    /// Part of the measurement window (the measured phases must be the last ones; when no
+    /// phase says so, the last phase is measured).
+    #[serde(default)]
+    pub measure: bool,
 }
 
 fn one() -> Fraction {
@@ -203,6 +259,13 @@ impl Default for WorkloadConfig {
             hot_fraction: None,
             hot_write_fraction: None,
             zipf_exponent: None,
+            trim_fraction: Fraction(0.0),
+            stride: None,
+            sequential_streams: None,
+            sequential_chunk: None,
+            random_chunk: None,
+            sequential_request_size: None,
+            trace: None,
         }
     }
 }

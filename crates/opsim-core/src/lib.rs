@@ -26,6 +26,7 @@ pub mod rng;
 pub mod sim;
 pub mod steady;
 pub mod timed;
+pub mod trace;
 pub mod units;
 pub mod workload;
 

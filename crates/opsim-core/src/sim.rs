@@ -4,7 +4,7 @@
 //! A `Simulator` is a plain owned value (no globals); the same config and seed give
 //! bit-identical results (only `SimResult::perf` depends on the machine).
 
-use crate::config::{Config, GcPolicy, Precondition, WorkloadType};
+use crate::config::{Config, GcPolicy, Precondition, WorkloadConfig, WorkloadType};
 use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
 use crate::geometry::{available_memory, Geometry, OpReport};
@@ -41,7 +41,7 @@ macro_rules! with_ftl {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Round {
     pub index: usize,
-    pub phase: &'static str,
+    pub phase: String,
     pub host_write_bytes: u64,
     pub host_read_bytes: u64,
     pub nand_write_pages: u64,
@@ -118,11 +118,50 @@ pub struct SimResult {
     pub wear: Wear,
     pub victims: Victims,
     pub free_blocks_min: u32,
+    /// Trace replay figures, when a phase replayed a trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceReplay>,
     /// The timed model's results, when `[timing]` is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timed: Option<TimedReport>,
     /// Wall-clock figures: the only part of a result that depends on the machine.
     pub perf: Perf,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TraceReplay {
+    /// Requests replayed.
+    pub records: u64,
+    /// Complete passes over the trace.
+    pub passes: u64,
+    /// Malformed lines skipped (`skip_bad`).
+    pub skipped_bad_lines: u64,
+    /// True when the run stopped because the trace ended.
+    pub ended: bool,
+}
+
+/// How much of a phase to run.
+#[derive(Clone, Copy, Debug)]
+enum Amount {
+    DriveWrites(f64),
+    Ios(u64),
+}
+
+/// One phase of the run, resolved from `[[phase]]` or from warm-up + measurement.
+struct PhasePlan {
+    name: String,
+    /// The workload to build (and the phase index for error keys), or None to continue
+    /// the previous phase's workload (warm-up then measurement of one stream).
+    workload: Option<(WorkloadConfig, Option<usize>)>,
+    amount: Amount,
+    measure: bool,
+}
+
+/// Where a hot loop stops: absolute host write bytes and command counts.
+#[derive(Clone, Copy, Debug)]
+pub struct Stop {
+    pub write_bytes: u64,
+    pub cmds: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -182,6 +221,7 @@ pub struct Simulator {
     /// Counters at the start of each round (parallel to `rounds`).
     round_start: Vec<Counters>,
     memory: u64,
+    trace: Option<TraceReplay>,
 }
 
 impl Simulator {
@@ -292,6 +332,7 @@ impl Simulator {
             run_start: Counters::default(),
             round_start: Vec::new(),
             memory,
+            trace: None,
         })
     }
 
@@ -396,8 +437,12 @@ impl Simulator {
 
     // ---------------------------------------------------------------- workload runs
     fn build_workload(&self, kind: WorkloadType, request: Option<u64>) -> Result<Workload> {
+        self.build_workload_from(&self.cfg.workload, kind, request)
+    }
+
+    fn build_workload_from(&self, w: &WorkloadConfig, kind: WorkloadType, request: Option<u64>) -> Result<Workload> {
         workload::build(
-            &self.cfg.workload,
+            w,
             kind,
             self.max_sectors,
             self.geo.sector_size as u64,
@@ -407,20 +452,93 @@ impl Simulator {
         )
     }
 
-    /// Drive `wl` until `bytes` more host bytes are written; returns when done.
-    fn drive(&mut self, wl: &mut Workload, bytes: u64) -> Result<()> {
-        let rng = &mut self.rng;
-        let spp = self.geo.sectors_per_page();
-        with_ftl!(&mut self.ftl, f => run_until(f, wl, rng, bytes, spp))
+    /// The workload of a plan step; errors of a `[[phase]]` workload name `phase[i].workload.*`.
+    fn build_step(&self, w: &WorkloadConfig, phase: Option<usize>) -> Result<Workload> {
+        self.build_workload_from(w, w.kind, None).map_err(|mut e| {
+            if let (Some(i), Some(k)) = (phase, e.key.as_mut()) {
+                if k.starts_with("workload") {
+                    *k = format!("phase[{i}].{k}");
+                }
+            }
+            e
+        })
     }
 
-    fn close_round(&mut self, phase: &'static str) {
+    /// The phases to run after preconditioning: `[[phase]]`, or warm-up and measurement of
+    /// `[workload]`.
+    fn plan(&self) -> Result<Vec<PhasePlan>> {
+        let r = &self.cfg.run;
+        if self.cfg.phases.is_empty() {
+            let mut v = Vec::new();
+            if r.warmup_drive_writes > 0.0 {
+                v.push(PhasePlan {
+                    name: "warmup".into(),
+                    workload: Some((self.cfg.workload.clone(), None)),
+                    amount: Amount::DriveWrites(r.warmup_drive_writes),
+                    measure: false,
+                });
+            }
+            let continue_ = !v.is_empty();
+            v.push(PhasePlan {
+                name: "measure".into(),
+                workload: if continue_ { None } else { Some((self.cfg.workload.clone(), None)) },
+                amount: Amount::DriveWrites(r.measure_drive_writes),
+                measure: true,
+            });
+            return Ok(v);
+        }
+        if self.cfg.workload.kind == WorkloadType::SniaPts {
+            return Err(Error::config("phase", "snia-pts runs its own stages; use [workload] type = \"snia-pts\" without [[phase]]"));
+        }
+        let any_measured = self.cfg.phases.iter().any(|p| p.measure);
+        let n = self.cfg.phases.len();
+        let mut v = Vec::with_capacity(n);
+        let mut seen_measured = false;
+        for (i, p) in self.cfg.phases.iter().enumerate() {
+            let key = |k: &str| format!("phase[{i}].{k}");
+            if p.workload.kind == WorkloadType::SniaPts {
+                return Err(Error::config(&key("workload.type"), "snia-pts cannot be a phase (it runs its own stages)"));
+            }
+            let amount = match (p.drive_writes, p.ios) {
+                (Some(d), None) => {
+                    if !(d.is_finite() && d > 0.0 && d <= 1e6) {
+                        return Err(Error::config(&key("drive_writes"), format!("{d} is out of range; expected a positive number of drive writes")));
+                    }
+                    Amount::DriveWrites(d)
+                }
+                (None, Some(n)) if n > 0 => Amount::Ios(n),
+                (None, Some(_)) => return Err(Error::config(&key("ios"), "must be at least 1")),
+                _ => return Err(Error::config(&key("drive_writes"), "give exactly one of drive_writes or ios")),
+            };
+            let measure = if any_measured { p.measure } else { i + 1 == n };
+            if seen_measured && !measure {
+                return Err(Error::config(&key("measure"), "the measured phases must be the last ones (one measurement window)"));
+            }
+            seen_measured |= measure;
+            v.push(PhasePlan {
+                name: p.name.clone().unwrap_or_else(|| format!("phase-{}", i + 1)),
+                workload: Some((p.workload.clone(), Some(i))),
+                amount,
+                measure,
+            });
+        }
+        Ok(v)
+    }
+
+    /// Drive `wl` until `stop` (or the end of a finite workload).
+    fn drive(&mut self, wl: &mut Workload, stop: Stop) -> Result<()> {
+        let rng = &mut self.rng;
+        with_ftl!(&mut self.ftl, f => run_until(f, wl, rng, stop))?;
+        wl.finish()
+    }
+
+    fn close_round(&mut self, phase: &str) {
         let now = self.counters();
         let d = now.minus(&self.last);
         let free_min = with_ftl!(&mut self.ftl, f => f.take_free_min());
         self.rounds.push(Round {
             index: self.rounds.len(),
-            phase,
+            phase: phase.to_owned(),
             host_write_bytes: d.host_write_bytes,
             host_read_bytes: d.host_read_bytes,
             nand_write_pages: d.nand_write_pages,
@@ -432,38 +550,62 @@ impl Simulator {
         self.round_start.push(std::mem::replace(&mut self.last, now));
     }
 
-    /// Write `drive_writes` x user capacity in rounds of `round_drive_writes`.
-    fn run_rounds(&mut self, wl: &mut Workload, drive_writes: f64, phase: &'static str) -> Result<()> {
-        let user = self.geo.user_bytes as f64;
-        let total = (drive_writes * user).round() as u64;
-        let round = ((self.cfg.run.round_drive_writes * user).round() as u64).max(1);
+    fn round_bytes(&self) -> u64 {
+        ((self.cfg.run.round_drive_writes * self.geo.user_bytes as f64).round() as u64).max(1)
+    }
+
+    /// (write-byte budget, absolute command limit) of a phase starting now.
+    fn budget(&self, amount: Amount) -> (u64, u64) {
+        let now = self.counters().commands();
+        match amount {
+            Amount::DriveWrites(d) => ((d * self.geo.user_bytes as f64).round() as u64, u64::MAX),
+            Amount::Ios(n) => (u64::MAX, now.saturating_add(n)),
+        }
+    }
+
+    /// Run `wl` in rounds of `round_drive_writes` until the phase's amount is done or the
+    /// workload ends.
+    fn run_rounds(&mut self, wl: &mut Workload, amount: Amount, phase: &str) -> Result<()> {
+        let round = self.round_bytes();
+        let (total, cmd_end) = self.budget(amount);
         let mut done = 0;
-        while done < total {
-            let before = self.counters().host_write_bytes;
-            self.drive(wl, round.min(total - done))?;
-            done += self.counters().host_write_bytes - before;
+        while done < total && !wl.exhausted {
+            let before = self.counters();
+            if before.commands() >= cmd_end {
+                break;
+            }
+            self.drive(wl, Stop { write_bytes: before.host_write_bytes + round.min(total - done), cmds: cmd_end })?;
+            let after = self.counters();
+            done += after.host_write_bytes - before.host_write_bytes;
+            if after.commands() == before.commands() {
+                break;
+            }
             self.close_round(phase);
         }
         Ok(())
     }
 
-    fn fill(&mut self, passes: u64, request: u64, phase: &'static str) -> Result<()> {
+    fn fill(&mut self, passes: u64, request: u64, phase: &str) -> Result<()> {
         let mut wl = self.build_workload(WorkloadType::Sequential, Some(request))?;
         let span_bytes = match &wl.pattern {
             workload::Pattern::Sequential(s) => s.span * if wl.pages { self.geo.page_size } else { self.geo.sector_size as u64 },
             _ => unreachable!(),
         };
         for _ in 0..passes {
-            let round = ((self.cfg.run.round_drive_writes * self.geo.user_bytes as f64).round() as u64).max(1);
-            let mut done = 0;
-            while done < span_bytes {
-                let before = self.counters().host_write_bytes;
-                self.drive(&mut wl, round.min(span_bytes - done))?;
-                done += self.counters().host_write_bytes - before;
-                self.close_round(phase);
-            }
+            self.run_rounds(&mut wl, Amount::DriveWrites(span_bytes as f64 / self.geo.user_bytes as f64), phase)?;
         }
         Ok(())
+    }
+
+    /// Record trace replay figures from a finished workload.
+    fn note_trace(&mut self, wl: &Workload) {
+        if let workload::Pattern::Trace(t) = &wl.pattern {
+            let c = self.trace.get_or_insert_with(TraceReplay::default);
+            c.records += t.records();
+            c.passes += t.passes;
+            c.skipped_bad_lines += t.skipped_bad();
+            c.ended |= wl.exhausted;
+        }
     }
 
     /// Analytic preconditioning for uniform random single-page writes.
@@ -548,7 +690,8 @@ impl Simulator {
             k => k,
         };
         let mut wl = self.build_workload(kind, None)?;
-        self.drive(&mut wl, host_bytes)
+        let c = self.counters();
+        self.drive(&mut wl, Stop { write_bytes: c.host_write_bytes + host_bytes, cmds: u64::MAX })
     }
 
     /// Run the configured job and return its result.
@@ -572,7 +715,7 @@ impl Simulator {
             let first = self.rounds.len();
             let mut st = steady::detect(&[], None, SteadyRule::default());
             for _ in 0..self.cfg.run.max_rounds {
-                self.run_rounds(&mut wl, self.cfg.run.round_drive_writes, "steady-state")?;
+                self.run_rounds(&mut wl, Amount::DriveWrites(self.cfg.run.round_drive_writes), "steady-state")?;
                 let (vals, el) = self.round_series(first);
                 st = steady::detect(&vals, Some(&el), SteadyRule::default());
                 if st.reached {
@@ -591,20 +734,52 @@ impl Simulator {
             self.round_start.truncate(we + 1);
         } else {
             self.precondition()?;
-            let mut wl = self.build_workload(self.cfg.workload.kind, None)?;
+            let plan = self.plan()?;
             let first = self.rounds.len();
-            if self.cfg.run.warmup_drive_writes > 0.0 {
-                self.run_rounds(&mut wl, self.cfg.run.warmup_drive_writes, "warmup")?;
+            let mut mf = None;
+            let mut wl: Option<Workload> = None;
+            for p in &plan {
+                if let Some((w, i)) = &p.workload {
+                    if let Some(old) = wl.take() {
+                        self.note_trace(&old);
+                    }
+                    wl = Some(self.build_step(w, *i)?);
+                }
+                let cur = wl.as_mut().expect("the first phase builds its workload");
+                if p.measure && mf.is_none() {
+                    mf = Some(self.rounds.len());
+                    with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
+                }
+                self.run_rounds(cur, p.amount, &p.name)?;
             }
-            measure_first = self.rounds.len();
-            with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
-            self.run_rounds(&mut wl, self.cfg.run.measure_drive_writes, "measure")?;
+            let wl = wl.expect("at least one phase");
+            self.note_trace(&wl);
+            measure_first = mf.unwrap_or(self.rounds.len());
+            self.check_window(measure_first, &wl)?;
             let (vals, el) = self.round_series(first);
             steady = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first);
         }
         let mut res = self.result_from_rounds(t0, measure_first)?;
         res.steady_state = steady;
         Ok(res)
+    }
+
+    /// A measurement window with no round: say why (a trace that ended early, typically).
+    fn check_window(&self, measure_first: usize, wl: &Workload) -> Result<()> {
+        if measure_first < self.rounds.len() {
+            return Ok(());
+        }
+        if wl.exhausted {
+            let dw = self.counters().host_write_bytes as f64 / self.geo.user_bytes as f64;
+            return Err(Error::config(
+                "run.warmup_drive_writes",
+                format!(
+                    "the trace ended before the measurement window (after {dw:.3} drive writes in all); lower \
+                     run.warmup_drive_writes, measure an earlier phase, or set workload.trace.repeat = true"
+                ),
+            ));
+        }
+        Err(Error::config("run.measure_drive_writes", "the measurement window holds no round"))
     }
 
     /// The result document from the rounds recorded so far; the measurement window starts
@@ -650,6 +825,7 @@ impl Simulator {
             wear: self.wear(),
             victims: Victims { valid_histogram: hist, count: vcount, mean_valid_fraction: mean_valid },
             free_blocks_min: self.rounds.iter().map(|r| r.free_blocks_min).min().unwrap_or(0),
+            trace: self.trace.clone(),
             timed: None,
             perf: Perf {
                 wall_seconds: wall,
@@ -688,10 +864,20 @@ impl Simulator {
             self.geo.sector_size as u64,
             self.cfg.run.seed,
         );
-        let kind = if pts { WorkloadType::SniaPts } else { self.cfg.workload.kind };
-        let mut wl = self.build_workload(kind, if pts { Some(4096u64.max(page)) } else { None })?;
-        let user = self.geo.user_bytes as f64;
-        let round_bytes = ((self.cfg.run.round_drive_writes * user).round() as u64).max(1);
+        let plan = if pts {
+            let per = if tc.round_s.is_some() { u64::MAX } else { self.round_bytes() };
+            vec![PhasePlan {
+                name: "steady-state".into(),
+                workload: None,
+                amount: Amount::DriveWrites(per.saturating_mul(self.cfg.run.max_rounds as u64) as f64 / self.geo.user_bytes as f64),
+                measure: true,
+            }]
+        } else {
+            self.plan()?
+        };
+        let mut wl: Option<Workload> =
+            if pts { Some(self.build_workload(WorkloadType::SniaPts, Some(4096u64.max(page)))?) } else { None };
+        let round_bytes = self.round_bytes();
         let round_ns = tc.round_s.map(|s| (s * 1e9).round() as u64);
         let cap_ns = tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX);
         let first_timed = self.rounds.len();
@@ -700,43 +886,54 @@ impl Simulator {
         let mut measure_hist = timed::hist::Histogram::default();
         let mut measure_hist_r = timed::hist::Histogram::default();
         let mut measure_hist_w = timed::hist::Histogram::default();
-        let mut measure_first = first_timed;
-        let phases: Vec<(&'static str, u64)> = if pts {
-            let per = round_ns.map(|_| u64::MAX).unwrap_or(round_bytes);
-            vec![("steady-state", per.saturating_mul(self.cfg.run.max_rounds as u64))]
-        } else {
-            let w = (self.cfg.run.warmup_drive_writes * user).round() as u64;
-            let m = (self.cfg.run.measure_drive_writes * user).round() as u64;
-            vec![("warmup", w), ("measure", m)]
-        };
+        let mut measure_first = None;
         let mut steady_iops_state = steady::detect(&[], None, SteadyRule::default());
-        'phases: for (phase, total) in phases {
-            if phase == "measure" {
-                measure_first = self.rounds.len();
-                    with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
+        'phases: for p in &plan {
+            if let Some((w, i)) = &p.workload {
+                if let Some(old) = wl.take() {
+                    self.note_trace(&old);
+                }
+                let next = self.build_step(w, *i)?;
+                let speed = w.trace.as_ref().filter(|t| t.timing == crate::trace::Timing::Trace).map(|t| t.speed);
+                state.set_trace_timing(speed);
+                wl = Some(next);
             }
+            let cur = wl.as_mut().expect("the first phase builds its workload");
+            if p.measure && measure_first.is_none() {
+                measure_first = Some(self.rounds.len());
+                with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
+            }
+            let (total, cmd_end) = self.budget(p.amount);
             let mut done = 0u64;
-            while done < total {
+            while done < total && !(cur.exhausted && state.idle()) {
                 let start_ns = state.now();
+                let before = self.counters();
                 if start_ns >= cap_ns {
                     break 'phases;
                 }
+                if before.commands() >= cmd_end {
+                    break;
+                }
                 let until = round_ns.map(|d| start_ns.saturating_add(d)).unwrap_or(u64::MAX).min(cap_ns);
                 let bytes = if round_ns.is_some() { total - done } else { round_bytes.min(total - done) };
-                let before = self.counters();
+                let stop = Stop { write_bytes: before.host_write_bytes.saturating_add(bytes), cmds: cmd_end };
                 let rng = &mut self.rng;
-                with_ftl!(&mut self.ftl, f => state.drive(f, &mut wl, rng, bytes, until))?;
+                with_ftl!(&mut self.ftl, f => state.drive(f, cur, rng, stop, until))?;
+                cur.finish()?;
                 let after = self.counters();
                 done += after.host_write_bytes - before.host_write_bytes;
                 let end_ns = state.now().max(start_ns + 1);
-                self.close_round(phase);
                 let h = std::mem::take(&mut state.rec.round_hist);
+                if after.commands() == before.commands() && h.count() == 0 {
+                    break; // nothing happened: the workload ended and the queue drained
+                }
+                self.close_round(&p.name);
                 let secs = (end_ns - start_ns) as f64 / 1e9;
                 let d = after.minus(&before);
                 let ios = h.count() as f64;
                 timed_rounds.push(TimedRound {
                     index: self.rounds.len() - 1,
-                    phase,
+                    phase: p.name.clone(),
                     t_start_s: start_ns as f64 / 1e9,
                     t_end_s: end_ns as f64 / 1e9,
                     iops: ios / secs,
@@ -750,7 +947,7 @@ impl Simulator {
                     waf: d.waf(page),
                     latency_us: h.summary_us(),
                 });
-                if phase == "measure" || pts {
+                if p.measure {
                     measure_hist.merge(&h);
                 }
                 if pts {
@@ -760,10 +957,16 @@ impl Simulator {
                         break 'phases;
                     }
                 }
-                if d.host_write_bytes == 0 && round_ns.is_none() {
+                if d.host_write_bytes == 0 && round_ns.is_none() && cmd_end == u64::MAX {
                     break; // nothing more can be written (read-only load): avoid spinning
                 }
             }
+        }
+        let wl = wl.expect("at least one phase");
+        self.note_trace(&wl);
+        let mut measure_first = measure_first.unwrap_or(self.rounds.len());
+        if !pts {
+            self.check_window(measure_first, &wl)?;
         }
         if timed_rounds.is_empty() {
             return Err(Error::config("timing.max_time_s", "no round completed; raise max_time_s"));
@@ -864,12 +1067,12 @@ fn shift(mut s: SteadyState, by: usize) -> SteadyState {
     s
 }
 
-/// The hot loop: generate commands and apply them until `bytes` more host bytes are written.
+/// The hot loop: generate commands and apply them until `stop` (or the end of the stream).
 #[inline(never)]
-fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, bytes: u64, spp: u64) -> Result<()> {
-    let target = f.c.host_write_bytes + bytes;
+fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop) -> Result<()> {
+    let limited = stop.cmds != u64::MAX;
     if wl.pages {
-        while f.c.host_write_bytes < target {
+        while f.c.host_write_bytes < stop.write_bytes && !(limited && f.c.commands() >= stop.cmds) {
             // Two-stage prefetch: the mapping entry of a command far ahead, then the block
             // metadata of the page a nearer command will overwrite.
             let (op, ahead) = wl.next_ahead(rng);
@@ -880,15 +1083,19 @@ fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, bytes:
             match op.kind {
                 OpKind::Write => f.write_pages(op.start as u32, op.len, op.stream)?,
                 OpKind::Read => f.read_pages(op.start as u32, op.len),
+                OpKind::Trim => f.trim_pages(op.start as u32, op.len),
             }
         }
     } else {
-        let _ = spp;
-        while f.c.host_write_bytes < target {
+        while f.c.host_write_bytes < stop.write_bytes && !(limited && f.c.commands() >= stop.cmds) {
             let op = wl.next(rng);
+            if op.len == 0 {
+                break; // the end of a trace
+            }
             match op.kind {
                 OpKind::Write => f.write_sectors(op.start, op.len as u64, op.stream)?,
                 OpKind::Read => f.read_sectors(op.start, op.len as u64)?,
+                OpKind::Trim => f.trim_sectors(op.start, op.len as u64)?,
             }
         }
     }

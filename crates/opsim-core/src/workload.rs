@@ -5,13 +5,15 @@
 //! stay inside the workload's span.
 
 use crate::config::{WorkloadConfig, WorkloadType};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::rng::Rng;
+use crate::trace::{self, Remap, TraceConfig};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpKind {
     Write,
     Read,
+    Trim,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -19,9 +21,11 @@ pub struct Op {
     pub kind: OpKind,
     /// First unit (page or sector).
     pub start: u64,
-    /// Units transferred.
+    /// Units transferred; 0 marks the end of a finite stream (a trace without `repeat`).
     pub len: u32,
     pub stream: u32,
+    /// Trace arrival time in ns from the start of the replay (0 for synthetic workloads).
+    pub t_ns: u64,
 }
 
 /// Uniform random over `slots` aligned positions.
@@ -32,22 +36,67 @@ pub struct Uniform {
     pub align: u64,
 }
 
-/// Sequential with wrap-around inside the span.
+/// Sequential with wrap-around inside the span; `k` streams each walk their own slice
+/// of the span, round-robin, advancing by `stride` units per request.
 #[derive(Clone, Debug)]
 pub struct Sequential {
     pub base: u64,
     pub span: u64,
-    pub cursor: u64,
+    stride: u64,
+    region: u64,
+    cursors: Vec<u64>,
+    next: usize,
 }
 
-/// r% of accesses to the first f% of the span (hot), the rest to the remainder (cold).
+/// One LBA zone of a zoned workload (hot/cold, JESD219).
 #[derive(Clone, Debug)]
-pub struct HotCold {
-    pub hot: Uniform,
-    pub cold: Uniform,
-    /// P(hot) scaled to 2^64.
-    pub threshold: u64,
-    pub hot_stream: u32,
+pub struct Zone {
+    pub base: u64,
+    pub units: u64,
+    /// Aligned start positions for the fixed request length.
+    slots: u64,
+    pub stream: u32,
+}
+
+/// Accesses split between zones with fixed probabilities (`cum`: cumulative, scaled to 2^64).
+#[derive(Clone, Debug)]
+pub struct Zoned {
+    pub zones: Vec<Zone>,
+    cum: Vec<u64>,
+    align: u64,
+}
+
+/// Request sizes drawn from a table (JESD219): (cumulative probability, length, alignment).
+#[derive(Clone, Debug)]
+pub struct SizeMix {
+    cum: Vec<u64>,
+    len: Vec<u32>,
+    align: Vec<u32>,
+}
+
+impl SizeMix {
+    #[inline]
+    fn sample(&self, rng: &mut Rng) -> (u32, u32) {
+        let r = rng.next_u64();
+        let i = self.cum.iter().position(|&c| r < c).unwrap_or(self.cum.len() - 1);
+        (self.len[i], self.align[i])
+    }
+}
+
+/// SK hynix's mobile aging pattern: repeat (sequential `seq_chunk`, random `rand_chunk`);
+/// the sequential writes advance through the user area (wrapping at its end), the random
+/// writes land in the part written so far.
+#[derive(Clone, Debug)]
+pub struct SkHynix {
+    span: u64,
+    seq_len: u32,
+    rand_len: u32,
+    seq_chunk: u64,
+    rand_chunk: u64,
+    cursor: u64,
+    filled: u64,
+    left: u64,
+    in_seq: bool,
 }
 
 /// Zipf over the slots (rank 1 = slot 0 is the hottest), by rejection-inversion
@@ -123,21 +172,135 @@ impl Zipf {
     }
 }
 
-#[derive(Clone, Debug)]
+/// A trace replayed as a workload, in sectors.
+pub struct TraceFeed {
+    reader: trace::Reader,
+    repeat: bool,
+    remap: Remap,
+    sector: u64,
+    capacity: u64,
+    /// remap = scale: trace end offset in sectors.
+    trace_end: u64,
+    /// Added to record times after a rewind, so time keeps increasing.
+    t_offset: u64,
+    last_t: u64,
+    pass_writes: u64,
+    pub passes: u64,
+}
+
+impl std::fmt::Debug for TraceFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TraceFeed({})", self.reader.path())
+    }
+}
+
+impl TraceFeed {
+    fn open(cfg: &TraceConfig, capacity_sectors: u64, sector: u64) -> Result<TraceFeed> {
+        let trace_end = if cfg.remap == Remap::Scale { trace::max_end(cfg)?.div_ceil(sector) } else { 0 };
+        let reader = trace::Reader::open(cfg)?;
+        Ok(TraceFeed {
+            reader,
+            repeat: cfg.repeat,
+            remap: cfg.remap,
+            sector,
+            capacity: capacity_sectors,
+            trace_end,
+            t_offset: 0,
+            last_t: 0,
+            pass_writes: 0,
+            passes: 0,
+        })
+    }
+
+    fn err(&self, msg: String) -> Error {
+        Error::new(ErrorKind::Trace, Some(&format!("{}:{}", self.reader.path(), self.reader.line())), msg)
+    }
+
+    /// The next request in sectors, or None at the end of a trace that does not repeat.
+    pub fn next_op(&mut self) -> Result<Option<Op>> {
+        let rec = match self.reader.next_record()? {
+            Some(r) => r,
+            None => {
+                if self.reader.records == 0 {
+                    return Err(trace::empty_error(&self.reader));
+                }
+                self.passes += 1;
+                // a pass without writes would spin forever on a write target: replay once
+                if !self.repeat || self.pass_writes == 0 {
+                    return Ok(None);
+                }
+                self.pass_writes = 0;
+                self.reader.rewind()?;
+                self.t_offset = self.last_t + 1_000;
+                match self.reader.next_record()? {
+                    Some(r) => r,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let s = self.sector;
+        let mut start = rec.offset / s;
+        let end = (rec.offset + rec.len).div_ceil(s);
+        let len = end - start;
+        let cap = self.capacity;
+        if len > cap || len > u32::MAX as u64 {
+            return Err(self.err(format!("a request of {} bytes is larger than the simulated drive", rec.len)));
+        }
+        if end > cap {
+            match self.remap {
+                Remap::Error => {
+                    return Err(self.err(format!(
+                        "request at byte {} + {} ends past the simulated drive's {} bytes; set workload.trace.remap = \"wrap\" \
+                         or \"scale\", or simulate a larger drive",
+                        rec.offset,
+                        rec.len,
+                        cap * s
+                    )))
+                }
+                Remap::Wrap => start %= cap,
+                Remap::Scale => {}
+            }
+        }
+        if self.remap == Remap::Scale && self.trace_end > cap {
+            start = ((start as u128 * cap as u128) / self.trace_end as u128) as u64;
+        }
+        start = start.min(cap - len);
+        if rec.kind == OpKind::Write {
+            self.pass_writes += 1;
+        }
+        self.last_t = rec.t_ns + self.t_offset;
+        Ok(Some(Op { kind: rec.kind, start, len: len as u32, stream: 0, t_ns: self.last_t }))
+    }
+
+    pub fn skipped_bad(&self) -> u64 {
+        self.reader.skipped_bad
+    }
+    pub fn records(&self) -> u64 {
+        self.reader.records
+    }
+}
+
+#[derive(Debug)]
 pub enum Pattern {
     Uniform(Uniform),
     Sequential(Sequential),
-    HotCold(HotCold),
+    Zoned(Zoned),
     Zipf(Zipf),
+    SkHynix(SkHynix),
+    Trace(Box<TraceFeed>),
 }
 
-/// A configured workload: an address pattern, a request length and a read mix.
-#[derive(Clone, Debug)]
+/// A configured workload: an address pattern, request lengths and a read/trim mix.
+#[derive(Debug)]
 pub struct Workload {
     pub pattern: Pattern,
     pub len: u32,
     /// P(read) scaled to 2^64 (0 = no reads).
-    pub read_threshold: u64,
+    read_threshold: u64,
+    /// P(read) + P(trim) scaled to 2^64.
+    trim_threshold: u64,
+    /// JESD219 transfer sizes (sector units); None: every request is `len` units.
+    sizes: Option<SizeMix>,
     /// True when units are pages, false when sectors.
     pub pages: bool,
     /// Commands generated ahead of time, so the simulator can prefetch their mapping
@@ -145,10 +308,14 @@ pub struct Workload {
     ring: [Op; AHEAD],
     ring_len: usize,
     ring_pos: usize,
+    /// A finite stream (trace) has ended.
+    pub exhausted: bool,
+    /// An error met while generating (trace read errors); the run stops and reports it.
+    pub error: Option<Error>,
 }
 
 pub const AHEAD: usize = 32;
-const NO_OP: Op = Op { kind: OpKind::Write, start: 0, len: 0, stream: 0 };
+const NO_OP: Op = Op { kind: OpKind::Write, start: 0, len: 0, stream: 0, t_ns: 0 };
 
 impl Workload {
     /// The next command, and the command `AHEAD` places later (to prefetch for).
@@ -190,29 +357,105 @@ impl Workload {
         self.generate(rng)
     }
 
+    /// True when the stream can end (so loops must check for the end marker).
+    pub fn finite(&self) -> bool {
+        matches!(self.pattern, Pattern::Trace(_))
+    }
+
+    /// The end of the stream, or the error that ended it.
+    pub fn finish(&mut self) -> Result<()> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     #[inline(always)]
     fn generate(&mut self, rng: &mut Rng) -> Op {
-        let kind = if self.read_threshold != 0 && rng.next_u64() < self.read_threshold { OpKind::Read } else { OpKind::Write };
+        let kind = if self.trim_threshold != 0 {
+            let r = rng.next_u64();
+            if r < self.read_threshold {
+                OpKind::Read
+            } else if r < self.trim_threshold {
+                OpKind::Trim
+            } else {
+                OpKind::Write
+            }
+        } else {
+            OpKind::Write
+        };
+        let mut len = self.len;
         let (start, stream) = match &mut self.pattern {
             Pattern::Uniform(u) => (u.base + rng.below(u.slots) * u.align, 0),
             Pattern::Sequential(s) => {
-                let st = s.base + s.cursor;
-                s.cursor += self.len as u64;
-                if s.cursor + self.len as u64 > s.span {
-                    s.cursor = 0;
+                let i = s.next;
+                let c = &mut s.cursors[i];
+                let st = s.base + i as u64 * s.region + *c;
+                *c += s.stride;
+                if *c + len as u64 > s.region {
+                    *c = 0;
                 }
+                s.next = if i + 1 == s.cursors.len() { 0 } else { i + 1 };
                 (st, 0)
             }
-            Pattern::HotCold(h) => {
-                if rng.next_u64() < h.threshold {
-                    (h.hot.base + rng.below(h.hot.slots) * h.hot.align, h.hot_stream)
-                } else {
-                    (h.cold.base + rng.below(h.cold.slots) * h.cold.align, 0)
+            Pattern::Zoned(z) => {
+                let r = rng.next_u64();
+                let i = z.cum.iter().position(|&c| r < c).unwrap_or(z.cum.len() - 1);
+                let zone = &z.zones[i];
+                match &self.sizes {
+                    None => (zone.base + rng.below(zone.slots) * z.align, zone.stream),
+                    Some(m) => {
+                        let (l, a) = m.sample(rng);
+                        len = l;
+                        let slots = (zone.units - l as u64) / a as u64 + 1;
+                        (zone.base + rng.below(slots) * a as u64, zone.stream)
+                    }
                 }
             }
             Pattern::Zipf(z) => (z.base + (z.sample(rng) - 1) * z.align, 0),
+            Pattern::SkHynix(h) => {
+                if h.in_seq {
+                    let st = h.cursor;
+                    len = (h.seq_len as u64).min(h.span - h.cursor) as u32;
+                    h.cursor += len as u64;
+                    h.filled = h.filled.max(h.cursor);
+                    if h.cursor >= h.span {
+                        h.cursor = 0;
+                    }
+                    h.left = h.left.saturating_sub(len as u64);
+                    if h.left == 0 {
+                        h.in_seq = false;
+                        h.left = h.rand_chunk;
+                    }
+                    (st, 0)
+                } else {
+                    len = h.rand_len;
+                    let region = h.filled.max(len as u64);
+                    let slots = (region - len as u64) / len as u64 + 1;
+                    h.left = h.left.saturating_sub(len as u64);
+                    if h.left == 0 {
+                        h.in_seq = true;
+                        h.left = h.seq_chunk;
+                    }
+                    (rng.below(slots) * len as u64, 0)
+                }
+            }
+            Pattern::Trace(t) => {
+                return match t.next_op() {
+                    Ok(Some(op)) => op,
+                    Ok(None) => {
+                        self.exhausted = true;
+                        NO_OP
+                    }
+                    Err(e) => {
+                        self.error = Some(e);
+                        self.exhausted = true;
+                        NO_OP
+                    }
+                }
+            }
         };
-        Op { kind, start, len: self.len, stream }
+        Op { kind, start, len, stream, t_ns: 0 }
     }
 }
 
@@ -232,6 +475,60 @@ fn to_threshold(p: f64) -> u64 {
     }
 }
 
+/// Cumulative thresholds (scaled to 2^64) of probabilities summing to 1.
+fn cumulative(p: &[f64]) -> Vec<u64> {
+    let mut acc = 0.0;
+    let mut v: Vec<u64> = p
+        .iter()
+        .map(|x| {
+            acc += x;
+            to_threshold(acc)
+        })
+        .collect();
+    if let Some(l) = v.last_mut() {
+        *l = u64::MAX;
+    }
+    v
+}
+
+/// JEDEC JESD219 enterprise endurance workload: transfer sizes (bytes, % of IOs) ...
+pub const JESD219_SIZES: [(u64, f64); 12] = [
+    (512, 4.0),
+    (1024, 1.0),
+    (1536, 1.0),
+    (2048, 1.0),
+    (2560, 1.0),
+    (3072, 1.0),
+    (3584, 1.0),
+    (4096, 67.0),
+    (8192, 10.0),
+    (16384, 7.0),
+    (32768, 3.0),
+    (65536, 3.0),
+];
+/// ... and LBA zones (fraction of the user LBAs from LBA 0, fraction of accesses).
+pub const JESD219_ZONES: [(f64, f64); 3] = [(0.05, 0.50), (0.15, 0.30), (0.80, 0.20)];
+
+/// Split `span_units` into zones of the given fractions (boundaries on `align`), with the
+/// given access probabilities; every zone must hold at least one request of `min_len`.
+fn zoned(span_units: u64, parts: &[(f64, f64)], align: u64, len: u64, streams: &[u32], key: &str) -> Result<Zoned> {
+    let mut zones = Vec::with_capacity(parts.len());
+    let mut base = 0u64;
+    let mut acc = 0.0;
+    for (i, &(f, _)) in parts.iter().enumerate() {
+        acc += f;
+        let end = if i + 1 == parts.len() { span_units } else { ((span_units as f64 * acc).round() as u64 / align) * align };
+        let units = end.saturating_sub(base);
+        if units < len {
+            return Err(Error::workload(key, "leaves a region smaller than one request"));
+        }
+        zones.push(Zone { base, units, slots: (units - len) / align + 1, stream: streams[i] });
+        base = end;
+    }
+    let probs: Vec<f64> = parts.iter().map(|p| p.1).collect();
+    Ok(Zoned { zones, cum: cumulative(&probs), align })
+}
+
 /// Build the workload over the first `accessible_sectors` sectors of the drive.
 /// `kind_override` replaces the configured type (the PTS stages use it).
 pub fn build(
@@ -248,10 +545,72 @@ pub fn build(
         return Err(Error::workload("workload.span", format!("{span} is out of range; expected (0, 1]")));
     }
     let rf = w.read_fraction.0;
-    if !(0.0..1.0).contains(&rf) {
+    if !(0.0..1.0).contains(&rf) && !(kind == WorkloadType::Trace && rf == 0.0) {
         return Err(Error::workload("workload.read_fraction", format!("{rf} is out of range; expected [0, 1)")));
     }
-    let req = request_override.unwrap_or_else(|| w.request_size.map(|r| r.0).unwrap_or(page_size));
+    let tf = w.trim_fraction.0;
+    if !(0.0..1.0).contains(&tf) || rf + tf >= 1.0 {
+        return Err(Error::workload(
+            "workload.trim_fraction",
+            format!("{tf} is out of range; expected [0, 1) with read_fraction + trim_fraction < 1"),
+        ));
+    }
+    // Internal stages (sequential fill, PTS) override the type; only the configured type
+    // is checked for keys it does not use.
+    let strict = kind == w.kind;
+    let unused = |key: &str, present: bool| -> Result<()> {
+        if present && strict {
+            Err(Error::workload(key, format!("is not used by workload type \"{}\"", kind.name())))
+        } else {
+            Ok(())
+        }
+    };
+    use WorkloadType as T;
+    unused("workload.hot_fraction", w.hot_fraction.is_some() && kind != T::HotCold)?;
+    unused("workload.hot_write_fraction", w.hot_write_fraction.is_some() && kind != T::HotCold)?;
+    unused("workload.zipf_exponent", w.zipf_exponent.is_some() && kind != T::Zipf)?;
+    unused("workload.stride", w.stride.is_some() && kind != T::Sequential)?;
+    unused("workload.sequential_streams", w.sequential_streams.is_some() && kind != T::Sequential)?;
+    for (k, v) in [
+        ("workload.sequential_chunk", w.sequential_chunk.is_some()),
+        ("workload.random_chunk", w.random_chunk.is_some()),
+        ("workload.sequential_request_size", w.sequential_request_size.is_some()),
+    ] {
+        unused(k, v && kind != T::SkHynix)?;
+    }
+    unused("workload.trace", w.trace.is_some() && kind != T::Trace)?;
+    let mix = |read: f64, trim: f64| (if read > 0.0 { to_threshold(read) } else { 0 }, if read + trim > 0.0 { to_threshold(read + trim) } else { 0 });
+    let (read_threshold, trim_threshold) = mix(rf, tf);
+
+    if kind == T::Trace {
+        for (k, v) in [
+            ("workload.request_size", w.request_size.is_some()),
+            ("workload.align", w.align.is_some()),
+            ("workload.read_fraction", rf > 0.0),
+            ("workload.trim_fraction", tf > 0.0),
+            ("workload.span", span != 1.0),
+        ] {
+            unused(k, v)?;
+        }
+        let tc = w.trace.as_ref().ok_or_else(|| Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)"))?;
+        let feed = TraceFeed::open(tc, accessible_sectors, sector_size)?;
+        return Ok(Workload {
+            pattern: Pattern::Trace(Box::new(feed)),
+            len: 1,
+            read_threshold: 0,
+            trim_threshold: 0,
+            sizes: None,
+            pages: false,
+            ring: [NO_OP; AHEAD],
+            ring_len: 0,
+            ring_pos: 0,
+            exhausted: false,
+            error: None,
+        });
+    }
+
+    let default_req = if kind == T::SkHynix { page_size.max(4096) } else { page_size };
+    let req = request_override.unwrap_or_else(|| w.request_size.map(|r| r.0).unwrap_or(default_req));
     if req == 0 || req % sector_size != 0 {
         return Err(Error::workload(
             "workload.request_size",
@@ -262,7 +621,12 @@ pub fn build(
     if align == 0 || align % sector_size != 0 {
         return Err(Error::workload("workload.align", format!("{align} bytes is not a positive multiple of the sector size")));
     }
-    let pages = req % page_size == 0 && align % page_size == 0;
+    // JESD219 with its own size mix works in sectors
+    let jedec_sizes = kind == T::Jesd219 && w.request_size.is_none() && request_override.is_none();
+    if jedec_sizes {
+        unused("workload.align", w.align.is_some())?;
+    }
+    let pages = !jedec_sizes && req % page_size == 0 && align % page_size == 0;
     let unit = if pages { page_size } else { sector_size };
     let span_units = ((accessible_sectors * sector_size) as f64 * span / unit as f64).floor() as u64;
     let len = req / unit;
@@ -274,60 +638,92 @@ pub fn build(
         return Err(Error::workload("workload.request_size", "is too large"));
     }
     let slots = (span_units - len) / align_u + 1;
-    let uniform = |base: u64, units: u64| -> Result<Uniform> {
-        if units < len {
-            return Err(Error::workload("workload.hot_fraction", "leaves a region smaller than one request"));
-        }
-        Ok(Uniform { base, slots: (units - len) / align_u + 1, align: align_u })
-    };
-    // Internal stages (sequential fill, PTS) override the type; only the configured type
-    // is checked for keys it does not use.
-    let strict = kind == w.kind;
-    let unused = |key: &str, present: bool| -> Result<()> {
-        if present && strict {
-            Err(Error::workload(key, format!("is not used by workload type \"{}\"", kind.name())))
-        } else {
-            Ok(())
-        }
-    };
+    let mut sizes = None;
     let pattern = match kind {
-        WorkloadType::Uniform | WorkloadType::SniaPts => {
-            unused("workload.hot_fraction", w.hot_fraction.is_some())?;
-            unused("workload.hot_write_fraction", w.hot_write_fraction.is_some())?;
-            unused("workload.zipf_exponent", w.zipf_exponent.is_some())?;
-            Pattern::Uniform(Uniform { base: 0, slots, align: align_u })
+        T::Uniform | T::SniaPts => Pattern::Uniform(Uniform { base: 0, slots, align: align_u }),
+        T::Sequential => {
+            let stride = match w.stride {
+                Some(s) if s.0 == 0 || s.0 % unit != 0 => {
+                    return Err(Error::workload("workload.stride", format!("{} bytes is not a positive multiple of the {unit}-byte unit", s.0)))
+                }
+                Some(s) => s.0 / unit,
+                None => len,
+            };
+            let k = w.sequential_streams.unwrap_or(1);
+            if k == 0 || k as u64 > span_units / len {
+                return Err(Error::workload("workload.sequential_streams", format!("{k} is out of range; expected 1..={}", span_units / len)));
+            }
+            let region = span_units / k as u64;
+            Pattern::Sequential(Sequential { base: 0, span: span_units, stride, region, cursors: vec![0; k as usize], next: 0 })
         }
-        WorkloadType::Sequential => {
-            unused("workload.zipf_exponent", w.zipf_exponent.is_some())?;
-            unused("workload.hot_fraction", w.hot_fraction.is_some())?;
-            Pattern::Sequential(Sequential { base: 0, span: span_units, cursor: 0 })
-        }
-        WorkloadType::HotCold => {
-            unused("workload.zipf_exponent", w.zipf_exponent.is_some())?;
+        T::HotCold => {
             let f = frac("workload.hot_fraction", w.hot_fraction, 0.0, 1.0)?;
             let r = frac("workload.hot_write_fraction", w.hot_write_fraction, 0.0, 1.0)?;
-            let hot_units = ((span_units as f64 * f).round() as u64 / align_u) * align_u;
-            let hot = uniform(0, hot_units)?;
-            let cold = uniform(hot_units, span_units - hot_units)?;
-            Pattern::HotCold(HotCold { hot, cold, threshold: to_threshold(r), hot_stream: if streams >= 2 { 1 } else { 0 } })
+            let hot_stream = if streams >= 2 { 1 } else { 0 };
+            Pattern::Zoned(zoned(span_units, &[(f, r), (1.0 - f, 1.0 - r)], align_u, len, &[hot_stream, 0], "workload.hot_fraction")?)
         }
-        WorkloadType::Zipf => {
-            unused("workload.hot_fraction", w.hot_fraction.is_some())?;
+        T::Jesd219 => {
+            let z = zoned(span_units, &JESD219_ZONES, if jedec_sizes { 4096 / unit } else { align_u }, if jedec_sizes { 65536 / unit } else { len }, &[0, 0, 0], "workload.span")?;
+            if jedec_sizes {
+                let p: Vec<f64> = JESD219_SIZES.iter().map(|s| s.1 / 100.0).collect();
+                sizes = Some(SizeMix {
+                    cum: cumulative(&p),
+                    len: JESD219_SIZES.iter().map(|s| (s.0 / unit) as u32).collect(),
+                    align: JESD219_SIZES.iter().map(|s| if s.0 >= 4096 { (4096 / unit) as u32 } else { 1 }).collect(),
+                });
+            }
+            Pattern::Zoned(z)
+        }
+        T::Zipf => {
             let s = w.zipf_exponent.ok_or_else(|| Error::workload("workload.zipf_exponent", "is required for type \"zipf\""))?.0;
             if !(s > 0.0 && s <= 10.0) {
                 return Err(Error::workload("workload.zipf_exponent", format!("{s} is out of range; expected (0, 10]")));
             }
             Pattern::Zipf(Zipf::new(0, slots, align_u, s))
         }
+        T::SkHynix => {
+            let page_multiple = |key: &str, v: u64| -> Result<u64> {
+                if v == 0 || v % page_size != 0 {
+                    Err(Error::workload(key, format!("{v} bytes is not a positive multiple of the {page_size}-byte page")))
+                } else {
+                    Ok(v / page_size)
+                }
+            };
+            if !pages {
+                return Err(Error::workload("workload.request_size", "sk-hynix needs page-multiple requests"));
+            }
+            let seq_len = page_multiple("workload.sequential_request_size", w.sequential_request_size.map(|x| x.0).unwrap_or(512 * 1024).max(page_size))?;
+            let seq_chunk = page_multiple("workload.sequential_chunk", w.sequential_chunk.map(|x| x.0).unwrap_or(1 << 30))?;
+            let rand_chunk = page_multiple("workload.random_chunk", w.random_chunk.map(|x| x.0).unwrap_or(200 << 20))?;
+            if seq_len > span_units || seq_len > u32::MAX as u64 {
+                return Err(Error::workload("workload.sequential_request_size", "is larger than the workload span"));
+            }
+            Pattern::SkHynix(SkHynix {
+                span: span_units,
+                seq_len: seq_len as u32,
+                rand_len: len as u32,
+                seq_chunk,
+                rand_chunk,
+                cursor: 0,
+                filled: 0,
+                left: seq_chunk,
+                in_seq: true,
+            })
+        }
+        T::Trace => unreachable!(),
     };
     Ok(Workload {
         pattern,
         len: len as u32,
-        read_threshold: if rf > 0.0 { to_threshold(rf) } else { 0 },
+        read_threshold,
+        trim_threshold,
+        sizes,
         pages,
         ring: [NO_OP; AHEAD],
         ring_len: 0,
         ring_pos: 0,
+        exhausted: false,
+        error: None,
     })
 }
 

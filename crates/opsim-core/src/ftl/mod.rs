@@ -81,6 +81,12 @@ impl Counters {
     }
 
     /// NAND bytes programmed over host bytes written (page_size converts pages to bytes).
+    /// Host commands of every kind (writes, reads, trims).
+    #[inline(always)]
+    pub fn commands(&self) -> u64 {
+        self.host_write_cmds + self.host_read_cmds + self.trim_cmds
+    }
+
     pub fn waf(&self, page_size: u64) -> f64 {
         if self.host_write_bytes == 0 {
             return f64::NAN;
@@ -619,6 +625,14 @@ impl<P: Policy> Ftl<P> {
             self.trim_page(lpn as u32);
         }
         Ok(())
+    }
+
+    /// TRIM of `n` whole pages (one command).
+    pub fn trim_pages(&mut self, lpn: u32, n: u32) {
+        self.c.trim_cmds += 1;
+        for i in 0..n {
+            self.trim_page(lpn + i);
+        }
     }
 
     #[inline(always)]

@@ -35,7 +35,8 @@ use crate::error::{Error, Result};
 use crate::ftl::{Ftl, Policy};
 use crate::rng::Rng;
 use crate::units::ByteSize;
-use crate::workload::{OpKind, Workload};
+use crate::sim::Stop;
+use crate::workload::{Op, OpKind, Workload};
 use engine::EventQueue;
 use hist::{Histogram, LatencySummary};
 use serde::{Deserialize, Serialize};
@@ -476,7 +477,7 @@ pub struct SeriesPoint {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TimedRound {
     pub index: usize,
-    pub phase: &'static str,
+    pub phase: String,
     pub t_start_s: f64,
     pub t_end_s: f64,
     pub iops: f64,
@@ -599,6 +600,10 @@ pub struct TimedState {
     pub urgent_now: bool,
     open_loop: Option<f64>,
     urgent_perf: f64,
+    /// Trace-time replay: speed-up, simulated time the replay started, and the next request.
+    trace_speed: Option<f64>,
+    trace_base: u64,
+    pending: Option<Op>,
 }
 
 impl TimedState {
@@ -622,12 +627,28 @@ impl TimedState {
             urgent_now: false,
             open_loop: t.arrival_iops,
             urgent_perf: t.urgent_perf_pct / 100.0,
+            trace_speed: None,
+            trace_base: 0,
+            pending: None,
             dev: Device::new(r, t.write_cache, ftl_block_units),
         }
     }
 
     pub fn now(&self) -> u64 {
         self.q.now()
+    }
+
+    /// Nothing in flight and no trace request waiting.
+    pub fn idle(&self) -> bool {
+        self.q.is_empty() && self.pending.is_none()
+    }
+
+    /// Replay the next workload at trace time (`Some(speed)`) or not (`None`); trace time
+    /// zero is now.
+    pub fn set_trace_timing(&mut self, speed: Option<f64>) {
+        self.trace_speed = speed;
+        self.trace_base = self.q.now();
+        self.pending = None;
     }
 
     pub fn resolved(&self) -> &Resolved {
@@ -652,8 +673,30 @@ impl TimedState {
         self.urgent_now = urgent;
     }
 
-    /// Issue one host command at `now` and queue its completion.
+    /// Issue the workload's next command at `now` and queue its completion (TRIMs are
+    /// applied on the way; nothing is issued at the end of a finite workload).
     fn issue<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, now: u64) -> Result<()> {
+        loop {
+            let op = if wl.pages {
+                // the same two-stage prefetch pipeline as the functional hot loop
+                let (op, ahead) = wl.next_ahead(rng);
+                f.prefetch_lpn(ahead.start as u32);
+                if let Some(near) = wl.peek(crate::workload::AHEAD / 2) {
+                    f.prefetch_old_page(near.start as u32);
+                }
+                op
+            } else {
+                wl.next(rng)
+            };
+            if op.len == 0 || self.issue_op(f, op, wl.pages, now)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Issue `op` at `now`; returns whether a completion was queued (TRIMs complete in the
+    /// controller's firmware time and queue nothing).
+    fn issue_op<P: Policy>(&mut self, f: &mut Ftl<P>, op: Op, pages: bool, now: u64) -> Result<bool> {
         // Background GC on NAND that would otherwise idle.
         while self.bg_target > 0 && f.free_blocks() < self.bg_target && self.dev.nand_idle_at() < now {
             let before = f.c.clone();
@@ -667,26 +710,23 @@ impl TimedState {
             }
         }
         self.update_urgent(f);
-        let op = if wl.pages {
-            // the same two-stage prefetch pipeline as the functional hot loop
-            let (op, ahead) = wl.next_ahead(rng);
-            f.prefetch_lpn(ahead.start as u32);
-            if let Some(near) = wl.peek(crate::workload::AHEAD / 2) {
-                f.prefetch_old_page(near.start as u32);
-            }
-            op
-        } else {
-            wl.next(rng)
-        };
         let before = f.c.clone();
         let t1 = self.dev.firmware(now);
         let spp = self.sectors_per_page;
         let (write, bytes, done);
         match op.kind {
+            OpKind::Trim => {
+                if pages {
+                    f.trim_pages(op.start as u32, op.len);
+                } else {
+                    f.trim_sectors(op.start, op.len as u64)?;
+                }
+                return Ok(false);
+            }
             OpKind::Write => {
                 write = true;
-                let units = if wl.pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
-                bytes = if wl.pages { units * f.page_size() } else { op.len as u64 * f.sector_size() };
+                let units = if pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
+                bytes = if pages { units * f.page_size() } else { op.len as u64 * f.sector_size() };
                 let mut t2 = self.dev.link(t1, bytes);
                 if self.urgent_now {
                     t2 = t2.max(self.next_admit);
@@ -696,7 +736,7 @@ impl TimedState {
                 // the functional FTL decides the NAND work
                 let mut ppns = [0u32; 64];
                 let mut n = 0usize;
-                if wl.pages {
+                if pages {
                     f.c.host_write_cmds += 1;
                     f.c.host_write_bytes += bytes;
                     for i in 0..op.len {
@@ -744,13 +784,13 @@ impl TimedState {
                 self.q.push(done.max(now), inflight);
             }
             OpKind::Read => {
-                let (first, count) = if wl.pages {
+                let (first, count) = if pages {
                     (op.start, op.len as u64)
                 } else {
                     (op.start / spp, (op.start + op.len as u64 - 1) / spp - op.start / spp + 1)
                 };
-                bytes = if wl.pages { count * f.page_size() } else { op.len as u64 * f.sector_size() };
-                if wl.pages {
+                bytes = if pages { count * f.page_size() } else { op.len as u64 * f.sector_size() };
+                if pages {
                     f.read_pages(op.start as u32, op.len);
                 } else {
                     f.read_sectors(op.start, op.len as u64)?;
@@ -767,34 +807,38 @@ impl TimedState {
                 self.q.push(t_out.max(now), inflight);
             }
         }
-        Ok(())
+        Ok(true)
     }
 
-    /// Run until `host_bytes` more host bytes are written or simulated time reaches
-    /// `until_ns`, whichever comes first.
-    pub fn drive<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, host_bytes: u64, until_ns: u64) -> Result<()> {
-        let target = f.c.host_write_bytes.saturating_add(host_bytes);
-        if !self.started {
-            self.started = true;
-            match self.open_loop {
-                None => {
-                    for _ in 0..self.dev.r.outstanding {
-                        self.issue(f, wl, rng, 0)?;
-                    }
+    /// Run until `stop` (host write bytes or commands, absolute), simulated time
+    /// `until_ns`, or the end of a finite workload, whichever comes first.
+    pub fn drive<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, until_ns: u64) -> Result<()> {
+        if let Some(speed) = self.trace_speed {
+            return self.drive_trace_time(f, wl, rng, stop, until_ns, speed);
+        }
+        match self.open_loop {
+            None => {
+                // closed loop: keep `outstanding` commands in flight (also after a finite
+                // workload of an earlier phase drained the queue)
+                while self.q.len() < self.dev.r.outstanding as usize && !wl.exhausted {
+                    let now = self.q.now();
+                    self.issue(f, wl, rng, now)?;
                 }
-                Some(rate) => {
-                    self.next_arrival = self.exp_gap(rate);
+            }
+            Some(rate) => {
+                if !self.started {
+                    self.next_arrival = self.q.now() + self.exp_gap(rate);
                 }
             }
         }
-        let interval = self.rec.interval_ns;
+        self.started = true;
         loop {
-            if f.c.host_write_bytes >= target || self.q.now() >= until_ns {
+            if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
                 return Ok(());
             }
             if let Some(rate) = self.open_loop {
                 // next event: an arrival or a completion, whichever is first
-                if self.next_arrival <= self.q.peek_time().unwrap_or(u64::MAX) {
+                if !wl.exhausted && self.next_arrival <= self.q.peek_time().unwrap_or(u64::MAX) {
                     let t = self.next_arrival;
                     self.q.advance_to(t);
                     self.issue(f, wl, rng, t)?;
@@ -802,20 +846,55 @@ impl TimedState {
                     continue;
                 }
             }
-            let Some((t, c)) = self.q.pop() else { return Ok(()) };
-            let before_len = self.rec.series.len();
-            self.rec.complete(t, t - c.issued, c.write, c.bytes, c.host_pages, c.nand_pages, c.urgent);
-            if self.rec.series.len() > before_len && before_len > 0 {
-                // a series point closed: remember the sustained rate outside the urgent state
-                let s = &self.rec.series[before_len - 1];
-                if !s.urgent && s.writes > 0 {
-                    self.sustained_iops = Some(s.writes as f64 / (interval as f64 / 1e9));
-                }
-            }
+            let Some(t) = self.complete_next() else { return Ok(()) };
             if self.open_loop.is_none() {
                 self.issue(f, wl, rng, t)?;
             }
         }
+    }
+
+    /// Open-loop replay at the trace's own times (divided by `speed`).
+    fn drive_trace_time<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, until_ns: u64, speed: f64) -> Result<()> {
+        loop {
+            if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
+                return Ok(());
+            }
+            if self.pending.is_none() && !wl.exhausted {
+                let op = wl.next(rng);
+                if op.len != 0 {
+                    self.pending = Some(op);
+                }
+            }
+            if let Some(op) = self.pending {
+                let at = self.trace_base + (op.t_ns as f64 / speed) as u64;
+                if at <= self.q.peek_time().unwrap_or(u64::MAX) {
+                    let t = at.max(self.q.now());
+                    self.q.advance_to(t);
+                    self.pending = None;
+                    self.issue_op(f, op, wl.pages, t)?;
+                    continue;
+                }
+            }
+            if self.complete_next().is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Complete the earliest command in flight and record it; returns its time.
+    fn complete_next(&mut self) -> Option<u64> {
+        let (t, c) = self.q.pop()?;
+        let interval = self.rec.interval_ns;
+        let before_len = self.rec.series.len();
+        self.rec.complete(t, t - c.issued, c.write, c.bytes, c.host_pages, c.nand_pages, c.urgent);
+        if self.rec.series.len() > before_len && before_len > 0 {
+            // a series point closed: remember the sustained rate outside the urgent state
+            let s = &self.rec.series[before_len - 1];
+            if !s.urgent && s.writes > 0 {
+                self.sustained_iops = Some(s.writes as f64 / (interval as f64 / 1e9));
+            }
+        }
+        Some(t)
     }
 }
 

@@ -1,0 +1,1095 @@
+//! Block-trace readers: one record at a time from a file that may be gzip- or
+//! zstd-compressed (detected from the magic bytes), never the whole trace in memory.
+//!
+//! Layouts (docs/workloads.md names the source of each):
+//! - `msr`: MSR Cambridge / SNIA IOTTA CSV `Timestamp,Hostname,DiskNumber,Type,Offset,Size,
+//!   ResponseTime`; Windows filetime (100 ns ticks), offsets and sizes in bytes.
+//! - `blkparse`: blkparse's default text output `maj,min cpu seq time pid action rwbs sector +
+//!   blocks [process]`; time in seconds, sectors of 512 bytes; one action is replayed (`D` by default).
+//! - `fio-iolog`: fio iolog version 2 (`file action [offset length]`, `wait` = ms since start)
+//!   and version 3 (`time_us file action [offset length]`).
+//! - `disksim` / `mqsim`: ASCII `time device block size flags`, blocks of 512 bytes, flags
+//!   bit 0 = read; time in milliseconds (DiskSim) or nanoseconds (MQSim).
+//! - `spc`: SPC / UMass CSV `ASU,LBA,Size,Opcode,Timestamp[,...]`, LBA in 512-byte blocks,
+//!   size in bytes, opcode r/w, time in seconds.
+//! - `columns`: any delimited text, described by a column map (`time=0:ms,op=3,offset=4:bytes,...`).
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::workload::OpKind;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceFormat {
+    /// Detect fio iolog, blkparse, MSR and SPC from the first lines.
+    #[default]
+    Auto,
+    Msr,
+    Blkparse,
+    FioIolog,
+    Disksim,
+    Mqsim,
+    Spc,
+    Columns,
+}
+
+impl TraceFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Auto => "auto",
+            TraceFormat::Msr => "msr",
+            TraceFormat::Blkparse => "blkparse",
+            TraceFormat::FioIolog => "fio-iolog",
+            TraceFormat::Disksim => "disksim",
+            TraceFormat::Mqsim => "mqsim",
+            TraceFormat::Spc => "spc",
+            TraceFormat::Columns => "columns",
+        }
+    }
+}
+
+/// What to do with a request past the end of the simulated drive.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Remap {
+    /// Stop with an error naming the line.
+    #[default]
+    Error,
+    /// Offsets modulo the drive's size.
+    Wrap,
+    /// Offsets scaled by drive size / trace span (a pre-pass finds the span).
+    Scale,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// As fast as possible (closed loop at the configured queue depth).
+    #[default]
+    Afap,
+    /// At the trace's timestamps (divided by `speed`), open loop.
+    Trace,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    pub path: String,
+    #[serde(default)]
+    pub format: TraceFormat,
+    /// Keep only this device / volume (MSR disk number or host_disk, blkparse maj,min, fio
+    /// file name, DiskSim/MQSim device number, SPC ASU, the `device` column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    #[serde(default)]
+    pub remap: Remap,
+    /// Start again from the beginning when the trace ends (else the run ends there).
+    #[serde(default)]
+    pub repeat: bool,
+    #[serde(default)]
+    pub timing: Timing,
+    /// Trace-time replay speed-up (2 = twice as fast).
+    #[serde(default = "one")]
+    pub speed: f64,
+    /// Skip and count malformed lines instead of stopping at the first.
+    #[serde(default)]
+    pub skip_bad: bool,
+    /// `columns` format: `time=0:ms,op=3,offset=4:bytes,size=5:bytes,device=2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<String>,
+    /// `columns` format: field delimiter (default: comma if the line has one, else whitespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
+    /// Lines to skip at the top (headers).
+    #[serde(default)]
+    pub skip_lines: u64,
+    /// `blkparse`: the action replayed (Q, G, I, D or C; default D, issued to the device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+}
+
+impl TraceConfig {
+    pub fn new(path: &str) -> Self {
+        TraceConfig {
+            path: path.to_owned(),
+            format: TraceFormat::Auto,
+            device: None,
+            remap: Remap::Error,
+            repeat: false,
+            timing: Timing::Afap,
+            speed: 1.0,
+            skip_bad: false,
+            columns: None,
+            delimiter: None,
+            skip_lines: 0,
+            action: None,
+        }
+    }
+}
+
+/// One request: time from the first record, kind, byte offset and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub t_ns: u64,
+    pub kind: OpKind,
+    pub offset: u64,
+    pub len: u64,
+}
+
+fn trace_err(path: &str, line: u64, msg: impl Into<String>) -> Error {
+    let key = if line > 0 { format!("{path}:{line}") } else { path.to_owned() };
+    Error::new(ErrorKind::Trace, Some(&key), msg)
+}
+
+// ------------------------------------------------------------------ byte-level parsing
+
+/// Fields split on `delim`, or on runs of blanks when `None`.
+struct Fields<'a> {
+    s: &'a [u8],
+    pos: usize,
+    delim: Option<u8>,
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let s = self.s;
+        match self.delim {
+            Some(d) => {
+                if self.pos > s.len() {
+                    return None;
+                }
+                let start = self.pos;
+                let end = s[start..].iter().position(|&c| c == d).map(|i| start + i).unwrap_or(s.len());
+                self.pos = end + 1;
+                Some(trim(&s[start..end]))
+            }
+            None => {
+                let mut i = self.pos;
+                while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
+                    i += 1;
+                }
+                if i >= s.len() {
+                    self.pos = i;
+                    return None;
+                }
+                let start = i;
+                while i < s.len() && s[i] != b' ' && s[i] != b'\t' {
+                    i += 1;
+                }
+                self.pos = i;
+                Some(&s[start..i])
+            }
+        }
+    }
+}
+
+fn fields(s: &[u8], delim: Option<u8>) -> Fields<'_> {
+    Fields { s, pos: 0, delim }
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'"', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t' | b'"'] = s {
+        s = rest;
+    }
+    s
+}
+
+#[inline]
+fn uint(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    Some(v)
+}
+
+/// A non-negative decimal (`12`, `0.000123`, `1.5e3`) times `unit_ns`, in whole nanoseconds.
+fn decimal_ns(s: &[u8], unit_ns: u64) -> Option<u64> {
+    if s.iter().any(|&c| c == b'e' || c == b'E') {
+        let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+        if !(v >= 0.0 && v.is_finite()) {
+            return None;
+        }
+        let ns = v * unit_ns as f64;
+        return (ns < 1.8e19).then_some(ns.round() as u64);
+    }
+    let (int, frac) = match s.iter().position(|&c| c == b'.') {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, &s[..0]),
+    };
+    let i = if int.is_empty() { 0 } else { uint(int)? };
+    let mut ns = (i as u128) * unit_ns as u128;
+    if !frac.is_empty() {
+        let digits = &frac[..frac.len().min(18)];
+        let f = uint(digits)? as u128;
+        if frac[digits.len()..].iter().any(|c| !c.is_ascii_digit()) {
+            return None;
+        }
+        ns += (f * unit_ns as u128 + 10u128.pow(digits.len() as u32) / 2) / 10u128.pow(digits.len() as u32);
+    }
+    u64::try_from(ns).ok()
+}
+
+fn text(s: &[u8]) -> String {
+    String::from_utf8_lossy(&s[..s.len().min(40)]).into_owned()
+}
+
+// ------------------------------------------------------------------ column maps
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OpCode {
+    /// r/R..., w/W..., t/T/d/D... (trim, discard)
+    Letter,
+    /// bit 0: 1 = read, 0 = write (DiskSim flags, MQSim type)
+    Flag,
+}
+
+#[derive(Clone, Debug)]
+struct Columns {
+    time: Option<(usize, u64)>,
+    op: (usize, OpCode),
+    offset: (usize, u64),
+    size: (usize, u64),
+    device: Option<usize>,
+    delim: Option<Option<u8>>,
+    /// Time values are Windows filetime (absolute); relative otherwise.
+    min_fields: usize,
+}
+
+fn unit_bytes(u: &str) -> Option<u64> {
+    Some(match u {
+        "bytes" | "b" => 1,
+        "sectors" | "512" => 512,
+        "kib" | "k" => 1024,
+        "4k" | "pages" => 4096,
+        _ => return None,
+    })
+}
+
+fn unit_time(u: &str) -> Option<u64> {
+    Some(match u {
+        "s" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "us" => 1_000,
+        "ns" => 1,
+        "filetime" => 100,
+        _ => return None,
+    })
+}
+
+fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Columns> {
+    let key = "workload.trace.columns";
+    let mut time = None;
+    let mut op = None;
+    let mut offset = None;
+    let mut size = None;
+    let mut device = None;
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, rest) = item
+            .split_once('=')
+            .ok_or_else(|| Error::config(key, format!("\"{item}\" is not name=column[:unit]")))?;
+        let (col, unit) = match rest.split_once(':') {
+            Some((c, u)) => (c, Some(u.trim().to_ascii_lowercase())),
+            None => (rest, None),
+        };
+        let col: usize = col
+            .trim()
+            .parse()
+            .map_err(|_| Error::config(key, format!("\"{item}\": column must be a 0-based index")))?;
+        let bad_unit = |what: &str| Error::config(key, format!("\"{item}\": unknown unit; expected one of {what}"));
+        match name.trim() {
+            "time" => {
+                let u = unit.as_deref().unwrap_or("s");
+                time = Some((col, unit_time(u).ok_or_else(|| bad_unit("s, ms, us, ns, filetime"))?));
+            }
+            "op" => {
+                let u = match unit.as_deref() {
+                    None | Some("letter") => OpCode::Letter,
+                    Some("flag") => OpCode::Flag,
+                    _ => return Err(bad_unit("letter (r/w/t), flag (bit 0 = read)")),
+                };
+                op = Some((col, u));
+            }
+            "offset" | "size" => {
+                let u = unit.as_deref().unwrap_or("bytes");
+                let b = unit_bytes(u).ok_or_else(|| bad_unit("bytes, sectors, kib, 4k"))?;
+                if name.trim() == "offset" {
+                    offset = Some((col, b));
+                } else {
+                    size = Some((col, b));
+                }
+            }
+            "device" => device = Some(col),
+            other => {
+                return Err(Error::config(key, format!("unknown column name \"{other}\"; expected time, op, offset, size, device")))
+            }
+        }
+    }
+    let op = op.ok_or_else(|| Error::config(key, "needs an op column (op=N)"))?;
+    let offset = offset.ok_or_else(|| Error::config(key, "needs an offset column (offset=N[:unit])"))?;
+    let size = size.ok_or_else(|| Error::config(key, "needs a size column (size=N[:unit])"))?;
+    let delim = match delimiter {
+        None => None,
+        Some(d) if d == " " || d.eq_ignore_ascii_case("whitespace") => Some(None),
+        Some("\\t") | Some("\t") => Some(Some(b'\t')),
+        Some(d) if d.len() == 1 => Some(Some(d.as_bytes()[0])),
+        Some(d) => return Err(Error::config("workload.trace.delimiter", format!("\"{d}\" must be one character (or \"whitespace\")"))),
+    };
+    let min_fields = [Some(op.0), Some(offset.0), Some(size.0), time.map(|t| t.0), device].iter().flatten().max().unwrap() + 1;
+    Ok(Columns { time, op, offset, size, device, delim, min_fields })
+}
+
+// ------------------------------------------------------------------ parsers
+
+#[derive(Clone, Debug)]
+enum Parser {
+    Msr,
+    Blkparse { action: u8 },
+    Fio { version: u8, clock_ns: u64 },
+    Ascii { unit_ns: u64 },
+    Spc,
+    Columns(Columns),
+}
+
+/// Ok(None): not a request line (header, other action, file action, other device).
+type Parsed = std::result::Result<Option<(u64, Record)>, String>;
+
+fn letter_op(s: &[u8]) -> Option<OpKind> {
+    match s.first()? {
+        b'r' | b'R' => Some(OpKind::Read),
+        b'w' | b'W' => Some(OpKind::Write),
+        b't' | b'T' | b'd' | b'D' => Some(OpKind::Trim),
+        _ => None,
+    }
+}
+
+fn need<'a>(f: &mut impl Iterator<Item = &'a [u8]>, what: &str) -> std::result::Result<&'a [u8], String> {
+    f.next().ok_or_else(|| format!("missing field: {what}"))
+}
+
+fn num(s: &[u8], what: &str) -> std::result::Result<u64, String> {
+    uint(s).ok_or_else(|| format!("{what} \"{}\" is not a non-negative integer", text(s)))
+}
+
+fn time_of(s: &[u8], unit_ns: u64, what: &str) -> std::result::Result<u64, String> {
+    decimal_ns(s, unit_ns).ok_or_else(|| format!("{what} \"{}\" is not a valid time", text(s)))
+}
+
+fn scaled(v: u64, unit: u64, what: &str) -> std::result::Result<u64, String> {
+    v.checked_mul(unit).ok_or_else(|| format!("{what} {v} is too large"))
+}
+
+impl Parser {
+    /// Parse one line into (absolute time in ns, record with t_ns unset).
+    fn parse(&mut self, line: &[u8], dev: Option<&[u8]>) -> Parsed {
+        let rec = |t: u64, kind: OpKind, offset: u64, len: u64| Ok(Some((t, Record { t_ns: 0, kind, offset, len })));
+        match self {
+            Parser::Msr => {
+                let mut f = fields(line, Some(b','));
+                let ts = need(&mut f, "Timestamp")?;
+                if uint(ts).is_none() && ts.eq_ignore_ascii_case(b"Timestamp") {
+                    return Ok(None); // header
+                }
+                let t = scaled(num(ts, "Timestamp")?, 100, "Timestamp")?;
+                let host = need(&mut f, "Hostname")?;
+                let disk = need(&mut f, "DiskNumber")?;
+                if let Some(d) = dev {
+                    let joined = [host, b"_", disk].concat();
+                    if d != disk && d != joined.as_slice() {
+                        return Ok(None);
+                    }
+                }
+                let ty = need(&mut f, "Type")?;
+                let kind = match ty {
+                    _ if ty.eq_ignore_ascii_case(b"Read") => OpKind::Read,
+                    _ if ty.eq_ignore_ascii_case(b"Write") => OpKind::Write,
+                    _ => return Err(format!("Type \"{}\" is not Read or Write", text(ty))),
+                };
+                let off = num(need(&mut f, "Offset")?, "Offset")?;
+                let len = num(need(&mut f, "Size")?, "Size")?;
+                rec(t, kind, off, len)
+            }
+            Parser::Blkparse { action } => {
+                let mut f = fields(line, None);
+                let Some(devf) = f.next() else { return Ok(None) };
+                // event lines start with "maj,min"; summaries and headers do not
+                let Some(comma) = devf.iter().position(|&c| c == b',') else { return Ok(None) };
+                if uint(&devf[..comma]).is_none() || uint(&devf[comma + 1..]).is_none() {
+                    return Ok(None);
+                }
+                let _cpu = need(&mut f, "cpu")?;
+                let _seq = need(&mut f, "sequence")?;
+                let t = time_of(need(&mut f, "time")?, 1_000_000_000, "time")?;
+                let _pid = need(&mut f, "pid")?;
+                let act = need(&mut f, "action")?;
+                if act.len() != 1 || act[0] != *action {
+                    return Ok(None);
+                }
+                if dev.is_some_and(|d| d != devf) {
+                    return Ok(None);
+                }
+                let rwbs = need(&mut f, "RWBS")?;
+                let kind = if rwbs.contains(&b'D') {
+                    OpKind::Trim
+                } else if rwbs.contains(&b'W') {
+                    OpKind::Write
+                } else if rwbs.contains(&b'R') {
+                    OpKind::Read
+                } else {
+                    return Ok(None); // flush or no data
+                };
+                let Some(sec) = f.next() else { return Ok(None) };
+                if sec.first() == Some(&b'[') {
+                    return Ok(None); // a flush without a range
+                }
+                let sector = num(sec, "sector")?;
+                if need(&mut f, "+")? != b"+" {
+                    return Err("expected \"sector + blocks\"".into());
+                }
+                let n = num(need(&mut f, "blocks")?, "blocks")?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                rec(t, kind, scaled(sector, 512, "sector")?, scaled(n, 512, "blocks")?)
+            }
+            Parser::Fio { version, clock_ns } => {
+                let mut f = fields(line, None);
+                let t = if *version == 3 {
+                    let ts = need(&mut f, "timestamp")?;
+                    time_of(ts, 1_000, "timestamp")?
+                } else {
+                    *clock_ns
+                };
+                let file = need(&mut f, "file name")?;
+                let act = need(&mut f, "action")?;
+                let kind = match act {
+                    b"read" => OpKind::Read,
+                    b"write" => OpKind::Write,
+                    b"trim" => OpKind::Trim,
+                    b"wait" if *version == 2 => {
+                        let ms = num(need(&mut f, "wait time")?, "wait time")?;
+                        *clock_ns = (*clock_ns).max(scaled(ms, 1_000_000, "wait time")?);
+                        return Ok(None);
+                    }
+                    b"add" | b"open" | b"close" | b"sync" | b"datasync" | b"sync_file_range" | b"wait" => return Ok(None),
+                    _ => return Err(format!("unknown action \"{}\"", text(act))),
+                };
+                if dev.is_some_and(|d| d != file) {
+                    return Ok(None);
+                }
+                let off = num(need(&mut f, "offset")?, "offset")?;
+                let len = num(need(&mut f, "length")?, "length")?;
+                rec(t, kind, off, len)
+            }
+            Parser::Ascii { unit_ns } => {
+                let mut f = fields(line, None);
+                let Some(ts) = f.next() else { return Ok(None) };
+                let t = time_of(ts, *unit_ns, "time")?;
+                let d = need(&mut f, "device")?;
+                if dev.is_some_and(|x| x != d) {
+                    return Ok(None);
+                }
+                let blk = num(need(&mut f, "block")?, "block")?;
+                let n = num(need(&mut f, "size")?, "size")?;
+                let flags = num(need(&mut f, "flags")?, "flags")?;
+                let kind = if flags & 1 == 1 { OpKind::Read } else { OpKind::Write };
+                rec(t, kind, scaled(blk, 512, "block")?, scaled(n, 512, "size")?)
+            }
+            Parser::Spc => {
+                let mut f = fields(line, Some(b','));
+                let asu = need(&mut f, "ASU")?;
+                if uint(asu).is_none() && asu.eq_ignore_ascii_case(b"ASU") {
+                    return Ok(None);
+                }
+                num(asu, "ASU")?;
+                if dev.is_some_and(|d| d != asu) {
+                    return Ok(None);
+                }
+                let lba = num(need(&mut f, "LBA")?, "LBA")?;
+                let size = num(need(&mut f, "Size")?, "Size")?;
+                let opc = need(&mut f, "Opcode")?;
+                let kind = match opc {
+                    b"r" | b"R" => OpKind::Read,
+                    b"w" | b"W" => OpKind::Write,
+                    _ => return Err(format!("Opcode \"{}\" is not r or w", text(opc))),
+                };
+                let t = time_of(need(&mut f, "Timestamp")?, 1_000_000_000, "Timestamp")?;
+                rec(t, kind, scaled(lba, 512, "LBA")?, size)
+            }
+            Parser::Columns(c) => {
+                let delim = c.delim.unwrap_or_else(|| if line.contains(&b',') { Some(b',') } else { None });
+                let mut v: [&[u8]; 16] = [&[]; 16];
+                let mut n = 0;
+                for x in fields(line, delim) {
+                    if n == v.len() {
+                        break;
+                    }
+                    v[n] = x;
+                    n += 1;
+                    if n >= c.min_fields {
+                        break;
+                    }
+                }
+                if n < c.min_fields {
+                    return Err(format!("{n} fields; the column map needs {}", c.min_fields));
+                }
+                if let (Some(d), Some(i)) = (dev, c.device) {
+                    if d != v[i] {
+                        return Ok(None);
+                    }
+                }
+                let kind = match c.op.1 {
+                    OpCode::Letter => letter_op(v[c.op.0]).ok_or_else(|| format!("op \"{}\" is not r, w or t", text(v[c.op.0])))?,
+                    OpCode::Flag => {
+                        if num(v[c.op.0], "op")? & 1 == 1 {
+                            OpKind::Read
+                        } else {
+                            OpKind::Write
+                        }
+                    }
+                };
+                let t = match c.time {
+                    Some((i, unit)) => time_of(v[i], unit, "time")?,
+                    None => 0,
+                };
+                let off = scaled(num(v[c.offset.0], "offset")?, c.offset.1, "offset")?;
+                let len = scaled(num(v[c.size.0], "size")?, c.size.1, "size")?;
+                rec(t, kind, off, len)
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ sources
+
+const GZ: [u8; 2] = [0x1f, 0x8b];
+const ZST: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+fn open_source(path: &str) -> Result<(Box<dyn BufRead + Send>, &'static str)> {
+    let file = std::fs::File::open(path).map_err(|e| trace_err(path, 0, format!("cannot open: {e}")))?;
+    let mut raw = BufReader::with_capacity(1 << 18, file);
+    let head = raw.fill_buf().map_err(|e| trace_err(path, 0, format!("cannot read: {e}")))?;
+    if head.starts_with(&GZ) {
+        let dec = flate2::bufread::MultiGzDecoder::new(raw);
+        Ok((Box::new(BufReader::with_capacity(1 << 16, dec)), "gzip"))
+    } else if head.starts_with(&ZST) {
+        let dec = ruzstd::decoding::StreamingDecoder::new(raw)
+            .map_err(|e| trace_err(path, 0, format!("not a valid zstd stream: {e}")))?;
+        Ok((Box::new(BufReader::with_capacity(1 << 16, dec)), "zstd"))
+    } else {
+        Ok((Box::new(raw), "none"))
+    }
+}
+
+/// Guess the format from the first request-looking lines.
+fn detect(path: &str) -> Result<TraceFormat> {
+    let (mut src, _) = open_source(path)?;
+    let mut buf = Vec::new();
+    for _ in 0..20 {
+        buf.clear();
+        let n = src.read_until(b'\n', &mut buf).map_err(|e| trace_err(path, 0, format!("cannot read: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        let line = trim(strip_eol(&buf));
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        if line.starts_with(b"fio version 2 iolog") || line.starts_with(b"fio version 3 iolog") {
+            return Ok(TraceFormat::FioIolog);
+        }
+        let csv: Vec<&[u8]> = fields(line, Some(b',')).collect();
+        if csv.len() >= 7 && (csv[3].eq_ignore_ascii_case(b"Read") || csv[3].eq_ignore_ascii_case(b"Write")) {
+            return Ok(TraceFormat::Msr);
+        }
+        if csv.len() >= 5 && matches!(csv[3], b"r" | b"w" | b"R" | b"W") && uint(csv[0]).is_some() {
+            return Ok(TraceFormat::Spc);
+        }
+        let ws: Vec<&[u8]> = fields(line, None).collect();
+        if ws.len() >= 7 {
+            if let Some(c) = ws[0].iter().position(|&b| b == b',') {
+                if uint(&ws[0][..c]).is_some() && uint(&ws[0][c + 1..]).is_some() {
+                    return Ok(TraceFormat::Blkparse);
+                }
+            }
+        }
+    }
+    Err(trace_err(
+        path,
+        0,
+        "cannot tell the trace format from its first lines; set workload.trace.format (msr, blkparse, fio-iolog, \
+         disksim, mqsim, spc, columns); DiskSim and MQSim share one layout and must be named",
+    ))
+}
+
+fn strip_eol(mut s: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// A streaming reader of one trace file.
+pub struct Reader {
+    cfg: TraceConfig,
+    pub format: TraceFormat,
+    pub compression: &'static str,
+    src: Box<dyn BufRead + Send>,
+    parser: Parser,
+    initial: Parser,
+    line: u64,
+    buf: Vec<u8>,
+    first_ts: Option<u64>,
+    /// Malformed lines skipped (with `skip_bad`).
+    pub skipped_bad: u64,
+    /// First malformed line skipped, and why.
+    pub first_bad: Option<(u64, String)>,
+    pub records: u64,
+    /// blkparse events of other actions (to explain an empty result).
+    pub other_lines: u64,
+    device: Option<Vec<u8>>,
+}
+
+impl Reader {
+    pub fn open(cfg: &TraceConfig) -> Result<Reader> {
+        let path = cfg.path.as_str();
+        if !(cfg.speed > 0.0 && cfg.speed.is_finite()) {
+            return Err(Error::config("workload.trace.speed", format!("{} must be a positive number", cfg.speed)));
+        }
+        let format = match cfg.format {
+            TraceFormat::Auto => detect(path)?,
+            f => f,
+        };
+        if cfg.columns.is_some() && format != TraceFormat::Columns {
+            return Err(Error::config("workload.trace.columns", format!("is only used with format = \"columns\", not \"{}\"", format.name())));
+        }
+        if cfg.action.is_some() && format != TraceFormat::Blkparse {
+            return Err(Error::config("workload.trace.action", "is only used with format = \"blkparse\""));
+        }
+        let parser = match format {
+            TraceFormat::Msr => Parser::Msr,
+            TraceFormat::Blkparse => {
+                let a = cfg.action.as_deref().unwrap_or("D");
+                if a.len() != 1 || !"QGIDCMFXAB".contains(a) {
+                    return Err(Error::config("workload.trace.action", format!("\"{a}\" is not a blkparse action letter (Q, G, I, D, C...)")));
+                }
+                Parser::Blkparse { action: a.as_bytes()[0] }
+            }
+            TraceFormat::FioIolog => Parser::Fio { version: 0, clock_ns: 0 },
+            TraceFormat::Disksim => Parser::Ascii { unit_ns: 1_000_000 },
+            TraceFormat::Mqsim => Parser::Ascii { unit_ns: 1 },
+            TraceFormat::Spc => Parser::Spc,
+            TraceFormat::Columns => {
+                let spec = cfg
+                    .columns
+                    .as_deref()
+                    .ok_or_else(|| Error::config("workload.trace.columns", "is required with format = \"columns\""))?;
+                Parser::Columns(parse_columns(spec, cfg.delimiter.as_deref())?)
+            }
+            TraceFormat::Auto => unreachable!(),
+        };
+        let (src, compression) = open_source(path)?;
+        Ok(Reader {
+            cfg: cfg.clone(),
+            format,
+            compression,
+            src,
+            initial: parser.clone(),
+            parser,
+            line: 0,
+            buf: Vec::with_capacity(256),
+            first_ts: None,
+            skipped_bad: 0,
+            first_bad: None,
+            records: 0,
+            other_lines: 0,
+            device: cfg.device.as_ref().map(|d| d.as_bytes().to_vec()),
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.cfg.path
+    }
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Back to the first record (for `repeat`); times restart from zero.
+    pub fn rewind(&mut self) -> Result<()> {
+        let (src, _) = open_source(&self.cfg.path)?;
+        self.src = src;
+        self.parser = self.initial.clone();
+        self.line = 0;
+        self.first_ts = None;
+        Ok(())
+    }
+
+    fn bad(&mut self, msg: String) -> Result<()> {
+        if self.cfg.skip_bad {
+            self.skipped_bad += 1;
+            if self.first_bad.is_none() {
+                self.first_bad = Some((self.line, msg));
+            }
+            Ok(())
+        } else {
+            Err(trace_err(&self.cfg.path, self.line, format!("{msg} (set workload.trace.skip_bad to skip and count bad lines)")))
+        }
+    }
+
+    /// The next request, or None at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<Record>> {
+        loop {
+            self.buf.clear();
+            let n = match self.src.read_until(b'\n', &mut self.buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    return Err(trace_err(
+                        &self.cfg.path,
+                        self.line + 1,
+                        format!("cannot read ({}): {e}", if self.compression == "none" { "I/O error" } else { "truncated or corrupt compressed data" }),
+                    ))
+                }
+            };
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            if self.line <= self.cfg.skip_lines {
+                continue;
+            }
+            let line = strip_eol(&self.buf);
+            let first = line.iter().position(|&c| c != b' ' && c != b'\t');
+            let Some(first) = first else { continue };
+            if line[first] == b'#' {
+                continue;
+            }
+            if let Parser::Fio { version, .. } = &mut self.parser {
+                if *version == 0 {
+                    if line.starts_with(b"fio version 2 iolog") {
+                        *version = 2;
+                    } else if line.starts_with(b"fio version 3 iolog") {
+                        *version = 3;
+                    } else {
+                        return Err(trace_err(&self.cfg.path, self.line, "not a fio iolog: the first line must be \"fio version 2 iolog\" or \"fio version 3 iolog\""));
+                    }
+                    continue;
+                }
+            }
+            let len = line.len();
+            match self.parser.parse(&self.buf[..len], self.device.as_deref()) {
+                Ok(Some((ts, mut r))) => {
+                    if r.len == 0 {
+                        self.bad("request of size 0".into())?;
+                        continue;
+                    }
+                    if r.offset.checked_add(r.len).is_none() {
+                        self.bad("offset + size overflows".into())?;
+                        continue;
+                    }
+                    let t0 = *self.first_ts.get_or_insert(ts);
+                    r.t_ns = ts.saturating_sub(t0);
+                    self.records += 1;
+                    return Ok(Some(r));
+                }
+                Ok(None) => {
+                    self.other_lines += 1;
+                    continue;
+                }
+                Err(msg) => self.bad(msg)?,
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ summary
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KindStats {
+    pub ios: u64,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TraceInfo {
+    pub path: String,
+    pub format: &'static str,
+    pub compression: &'static str,
+    pub device: Option<String>,
+    pub lines: u64,
+    pub records: u64,
+    pub read: KindStats,
+    pub write: KindStats,
+    pub trim: KindStats,
+    pub write_fraction: f64,
+    /// Lowest byte offset and highest end offset.
+    pub min_offset: u64,
+    pub max_end: u64,
+    /// Distinct 4 KiB blocks touched (any kind) and written, in bytes; None if the span is too
+    /// large to count exactly.
+    pub footprint_bytes: Option<u64>,
+    pub write_footprint_bytes: Option<u64>,
+    pub duration_s: f64,
+    /// Requests not 4 KiB aligned in offset or size.
+    pub unaligned_4k: u64,
+    /// (size in bytes, count), the most frequent sizes, at most 16, largest count first.
+    pub top_sizes: Vec<(u64, u64)>,
+    pub skipped_bad_lines: u64,
+    pub first_bad_line: Option<(u64, String)>,
+}
+
+struct BitSet {
+    words: Vec<u64>,
+    count: u64,
+    limit_words: usize,
+    overflow: bool,
+}
+
+impl BitSet {
+    fn new(limit_bytes: usize) -> Self {
+        BitSet { words: Vec::new(), count: 0, limit_words: limit_bytes / 8, overflow: false }
+    }
+    fn set_range(&mut self, first: u64, last: u64) {
+        if self.overflow {
+            return;
+        }
+        let need = (last / 64 + 1) as usize;
+        if need > self.limit_words {
+            self.overflow = true;
+            self.words = Vec::new();
+            return;
+        }
+        if need > self.words.len() {
+            self.words.resize(need.max(self.words.len() * 2).min(self.limit_words), 0);
+        }
+        for b in first..=last {
+            let (w, m) = ((b / 64) as usize, 1u64 << (b % 64));
+            if self.words[w] & m == 0 {
+                self.words[w] |= m;
+                self.count += 1;
+            }
+        }
+    }
+    fn bytes(&self) -> Option<u64> {
+        (!self.overflow).then_some(self.count * 4096)
+    }
+}
+
+/// Read the whole trace (streaming) and summarise it.
+pub fn info(cfg: &TraceConfig) -> Result<TraceInfo> {
+    let mut r = Reader::open(cfg)?;
+    let (mut rd, mut wr, mut tr) = (KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 });
+    let (mut lo, mut hi, mut last_t) = (u64::MAX, 0u64, 0u64);
+    let mut unaligned = 0;
+    let mut sizes: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    // 256 MiB of bits covers an 8 TiB span exactly
+    let mut touched = BitSet::new(256 << 20);
+    let mut written = BitSet::new(256 << 20);
+    while let Some(x) = r.next_record()? {
+        let s = match x.kind {
+            OpKind::Read => &mut rd,
+            OpKind::Write => &mut wr,
+            OpKind::Trim => &mut tr,
+        };
+        s.ios += 1;
+        s.bytes += x.len;
+        lo = lo.min(x.offset);
+        hi = hi.max(x.offset + x.len);
+        last_t = last_t.max(x.t_ns);
+        if x.offset % 4096 != 0 || x.len % 4096 != 0 {
+            unaligned += 1;
+        }
+        if sizes.len() < 4096 || sizes.contains_key(&x.len) {
+            *sizes.entry(x.len).or_insert(0) += 1;
+        }
+        let (a, b) = (x.offset / 4096, (x.offset + x.len - 1) / 4096);
+        touched.set_range(a, b);
+        if x.kind == OpKind::Write {
+            written.set_range(a, b);
+        }
+    }
+    if r.records == 0 {
+        return Err(empty_error(&r));
+    }
+    let mut top: Vec<(u64, u64)> = sizes.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top.truncate(16);
+    let total = rd.ios + wr.ios + tr.ios;
+    Ok(TraceInfo {
+        path: cfg.path.clone(),
+        format: r.format.name(),
+        compression: r.compression,
+        device: cfg.device.clone(),
+        lines: r.line,
+        records: r.records,
+        write_fraction: wr.ios as f64 / total as f64,
+        read: rd,
+        write: wr,
+        trim: tr,
+        min_offset: lo,
+        max_end: hi,
+        footprint_bytes: touched.bytes(),
+        write_footprint_bytes: written.bytes(),
+        duration_s: last_t as f64 / 1e9,
+        unaligned_4k: unaligned,
+        top_sizes: top,
+        skipped_bad_lines: r.skipped_bad,
+        first_bad_line: r.first_bad.clone(),
+    })
+}
+
+pub fn empty_error(r: &Reader) -> Error {
+    let why = if r.other_lines > 0 {
+        let filt = match (&r.cfg.device, r.format) {
+            (Some(d), _) => format!(" for device \"{d}\""),
+            (None, TraceFormat::Blkparse) => format!(" of action {}", r.cfg.action.as_deref().unwrap_or("D")),
+            _ => String::new(),
+        };
+        format!("holds no requests{filt} ({} other lines; check workload.trace.device / action)", r.other_lines)
+    } else {
+        "holds no requests (the file is empty)".to_string()
+    };
+    trace_err(&r.cfg.path, 0, why)
+}
+
+/// The highest end offset (bytes) of the trace's requests: the pre-pass of `remap = "scale"`.
+pub fn max_end(cfg: &TraceConfig) -> Result<u64> {
+    let mut r = Reader::open(cfg)?;
+    let mut hi = 0;
+    while let Some(x) = r.next_record()? {
+        hi = hi.max(x.offset + x.len);
+    }
+    if r.records == 0 {
+        return Err(empty_error(&r));
+    }
+    Ok(hi)
+}
+
+/// Write the trace as a fio iolog (version 2 or 3) replaying on `target`.  Returns the
+/// number of requests written.  Version 3 keeps times in microseconds; version 2 keeps
+/// them as `wait` lines in milliseconds.
+pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, target: &str) -> Result<u64> {
+    if version != 2 && version != 3 {
+        return Err(Error::config("version", format!("{version} is not a fio iolog version (2 or 3)")));
+    }
+    if target.is_empty() || target.contains(char::is_whitespace) {
+        return Err(Error::config("target", format!("\"{target}\" must be a file name without blanks")));
+    }
+    let io = |e: std::io::Error| Error::new(ErrorKind::Trace, Some("output"), format!("cannot write: {e}"));
+    let mut r = Reader::open(cfg)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 18, out);
+    writeln!(w, "fio version {version} iolog").map_err(io)?;
+    let mut n = 0u64;
+    let mut last_ms = 0u64;
+    let mut last_us = 0u64;
+    let pre = |w: &mut dyn Write, t: u64, what: &str| -> std::io::Result<()> {
+        if version == 3 {
+            writeln!(w, "{t} {target} {what}")
+        } else {
+            writeln!(w, "{target} {what}")
+        }
+    };
+    pre(&mut w, 0, "add").map_err(io)?;
+    pre(&mut w, 0, "open").map_err(io)?;
+    while let Some(x) = r.next_record()? {
+        let act = match x.kind {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Trim => "trim",
+        };
+        if version == 3 {
+            last_us = last_us.max(x.t_ns / 1000);
+            writeln!(w, "{last_us} {target} {act} {} {}", x.offset, x.len).map_err(io)?;
+        } else {
+            let ms = x.t_ns / 1_000_000;
+            if ms > last_ms {
+                writeln!(w, "{target} wait {ms}").map_err(io)?;
+                last_ms = ms;
+            }
+            writeln!(w, "{target} {act} {} {}", x.offset, x.len).map_err(io)?;
+        }
+        n += 1;
+    }
+    if n == 0 {
+        return Err(empty_error(&r));
+    }
+    pre(&mut w, last_us, "close").map_err(io)?;
+    w.flush().map_err(io)?;
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_tmp(name: &str, body: &[u8]) -> String {
+        let dir = std::env::temp_dir().join(format!("opsim-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    fn all(cfg: &TraceConfig) -> Result<Vec<Record>> {
+        let mut r = Reader::open(cfg)?;
+        let mut v = Vec::new();
+        while let Some(x) = r.next_record()? {
+            v.push(x);
+        }
+        Ok(v)
+    }
+
+    #[test]
+    fn decimal_times_are_exact() {
+        assert_eq!(decimal_ns(b"0.000000001", 1_000_000_000), Some(1));
+        assert_eq!(decimal_ns(b"12.5", 1_000_000), Some(12_500_000));
+        assert_eq!(decimal_ns(b"3", 1_000), Some(3_000));
+        assert_eq!(decimal_ns(b"1.5e3", 1_000_000), Some(1_500_000_000));
+        assert_eq!(decimal_ns(b"1.2.3", 1), None);
+        assert_eq!(decimal_ns(b"-1", 1), None);
+    }
+
+    #[test]
+    fn msr_device_filter_and_relative_time() {
+        let p = write_tmp(
+            "msr.csv",
+            b"128166372003061629,hm,0,Read,3129794560,65536,115518\n128166372016382155,hm,1,Write,2150825984,4096,56928\n128166372026382245,hm,0,Write,8192,512,1\n",
+        );
+        let mut c = TraceConfig::new(&p);
+        c.device = Some("hm_0".into());
+        let v = all(&c).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0], Record { t_ns: 0, kind: OpKind::Read, offset: 3129794560, len: 65536 });
+        assert_eq!(v[1].t_ns, (128166372026382245u64 - 128166372003061629) * 100);
+    }
+
+    #[test]
+    fn bad_line_names_file_and_line() {
+        let p = write_tmp("bad.csv", b"128166372003061629,hm,0,Read,3129794560,65536,1\n128166372003061630,hm,0,Read,12x,4096,1\n");
+        let e = all(&TraceConfig::new(&p)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Trace);
+        assert!(e.key.as_deref().unwrap().ends_with("bad.csv:2"), "{e}");
+        assert!(e.message.contains("Offset"), "{e}");
+        let mut c = TraceConfig::new(&p);
+        c.skip_bad = true;
+        let mut r = Reader::open(&c).unwrap();
+        while r.next_record().unwrap().is_some() {}
+        assert_eq!((r.records, r.skipped_bad), (1, 1));
+    }
+}
