@@ -93,7 +93,10 @@ class SimResult:
 def simulate(config) -> SimResult:
     """Run a simulation described by ``config`` (dict or TOML path) and return its result."""
     text, fmt = _config_text(config)
-    return SimResult(json.loads(_core().simulate(text, fmt)))
+    base = None
+    if isinstance(config, (str, os.PathLike)) and os.path.exists(os.fspath(config)):
+        base = os.path.dirname(os.path.abspath(os.fspath(config)))  # relative trace paths
+    return SimResult(json.loads(_core().simulate(text, fmt, base)))
 
 
 def describe(config) -> dict:
