@@ -24,7 +24,6 @@ pyarrow, Dask and tqdm are imported when a sweep runs.
 from __future__ import annotations
 
 import copy
-import fcntl
 import hashlib
 import itertools
 import json
@@ -40,7 +39,7 @@ from . import __version__
 from .errors import CommandError, ConfigError, InputError, InternalError, OpsimError
 
 #: keys of the ``[sweep]`` table
-SWEEP_KEYS = ("name", "base", "seed", "replicates", "grid", "points")
+SWEEP_KEYS = ("name", "base", "seed", "replicates", "grid", "points", "documents")
 #: refuse grids larger than this (a typo in a product can ask for billions of points)
 MAX_POINTS = 1_000_000
 #: columns that depend on the machine and the moment; everything else is deterministic
@@ -138,6 +137,8 @@ class Grid:
     varying: list[str] = field(default_factory=list)
     timed: bool = False
     configs: int = 0
+    documents: bool = False     #: keep each point's whole result document (column result_json)
+    base_dir: str | None = None  #: relative paths in configs (traces) are relative to this
 
     @property
     def metrics(self) -> list[tuple[str, str, tuple]]:
@@ -146,7 +147,7 @@ class Grid:
     def describe(self) -> dict:
         return {"name": self.name, "file": self.path, "seed": self.seed, "replicates": self.replicates,
                 "configs": self.configs, "points": len(self.points), "varying": self.varying,
-                "timed": self.timed}
+                "timed": self.timed, "documents": self.documents}
 
 
 def _canonical(obj) -> str:
@@ -164,8 +165,17 @@ def derive_seed(grid_seed: int, config_hash: str, replicate: int) -> int:
     return int.from_bytes(h[:8], "big") >> 11
 
 
-def _is_scalar(v) -> bool:
-    return isinstance(v, (str, int, float, bool))
+def _is_value(v) -> bool:
+    """A TOML value that is also JSON (not a date or time); lists and tables may nest."""
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, (str, int, bool)):
+        return True
+    if isinstance(v, list):
+        return all(_is_value(x) for x in v)
+    if isinstance(v, Mapping):
+        return all(isinstance(k, str) and _is_value(x) for k, x in v.items())
+    return False
 
 
 def _flatten(tbl: Mapping, prefix: str = "") -> dict:
@@ -196,11 +206,11 @@ def _type_name(v) -> str:
 
 
 def _check_value(loc: str, v) -> None:
-    """A config value must be a plain scalar (tables are flattened before this)."""
-    if isinstance(v, float) and not math.isfinite(v):
-        raise ConfigError(f"{loc}: {v} is not a config value (numbers must be finite)", key=loc)
-    if not _is_scalar(v):
-        raise ConfigError(f"{loc}: a {_type_name(v)} ({v!r}) is not a config value", key=loc)
+    """A config value is a string, number, boolean or a list of them or of tables; numbers are
+    finite; no dates or times."""
+    if not _is_value(v):
+        raise ConfigError(f"{loc}: {v!r} is not a config value (strings, finite numbers, booleans, "
+                          "lists and tables only)", key=loc)
 
 
 def _read_toml(path: str, key: str) -> dict:
@@ -238,16 +248,16 @@ def _load_document(grid) -> tuple[dict, str | None]:
     raise InputError(f"grid must be a path to a TOML file or a dict, not {type(grid).__name__}", key="grid")
 
 
-def _probe_errors(pairs: Iterable[tuple[str, str, Any]]) -> None:
-    """Check that each (location, config key, value) parses in the simulator's schema: the key
-    exists and the value has the right type or spelling.  Each pair is checked on its own, on
+def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]]) -> None:
+    """Check that each (value's location, key's location, config key, value) parses in the
+    simulator's schema: the key exists and the value has the right type or spelling.  Each pair is checked on its own, on
     a config that cannot build a drive (so nothing is allocated); only parse errors count,
     value and combination errors are the point's business when it runs."""
     from .sim import _core
 
     core = _core()
     seen = set()
-    for loc, key, value in pairs:
+    for loc, key_loc, key, value in pairs:
         sig = (key, _canonical(value))
         if sig in seen:
             continue
@@ -272,8 +282,14 @@ def _probe_errors(pairs: Iterable[tuple[str, str, Any]]) -> None:
             structural = msg.startswith("invalid config:") or (e.key == "preset" and key == "preset")
             if structural:
                 msg = " ".join(msg.replace("invalid config: ", "", 1).split())
-                where = loc if loc == key or loc.endswith(f".{key}") else f"{loc} ({key})"
-                raise ConfigError(f"{where}: {msg}", key=loc) from None
+                where = key_loc if msg.startswith("unknown field") else loc
+                raise ConfigError(f"{where}: {msg}", key=where) from None
+
+
+def _grid_key_loc(dim: str, i: int, key: str) -> str:
+    """Where the key ``key`` set by item ``i`` of grid dimension ``dim`` is written: the
+    dimension itself for plain values, the item's own key for table items."""
+    return f"sweep.grid.{dim}" if key == dim else _grid_loc(dim, i, key)
 
 
 def _grid_loc(dim: str, i: int, key: str) -> str:
@@ -301,6 +317,9 @@ def load_grid(grid) -> Grid:
     seed = sweep.get("seed", 1)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
         raise ConfigError(f"sweep.seed: must be an integer from 0 to 2^64-1 (got {seed!r})", key="sweep.seed")
+    documents = sweep.get("documents", False)
+    if not isinstance(documents, bool):
+        raise ConfigError(f"sweep.documents: must be true or false (got {documents!r})", key="sweep.documents")
     reps = sweep.get("replicates", 1)
     if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_POINTS:
         raise ConfigError(f"sweep.replicates: must be a whole number of runs per point, at least 1 "
@@ -394,7 +413,7 @@ def load_grid(grid) -> Grid:
     for key, items in dims:
         for i, ov in enumerate(items):
             if "run.seed" in ov:
-                loc = _grid_loc(key, i, "run.seed")
+                loc = _grid_key_loc(key, i, "run.seed")
                 raise ConfigError(f"{loc}: {seed_msg}", key=loc)
     for loc, ov in explicit:
         if "run.seed" in ov:
@@ -416,12 +435,12 @@ def load_grid(grid) -> Grid:
                                       "grid or in the points", key=f"{loc}.{k}")
 
     # the whole schema check, one (key, value) at a time
-    pairs = [(k, k, v) for k, v in base.items()]
+    pairs = [(k, k, k, v) for k, v in base.items()]
     for key, items in dims:
         for i, ov in enumerate(items):
-            pairs += [(_grid_loc(key, i, k), k, v) for k, v in ov.items()]
+            pairs += [(_grid_loc(key, i, k), _grid_key_loc(key, i, k), k, v) for k, v in ov.items()]
     for loc, ov in explicit:
-        pairs += [(f"{loc}.{k}", k, v) for k, v in ov.items()]
+        pairs += [(f"{loc}.{k}", f"{loc}.{k}", k, v) for k, v in ov.items()]
     _probe_errors(pairs)
 
     n_configs = max(len(explicit), 1) * math.prod(len(items) for _, items in dims)
@@ -462,7 +481,8 @@ def load_grid(grid) -> Grid:
                and len({_canonical(p.config.get(c)) for p in points}) > 1]
     timed = any(k == "preset" or k.startswith("timing.") for p in points for k in p.config)
     return Grid(points=points, seed=seed, replicates=reps, name=name, path=path, config_columns=cols,
-                varying=varying, timed=timed, configs=n_configs)
+                varying=varying, timed=timed, configs=n_configs, documents=documents,
+                base_dir=os.path.dirname(path) if path else os.getcwd())
 
 
 # --------------------------------------------------------------------------- one point
@@ -496,8 +516,11 @@ def _error_fields(e: BaseException) -> dict:
             "error_message": str(e) or repr(e)}
 
 
-def run_point(config_json: str) -> dict:
+def run_point(config_json: str, document: bool = False, base_dir: str | None = None) -> dict:
     """Simulate one point (a config as JSON text); never raises: an error becomes the row.
+    With ``document``, the row keeps the whole result document (without its machine-dependent
+    ``perf``) as JSON text in ``result_json``.  Relative paths in the config (traces) are
+    taken relative to ``base_dir``.
 
     This is the function the Dask workers run; it needs only ``opsim`` importable there.
     """
@@ -505,9 +528,12 @@ def run_point(config_json: str) -> dict:
     try:
         from .sim import _core
 
-        data = json.loads(_core().simulate(config_json, "json"))
+        data = json.loads(_core().simulate(config_json, "json", base_dir))
         row = {"status": "ok", "error_type": None, "error_key": None, "error_message": None}
         row.update(metrics(data))
+        if document:
+            data.pop("perf", None)
+            row["result_json"] = json.dumps(data, separators=(",", ":"))
     except Exception as e:  # recorded, never raised: one bad point must not stop a sweep
         row = _error_fields(e)
     row["opsim_version"] = __version__
@@ -555,7 +581,8 @@ def _cast(code, v):
 def columns(grid: Grid) -> dict:
     """The table's columns by role."""
     return {"id": list(_ID_COLUMNS), "config": list(grid.config_columns), "status": list(_ERROR_COLUMNS),
-            "metrics": [c for c, _, _ in grid.metrics], "other": list(_TAIL_COLUMNS),
+            "metrics": [c for c, _, _ in grid.metrics],
+            "other": (["result_json"] if grid.documents else []) + list(_TAIL_COLUMNS),
             "wall_clock": list(WALL_CLOCK_COLUMNS)}
 
 
@@ -583,6 +610,8 @@ def build_table(grid: Grid, rows: Mapping[str, dict]):
         add(c, pa.string(), [rows[p.point_id].get(c) for p in done])
     for col, code, _ in grid.metrics:
         add(col, _arrow_type(code), [_cast(code, rows[p.point_id].get(col)) for p in done])
+    if grid.documents:
+        add("result_json", pa.string(), [rows[p.point_id].get("result_json") for p in done])
     add("opsim_version", pa.string(), [rows[p.point_id].get("opsim_version") for p in done])
     add("wall_seconds", pa.float64(), [_cast("f", rows[p.point_id].get("wall_seconds")) for p in done])
     meta = {"schema": SCHEMA_VERSION, "opsim_version": __version__, "grid": grid.describe(),
@@ -635,9 +664,17 @@ class _Store:
         self._acquire_lock()
         if fresh or not os.path.exists(path):
             return
-        self._load()
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
 
     def _acquire_lock(self):
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not a POSIX system: no lock
+            return
         lock_path = os.path.join(os.path.dirname(self.path), f".{os.path.basename(self.path)}.lock")
         while True:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -679,7 +716,8 @@ class _Store:
             raise InputError(f"output: {self.path} exists and is not an opsim sweep result; give another -o "
                              "or --fresh to replace it", key="output")
         ids = {p.point_id for p in self.grid.points}
-        keep = set(_ERROR_COLUMNS) | {c for c, _, _ in _BASE_METRICS + _TIMED_METRICS} | set(_TAIL_COLUMNS)
+        keep = (set(_ERROR_COLUMNS) | {c for c, _, _ in _BASE_METRICS + _TIMED_METRICS} | set(_TAIL_COLUMNS)
+                | {"result_json"})
         records = table.to_pylist()
         for r in records:
             pid = r.get("point_id")
@@ -787,7 +825,7 @@ def _connect(scheduler, workers, client):
     return c, cluster, {"runner": "local-cluster", "scheduler": cluster.scheduler_address, "workers": n}
 
 
-def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None]) -> None:
+def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], g: Grid) -> None:
     from distributed import as_completed
 
     nthreads = max(1, sum(client.nthreads().values()))
@@ -797,7 +835,8 @@ def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None]) 
     inflight: dict[str, tuple[Point, Any]] = {}
 
     def submit(p: Point):
-        f = client.submit(run_point, p.config_json(), key=f"opsim-point-{p.point_id}-{token}", pure=False)
+        f = client.submit(run_point, p.config_json(), g.documents, g.base_dir,
+                          key=f"opsim-point-{p.point_id}-{token}", pure=False)
         inflight[f.key] = (p, f)
         return f
 
@@ -840,7 +879,8 @@ def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | N
         raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
     store = _Store(None if output is None else os.fspath(output), g, fresh)
     try:
-        done_before = {pid for pid, r in store.rows.items() if r.get("status") == "ok"}
+        done_before = {pid for pid, r in store.rows.items() if r.get("status") == "ok"
+                       and (r.get("result_json") is not None or not g.documents)}
         todo = [p for p in g.points if p.point_id not in done_before]
         summary: dict = {
             "points": len(g.points), "skipped": len(done_before),
@@ -872,12 +912,12 @@ def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | N
                 summary["runner"] = "serial"
                 bar = _progress_bar(len(todo), progress)
                 for p in todo:
-                    record(p, run_point(p.config_json()))
+                    record(p, run_point(p.config_json(), g.documents, g.base_dir))
             elif todo:
                 cl, cluster, info = _connect(scheduler, workers, client)
                 summary.update(info)
                 bar = _progress_bar(len(todo), progress)
-                _run_dask(cl, todo, record)
+                _run_dask(cl, todo, record, g)
         except KeyboardInterrupt:
             summary["interrupted"] = True
             if on_interrupt != "return":
@@ -890,7 +930,7 @@ def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | N
             if cluster is not None:
                 _quietly(cluster.close)
             check.flush()   # also when interrupted: what finished is kept
-        ok = sum(1 for r in store.rows.values() if r.get("status") == "ok")
+        ok = sum(1 for pid, r in store.rows.items() if r.get("status") == "ok")
         summary.update(ok=ok, errors=len(store.rows) - ok, pending=len(g.points) - ok,
                        wall_seconds=time.perf_counter() - t0)
         return SweepOutcome(grid=g, table=build_table(g, store.rows), output=store.path, summary=summary)

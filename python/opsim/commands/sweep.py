@@ -46,9 +46,11 @@ def default_output(grid_path: str) -> str:
     return stem + ".parquet"
 
 
-def _fmt_value(v):
+def _fmt_value(v, width: int = 40):
     if v is None or (isinstance(v, float) and v != v):
         return None
+    if isinstance(v, str) and len(v) > width:
+        return v[:width - 3] + "..."
     return v
 
 
