@@ -20,6 +20,10 @@ from .errors import (  # noqa: F401
     WorkloadError,
 )
 
+# opsim.sweep(grid) -> DataFrame.  Bound eagerly (sweep.py imports only the standard library at
+# import time) so that the function, not the submodule of the same name, is opsim.sweep.
+from .sweep import sweep  # noqa: E402,F401
+
 
 def __getattr__(name):
     # Lazy: importing opsim must not require the compiled core.
