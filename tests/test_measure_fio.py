@@ -11,6 +11,7 @@ import time
 import pytest
 
 from opsim.cli import main
+from opsim.measure.schema import check_timed
 from opsim.sim import steady_state
 
 # `make test` installs fio; only outside CI may these tests be skipped for want of it.
@@ -27,19 +28,30 @@ def run(capsys, *argv):
 
 def check_common(d, outdir):
     assert d["fio_version"].startswith("fio-")
-    assert d["rounds"] and all(r["iops"] > 0 for r in d["rounds"])
-    assert d["iops_series"] and all({"t_s", "iops"} <= set(s) for s in d["iops_series"])
+    assert check_timed(d) == []          # the timed simulator's schema (docs/measure.md)
+    # rounds present
+    assert d["rounds"] and all(r["iops"] > 0 and r["runtime_s"] > 0 for r in d["rounds"])
+    # the per-second series, on one time axis
+    assert d["iops_series"] and all({"t_s", "iops", "read_iops", "write_iops", "mbps"} <= set(s)
+                                    for s in d["iops_series"])
     ts = [s["t_s"] for s in d["iops_series"]]
-    assert ts == sorted(ts)
-    lat = d["latency_us"]
-    assert lat["p50"] is not None and lat["p50"] <= lat["p99"] <= lat["p99.9"] <= lat["max"]
+    assert ts == sorted(ts) and ts[-1] <= d["rounds"][-1]["t_end_s"] + 1
+    # latency percentiles (fio's clat, merged over the measurement window from its histogram)
+    lat = d["latency_us"]["all"]
+    assert lat["count"] > 0 and 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["p99.99"] <= lat["max"]
+    for r in d["rounds"]:
+        x = r["latency_us"]
+        assert x["count"] > 0 and x["p50"] <= x["p99"] <= x["max"]
     # the verdict is the SNIA rule (Rust core) applied to the round IOPS
     ss = steady_state([r["iops"] for r in d["rounds"]])
     assert d["steady_state"]["reached"] == ss["reached"]
     assert d["steady_state"]["range_ratio"] == pytest.approx(ss["range_ratio"])
+    if ss["window"]:   # reported as round indexes
+        assert d["steady_state"]["window"] == [d["rounds"][i]["index"] for i in ss["window"]]
     assert (d["steady_iops"] is not None) == ss["reached"]
     for r in d["rounds"]:
         assert (outdir / r["fio_json"]).exists()
+        assert "bins" in json.loads((outdir / r["fio_json"]).read_text())["jobs"][0]["write"]["clat_ns"]
     assert json.loads((outdir / "result.json").read_text())["test"] == d["test"]
 
 
@@ -66,6 +78,48 @@ def test_iops_real_fio(tmp_path, capsys):
     else:
         assert len(d["rounds"]) == 6
     check_common(d, out)
+
+
+def test_iops_mixed_workload_splits_directions(tmp_path, capsys):
+    out = tmp_path / "mix"
+    d = run(capsys, "measure", "iops", "--size", "32MiB", "--round", "2", "--bs", "4k",
+            "--rwmix", "65/35", "--max-rounds", "1", "--qd", "4", "-o", str(out))
+    r = d["rounds"][0]
+    assert r["read_iops"] > 0 and r["write_iops"] > 0
+    assert r["iops"] == pytest.approx(r["read_iops"] + r["write_iops"])
+    assert set(r["directions"]) == {"read", "write"}
+    # the round's merged latency counts both directions
+    assert r["latency_us"]["count"] == (r["directions"]["read"]["latency_us"]["count"]
+                                        + r["directions"]["write"]["latency_us"]["count"])
+    p = d["iops_series"][0]
+    assert p["read_iops"] > 0 and p["write_iops"] > 0 and p["iops"] == pytest.approx(p["read_iops"] + p["write_iops"])
+    assert d["latency_us"]["read"]["count"] > 0 and d["latency_us"]["write"]["count"] > 0
+
+
+def test_consistency_real_fio(tmp_path, capsys):
+    out = tmp_path / "c"
+    d = run(capsys, "measure", "consistency", "--size", "32MiB", "--round", "2", "--time-cap", "4",
+            "--qd", "8", "-o", str(out))
+    assert d["fill"]["phase"] == "fill" and d["fill"]["io_bytes"]["write"] == 32 * 2**20
+    assert d["stop_reason"] == "time cap reached" and len(d["rounds"]) >= 1
+    check_common(d, out)
+
+
+def test_progress_display(tmp_path, capsys):
+    """--progress on: one line per finished round on stderr (stderr is not a terminal here);
+    stdout still holds only the JSON document."""
+    rc = main(["measure", "wsat", "--size", "32MiB", "--round", "1", "--time-cap", "3", "--capacity-multiple",
+               "1000", "--qd", "4", "--progress", "on", "-o", str(tmp_path / "p"), "--json"])
+    out = capsys.readouterr()
+    assert rc == 0
+    d = json.loads(out.out)
+    lines = [x for x in out.err.splitlines() if "wsat: round" in x]
+    assert len(lines) == len(d["rounds"]) >= 2
+    assert lines[0].startswith("[") and "IOPS" in lines[0] and "GiB written" in lines[0]
+    # off: nothing on stderr
+    rc = main(["measure", "wsat", "--size", "32MiB", "--round", "1", "--time-cap", "1", "--qd", "4",
+               "--progress", "off", "-o", str(tmp_path / "q"), "--json"])
+    assert rc == 0 and capsys.readouterr().err == ""
 
 
 def test_bad_options(tmp_path, capsys):
@@ -108,3 +162,4 @@ def test_ctrl_c_keeps_rounds_and_exits_130(tmp_path):
     assert len(d["rounds"]) >= 1
     kept = json.loads((out / "result.json").read_text())
     assert kept["interrupted"] is True and len(kept["rounds"]) == len(d["rounds"])
+    assert check_timed(kept) == []      # a complete document, in the same schema

@@ -8,6 +8,7 @@ import pytest
 
 from opsim.errors import InputError
 from opsim.measure import parse_fio_json, parse_log, per_second, summarize
+from opsim.measure.fio import LATENCY_KEYS, Latency, per_second_dirs
 from opsim.measure.runner import _steady
 
 FIX = Path(__file__).parent / "fixtures" / "measure"
@@ -19,9 +20,45 @@ def test_fio_json_plus_summary():
     assert doc["fio version"] == "fio-3.33"
     assert s["iops"] > 0 and s["io_bytes"]["write"] > 0 and s["io_bytes"]["read"] == 0
     lat = s["latency_us"]
-    assert set(lat) == {"p50", "p90", "p99", "p99.9", "p99.99", "max"}
+    assert tuple(lat) == LATENCY_KEYS == ("count", "mean", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max")
     assert lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["max"]
     assert s["fio_steadystate"]["attained"] is False
+    # from the json+ histogram: fio's own percentiles, exactly
+    clat = doc["jobs"][0]["write"]["clat_ns"]
+    for p in ("50", "90", "99", "99.9", "99.99"):
+        assert lat["p" + p] == clat["percentile"][f"{float(p):f}"] / 1000
+    assert lat["count"] == clat["N"] and lat["mean"] == pytest.approx(clat["mean"] / 1000)
+
+
+def test_latency_merge_is_exact_with_bins_and_an_upper_bound_without():
+    clat = parse_fio_json((FIX / "randwrite4k_qd32_libaio_jsonplus.json").read_text())["jobs"][0]["write"]["clat_ns"]
+    one = Latency.from_clat(clat)
+    two = Latency.from_clat(clat).merge(Latency.from_clat(clat))
+    assert two.summary_us() == {**one.summary_us(), "count": 2 * clat["N"]}
+    # split the histogram at its median: each half has its own percentiles, the merge has fio's
+    bins = sorted((int(k), v) for k, v in clat["bins"].items())
+    half = len(bins) // 2
+    lo = {**clat, "bins": {str(k): v for k, v in bins[:half]}, "N": sum(v for _, v in bins[:half])}
+    hi = {**clat, "bins": {str(k): v for k, v in bins[half:]}, "N": sum(v for _, v in bins[half:])}
+    merged = Latency.from_clat(lo).merge(Latency.from_clat(hi)).summary_us()
+    assert merged["p50"] == one.summary_us()["p50"] and merged["p99.9"] == one.summary_us()["p99.9"]
+    # plain json (no bins, the other fixture): the larger of each percentile
+    plain = parse_fio_json((FIX / "ss_attained_rate2000_iouring.json").read_text())["jobs"][0]["write"]["clat_ns"]
+    assert "bins" not in plain
+    mixed = Latency.from_clat(clat).merge(Latency.from_clat(plain)).summary_us()
+    assert mixed["p99.9"] == max(clat["percentile"]["99.900000"], plain["percentile"]["99.900000"]) / 1000
+    assert mixed["count"] == clat["N"] + plain["N"] and mixed["max"] == max(clat["max"], plain["max"]) / 1000
+    # no samples: count 0 and zeros, as the timed model reports an unused direction
+    assert Latency().summary_us() == {k: 0 for k in LATENCY_KEYS}
+
+
+def test_mixed_log_per_direction(tmp_path):
+    # a randrw iops log: one read (ddir 0) and one write (ddir 1) line per second
+    p = tmp_path / "mix_iops.1.log"
+    p.write_text("1000, 300, 0, 0, 0\n1000, 100, 1, 0, 0\n2000, 320, 0, 0, 0\n2000, 110, 1, 0, 0\n"
+                 "2001, 10, 1, 0, 0\n")
+    assert per_second_dirs([p]) == {1: {0: 300, 1: 100}, 2: {0: 320, 1: 60}}
+    assert per_second([p]) == {1: 400, 2: 380} and per_second([p], ddirs={0}) == {1: 300, 2: 320}
 
 
 def test_fio_json_with_non_json_prefix():

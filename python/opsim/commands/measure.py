@@ -47,6 +47,11 @@ def register(sub, common):
     p.add_argument("--ioengine", default="libaio")
     p.add_argument("--buffered", action="store_true", help="buffered I/O (default O_DIRECT)")
     p.add_argument("--fio-steadystate", metavar="SPEC", help="fio's own early stop, e.g. iops_slope:0.3%%")
+    p.add_argument("--write-cache", choices=["on", "off"],
+                   help="note the drive's volatile write cache state you set (recorded with the kernel's view "
+                        "from /sys/block/DEV/queue/write_cache; opsim never changes it)")
+    p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                   help="progress on stderr: auto (when stderr is a terminal; default), on, off")
     p.add_argument("-o", "--output-dir", help="directory for result.json and fio files")
     p.set_defaults(func=run)
 
@@ -81,10 +86,33 @@ def _bs_list(text):
     return tuple(out)
 
 
+def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
+    """The write-cache note: what the user stated and what the kernel reports for the device
+    (``queue/write_cache``: "write back" = a volatile cache the kernel flushes, "write through" =
+    none or disabled).  Read-only."""
+    out = {"stated": stated, "detected": None, "source": None}
+    warnings = []
+    if tgt is None:
+        out["note"] = "file target: a filesystem and the page cache sit between fio and the drive"
+        return out, warnings
+    disk = tgt.partition_of or tgt.dev_name
+    path = f"/sys/block/{disk}/queue/write_cache" if disk else None
+    try:
+        with open(path) as f:
+            out["detected"], out["source"] = f.read().strip(), path
+    except (OSError, TypeError):
+        pass
+    kernel = {"write back": "on", "write through": "off"}.get(out["detected"] or "")
+    if stated and kernel and stated != kernel:
+        warnings.append(f"--write-cache {stated} but the kernel reports {out['detected']!r} for {disk} ({path})")
+    return out, warnings
+
+
 def run(args) -> Output:
     from ..devices import guard_destructive, probe_target
     from ..measure import Plan
     from ..measure import run as run_plan
+    from ..measure.runner import Progress
 
     for k in ("qd", "threads", "round_s", "max_rounds", "capacity_multiple", "time_cap"):
         _positive(getattr(args, k), k.replace("_s", ""))
@@ -126,12 +154,13 @@ def run(args) -> Output:
     default_bs = "512,4k,8k,16k,32k,64k,128k,1m" if args.test == "iops" else "4k"
     bs = _bs_list(args.bs or default_bs)
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
+    cache, warnings = _write_cache(args.write_cache, tgt if args.device else None)
     plan = Plan(test=args.test, target=target, target_kind=kind, capacity_bytes=span, outdir=outdir,
                 iodepth=args.qd, numjobs=args.threads, round_s=args.round_s, bs=bs,
                 mixes=mixes if args.test == "iops" else ((0, 100),), time_cap_s=args.time_cap,
                 max_rounds=args.max_rounds, capacity_multiple=args.capacity_multiple, ioengine=args.ioengine,
                 direct=not args.buffered, fio_steadystate=args.fio_steadystate,
-                extra={"target_bytes": total})
+                extra={"target_bytes": total, "write_cache": cache})
     os.makedirs(outdir, exist_ok=True)
     pre = {}
     smart_before = None
@@ -143,8 +172,10 @@ def run(args) -> Output:
         from ..smart import take_snapshot
         smart_before = take_snapshot(args.device)
         atomic_write_text(os.path.join(outdir, "smart-before.json"), json.dumps(smart_before, indent=2))
-    result = run_plan(plan)
+    result = run_plan(plan, Progress(args.progress))
     result.update(pre)
+    if warnings:
+        result["warnings"] = warnings
     result["output_dir"] = os.path.abspath(outdir)
     if args.smart:
         from ..smart import interval_waf, take_snapshot
@@ -161,26 +192,39 @@ def run(args) -> Output:
 
 def summary_text(r: dict) -> str:
     ss = r.get("steady_state") or {}
-    lat = r.get("latency_us") or {}
+    lat = (r.get("latency_us") or {}).get("all") or {}
+    win = (r.get("measurement_window") or {})
+    cache = (r.get("parameters") or {}).get("write_cache") or {}
     rows = [
         ("test", r["test"]), ("target", f"{r['target']['path']} ({r['target']['kind']}, span "
                                           f"{fmt_bytes(r['target']['span_bytes'])})"),
         ("fio", r["fio_version"]), ("rounds", len(r["rounds"])), ("stopped", r.get("stop_reason")),
-        ("steady state (SNIA rule)", (f"reached, window rounds {ss.get('window_rounds')}" if ss.get("reached")
+        ("steady state (SNIA rule)", (f"reached, window rounds {ss.get('window')}" if ss.get("reached")
                                       else "not reached") if ss else "-"),
         ("steady IOPS", r.get("steady_iops")),
-        ("latency us p50/p99/p99.9/max", " / ".join(f"{lat.get(k):.0f}" if lat.get(k) is not None else "-"
+        ("measured IOPS", r.get("measured_iops")),
+        ("measurement window", f"rounds {win['rounds'][0]}-{win['rounds'][1]} ({win['rule']})"
+         if win.get("rounds") else "-"),
+        ("latency us p50/p99/p99.9/max", " / ".join(f"{lat.get(k):,.0f}" if lat.get(k) is not None else "-"
                                                      for k in ("p50", "p99", "p99.9", "max"))),
+        ("write cache", " / ".join(x for x in (f"stated {cache['stated']}" if cache.get("stated") else None,
+                                               f"kernel: {cache['detected']}" if cache.get("detected") else None)
+                                   if x) or "-"),
         ("output", r.get("output_dir")),
     ]
+    if r.get("purge"):
+        rows.insert(2, ("purge", f"{r['purge']['method']} ({len(r['purge']['commands'])} commands)"))
     if r.get("interrupted"):
         rows.append(("interrupted", "yes (rounds so far kept)"))
     if "smart" in r:
         s = r["smart"]
         rows.append(("SMART WAF (interval)", f"{s['waf']:.3f}" if s["available"] else f"not available: {s['reason']}"))
+    for w in r.get("warnings") or []:
+        rows.append(("warning", w))
     out = [kv_table(rows, title=f"opsim measure {r['test']}")]
     out.append("")
-    out.append(table(["round", "workload", "IOPS", "MB/s", "p99 us", "max us"],
-                     [[x["index"], x["label"], x["iops"], x["bw_bytes"] / 1e6, x["latency_us"].get("p99"),
-                       x["latency_us"].get("max")] for x in r["rounds"]], align="rlrrrr"))
+    out.append(table(["round", "workload", "IOPS", "MB/s", "p50 us", "p99 us", "max us"],
+                     [[x["index"], x["label"], x["iops"], x["mbps"], x["latency_us"].get("p50"),
+                       x["latency_us"].get("p99"), x["latency_us"].get("max")] for x in r["rounds"]],
+                     align="rlrrrrr"))
     return "\n".join(out)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -65,78 +66,157 @@ def parse_log(path) -> list[tuple[int, float, int, int]]:
     return rows
 
 
-def per_second(paths, ddirs=None, reduce_jobs: str = "sum") -> dict[int, float]:
-    """Per-second values keyed by second (round(time_ms / 1000)) across logs of several jobs.
+def per_second_dirs(paths, reduce_jobs: str = "sum") -> dict[int, dict[int, float]]:
+    """``{second: {ddir: value}}`` from the logs of one or more jobs (ddir 0 read, 1 write, 2 trim).
 
-    Within one log, samples in the same second (fio's final partial interval) are averaged;
-    across jobs they are summed (IOPS, bandwidth) or averaged (latency: ``reduce_jobs="mean"``)."""
-    total: dict[int, list[float]] = {}
+    A log sample at ``time_ms`` belongs to second ``round(time_ms / 1000)`` (the end of its
+    one-second averaging window).  Within one log, samples in the same second (fio's final
+    partial interval) are averaged; across jobs they are summed (IOPS) or averaged (latency:
+    ``reduce_jobs="mean"``)."""
+    acc: dict[tuple[int, int], list[float]] = {}
     for p in paths:
-        per: dict[int, list[float]] = {}
         per_dir: dict[tuple[int, int], list[float]] = {}
         for t, v, d, _bs in parse_log(p):
-            if ddirs is not None and d not in ddirs:
-                continue
             per_dir.setdefault((int(round(t / 1000.0)), d), []).append(v)
-        for (sec, _d), vs in per_dir.items():
-            per.setdefault(sec, []).append(sum(vs) / len(vs))
-        for sec, vs in per.items():
-            # directions add up for IOPS; for latency keep the mean
-            val = sum(vs) if reduce_jobs == "sum" else sum(vs) / len(vs)
-            total.setdefault(sec, []).append(val)
-    return {s: (sum(v) if reduce_jobs == "sum" else sum(v) / len(v)) for s, v in sorted(total.items())}
-
-
-def _pct_from(clat: dict) -> dict:
-    pcts = clat.get("percentile") or {}
-    out = {}
-    for want in PERCENTILES:
-        val = None
-        for k, v in pcts.items():
-            try:
-                if abs(float(k) - float(want)) < 1e-6:
-                    val = v
-                    break
-            except ValueError:
-                continue
-        out["p" + want] = None if val is None else val / 1000.0
-    out["max"] = clat.get("max", 0) / 1000.0 if clat.get("N", 1) else None
-    out["mean"] = clat.get("mean", 0) / 1000.0 if clat.get("N", 1) else None
+        for key, vs in per_dir.items():
+            acc.setdefault(key, []).append(sum(vs) / len(vs))
+    out: dict[int, dict[int, float]] = {}
+    for (sec, d), vs in sorted(acc.items()):
+        out.setdefault(sec, {})[d] = sum(vs) if reduce_jobs == "sum" else sum(vs) / len(vs)
     return out
 
 
-def summarize(doc: dict) -> dict:
-    """IOPS, bandwidth and latency (microseconds) of one fio run, over all jobs and directions.
+def per_second(paths, ddirs=None, reduce_jobs: str = "sum") -> dict[int, float]:
+    """Per-second values keyed by second across logs of several jobs (see :func:`per_second_dirs`);
+    directions are added (IOPS) or averaged (latency), restricted to ``ddirs`` if given."""
+    out = {}
+    for sec, dirs in per_second_dirs(paths, reduce_jobs).items():
+        vals = [v for d, v in dirs.items() if ddirs is None or d in ddirs]
+        if vals:
+            out[sec] = sum(vals) if reduce_jobs == "sum" else sum(vals) / len(vals)
+    return out
 
-    Latency percentiles are the worst (largest) over directions and jobs; with
-    ``group_reporting`` there is one job."""
-    iops = bw = 0.0
+
+LATENCY_KEYS = ("count", "mean", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max")
+
+
+class Latency:
+    """Completion latencies (fio's ``clat_ns``) of one or more fio runs and directions.
+
+    Merged exactly through fio's ``json+`` histogram (``bins``: value in ns -> count): fio
+    computes its own percentiles from the same histogram (the first bucket whose cumulative
+    count reaches p% of the samples), so one direction of one run reproduces fio's figures and
+    a merge of several is what fio would print for them together.  Without bins (plain
+    ``json`` output) one part gives fio's percentiles; several give the largest of each
+    percentile (an upper bound).  :meth:`summary_us` has the keys of the timed model's
+    latency summaries."""
+
+    def __init__(self):
+        self.n = 0
+        self.sum_ns = 0.0
+        self.min_ns: float | None = None
+        self.max_ns: float | None = None
+        self.bins: dict[int, int] | None = {}
+        self.fio_pcts: list[dict] = []
+
+    @classmethod
+    def from_clat(cls, clat: dict | None) -> "Latency":
+        lat = cls()
+        clat = clat or {}
+        n = int(clat.get("N") or 0)
+        if n <= 0:
+            return lat
+        lat.n = n
+        lat.sum_ns = float(clat.get("mean", 0.0)) * n
+        lat.min_ns, lat.max_ns = float(clat.get("min", 0)), float(clat.get("max", 0))
+        bins = clat.get("bins")
+        lat.bins = {int(k): int(v) for k, v in bins.items()} if isinstance(bins, dict) and bins else None
+        lat.fio_pcts = [{float(k): float(v) for k, v in (clat.get("percentile") or {}).items()}]
+        return lat
+
+    def merge(self, other: "Latency") -> "Latency":
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            self.bins = None if other.bins is None else dict(other.bins)
+        elif self.bins is not None and other.bins is not None:
+            for k, v in other.bins.items():
+                self.bins[k] = self.bins.get(k, 0) + v
+        else:
+            self.bins = None
+        self.n += other.n
+        self.sum_ns += other.sum_ns
+        self.min_ns = other.min_ns if self.min_ns is None else min(self.min_ns, other.min_ns)
+        self.max_ns = other.max_ns if self.max_ns is None else max(self.max_ns, other.max_ns)
+        self.fio_pcts += other.fio_pcts
+        return self
+
+    def _percentile_ns(self, p: float) -> float | None:
+        if self.bins is not None:
+            want = p / 100.0 * sum(self.bins.values())
+            cum = 0
+            for value, count in sorted(self.bins.items()):
+                cum += count
+                if cum >= want:
+                    return float(value)
+            return None
+        vals = [v for pcts in self.fio_pcts for k, v in pcts.items() if abs(k - p) < 1e-6]
+        return max(vals) if vals else None
+
+    def summary_us(self) -> dict:
+        """``{count, mean, min, p50, p90, p99, p99.9, p99.99, max}`` in microseconds; with no
+        samples, count 0 and every value 0.0 (as the timed model reports an unused direction)."""
+        if self.n == 0:
+            return {k: (0 if k == "count" else 0.0) for k in LATENCY_KEYS}
+        out = {"count": self.n, "mean": self.sum_ns / self.n / 1000.0, "min": (self.min_ns or 0.0) / 1000.0}
+        for p in PERCENTILES:
+            v = self._percentile_ns(float(p))
+            out["p" + p] = None if v is None else v / 1000.0
+        out["max"] = (self.max_ns or 0.0) / 1000.0
+        return out
+
+
+def summarize(doc: dict) -> dict:
+    """IOPS, bandwidth and latency of one fio run, over all jobs and directions.
+
+    ``latency`` holds :class:`Latency` objects (``all``, ``read``, ``write``) for merging;
+    ``latency_us`` is ``latency["all"].summary_us()``; ``directions`` has the IOPS and latency
+    summary of each direction that did I/O."""
+    iops = {"read": 0.0, "write": 0.0, "trim": 0.0}
+    bw = 0.0
     io_bytes = {"read": 0, "write": 0, "trim": 0}
-    lat: dict = {}
-    per_dir = {}
+    lat = {"all": Latency(), "read": Latency(), "write": Latency(), "trim": Latency()}
     for job in doc.get("jobs", []):
         for d in ("read", "write", "trim"):
             s = job.get(d) or {}
             if not s.get("total_ios") and not s.get("io_bytes"):
                 continue
-            iops += float(s.get("iops", 0))
+            iops[d] += float(s.get("iops", 0))
             bw += float(s.get("bw_bytes", s.get("bw", 0) * 1024))
             io_bytes[d] += int(s.get("io_bytes", 0))
-            p = _pct_from(s.get("clat_ns") or {})
-            per_dir[d] = {"iops": float(s.get("iops", 0)), "latency_us": p}
-            for k, v in p.items():
-                if v is not None and k != "mean":
-                    lat[k] = max(lat.get(k) or 0.0, v)
-    lat_out = {k: lat.get(k) for k in ["p" + p for p in PERCENTILES] + ["max"]}
+            part = Latency.from_clat(s.get("clat_ns"))   # merge() copies, never changes part
+            lat[d].merge(part)
+            lat["all"].merge(part)
+    directions = {d: {"iops": iops[d], "latency_us": lat[d].summary_us()} for d in ("read", "write", "trim")
+                  if lat[d].n or iops[d]}
     errors = [j.get("error") for j in doc.get("jobs", []) if j.get("error")]
     ss = None
     for job in doc.get("jobs", []):
         if "steadystate" in job:
             ss = {"attained": bool(job["steadystate"].get("attained")), "criterion": job["steadystate"].get("criterion")}
-    return {"iops": iops, "bw_bytes": bw, "io_bytes": io_bytes, "latency_us": lat_out, "directions": per_dir,
+    return {"iops": sum(iops.values()), "read_iops": iops["read"], "write_iops": iops["write"], "bw_bytes": bw,
+            "io_bytes": io_bytes, "latency": lat, "latency_us": lat["all"].summary_us(), "directions": directions,
             "fio_errors": errors, "fio_steadystate": ss,
             "runtime_ms": max((max((j.get(d) or {}).get("runtime", 0) for d in ("read", "write", "trim"))
                                for j in doc.get("jobs", [])), default=0)}
+
+
+def size_bytes(text) -> int:
+    """fio size text (``4k``, ``128k``, ``1m``, ``512``, ``4KiB``) in bytes (k = 1024, as fio reads it)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)(?:[iI]?[bB])?\s*", str(text))
+    if not m:
+        raise InputError(f"bs: {text!r} is not a fio block size", key="bs")
+    return int(m.group(1)) * {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}[m.group(2).lower()]
 
 
 class Interrupted(Exception):
@@ -144,11 +224,12 @@ class Interrupted(Exception):
 
 
 def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_tick=None) -> dict:
-    """Run fio with ``--output-format=json --output=json_path``; return the parsed document.
+    """Run fio with ``--output-format=json+ --output=json_path`` (json+ adds the latency
+    histogram bins); return the parsed document.
 
     Ctrl-C: fio (in our process group) receives SIGINT too; we wait for it to exit and
     write its JSON, then raise :class:`Interrupted`."""
-    full = [*argv, "--output-format=json", f"--output={json_path}"]
+    full = [*argv, "--output-format=json+", f"--output={json_path}"]
     try:
         proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError as e:

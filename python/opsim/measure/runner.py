@@ -3,6 +3,11 @@
 Each round is one fio invocation (JSON output and per-second logs in the output
 directory), so an interrupted run keeps every completed round.  The SNIA steady-state rule
 is applied by opsim to the round values with :func:`opsim.sim.steady_state` (Rust core).
+
+The result has the timed simulator's result schema (``iops_series``, ``latency_us``,
+``rounds``, ``steady_state``, ``steady_iops``, ``measured_iops``, ``phases``: the keys and types
+of a simulation's ``timed`` section, see :mod:`opsim.measure.schema`), plus what only a
+measurement has (fio files, labels, the fill, the target).  Docs: docs/measure.md.
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import CommandError
-from .fio import FIO_PERCENTILE_LIST, Interrupted, fio_binary, fio_version, log_paths, per_second, run_fio, summarize
+from .fio import (FIO_PERCENTILE_LIST, Interrupted, Latency, fio_binary, fio_version, log_paths, per_second,
+                  per_second_dirs, run_fio, size_bytes, summarize)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PTS_BLOCK_SIZES = ("512", "4k", "8k", "16k", "32k", "64k", "128k", "1m")
 PTS_MIXES = ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))  # (read %, write %)
+#: the iops test's measurement window when steady state is not reached: the last rounds
+LAST_ROUNDS = 5
 
 
 @dataclass
@@ -43,18 +51,38 @@ class Plan:
 
 
 class Progress:
-    def __init__(self, enabled: bool | None = None):
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.t0 = time.monotonic()
+    """Progress on stderr.  ``mode``: "auto" (only when stderr is a terminal), "on", "off".
 
-    def show(self, msg: str):
-        if self.enabled:
-            sys.stderr.write(f"\r\033[K[{time.monotonic() - self.t0:6.0f}s] {msg}")
-            sys.stderr.flush()
+    On a terminal one status line is redrawn every half second; otherwise (``on`` with stderr
+    redirected) one line is printed per completed round, so logs stay readable."""
+
+    def __init__(self, mode: str | bool | None = "auto", stream=None):
+        self.stream = stream or sys.stderr
+        if mode is None or mode is True:
+            mode = "on" if mode else "auto"
+        elif mode is False:
+            mode = "off"
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = mode == "on" or (mode == "auto" and self.tty)
+        self.t0 = time.monotonic()
+        self._drawn = False
+
+    def show(self, msg: str, final: bool = False):
+        """A status line; ``final`` marks a line worth keeping (a round finished)."""
+        if not self.enabled:
+            return
+        stamp = f"[{time.monotonic() - self.t0:6.0f}s] {msg}"
+        if self.tty:
+            self.stream.write(f"\r\033[K{stamp}")
+            self._drawn = True
+        elif final:
+            self.stream.write(stamp + "\n")
+        self.stream.flush()
 
     def done(self):
-        if self.enabled:
-            sys.stderr.write("\n")
+        if self.enabled and self.tty and self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 def _base_argv(plan: Plan, name: str, rw: str, bs: str, runtime_s: float | None, prefix: str,
@@ -77,35 +105,37 @@ def _base_argv(plan: Plan, name: str, rw: str, bs: str, runtime_s: float | None,
     return argv
 
 
-def _round(plan: Plan, index: int, label: str, argv: list, prefix: str, t_offset: float, prog: Progress,
-           status: str) -> tuple[dict, list]:
+def _round(plan: Plan, index: int, label: str, phase: str, bs: str, argv: list, prefix: str, t_offset: float,
+           runtime_s: float | None, prog: Progress, status: str) -> tuple[dict, list, dict]:
+    """Run one fio round.  Returns (round, per-second points, {"all"|"read"|"write": Latency})."""
     json_path = f"{prefix}.json"
     doc = run_fio(argv, json_path, timeout=(plan.round_s * 3 + 120) if plan.round_s else None,
-                  on_tick=lambda t: prog.show(f"{status} (round {index}, {t:4.0f}s)"))
+                  on_tick=lambda t: prog.show(f"{status} ({t:4.0f}s)"))
     s = summarize(doc)
     if s["fio_errors"]:
         raise CommandError(f"fio reported error(s) {s['fio_errors']} in round {index}")
-    iops_s = per_second(log_paths(prefix, "iops"))
+    runtime = s["runtime_ms"] / 1000.0 or float(runtime_s or 0)
+    per_dir = per_second_dirs(log_paths(prefix, "iops"))
     lat_s = per_second(log_paths(prefix, "clat"), reduce_jobs="mean")
-    series = [{"t_s": round(t_offset + sec, 3), "iops": v,
-               "clat_mean_us": (lat_s.get(sec) / 1000.0) if lat_s.get(sec) is not None else None}
-              for sec, v in iops_s.items()]
-    rnd = {"index": index, "label": label, "iops": s["iops"], "bw_bytes": s["bw_bytes"],
-           "io_bytes": s["io_bytes"], "latency_us": s["latency_us"], "directions": s["directions"],
-           "runtime_s": s["runtime_ms"] / 1000.0, "fio_json": os.path.basename(json_path),
-           "fio_steadystate": s["fio_steadystate"]}
-    return rnd, series
-
-
-def _steady(values: list, tracked_rounds: list) -> tuple[dict, float | None]:
-    from ..sim import steady_state
-
-    ss = steady_state(values)
-    steady_iops = ss["mean"] if ss["reached"] else None
-    if ss.get("window"):
-        lo, hi = ss["window"]
-        ss["window_rounds"] = [tracked_rounds[lo]["index"], tracked_rounds[hi]["index"]]
-    return ss, steady_iops
+    bs_bytes = size_bytes(bs)
+    series = []
+    for sec, dirs in per_dir.items():
+        iops = sum(dirs.values())
+        series.append({"t_s": round(t_offset + sec, 3), "iops": iops, "read_iops": dirs.get(0, 0.0),
+                       "write_iops": dirs.get(1, 0.0), "mbps": iops * bs_bytes / 1e6, "waf": None, "urgent": None,
+                       "clat_mean_us": (lat_s[sec] / 1000.0) if lat_s.get(sec) is not None else None})
+    rnd = {
+        # the timed model's round fields (docs/timed.md); what fio cannot see is null
+        "index": index, "phase": phase, "t_start_s": round(t_offset, 3), "t_end_s": round(t_offset + runtime, 3),
+        "iops": s["iops"], "write_iops": s["write_iops"], "read_iops": s["read_iops"], "mbps": s["bw_bytes"] / 1e6,
+        "host_write_bytes": s["io_bytes"]["write"], "nand_write_pages": None, "gc_copy_pages": None,
+        "erases": None, "waf": None, "latency_us": s["latency_us"],
+        # measurement only
+        "label": label, "bw_bytes": s["bw_bytes"], "io_bytes": s["io_bytes"], "runtime_s": runtime,
+        "directions": s["directions"], "fio_json": os.path.basename(json_path),
+        "fio_steadystate": s["fio_steadystate"],
+    }
+    return rnd, series, {k: s["latency"][k] for k in ("all", "read", "write")}
 
 
 def run(plan: Plan, progress: Progress | None = None) -> dict:
@@ -120,17 +150,19 @@ def run(plan: Plan, progress: Progress | None = None) -> dict:
                              "time_cap_s": plan.time_cap_s, "max_rounds": plan.max_rounds,
                              "ioengine": plan.ioengine, "direct": plan.direct,
                              "fio_steadystate": plan.fio_steadystate, **plan.extra},
-              "rounds": [], "iops_series": [], "latency_us": None, "steady_state": None, "steady_iops": None,
+              "iops_series": [], "latency_us": None, "rounds": [], "steady_state": None, "steady_iops": None,
+              "measured_iops": 0.0, "phases": {"fob_end_s": None, "steady_start_s": None},
               "interrupted": False, "stop_reason": None, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     t0 = time.monotonic()
-    tracked: list[dict] = []   # the rounds the steady-state rule looks at
+    tracked: list[dict] = []          # the rounds the steady-state rule looks at
+    lat: dict[int, dict] = {}         # round index -> {"all"|"read"|"write": Latency} of its tracked run
     try:
         if plan.test == "wsat":
-            _wsat(plan, result, tracked, prog, t0)
+            _wsat(plan, result, tracked, lat, prog, t0)
         elif plan.test == "iops":
-            _iops(plan, result, tracked, prog, t0)
+            _iops(plan, result, tracked, lat, prog, t0)
         elif plan.test == "consistency":
-            _consistency(plan, result, tracked, prog, t0)
+            _consistency(plan, result, tracked, lat, prog, t0)
         else:  # pragma: no cover - argparse restricts it
             raise ValueError(plan.test)
     except Interrupted:
@@ -138,15 +170,67 @@ def run(plan: Plan, progress: Progress | None = None) -> dict:
         result["stop_reason"] = "interrupted (Ctrl-C); the rounds completed so far are kept"
     finally:
         prog.done()
-    values = [r["iops"] for r in tracked]
-    if values:
-        result["steady_state"], result["steady_iops"] = _steady(values, tracked)
-        result["steady_state"]["metric"] = "iops of " + (tracked[0].get("label") or "each round")
-        last = tracked[-1]["latency_us"]
-        mx = max((r["latency_us"].get("max") or 0) for r in tracked)
-        result["latency_us"] = {**last, "max": mx}
+    _finish(plan, result, tracked, lat)
     result["elapsed_s"] = round(time.monotonic() - t0, 3)
     return result
+
+
+def _steady(values: list, tracked_rounds: list) -> tuple[dict, float | None]:
+    """The SNIA rule (Rust core) on the tracked rounds' values, with ``round`` and ``window``
+    given as round indexes (as the timed model reports them); and the steady IOPS or None."""
+    from ..sim import steady_state
+
+    ss = steady_state(values)
+    if ss.get("window"):
+        lo, hi = ss["window"]
+        ss["window"] = [tracked_rounds[lo]["index"], tracked_rounds[hi]["index"]]
+    if ss.get("round") is not None:
+        ss["round"] = tracked_rounds[ss["round"]]["index"]
+    ss["window_rounds"] = ss["window"]          # the schema-1 name, kept
+    return ss, (ss["mean"] if ss["reached"] else None)
+
+
+def _finish(plan: Plan, result: dict, tracked: list, lat: dict) -> None:
+    """The steady state, the measurement window and what is computed over it."""
+    ss, result["steady_iops"] = _steady([r["iops"] for r in tracked], tracked)
+    ss["metric"] = "iops of " + (tracked[0].get("label") if tracked else "each round")
+    result["steady_state"] = ss
+    pos = None
+    if ss["reached"]:
+        where = {r["index"]: n for n, r in enumerate(tracked)}
+        pos = (where[ss["window"][0]], where[ss["window"][1]])
+    # measurement window: the steady-state window; else the whole run (wsat, consistency) or the
+    # last rounds (iops, like the timed model's PTS run)
+    if ss["reached"]:
+        window, rule = tracked[pos[0]:pos[1] + 1], "the steady-state window"
+    elif plan.test == "iops":
+        window, rule = tracked[-LAST_ROUNDS:], f"the last {LAST_ROUNDS} rounds (no steady state)"
+    else:
+        window, rule = tracked, "every round"
+    merged = {k: Latency() for k in ("all", "read", "write")}
+    for r in window:
+        for k, v in lat[r["index"]].items():
+            merged[k].merge(v)
+    result["latency_us"] = {k: v.summary_us() for k, v in merged.items()}
+    secs = sum(r["runtime_s"] for r in window)
+    result["measured_iops"] = sum(r["iops"] * r["runtime_s"] for r in window) / secs if secs > 0 else 0.0
+    result["measurement_window"] = {"rounds": [window[0]["index"], window[-1]["index"]] if window else None,
+                                    "rule": rule}
+    pts = result["iops_series"]
+    if plan.test == "iops" and tracked:
+        first = tracked[0]
+        pts = [p for p in pts if p.get("bs") == first.get("bs") and p.get("rwmix") == first.get("rwmix")]
+    result["phases"] = {"fob_end_s": fob_end(pts),
+                        "steady_start_s": tracked[pos[0]]["t_start_s"] if ss["reached"] else None}
+
+
+def fob_end(points: list) -> float | None:
+    """The timed model's rule (``timed::phases``): the time of the first point under half the
+    first point's IOPS."""
+    first = next((p["iops"] for p in points if p["iops"] > 0), None)
+    if first is None:
+        return None
+    return next((p["t_s"] for p in points if p["iops"] < 0.5 * first), None)
 
 
 def _time_left(plan: Plan, t0: float) -> float | None:
@@ -164,7 +248,12 @@ def _time_capped(plan: Plan, t0: float, result: dict) -> bool:
     return False
 
 
-def _wsat(plan, result, tracked, prog, t0):
+def _cap_note(plan: Plan, t0: float) -> str:
+    left = _time_left(plan, t0)
+    return "" if left is None else f", {max(0.0, left):.0f}s of the time cap left"
+
+
+def _wsat(plan, result, tracked, lat, prog, t0):
     target_bytes = plan.capacity_multiple * plan.capacity_bytes
     written = 0
     t_off = 0.0
@@ -175,54 +264,58 @@ def _wsat(plan, result, tracked, prog, t0):
         left = _time_left(plan, t0)
         runtime = plan.round_s if left is None else min(plan.round_s, max(1, left))
         prefix = os.path.join(plan.outdir, f"round-{i:03d}")
-        status = f"wsat: {written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB written"
+        status = (f"wsat: round {i}, {written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB written"
+                  f"{_cap_note(plan, t0)}")
         argv = _base_argv(plan, "wsat", "randwrite", bs, runtime, prefix)
-        rnd, series = _round(plan, i, f"{bs} random write", argv, prefix, t_off, prog, status)
+        rnd, series, lat[i] = _round(plan, i, f"{bs} random write", "measure", bs, argv, prefix, t_off, runtime,
+                                     prog, status)
         rnd["written_total_bytes"] = written = written + rnd["io_bytes"]["write"]
         result["rounds"].append(rnd)
         result["iops_series"] += series
         tracked.append(rnd)
-        t_off += rnd["runtime_s"] or runtime
-        prog.show(f"wsat: round {i}: {rnd['iops']:,.0f} IOPS, {written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB")
+        t_off = rnd["t_end_s"]
+        prog.show(f"wsat: round {i}: {rnd['iops']:,.0f} IOPS, p99 {rnd['latency_us']['p99'] or 0:,.0f} us, "
+                  f"{written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB written", final=True)
         if written >= target_bytes:
             result["stop_reason"] = f"wrote {plan.capacity_multiple:g}x the capacity"
             return
         if _time_capped(plan, t0, result):
             return
-        if i >= 100000:  # pragma: no cover
-            return
 
 
-def _iops(plan, result, tracked, prog, t0):
+def _iops(plan, result, tracked, lat, prog, t0):
+    from ..sim import steady_state
+
     # the steady-state metric (SNIA PTS): 4 KiB, 100% write -- or the first combination given
     track = ("4k", (0, 100)) if ("4k" in plan.bs and (0, 100) in plan.mixes) else (plan.bs[0], plan.mixes[0])
+    combos = [(bs, mix) for mix in plan.mixes for bs in plan.bs]
     t_off = 0.0
     for i in range(1, plan.max_rounds + 1):
         round_combos = []
         tracked_rnd = None
-        for r, w in plan.mixes:
-            for bs in plan.bs:
-                prefix = os.path.join(plan.outdir, f"round-{i:03d}-{bs}-r{r}w{w}")
-                rw = "randread" if w == 0 else "randwrite" if r == 0 else "randrw"
-                argv = _base_argv(plan, "iops", rw, bs, plan.round_s, prefix,
-                                  rwmixread=r if rw == "randrw" else None)
-                rnd, series = _round(plan, i, f"{bs} R/W {r}/{w}", argv, prefix, t_off, prog,
-                                     f"iops: round {i}/{plan.max_rounds} {bs} R/W {r}/{w}")
-                rnd.update(bs=bs, rwmix=f"{r}/{w}")
-                t_off += rnd["runtime_s"] or plan.round_s
-                result["iops_series"] += [{**s, "bs": bs, "rwmix": f"{r}/{w}"} for s in series]
-                round_combos.append(rnd)
-                if (bs, (r, w)) == track:
-                    tracked_rnd = rnd
-        main = dict(tracked_rnd or round_combos[0])
+        for n, (bs, (r, w)) in enumerate(combos, 1):
+            prefix = os.path.join(plan.outdir, f"round-{i:03d}-{bs}-r{r}w{w}")
+            rw = "randread" if w == 0 else "randwrite" if r == 0 else "randrw"
+            argv = _base_argv(plan, "iops", rw, bs, plan.round_s, prefix,
+                              rwmixread=r if rw == "randrw" else None)
+            rnd, series, combo_lat = _round(
+                plan, i, f"{bs} R/W {r}/{w}", "steady-state", bs, argv, prefix, t_off, plan.round_s, prog,
+                f"iops: round {i}/{plan.max_rounds}, {bs} R/W {r}/{w} ({n}/{len(combos)}){_cap_note(plan, t0)}")
+            rnd.update(bs=bs, rwmix=f"{r}/{w}")
+            t_off = rnd["t_end_s"]
+            result["iops_series"] += [{**s, "bs": bs, "rwmix": f"{r}/{w}"} for s in series]
+            round_combos.append(rnd)
+            if (bs, (r, w)) == track:
+                tracked_rnd, lat[i] = rnd, combo_lat
+        if tracked_rnd is None:  # pragma: no cover - track is always one of the combinations
+            tracked_rnd, lat[i] = round_combos[0], combo_lat
+        main = dict(tracked_rnd)
         main["combinations"] = round_combos
-        main["label"] = f"{track[0]} R/W {track[1][0]}/{track[1][1]}"
         result["rounds"].append(main)
         tracked.append(main)
-        from ..sim import steady_state
-
         ss = steady_state([t["iops"] for t in tracked])
-        prog.show(f"iops: round {i}: {main['iops']:,.0f} IOPS ({main['label']}), steady={ss['reached']}")
+        prog.show(f"iops: round {i}: {main['iops']:,.0f} IOPS ({main['label']}), "
+                  f"steady state {'reached' if ss['reached'] else 'not yet'}", final=True)
         if ss["reached"]:
             result["stop_reason"] = f"steady state reached at round {i}"
             return
@@ -231,30 +324,33 @@ def _iops(plan, result, tracked, prog, t0):
     result["stop_reason"] = f"{plan.max_rounds} rounds without steady state"
 
 
-def _consistency(plan, result, tracked, prog, t0):
+def _consistency(plan, result, tracked, lat, prog, t0):
     # 1. sequential fill of the span (128 KiB writes, once)
     prefix = os.path.join(plan.outdir, "fill")
     argv = _base_argv(plan, "fill", "write", "128k", None, prefix, time_based=False)
-    fill, _ = _round(plan, 0, "sequential fill 128k", argv, prefix, 0.0, prog, "consistency: sequential fill")
-    fill["phase"] = "fill"
+    fill, _, _ = _round(plan, 0, "sequential fill 128k", "fill", "128k", argv, prefix, 0.0, None, prog,
+                        "consistency: sequential fill")
     result["fill"] = fill
+    prog.show(f"consistency: fill done, {fill['mbps']:,.0f} MB/s", final=True)
     # 2. 4 KiB random writes over the span, round after round until the time cap
     cap = plan.time_cap_s or 30 * 60
     t1 = time.monotonic()
     t_off = 0.0
     i = 0
+    bs = plan.bs[0]
     while True:
         i += 1
         left = cap - (time.monotonic() - t1)
         runtime = min(plan.round_s, max(1, left))
         prefix = os.path.join(plan.outdir, f"round-{i:03d}")
-        argv = _base_argv(plan, "consistency", "randwrite", plan.bs[0], runtime, prefix)
-        rnd, series = _round(plan, i, f"{plan.bs[0]} random write", argv, prefix, t_off, prog,
-                             "consistency: random writes")
+        argv = _base_argv(plan, "consistency", "randwrite", bs, runtime, prefix)
+        rnd, series, lat[i] = _round(plan, i, f"{bs} random write", "measure", bs, argv, prefix, t_off, runtime,
+                                     prog, f"consistency: random writes, round {i}, {max(0.0, left):.0f}s left")
         result["rounds"].append(rnd)
         result["iops_series"] += series
         tracked.append(rnd)
-        t_off += rnd["runtime_s"] or runtime
+        t_off = rnd["t_end_s"]
+        prog.show(f"consistency: round {i}: {rnd['iops']:,.0f} IOPS", final=True)
         if cap - (time.monotonic() - t1) < 1:
             result["stop_reason"] = "time cap reached"
             return
