@@ -120,11 +120,14 @@ def greedy_occupancy(op: float, b: int) -> tuple[np.ndarray, float]:
     op, b = _check_op(op), _check_b(b)
     rho = 1.0 / (1.0 + op)
     h = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, b + 1))])  # h[n] = H_n
-    for js in range(b):
-        den = rho * b / (js + 1) - 1.0
-        if den == 0:
-            continue
-        q = (b - js - 1 - rho * b * (h[b] - h[js + 1])) / den
+    # the smallest j* whose q is in (0, 1], all candidates at once (the same arithmetic per j*)
+    jss = np.arange(b)
+    dens = rho * b / (jss + 1) - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qs = (b - jss - 1 - rho * b * (h[b] - h[jss + 1])) / dens
+    ok = np.flatnonzero((dens != 0) & (qs > 0) & (qs <= 1 + 1e-12))
+    for js in ok[:1].tolist():
+        q = float(qs[js])
         if 0 < q <= 1 + 1e-12:
             c = (q + b - js - 1) / (rho * b)
             x = np.zeros(b + 1)
