@@ -1,0 +1,743 @@
+"""Plots of simulated and measured results (matplotlib, Agg; nothing is shown on a display).
+
+Every function takes a list of results (``SimResult``, a simulation result dict, or an
+``opsim measure`` result dict), optional ``labels`` and an optional matplotlib ``ax`` to draw
+into, and returns the Figure.  What was drawn (axis labels and scales, every series' x and y,
+the phase markers, the model curves, and what was left out and why) is recorded on each Axes
+and returned by :func:`drawn`; ``opsim plot --json`` prints it and the tests check it.
+
+    >>> from opsim import plots
+    >>> fig = plots.saturation([r1, r2], labels=["7% OP", "28% OP"])
+    >>> plots.save(fig, "wsat.png")
+    >>> plots.drawn(fig)[0]["series"][0]["y"][:3]
+
+Kinds (:data:`KINDS`): ``saturation`` (per-interval IOPS against time), ``saturation-written``
+(against host data written, in drive writes), ``waf-op`` (WAF against OP with the analytic
+models), ``steady-iops`` (bars), ``endurance`` (TBW and DWPD bars, relative), ``latency``
+(CDF), ``wear`` (erase-count distribution), ``victims`` (valid fraction of GC victims).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from typing import Any, Sequence
+
+from . import results as R
+from .errors import InputError
+
+_PHASE_STYLE = {"fob_end": "--", "steady_start": ":"}
+_PHASE_NAME = {"fob_end": "fresh-out-of-box ends", "steady_start": "steady state from"}
+
+
+# ----------------------------------------------------------------------------- plumbing
+
+def _mpl():
+    try:
+        import matplotlib
+    except ImportError as e:  # pragma: no cover - a dev dependency
+        from .errors import CommandError
+
+        raise CommandError("plots need matplotlib (pip install matplotlib)") from e
+    return matplotlib
+
+
+def new_figure(ncols: int = 1, width: float = 7.5, height: float = 4.4):
+    """A Figure on the Agg canvas (no pyplot, no display) with ``ncols`` axes."""
+    _mpl()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols if ncols > 1 else width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    return fig, axes
+
+
+def _record(ax, kind: str, title: str) -> dict:
+    rec = {"kind": kind, "title": title, "xlabel": "", "ylabel": "", "xscale": "linear", "yscale": "linear",
+           "series": [], "markers": [], "models": [], "skipped": []}
+    ax.opsim_drawn = rec
+    ax.set_title(title, fontsize=10)
+    return rec
+
+
+def _finish(ax, rec: dict) -> None:
+    rec["xlabel"], rec["ylabel"] = ax.get_xlabel(), ax.get_ylabel()
+    rec["xscale"], rec["yscale"] = ax.get_xscale(), ax.get_yscale()
+
+
+def drawn(obj) -> list[dict] | dict:
+    """What was drawn: for an Axes its record; for a Figure the records of its axes."""
+    if hasattr(obj, "opsim_drawn"):
+        return obj.opsim_drawn
+    return [ax.opsim_drawn for ax in getattr(obj, "axes", []) if hasattr(ax, "opsim_drawn")]
+
+
+def _docs(results, labels) -> tuple[list[dict], list[str]]:
+    if isinstance(results, dict) or hasattr(results, "data"):
+        results = [results]
+    docs = []
+    for i, r in enumerate(results):
+        docs.append(R.check(R.as_doc(r), f"result {i + 1}"))
+    if not docs:
+        raise InputError("no results to plot", key="results")
+    if labels is None:
+        labels = [R.default_label(d) for d in docs]
+    labels = [str(x) for x in labels]
+    if len(labels) != len(docs):
+        raise InputError(f"labels: {len(labels)} labels for {len(docs)} results", key="labels")
+    return docs, labels
+
+
+def _colors(n: int) -> list:
+    _mpl()
+    from matplotlib import colormaps
+
+    if n <= 10:
+        cmap = colormaps["tab10"]
+        return [cmap(i) for i in range(n)]
+    cmap = colormaps["viridis"]
+    return [cmap(i / max(1, n - 1)) for i in range(n)]
+
+
+def _axes(ax, ncols=1, **kw):
+    if ax is None:
+        fig, axes = new_figure(ncols, **kw)
+        return fig, axes
+    axes = list(ax) if isinstance(ax, (list, tuple)) else [ax]
+    if len(axes) != ncols:
+        raise InputError(f"ax: this plot needs {ncols} axes, got {len(axes)}", key="ax")
+    return axes[0].figure, axes
+
+
+def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
+    """Write ``fig`` to ``path`` (format from the suffix: png, svg, pdf) atomically."""
+    path = os.fspath(path)
+    fmt = os.path.splitext(path)[1].lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise InputError(f"output: {path}: the file name must end in .png, .svg or .pdf", key="output")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise InputError(f"output: {path}: directory {d} does not exist", key="output")
+    fd, tmp = tempfile.mkstemp(prefix=".opsim-", suffix="." + fmt, dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format=fmt, dpi=dpi)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def to_bytes(fig, fmt: str = "png", dpi: int = 100) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    return buf.getvalue()
+
+
+def _skip(rec, label, reason):
+    rec["skipped"].append({"label": label, "reason": reason})
+
+
+def _nothing(ax, rec):
+    """No result had what this plot needs: say so on the axes (the record lists why)."""
+    ax.text(0.5, 0.5, "nothing to draw:\n" + "\n".join(f"{s['label']}: {s['reason']}" for s in rec["skipped"]),
+            ha="center", va="center", transform=ax.transAxes, fontsize=8, wrap=True)
+
+
+# ----------------------------------------------------------------------------- saturation
+
+def _rolling_median(y, window: int):
+    import numpy as np
+
+    n = len(y)
+    h = window // 2
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = np.median(y[max(0, i - h):i + h + 1])
+    return np.where(out > 0, out, np.nan)
+
+
+def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax=None,
+               shade: bool | None = None, smooth: int | None = None, title: str | None = None):
+    """Write saturation: per-interval IOPS against time (``x="time"``) or host data written
+    (``x="written"``, in drive writes), log y axis, overlaid results, phases marked: a dashed
+    line where fresh-out-of-box ends, a dotted line where steady state starts (in each
+    result's colour); with one result (or ``shade=True``) the FOB, transition and steady
+    spans are shaded and named.  ``smooth=N``: the intervals become faint dots and a centred
+    running median over N intervals is drawn as the line (for many overlaid, noisy series).  Intervals with no completion cannot sit on a log axis: they
+    are drawn as triangles on the bottom edge and counted in the record."""
+    import numpy as np
+
+    if x not in ("time", "written"):
+        raise InputError(f"x: {x!r} is not 'time' or 'written'", key="x")
+    docs, labels = _docs(results, labels)
+    fig, (ax,) = _axes(ax)
+    kind = "saturation" if x == "time" else "saturation-written"
+    rec = _record(ax, kind, title or ("Write saturation: IOPS over time" if x == "time"
+                                       else "Write saturation: IOPS against data written"))
+    colors = _colors(len(docs))
+    drawable = [(d, lab, c) for d, lab, c in zip(docs, labels, colors)]
+    shade = (sum(1 for d, _, _ in drawable if R.series(d)) == 1) if shade is None else shade
+    any_zero = False
+    for doc, label, color in drawable:
+        s = R.series(doc)
+        if s is None:
+            _skip(rec, label, "no per-interval IOPS series (a functional simulation: add a [timing] "
+                              "table or a preset for the timed model)")
+            continue
+        ts = np.asarray(s["t_s"])
+        if x == "time":
+            xs = ts
+        else:
+            if s["written_dw"] is None:
+                _skip(rec, label, "capacity unknown: cannot express data written in drive writes")
+                continue
+            xs = np.asarray(s["written_dw"])
+        iops = np.asarray(s["iops"], dtype=float)
+        zero = iops <= 0
+        y = np.where(zero, np.nan, iops)
+        if smooth:
+            ax.plot(xs, y, color=color, lw=0, marker=".", ms=1.5, alpha=0.3, gid=f"points:{len(rec['series'])}")
+            med = _rolling_median(iops, int(smooth))
+            (line,) = ax.plot(xs, med, color=color, lw=1.6, label=label)
+        else:
+            (line,) = ax.plot(xs, y, color=color, lw=0.8, marker="." if len(xs) <= 400 else None, ms=2.5,
+                              label=label)
+        line.set_gid(f"series:{len(rec['series'])}")
+        if zero.any():
+            any_zero = True
+            ax.plot(xs[zero], np.zeros(int(zero.sum())), linestyle="none", marker="v", ms=4, color=color,
+                    transform=ax.get_xaxis_transform(), clip_on=False, gid=f"zeros:{len(rec['series'])}")
+        ph = R.phases(doc)
+        entry = {"label": label, "source": R.kind_of(doc), "x": xs.tolist(), "y": iops.tolist(),
+                 "points": int(len(xs)), "zero_intervals": int(zero.sum()), "phases": ph}
+        if smooth:
+            entry["smoothed"] = {"window": int(smooth), "y": [None if math.isnan(v) else float(v) for v in med]}
+        rec["series"].append(entry)
+        for phase in ("fob_end", "steady_start"):
+            t = ph[f"{phase}_s"]
+            if t is None:
+                continue
+            px = float(t) if x == "time" else float(np.interp(t, ts, xs))
+            ax.axvline(px, color=color, ls=_PHASE_STYLE[phase], lw=1.1, alpha=0.8,
+                       gid=f"phase:{phase}:{len(rec['series']) - 1}")
+            rec["markers"].append({"label": label, "phase": phase, "x": px, "t_s": float(t)})
+        if shade:
+            _shade_phases(ax, ph, ts, xs, x)
+    ax.set_yscale("log")
+    ax.set_xlabel("time (s)" if x == "time" else "host data written (drive writes = multiples of the user capacity)")
+    ax.set_ylabel("IOPS per interval (log scale)")
+    ax.grid(True, which="both", alpha=0.25)
+    if rec["series"]:
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        extra = [Line2D([], [], color="0.3", ls=_PHASE_STYLE[p], label=_PHASE_NAME[p])
+                 for p in ("fob_end", "steady_start") if any(m["phase"] == p for m in rec["markers"])]
+        if any_zero:
+            extra.append(Line2D([], [], color="0.3", ls="none", marker="v", label="no completion in the interval"))
+        ax.legend(handles=handles + extra, fontsize=7, loc="best", ncol=2 if len(handles) > 5 else 1)
+    else:
+        _nothing(ax, rec)
+    _finish(ax, rec)
+    return fig
+
+
+def saturation_panels(results, labels: Sequence[str] | None = None, x: str = "time", ncols: int = 2,
+                      title: str | None = None):
+    """Write saturation as small multiples: one panel per result (phases shaded), the same x
+    and y axes on every panel, like the seeds' one-chart-per-configuration figures."""
+    import numpy as np
+
+    docs, labels = _docs(results, labels)
+    n = len(docs)
+    ncols = max(1, min(ncols, n))
+    nrows = -(-n // ncols)
+    fig, _ = new_figure(1, width=5.0 * ncols, height=2.9 * nrows)
+    fig.clear()
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True).ravel().tolist()
+    for doc, label, axx in zip(docs, labels, axes):
+        saturation([doc], [label], x=x, ax=axx, shade=True, title=label)
+        axx.opsim_drawn["kind"] = "saturation-panels"
+        axx.grid(False, which="minor")  # minor log ticks on every panel cost seconds to lay out
+        axx.yaxis.set_minor_locator(_null_locator())
+        if axx.get_legend():
+            axx.get_legend().remove()
+    for axx in axes[n:]:
+        axx.set_visible(False)
+    ys = [v for axx in axes[:n] for srs in axx.opsim_drawn["series"] for v in srs["y"] if v > 0]
+    if ys:
+        axes[0].set_ylim(min(ys) / 1.5, max(ys) * 1.5)
+    xs = [v for axx in axes[:n] for srs in axx.opsim_drawn["series"] for v in srs["x"]]
+    if xs:
+        axes[0].set_xlim(min(0.0, float(np.min(xs))), float(np.max(xs)))
+    for i, axx in enumerate(axes[:n]):  # the records keep every label; the figure shows the outer ones
+        if i + ncols < n:
+            axx.set_xlabel("")
+            axx.tick_params(labelbottom=False)
+        else:
+            axx.tick_params(labelbottom=True)
+        if i % ncols:
+            axx.set_ylabel("")
+    lo, hi = axes[0].get_xlim()
+    for axx in axes[:n]:  # name only the spans wide enough to hold their name
+        spans = {sp["phase"]: sp for sp in axx.opsim_drawn.get("spans", [])}
+        for t in axx.texts:
+            gid = t.get_gid() or ""
+            if gid.startswith("spanlabel:"):
+                sp = spans.get(gid.split(":", 1)[1])
+                if sp and (sp["x1"] - sp["x0"]) < 0.08 * (hi - lo):
+                    t.set_visible(False)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def _shade_phases(ax, ph, ts, xs, x):
+    import numpy as np
+
+    def to_x(t):
+        return float(t) if x == "time" else float(np.interp(t, ts, xs))
+
+    x0 = 0.0
+    x_end = float(xs[-1])
+    spans = []
+    fob, steady = ph["fob_end_s"], ph["steady_start_s"]
+    if fob is not None:
+        spans.append(("FOB", x0, to_x(fob), "#2ca02c"))
+        if steady is not None and steady > fob:
+            spans.append(("transition", to_x(fob), to_x(steady), "#ff7f0e"))
+            spans.append(("steady", to_x(steady), x_end, "#1f77b4"))
+        elif steady is None:
+            spans.append(("transition", to_x(fob), x_end, "#ff7f0e"))
+    elif steady is not None:
+        spans.append(("steady", to_x(steady), x_end, "#1f77b4"))
+    for name, a, b, color in spans:
+        if b <= a:
+            continue
+        ax.axvspan(a, b, color=color, alpha=0.07, lw=0, gid=f"span:{name}")
+        ax.text((a + b) / 2, 0.98, name, transform=ax.get_xaxis_transform(), ha="center", va="top",
+                fontsize=8, color=color, gid=f"spanlabel:{name}")
+        ax.opsim_drawn.setdefault("spans", []).append({"phase": name, "x0": a, "x1": b})
+
+
+# ----------------------------------------------------------------------------- WAF vs OP
+
+MODEL_NAMES = {"greedy": "greedy, mean field (Van Houdt 2013)", "fifo": "LRW / FIFO (Desnoyers 2012)",
+               "random": "random victim, (1+OP)/OP"}
+
+
+def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequence[str] = ("greedy", "fifo", "random"),
+           pages_per_block: int | None = None, title: str | None = None):
+    """WAF against OP: the simulated points (at the OP garbage collection sees, user basis)
+    with the analytic curves overlaid (greedy mean field at the results' pages per block,
+    LRW/FIFO, random), as in the IBM Zurich chart.  Measured results join when they carry a
+    SMART WAF and an OP is known (never: a measured result does not know its drive's NAND),
+    so they are listed as skipped."""
+    import numpy as np
+
+    from . import models as M
+
+    docs, labels = _docs(results, labels)
+    fig, (ax,) = _axes(ax)
+    rec = _record(ax, "waf-op", title or "Write amplification against over-provisioning")
+    pts = []
+    for doc, label in zip(docs, labels):
+        if R.kind_of(doc) != R.SIM:
+            _skip(rec, label, "measured result: the drive's OP (its NAND) is unknown")
+            continue
+        pts.append((doc, label))
+    groups: dict[str, list] = {}
+    for doc, label in pts:
+        groups.setdefault(f"{doc['gc']}, {R.workload_label(doc)}", []).append((doc, label))
+    markers = "os^Dv<>P*X"
+    colors = _colors(max(1, len(groups)))
+    for gi, (gname, members) in enumerate(groups.items()):
+        xs = [d["op"]["effective"] for d, _ in members]
+        ys = [d["waf"] for d, _ in members]
+        order = np.argsort(xs)
+        xs_o = [xs[i] for i in order]
+        ys_o = [ys[i] for i in order]
+        ax.plot(xs_o, ys_o, linestyle="none", marker=markers[gi % len(markers)], ms=6, color=colors[gi],
+                label=f"simulated: {gname}", gid=f"series:{gi}", zorder=3)
+        rec["series"].append({"label": gname, "source": "sim", "x": xs_o, "y": ys_o,
+                              "points": [members[i][1] for i in order]})
+    if pts:
+        ops = [d["op"]["effective"] for d, _ in pts]
+        lo, hi = max(min(ops) * 0.6, 0.01), max(ops) * 1.25
+        grid = np.geomspace(lo, hi, 48)
+        bs = sorted({d["drive"]["pages_per_block"] for d, _ in pts}) if pages_per_block is None else [pages_per_block]
+        styles = {"greedy": "-", "fifo": "--", "random": "-."}
+        for m in models:
+            if m not in MODEL_NAMES:
+                raise InputError(f"models: no analytic model {m!r} (known: {', '.join(MODEL_NAMES)})", key="models")
+            for b in (bs if m == "greedy" else [None]):
+                ys = [M.waf_greedy(o, b) if m == "greedy" else M.waf(m, o) for o in grid]
+                name = MODEL_NAMES[m] + (f", b = {b}" if b is not None else "")
+                ax.plot(grid, ys, ls=styles[m], color="0.35" if m != "greedy" else "k", lw=1.2, label=name,
+                        gid=f"model:{m}:{b}")
+                rec["models"].append({"model": m, "name": name, "pages_per_block": b, "x": grid.tolist(),
+                                      "y": [float(v) for v in ys]})
+        top = max(max(d["waf"] for d, _ in pts), max(M.waf_fifo(o) for o in (lo, hi)))
+        ax.set_ylim(1.0, top * 1.15)
+        ax.set_xlim(lo, hi)
+        ax.legend(fontsize=7, loc="upper right")
+    else:
+        _nothing(ax, rec)
+    ax.set_xlabel("OP seen by garbage collection, user basis ((physical - user) / user)")
+    ax.set_ylabel("write amplification (WAF)")
+    ax.grid(True, alpha=0.25)
+    from matplotlib.ticker import PercentFormatter
+
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    _finish(ax, rec)
+    return fig
+
+
+# ----------------------------------------------------------------------------- bars
+
+def _categories(docs, labels, groups):
+    cats, grp = [], []
+    for d, lab in zip(docs, labels):
+        if lab not in cats:
+            cats.append(lab)
+    if groups is None:
+        groups = [R.workload_label(d) if R.kind_of(d) == R.SIM else "measured: " + R.workload_label(d)
+                  for d in docs]
+    for g in groups:
+        if g not in grp:
+            grp.append(g)
+    return cats, grp, list(groups)
+
+
+def _op_ticks(ax, docs, labels, cats):
+    ticks = []
+    for c in cats:
+        op = next((d["op"]["user"] for d, lab in zip(docs, labels) if lab == c and R.kind_of(d) == R.SIM), None)
+        ticks.append(c if op is None else f"{c}\nOP {op * 100:.1f}%")
+    ax.set_xticks(range(len(cats)))
+    ax.set_xticklabels(ticks, fontsize=7, rotation=0 if len(cats) <= 4 else 30,
+                       ha="center" if len(cats) <= 4 else "right")
+
+
+def steady_iops(results, labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, ax=None,
+                title: str | None = None):
+    """Steady-state IOPS as bars, one category per label (OP level), one bar per group
+    (default: the workload; simulated and measured side by side).  Steady IOPS: the mean of
+    the SNIA steady-state window (:func:`opsim.results.phases`); a run that did not reach
+    steady state is drawn hatched at its measurement-window IOPS and marked "not steady"."""
+    import numpy as np
+
+    docs, labels = _docs(results, labels)
+    cats, grps, groups = _categories(docs, labels, groups)
+    fig, (ax,) = _axes(ax)
+    rec = _record(ax, "steady-iops", title or "Steady-state IOPS by configuration")
+    width = 0.8 / max(1, len(grps))
+    colors = _colors(len(grps))
+    for gi, g in enumerate(grps):
+        ys, steady, xs = [], [], []
+        for ci, c in enumerate(cats):
+            member = [d for d, lab, gg in zip(docs, labels, groups) if lab == c and gg == g]
+            if not member:
+                continue
+            d = member[0]
+            if R.series(d) is None:
+                _skip(rec, f"{c} ({g})", "no IOPS (a functional simulation)")
+                continue
+            ph = R.phases(d)
+            v = ph["steady_iops"] if ph["steady_reached"] else R.measured_iops(d)
+            xs.append(ci)
+            ys.append(float(v) if v is not None else float("nan"))
+            steady.append(bool(ph["steady_reached"]))
+        if not xs:
+            continue
+        pos = np.asarray(xs) - 0.4 + width * (gi + 0.5)
+        bars = ax.bar(pos, ys, width=width * 0.95, color=colors[gi], label=g, gid=f"series:{gi}")
+        for b, st in zip(bars, steady):
+            if not st:
+                b.set_hatch("//")
+                b.set_alpha(0.6)
+        for p, v, st in zip(pos, ys, steady):
+            if math.isfinite(v):
+                ax.text(p, v, f"{v:,.0f}" + ("" if st else "\nnot steady"), ha="center", va="bottom", fontsize=6)
+        rec["series"].append({"label": g, "x": [cats[i] for i in xs], "y": ys, "steady": steady})
+    if rec["series"]:
+        _op_ticks(ax, docs, labels, cats)
+        ax.legend(fontsize=7, loc="upper left")
+        ax.margins(y=0.15)
+    else:
+        _nothing(ax, rec)
+    ax.set_xlabel("configuration")
+    ax.set_ylabel("steady-state IOPS")
+    ax.grid(True, axis="y", alpha=0.25)
+    _finish(ax, rec)
+    return fig
+
+
+def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, ax=None,
+              reference: str | None = None, title: str | None = None):
+    """TBW and DWPD as bars (two axes), relative to ``reference`` (a label; default the
+    configuration with the least OP).  Same NAND and P/E rating: host bytes writable scale
+    with 1/WAF, drive writes per day with 1/(WAF x user capacity)."""
+    import numpy as np
+
+    docs, labels = _docs(results, labels)
+    cats, grps, groups = _categories(docs, labels, groups)
+    fig, axes = _axes(ax, ncols=2, width=5.2)
+    recs = [_record(axes[0], "endurance-tbw", (title + ": " if title else "") + "TBW relative"),
+            _record(axes[1], "endurance-dwpd", (title + ": " if title else "") + "DWPD relative")]
+    sims = [(d, lab, g) for d, lab, g in zip(docs, labels, groups) if R.kind_of(d) == R.SIM]
+    for d, lab, g in zip(docs, labels, groups):
+        if R.kind_of(d) != R.SIM:
+            for rc in recs:
+                _skip(rc, lab, "measured result: no WAF from the drive's NAND (opsim smart gives one)")
+    if sims:
+        if reference is None:
+            reference = min(sims, key=lambda t: t[0]["op"]["user"])[1]
+        if reference not in [lab for _, lab, _ in sims]:
+            raise InputError(f"reference: {reference!r} is not one of the labels", key="reference")
+        width = 0.8 / max(1, len(grps))
+        colors = _colors(len(grps))
+        for gi, g in enumerate(grps):
+            members = [(d, lab) for d, lab, gg in sims if gg == g]
+            ref = next((d for d, lab in members if lab == reference), None)
+            if not members:
+                continue
+            if ref is None:
+                for rc in recs:
+                    _skip(rc, g, f"no result labelled {reference!r} in this group to compare with")
+                continue
+            xs = [cats.index(lab) for _, lab in members]
+            tbw = [ref["waf"] / d["waf"] for d, _ in members]
+            dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"])
+                    for d, _ in members]
+            pos = np.asarray(xs) - 0.4 + width * (gi + 0.5)
+            for axx, rc, ys in ((axes[0], recs[0], tbw), (axes[1], recs[1], dwpd)):
+                axx.bar(pos, ys, width=width * 0.95, color=colors[gi], label=g, gid=f"series:{gi}")
+                for p, v in zip(pos, ys):
+                    axx.text(p, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=6)
+                rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys, "reference": reference})
+        for axx, rc, what in ((axes[0], recs[0], "TBW"), (axes[1], recs[1], "DWPD")):
+            _op_ticks(axx, docs, labels, cats)
+            axx.axhline(1.0, color="0.4", lw=0.8)
+            axx.set_ylabel(f"{what} relative to {reference}")
+            axx.set_xlabel("configuration")
+            axx.legend(fontsize=7, loc="upper left")
+            axx.margins(y=0.15)
+            axx.grid(True, axis="y", alpha=0.25)
+    else:
+        for axx, rc in zip(axes, recs):
+            _nothing(axx, rc)
+    for axx, rc in zip(axes, recs):
+        _finish(axx, rc)
+    return fig
+
+
+# ----------------------------------------------------------------------------- distributions
+
+LATENCY_PCTS = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999))
+
+
+def latency(results, labels: Sequence[str] | None = None, direction: str = "all", ax=None,
+            title: str | None = None):
+    """Latency CDF from the percentiles the results carry (p50 ... p99.99; simulated: the
+    timed model's histogram over the measurement window; measured: fio's clat), log x,
+    logit y (the tail percentiles spread out); the maximum is a cross at the plotting
+    position 1 - 0.5/count when the count is known."""
+    if direction not in ("all", "read", "write"):
+        raise InputError(f"direction: {direction!r} is not all, read or write", key="direction")
+    docs, labels = _docs(results, labels)
+    fig, (ax,) = _axes(ax)
+    rec = _record(ax, "latency", title or f"Latency CDF ({direction} IOs)")
+    colors = _colors(len(docs))
+    for doc, label, color in zip(docs, labels, colors):
+        lat = R.latency(doc, direction)
+        if lat is None:
+            _skip(rec, label, f"no {direction} latency percentiles (functional simulation, or no such IOs)")
+            continue
+        xs, ys = [], []
+        for key, q in LATENCY_PCTS:
+            v = lat.get(key)
+            if v is not None and v > 0:
+                xs.append(float(v))
+                ys.append(q)
+        ax.plot(xs, ys, color=color, marker="o", ms=3.5, lw=1.2, label=label, gid=f"series:{len(rec['series'])}")
+        entry = {"label": label, "source": R.kind_of(doc), "x": xs, "y": ys, "max_us": lat.get("max"),
+                 "count": lat.get("count")}
+        if lat.get("max") and lat.get("count"):
+            qmax = 1.0 - 0.5 / lat["count"]
+            ax.plot([lat["max"]], [qmax], color=color, marker="x", ms=6, linestyle="none",
+                    gid=f"max:{len(rec['series'])}")
+            entry["max_q"] = qmax
+        rec["series"].append(entry)
+    ax.set_xscale("log")
+    ax.set_yscale("logit")
+    qs = [q for s in rec["series"] for q in s["y"] + ([s["max_q"]] if "max_q" in s else [])]
+    top = max(qs + [0.9999])
+    ticks = [(q, name) for name, q in LATENCY_PCTS] + [(1 - 10.0**-k, f"p{100 * (1 - 10.0**-k):.{k - 2}f}")
+                                                      for k in range(5, 9)]
+    ticks = [(q, name) for q, name in ticks if q <= top * (1 + 1e-12) or q <= 0.9999]
+    ax.set_ylim(0.3, 1 - (1 - top) / 3)
+    ax.set_yticks([q for q, _ in ticks], [n for _, n in ticks])
+    ax.yaxis.set_minor_locator(_null_locator())
+    ax.set_xlabel("latency (microseconds, log scale)")
+    ax.set_ylabel("fraction of IOs completed within (logit scale)")
+    ax.grid(True, which="both", alpha=0.25)
+    if rec["series"]:
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        if any("max_q" in s for s in rec["series"]):
+            handles.append(Line2D([], [], color="0.3", marker="x", ls="none", label="maximum"))
+        ax.legend(handles=handles, fontsize=7, loc="lower right")
+    else:
+        _nothing(ax, rec)
+    _finish(ax, rec)
+    return fig
+
+
+def _null_locator():
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()
+
+
+def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | None = None):
+    """Erase-count distribution (``wear.histogram``): share of blocks at each erase count."""
+    docs, labels = _docs(results, labels)
+    fig, (ax,) = _axes(ax)
+    rec = _record(ax, "wear", title or "Erase counts: distribution over blocks")
+    colors = _colors(len(docs))
+    for doc, label, color in zip(docs, labels, colors):
+        if R.kind_of(doc) != R.SIM:
+            _skip(rec, label, "measured result: no per-block erase counts")
+            continue
+        h = doc["wear"]["histogram"]
+        total = sum(n for _, n in h)
+        xs = [int(c) for c, _ in h]
+        ys = [n / total for _, n in h]
+        ax.plot(xs, ys, drawstyle="steps-mid", color=color, lw=1.2, marker="." if len(xs) < 40 else None,
+                label=f"{label} (mean {doc['wear']['mean']:.1f})", gid=f"series:{len(rec['series'])}")
+        rec["series"].append({"label": label, "source": "sim", "x": xs, "y": ys, "blocks": total,
+                              "min": doc["wear"]["min"], "mean": doc["wear"]["mean"], "max": doc["wear"]["max"]})
+    ax.set_xlabel("erase count (program/erase cycles of the run)")
+    ax.set_ylabel("share of blocks")
+    ax.grid(True, alpha=0.25)
+    if rec["series"]:
+        ax.legend(fontsize=7)
+    else:
+        _nothing(ax, rec)
+    _finish(ax, rec)
+    return fig
+
+
+def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 200, title: str | None = None):
+    """Valid fraction of the blocks GC collected (``victims.valid_histogram``, measurement
+    window), as the share of victims per bin of valid fraction; a dotted line marks the
+    analytic model's mean victim valid fraction, 1 - 1/WAF (greedy, FIFO, random)."""
+    import numpy as np
+
+    from . import models as M
+
+    docs, labels = _docs(results, labels)
+    fig, (ax,) = _axes(ax)
+    rec = _record(ax, "victims", title or "Garbage-collection victims: valid fraction")
+    colors = _colors(len(docs))
+    for doc, label, color in zip(docs, labels, colors):
+        if R.kind_of(doc) != R.SIM:
+            _skip(rec, label, "measured result: no GC victim data")
+            continue
+        h = np.asarray(doc["victims"]["valid_histogram"], dtype=float)
+        if h.sum() == 0:
+            _skip(rec, label, "no block was collected in the measurement window")
+            continue
+        b = len(h) - 1
+        nb = min(bins, b + 1)
+        edges = np.linspace(0, b + 1, nb + 1)
+        idx = np.minimum((np.arange(b + 1) * nb) // (b + 1), nb - 1)
+        counts = np.bincount(idx, weights=h, minlength=nb)
+        centers = ((edges[:-1] + edges[1:]) / 2 - 0.5) / b
+        share = counts / counts.sum()
+        ax.plot(centers, share, drawstyle="steps-mid", color=color, lw=1.2, label=label,
+                gid=f"series:{len(rec['series'])}")
+        mean = doc["victims"]["mean_valid_fraction"]
+        entry = {"label": label, "source": "sim", "x": centers.tolist(), "y": share.tolist(),
+                 "victims": int(h.sum()), "mean_valid_fraction": mean, "pages_per_block": b}
+        try:
+            wm = M.waf(doc["gc"], doc["op"]["effective"], b)
+            entry["model_mean_valid_fraction"] = 1 - 1 / wm
+            ax.axvline(1 - 1 / wm, color=color, ls=":", lw=1.2, gid=f"model:{len(rec['series'])}")
+        except InputError:  # no analytic model for this policy
+            entry["model_mean_valid_fraction"] = None
+        rec["series"].append(entry)
+    occupied = [x for s in rec["series"] for x, y in zip(s["x"], s["y"]) if y > 0]
+    occupied += [s["model_mean_valid_fraction"] for s in rec["series"] if s["model_mean_valid_fraction"] is not None]
+    if occupied:  # zoom on where the victims are (the x axis stays a fraction of the block)
+        lo, hi = min(occupied), max(occupied)
+        pad = max(0.02, 0.1 * (hi - lo))
+        ax.set_xlim(max(0.0, lo - pad), min(1.0, hi + pad))
+    else:
+        ax.set_xlim(0, 1)
+    from matplotlib.ticker import PercentFormatter
+
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.set_xlabel("valid pages in the victim block (fraction of the block)")
+    ax.set_ylabel("share of victims")
+    ax.grid(True, alpha=0.25)
+    if rec["series"]:
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        if any(s.get("model_mean_valid_fraction") is not None for s in rec["series"]):
+            handles.append(Line2D([], [], color="0.3", ls=":", label="model mean (1 - 1/WAF)"))
+        ax.legend(handles=handles, fontsize=7, loc="upper left")
+    else:
+        _nothing(ax, rec)
+    _finish(ax, rec)
+    return fig
+
+
+# ----------------------------------------------------------------------------- dispatch
+
+KINDS = {
+    "saturation": (lambda res, labels, ax, **kw: saturation(res, labels, x="time", ax=ax, **kw),
+                   "per-interval IOPS against time, log y, FOB/transition/steady marked"),
+    "saturation-written": (lambda res, labels, ax, **kw: saturation(res, labels, x="written", ax=ax, **kw),
+                           "per-interval IOPS against host data written (drive writes), log y, phases marked"),
+    "saturation-panels": (lambda res, labels, ax, **kw: _no_ax(ax, "saturation-panels")
+                          or saturation_panels(res, labels, **kw),
+                          "one write-saturation panel per result (phases shaded), shared axes"),
+    "waf-op": (lambda res, labels, ax, **kw: waf_op(res, labels, ax=ax, **kw),
+               "WAF against OP: simulated points and the greedy, LRW/FIFO and random models"),
+    "steady-iops": (lambda res, labels, ax, **kw: steady_iops(res, labels, ax=ax, **kw),
+                    "steady-state IOPS per configuration (bars)"),
+    "endurance": (lambda res, labels, ax, **kw: endurance(res, labels, ax=ax, **kw),
+                  "TBW and DWPD relative to the least-OP configuration (bars)"),
+    "latency": (lambda res, labels, ax, **kw: latency(res, labels, ax=ax, **kw),
+                "latency CDF from the percentiles (log x, logit y)"),
+    "wear": (lambda res, labels, ax, **kw: wear(res, labels, ax=ax, **kw), "erase-count distribution"),
+    "victims": (lambda res, labels, ax, **kw: victims(res, labels, ax=ax, **kw),
+                "GC victims' valid-fraction distribution with the model mean"),
+}
+
+
+def _no_ax(ax, kind):
+    if ax is not None:
+        raise InputError(f"ax: {kind} draws its own grid of axes; call it without ax", key="ax")
+    return None
+
+
+def plot(kind: str, results, labels: Sequence[str] | None = None, ax=None, **options: Any):
+    """Draw ``kind`` (one of :data:`KINDS`) for ``results``; returns the Figure."""
+    if kind not in KINDS:
+        raise InputError(f"kind: {kind!r} is not a plot kind (known: {', '.join(KINDS)})", key="kind")
+    return KINDS[kind][0](results, labels, ax, **options)

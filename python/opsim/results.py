@@ -1,0 +1,333 @@
+"""Result documents as plots and reports read them.
+
+Two kinds of document are understood:
+
+* ``sim``: a simulation result (``opsim simulate --json``, ``SimResult.data``), functional or
+  timed (``timed`` present);
+* ``measure``: a measured result (``opsim measure``, ``"schema": "opsim-measure"``,
+  docs/measure.md).
+
+Everything here reads what the document holds; the only figures derived are the cumulative
+data written (from the per-interval IOPS and the command size), the phases of a measured run
+(the timed model's rule applied to its series) and the steady state of a timed run with
+fresh-out-of-box rounds excluded (see :func:`phases`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from .errors import InputError
+
+SIM = "sim"
+MEASURE = "measure"
+
+_SIM_KEYS = ("opsim_version", "config", "drive", "op", "waf", "rounds", "steady_state")
+
+
+def as_doc(obj: Any) -> dict:
+    """The JSON document of a :class:`opsim.sim.SimResult` or of a dict."""
+    data = getattr(obj, "data", obj)
+    if not isinstance(data, dict):
+        raise InputError(f"a result must be a SimResult or a dict, not {type(obj).__name__}", key="result")
+    return data
+
+
+def kind_of(doc: dict) -> str | None:
+    if not isinstance(doc, dict):
+        return None
+    if doc.get("schema") == "opsim-measure":
+        return MEASURE
+    if all(k in doc for k in _SIM_KEYS):
+        return SIM
+    return None
+
+
+def check(doc: Any, name: str = "result") -> dict:
+    """``doc`` if it is an opsim result; else InputError naming ``name`` and what is wrong."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{name}: not an opsim result (the JSON is a {type(doc).__name__}, not an object)",
+                         key="result")
+    kind = kind_of(doc)
+    if kind is None:
+        if "schema" in doc:
+            raise InputError(f"{name}: not an opsim result (schema {doc['schema']!r}; expected a simulation "
+                             "result from `opsim simulate --json` or 'opsim-measure')", key="result")
+        missing = [k for k in _SIM_KEYS if k not in doc]
+        raise InputError(f"{name}: not an opsim result (no 'schema' and missing {', '.join(missing)}; expected "
+                         "`opsim simulate --json` or `opsim measure` output)", key="result")
+    if kind == MEASURE:
+        v = doc.get("schema_version")
+        if v not in (1, 2):
+            raise InputError(f"{name}: opsim-measure schema_version {v!r} is not supported (expected 1 or 2)",
+                             key="result")
+        if not isinstance(doc.get("iops_series"), list) or not isinstance(doc.get("rounds"), list):
+            raise InputError(f"{name}: opsim-measure result without 'iops_series' and 'rounds' lists",
+                             key="result")
+    else:
+        t = doc.get("timed")
+        if t is not None and not (isinstance(t, dict) and isinstance(t.get("iops_series"), list)
+                                  and isinstance(t.get("rounds"), list)):
+            raise InputError(f"{name}: 'timed' is not a timed-model report (no iops_series/rounds)", key="result")
+    return doc
+
+
+def load(path: str | os.PathLike) -> dict:
+    """Read and check a result file (exit code 2 on any problem, naming the file)."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file", key="result") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {e}", key="result") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno} column {e.colno})", key="result") from None
+    return check(doc, path)
+
+
+# ----------------------------------------------------------------------------- descriptions
+
+def is_timed(doc: dict) -> bool:
+    return kind_of(doc) == SIM and bool(doc.get("timed"))
+
+
+def user_bytes(doc: dict) -> int | None:
+    if kind_of(doc) == SIM:
+        return doc["drive"]["user_bytes"]
+    return (doc.get("target") or {}).get("span_bytes")
+
+
+def workload_label(doc: dict) -> str:
+    """A short description of the workload ("4 KiB random write", "4 KiB random 95:5 R:W")."""
+    if kind_of(doc) == MEASURE:
+        p = doc.get("parameters") or {}
+        bs = (p.get("bs") or ["?"])[0]
+        mix = (p.get("rwmix") or ["0/100"])[0]
+        r, _, w = str(mix).partition("/")
+        what = "random write" if r in ("0", "") else f"random {r}:{w} R:W"
+        return f"{bs} {what} QD{p.get('iodepth', '?')} (measured {doc.get('test', '')})"
+    wl = doc["config"]["workload"]
+    size = wl.get("request_size") or doc["drive"]["page_size"]
+    size_s = f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} B"
+    rf = wl.get("read_fraction") or 0.0
+    kind = wl.get("type", "uniform")
+    pattern = {"uniform": "random", "snia-pts": "SNIA PTS random", "sequential": "sequential"}.get(kind, kind)
+    if rf:
+        mix = f"{rf * 100:g}:{(1 - rf) * 100:g} R:W"
+        out = f"{size_s} {pattern} {mix}"
+    else:
+        out = f"{size_s} {pattern} write"
+    span = wl.get("span", 1.0)
+    if span is not None and span < 1.0:
+        out += f", span {span * 100:g}%"
+    return out
+
+
+def pattern(doc: dict) -> tuple[int, float]:
+    """(bytes per command, read share) of the workload: simulated and measured results with the
+    same pattern are drawn on the same axes."""
+    if kind_of(doc) == MEASURE:
+        p = doc.get("parameters") or {}
+        track = _measure_track(doc)
+        bs = track[0] if track else (p.get("bs") or ["4k"])[0]
+        mix = track[1] if track else (p.get("rwmix") or ["0/100"])[0]
+        r = int(str(mix).partition("/")[0] or 0)
+        return fio_size(bs), round(r / 100.0, 4)
+    wl = doc["config"]["workload"]
+    return int(wl.get("request_size") or doc["drive"]["page_size"]), round(float(wl.get("read_fraction") or 0.0), 4)
+
+
+def default_label(doc: dict) -> str:
+    if kind_of(doc) == MEASURE:
+        tgt = (doc.get("target") or {}).get("path") or "?"
+        return f"measured {doc.get('test', '')} {os.path.basename(str(tgt))}"
+    return f"OP {doc['op']['user'] * 100:.1f}% {doc['gc']}"
+
+
+# ----------------------------------------------------------------------------- series
+
+def fio_size(text) -> int:
+    """fio block size text (``4k``, ``128k``, ``1m``, ``512``) in bytes (k = 1024)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)[iI]?[bB]?\s*", str(text))
+    if not m:
+        raise InputError(f"block size {text!r} is not a fio size", key="bs")
+    return int(m.group(1)) * {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}[m.group(2).lower()]
+
+
+def _measure_track(doc: dict) -> tuple[str, str] | None:
+    """(bs, rwmix) the iops test tracks (its steady-state metric), None for one-combination tests."""
+    if doc.get("test") != "iops":
+        return None
+    label = doc["rounds"][0].get("label", "") if doc["rounds"] else ""
+    m = re.fullmatch(r"(\S+) R/W (\d+)/(\d+)", label)
+    if m:
+        return m.group(1), f"{m.group(2)}/{m.group(3)}"
+    p = doc.get("parameters") or {}
+    return (p.get("bs") or ["4k"])[0], (p.get("rwmix") or ["0/100"])[0]
+
+
+def series(doc: dict) -> dict | None:
+    """Per-interval IOPS: ``{"t_s", "iops", "written_bytes", "written_dw", "interval_s"}`` as
+    lists (``t_s`` = end of each interval), or None when the document has no series
+    (a functional simulation).  ``written_*`` is host data written since the series began."""
+    import numpy as np
+
+    if kind_of(doc) == SIM:
+        t = doc.get("timed")
+        if not t or not t["iops_series"]:
+            return None
+        pts = t["iops_series"]
+        dt = float(doc["config"].get("timing", {}).get("series_interval_s") or 1.0)
+        req = doc["config"]["workload"].get("request_size") or doc["drive"]["page_size"]
+        ts = np.array([p["t_s"] for p in pts], dtype=float)
+        iops = np.array([p["iops"] for p in pts], dtype=float)
+        wr = np.array([p.get("write_iops", p["iops"]) for p in pts], dtype=float) * dt * req
+    else:
+        pts = doc["iops_series"]
+        track = _measure_track(doc)
+        if track:
+            pts = [p for p in pts if p.get("bs") == track[0] and p.get("rwmix") == track[1]]
+        if not pts:
+            return None
+        p = doc.get("parameters") or {}
+        bs = fio_size(track[0] if track else (p.get("bs") or ["4k"])[0])
+        mix = track[1] if track else (p.get("rwmix") or ["0/100"])[0]
+        wfrac = int(str(mix).partition("/")[2] or 100) / 100.0
+        ts = np.array([p["t_s"] for p in pts], dtype=float)
+        iops = np.array([p["iops"] for p in pts], dtype=float)
+        dt = 1.0  # fio logs one-second averages
+        if all(p.get("write_iops") is not None for p in pts):  # schema 2: per direction
+            wr = np.array([p["write_iops"] for p in pts], dtype=float) * bs
+        else:
+            wr = iops * bs * wfrac
+    written = np.cumsum(wr)
+    cap = user_bytes(doc)
+    return {"t_s": ts.tolist(), "iops": iops.tolist(), "written_bytes": written.tolist(),
+            "written_dw": (written / cap).tolist() if cap else None, "interval_s": dt}
+
+
+def _fob_end(ts, iops):
+    """The timed model's rule (timed::phases): the first point under half the first point's IOPS."""
+    if not iops:
+        return None
+    f0 = iops[0]
+    for t, v in zip(ts, iops):
+        if v < 0.5 * f0:
+            return float(t)
+    return None
+
+
+def phases(doc: dict) -> dict:
+    """Fresh-out-of-box, transition and steady phases of a run with a series.
+
+    ``fob_end_s``: the timed model's ``phases.fob_end_s`` (first point under half the first
+    point's IOPS); for measured runs the same rule on the measured series.
+    ``steady_start_s``: the start of the SNIA steady-state window on per-round IOPS.  For a
+    timed run the rule is applied with the rounds in which no block was erased excluded (the
+    drive is still fresh out of box; the same exclusion the functional WAF rule makes), so a
+    flat FOB plateau does not count as steady; ``core_steady_start_s`` is the core's own
+    window start, which does not exclude them.  For measured runs: the measured result's
+    steady-state window.
+    """
+    out = {"fob_end_s": None, "steady_start_s": None, "steady_iops": None, "steady_reached": False,
+           "core_steady_start_s": None, "rule": None}
+    if kind_of(doc) == SIM:
+        t = doc.get("timed")
+        if not t:
+            return out
+        out["fob_end_s"] = t["phases"].get("fob_end_s")
+        if doc["config"]["run"].get("precondition") == "analytic":
+            # placed in the mean-field steady state: there is no fresh-out-of-box phase to end
+            out["fob_end_s"] = None
+            out["fob_note"] = "analytic preconditioning: the run starts in steady state"
+        out["core_steady_start_s"] = t["phases"].get("steady_start_s")
+        ss = timed_steady(doc)
+        out.update(steady_reached=ss["reached"], steady_iops=ss["iops"], steady_start_s=ss["start_s"],
+                   rule=ss["rule"])
+        return out
+    ss = doc.get("steady_state") or {}
+    out["rule"] = "SNIA PTS rule on the measured rounds (opsim measure)"
+    if isinstance(doc.get("phases"), dict):  # schema 2 carries them
+        ph = doc["phases"]
+        out.update(fob_end_s=ph.get("fob_end_s"), steady_start_s=ph.get("steady_start_s"),
+                   steady_reached=bool(ss.get("reached")), steady_iops=doc.get("steady_iops"))
+        return out
+    s = series(doc)
+    if s:
+        out["fob_end_s"] = _fob_end(s["t_s"], s["iops"])
+    if ss.get("reached") and ss.get("window_rounds"):
+        first = ss["window_rounds"][0]
+        t0 = 0.0
+        for r in doc["rounds"]:
+            if r["index"] == first:
+                break
+            combos = r.get("combinations") or [r]
+            t0 += sum(c.get("runtime_s") or 0.0 for c in combos)
+        out.update(steady_reached=True, steady_start_s=t0, steady_iops=doc.get("steady_iops"))
+    return out
+
+
+def timed_steady(doc: dict) -> dict:
+    """SNIA rule on a timed run's per-round IOPS, rounds without any erase excluded (unless no
+    round erased anything: then no round is fresh-out-of-box in that sense and all count)."""
+    from .sim import steady_state
+
+    rounds = doc["timed"]["rounds"]
+    vals = [r["iops"] for r in rounds]
+    eligible = [r.get("erases", 0) > 0 for r in rounds]
+    if not any(eligible):
+        eligible = None
+    rule = ("SNIA PTS on per-round IOPS (5-round window, range <= 20%, excursion <= 10% of the mean); "
+            "rounds with no erase (fresh out of box) not eligible")
+    if len(vals) < 5:
+        return {"reached": False, "iops": None, "start_s": None, "window": None, "rule": rule,
+                "range_ratio": None, "excursion_ratio": None}
+    ss = steady_state(vals, eligible)
+    start = rounds[ss["window"][0]]["t_start_s"] if ss["reached"] else None
+    return {"reached": ss["reached"], "iops": ss["mean"] if ss["reached"] else None, "start_s": start,
+            "window": [rounds[i]["index"] for i in ss["window"]] if ss.get("window") else None,
+            "rule": rule, "range_ratio": ss["range_ratio"], "excursion_ratio": ss["excursion_ratio"]}
+
+
+def measured_iops(doc: dict) -> float | None:
+    """IOPS over the measurement window (timed sims) or of the last tracked round (measured)."""
+    if kind_of(doc) == SIM:
+        t = doc.get("timed")
+        return t["measured_iops"] if t else None
+    if doc.get("measured_iops") is not None:  # schema 2
+        return doc["measured_iops"]
+    return doc["rounds"][-1]["iops"] if doc["rounds"] else None
+
+
+def latency(doc: dict, direction: str = "all") -> dict | None:
+    """Latency percentiles in microseconds ({p50, p90, p99, p99.9, p99.99, max, count?}), or None."""
+    if kind_of(doc) == SIM:
+        t = doc.get("timed")
+        if not t:
+            return None
+        lat = t["latency_us"].get(direction)
+        return lat if lat and lat.get("count") else None
+    lat = doc.get("latency_us") or {}
+    if isinstance(lat.get("all"), dict):  # schema 2: all / read / write, as the timed model
+        lat = lat.get(direction)
+        return lat if lat and lat.get("p50") is not None and lat.get("count", 1) else None
+    if direction != "all":  # schema 1: the last round's per-direction percentiles
+        last = doc["rounds"][-1] if doc["rounds"] else {}
+        lat = ((last.get("directions") or {}).get(direction) or {}).get("latency_us")
+    if not lat or lat.get("p50") is None:
+        return None
+    return lat
+
+
+def waf(doc: dict) -> float | None:
+    if kind_of(doc) == SIM:
+        return doc["waf"]
+    smart = doc.get("smart") or {}
+    return smart.get("waf")
