@@ -185,3 +185,87 @@ def test_same_attribute_id_differs_by_family():
 def test_snapshot_missing_device(capsys):
     rc = main(["smart", "snapshot", "/dev/does-not-exist"])
     assert rc == 2 and "no such device" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- snapshots (fake tools)
+
+INTEL_ADD_LOG = {  # nvme-cli `nvme intel smart-log-add DEV --json` layout (plugins/intel/intel-nvme.c)
+    "Intel Smart log": "nvme0",
+    "Device stats": {"program_fail_count": {"normalized": 100, "raw": 0},
+                     "nand_bytes_written": {"normalized": 100, "raw": 1_234_567},
+                     "host_bytes_written": {"normalized": 100, "raw": 1_000_000}},
+}
+
+
+def test_nvme_snapshot_takes_vendor_log_and_reports_failures(tmp_path, monkeypatch):
+    """An Intel NVMe drive (PCI vendor 0x8086): smartctl -x -j, the SMART log, the Endurance
+    Group and OCP C0 logs (absent on this drive: recorded as not available) and Intel's
+    additional SMART log, which gives the lifetime WAF."""
+    import subprocess
+
+    from opsim.smart import snapshot as SN
+
+    dev = tmp_path / "nvme0n1"
+    dev.write_bytes(b"")
+    sc = json.loads(SAMSUNG_NVME.read_text())
+    sc.update(model_name="INTEL SSDPE2KX010T8", nvme_pci_vendor={"id": 0x8086, "subsystem_id": 0x8086})
+    calls = []
+
+    def fake_run(argv, timeout=120):
+        calls.append(argv)
+        if argv[0] == "smartctl":
+            return subprocess.CompletedProcess(argv, 4, json.dumps(sc), "")   # bit 2: partial, not fatal
+        if argv[1] == "smart-log":
+            return subprocess.CompletedProcess(argv, 0, json.dumps({"data_units_written": "65,536,000"}), "")
+        if argv[1] == "intel":
+            return subprocess.CompletedProcess(argv, 0, "nvme: a notice\n" + json.dumps(INTEL_ADD_LOG), "")
+        return subprocess.CompletedProcess(argv, 22, "", "Invalid Log Page")
+
+    monkeypatch.setattr(SN, "_run", fake_run)
+    snap = SN.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
+    ctrl = SN._nvme_controller(str(dev))
+    assert [c[1:3] for c in calls[1:]] == [["smart-log", ctrl], ["endurance-log", ctrl], ["ocp", "smart-add-log"],
+                                           ["intel", "smart-log-add"]]
+    assert calls[-1] == ["nvme", "intel", "smart-log-add", ctrl, "--json"]
+    assert snap["nvme"]["vendor_log"]["vendor"] == "Intel" and "endurance_log" not in snap["nvme"]
+    assert any("endurance-log" in w and "not available" in w for w in snap["warnings"])
+    assert any("exit status 4" in w for w in snap["warnings"])
+    r = lifetime_waf(as_snapshot(json.loads(json.dumps(snap)), "snap.json"))
+    assert r["available"] and r["waf"] == pytest.approx(1.234567)
+    assert r["nand_writes"]["bytes"] == 1_234_567 * 32 * 2**20 and "intel" in r["nand_writes"]["counter"]
+
+
+def test_nvme_snapshot_other_vendor_takes_no_vendor_log(tmp_path, monkeypatch):
+    import subprocess
+
+    from opsim.smart import snapshot as SN
+
+    dev = tmp_path / "nvme0n1"
+    dev.write_bytes(b"")
+    calls = []
+    monkeypatch.setattr(SN, "_run", lambda argv, timeout=120: (calls.append(argv), subprocess.CompletedProcess(
+        argv, 0, SAMSUNG_NVME.read_text() if argv[0] == "smartctl" else "{}", ""))[1])
+    snap = SN.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
+    assert len(calls) == 4 and "vendor_log" not in snap["nvme"]   # Samsung (0x144d): no plugin log
+    assert not lifetime_waf(as_snapshot(snap))["available"]
+
+
+SHARED_SMARTCTL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "smartctl"
+
+
+@pytest.mark.skipif(not SHARED_SMARTCTL.is_dir(), reason="../shared/fixtures/smartctl not present")
+def test_shared_fixtures_lifetime_waf(capsys):
+    """The acceptance figures, on ../shared/fixtures/smartctl/ itself."""
+    want = {MICRON.name: (429271075 + 33907658) / 429271075, INTEL.name: 12186490 / 2575247,
+            SAMSUNG_NVME.name: None}
+    for name, waf in want.items():
+        path = SHARED_SMARTCTL / name
+        assert path.read_bytes() == (FIX / name).read_bytes()     # the copies are unchanged
+        rc, d, _ = run_json(capsys, "smart", "waf", str(path))
+        assert rc == 0
+        if waf is None:
+            assert d["available"] is False
+            main(["smart", "waf", str(path)])
+            assert "not available" in capsys.readouterr().out
+        else:
+            assert d["available"] and d["waf"] == pytest.approx(waf)

@@ -174,3 +174,17 @@ def nvme_value(snap: dict, log: str, *names):
     if v is None:
         return None
     return parse_count(v, key=f"{log}.{names[0]}")
+
+
+def vendor_value(snap: dict, plugins: tuple, name: str):
+    """A counter from the vendor log of a snapshot (``nvme.vendor_log``, taken with one of
+    ``plugins``): ``{"Device stats": {name: {"normalized", "raw"}}}`` as nvme-cli prints it."""
+    v = (snap.get("nvme") or {}).get("vendor_log") or {}
+    if v.get("plugin") not in plugins:
+        return None
+    entry = find_key(find_key(v.get("data"), "Device stats"), name)
+    if isinstance(entry, dict):
+        entry = entry.get("raw")
+    if entry is None or isinstance(entry, dict):
+        return None
+    return parse_count(entry, key=f"vendor log {name}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .parse import ata_attribute_names, ata_attributes, device_statistic, identity, nvme_value
+from .parse import ata_attribute_names, ata_attributes, device_statistic, identity, nvme_value, vendor_value
 
 MiB, GiB = 2**20, 2**30
 
@@ -46,6 +46,8 @@ class Counter:
             return f"OCP C0 log \"{self.ids[0]}\""
         if self.kind == "endurance":
             return f"NVMe Endurance Group log {self.ids[0]}"
+        if self.kind == "vendor":
+            return f"nvme {self.ids[0][0]} log (CAh) {self.ids[1]}"
         return str(self.ids)
 
     def read(self, snap: dict, attrs: dict):
@@ -62,6 +64,8 @@ class Counter:
             return nvme_value(snap, "ocp_c0", *self.ids)
         if self.kind == "endurance":
             return nvme_value(snap, "endurance_log", *self.ids)
+        if self.kind == "vendor":
+            return vendor_value(snap, plugins=self.ids[0], name=self.ids[1])
         raise ValueError(self.kind)
 
 
@@ -77,6 +81,11 @@ NVME_DUW = Counter("nvme", ("data_units_written",), "data unit of 1000 x 512 byt
 OCP_PMUW = Counter("ocp", ("Physical media units written", "physical_media_units_written"), "byte", 1)
 END_DUW = Counter("endurance", ("data_units_written",), "1,000,000,000 bytes (Endurance Group log)", 10**9)
 END_MUW = Counter("endurance", ("media_units_written",), "1,000,000,000 bytes (Endurance Group log)", 10**9)
+# Intel/Solidigm additional SMART log (CAh): F5h host bytes written and F4h NAND bytes written,
+# both counted in 32 MiB units (nvme-cli prints the raw count, labelled "sectors")
+_INTEL_PLUGINS = ("intel smart-log-add", "solidigm smart-log-add")
+VENDOR_INTEL_HOST = Counter("vendor", (_INTEL_PLUGINS, "host_bytes_written"), "32 MiB", 32 * MiB)
+VENDOR_INTEL_NAND = Counter("vendor", (_INTEL_PLUGINS, "nand_bytes_written"), "32 MiB", 32 * MiB)
 
 
 @dataclass(frozen=True)
@@ -264,12 +273,18 @@ RULES: tuple[Rule, ...] = (
         pairs=(Pair(NVME_DUW, OCP_PMUW, formula="OCP C0 Physical media units written (bytes) / "
                                                 "(data_units_written x 512,000 bytes)"),
                Pair(END_DUW, END_MUW, formula="Endurance Group media_units_written / data_units_written "
-                                              "(both in 10^9 bytes)")),
+                                              "(both in 10^9 bytes)"),
+               Pair(VENDOR_INTEL_HOST, VENDOR_INTEL_NAND,
+                    formula="Intel/Solidigm additional SMART log: nand_bytes_written / host_bytes_written "
+                            "(both in 32 MiB)")),
         host_only=(NVME_DUW,),
-        no_nand_reason="the drive has no OCP C0 log (Physical media units written) and no Endurance Group log "
-                       "media units; the NVMe SMART log counts host data units only",
+        no_nand_reason="the drive has no OCP C0 log (Physical media units written), no Endurance Group log "
+                       "media units and no vendor log with NAND writes that opsim reads (Intel/Solidigm "
+                       "smart-log-add); the NVMe SMART log counts host data units only",
         note="NVMe data units are 1000 x 512 = 512,000 bytes, rounded up. OCP C0 'Physical media units "
-             "written' is in bytes. Consumer drives (e.g. Samsung 970/980 EVO) usually have neither NAND counter.",
+             "written' is in bytes. Intel/Solidigm's additional SMART log (nvme intel|solidigm smart-log-add) "
+             "counts host and NAND writes in 32 MiB. Consumer drives (e.g. Samsung 970/980 EVO) usually have "
+             "no NAND counter.",
     ),
     Rule(
         "ATA, unknown vendor (Device Statistics only)",

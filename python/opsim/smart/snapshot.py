@@ -30,8 +30,20 @@ def _nvme_controller(dev: str) -> str:
     return dev
 
 
+#: nvme-cli vendor plugins whose additional SMART log (log page CAh) prints JSON, by PCI vendor ID
+#: (smartctl's ``nvme_pci_vendor.id``): (vendor, plugin command, options)
+VENDOR_LOGS = {
+    0x8086: ("Intel", ["intel", "smart-log-add"], ["--json"]),
+    0x025E: ("Solidigm", ["solidigm", "smart-log-add"], ["-o", "json"]),
+    0x1B96: ("Western Digital", ["wdc", "vs-smart-add-log"], ["-o", "json"]),
+    0x15B7: ("SanDisk", ["wdc", "vs-smart-add-log"], ["-o", "json"]),
+    0x1BB1: ("Seagate", ["seagate", "vs-smart-add-log"], ["-o", "json"]),
+}
+
+
 def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = None) -> dict:
-    """Run ``smartctl -x -j`` (and, for NVMe, nvme-cli's SMART, Endurance Group and OCP C0 logs).
+    """Run ``smartctl -x -j`` (and, for NVMe, nvme-cli's SMART, Endurance Group and OCP C0 logs
+    and the vendor's additional SMART log where nvme-cli has a plugin for the drive's vendor).
 
     smartctl's exit status is a bitmask: bits 0-1 mean no data (raised as CommandError),
     other bits only describe the drive's health and are recorded as warnings."""
@@ -65,11 +77,16 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
             warnings.append("nvme-cli is not installed: no Endurance Group or OCP C0 log (Debian package nvme-cli)")
         else:
             ctrl = _nvme_controller(device)
-            for key, argv in (
+            logs = [
                 ("smart_log", [nvme, "smart-log", ctrl, "-o", "json"]),
                 ("endurance_log", [nvme, "endurance-log", ctrl, "--group-id=1", "-o", "json"]),
                 ("ocp_c0", [nvme, "ocp", "smart-add-log", ctrl, "-o", "json"]),
-            ):
+            ]
+            vid = (sc.get("nvme_pci_vendor") or {}).get("id")
+            vendor = VENDOR_LOGS.get(vid) if isinstance(vid, int) else None
+            if vendor:
+                logs.append(("vendor_log", [nvme, *vendor[1], ctrl, *vendor[2]]))
+            for key, argv in logs:
                 try:
                     rr = _run(argv, timeout=60)
                 except CommandError as e:
@@ -81,9 +98,13 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
                                     f"{(rr.stderr or rr.stdout).strip()[:160]})")
                     continue
                 try:
-                    snap["nvme"][key] = loads_lenient(rr.stdout, source=" ".join(argv[:3]))
+                    data = loads_lenient(rr.stdout, source=" ".join(argv[:3]))
                 except Exception:
                     warnings.append(f"{' '.join(argv[1:3])}: output is not JSON")
+                    continue
+                if key == "vendor_log":
+                    data = {"vendor": vendor[0], "plugin": " ".join(vendor[1]), "data": data}
+                snap["nvme"][key] = data
     return snap
 
 
