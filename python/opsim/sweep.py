@@ -820,9 +820,30 @@ def _connect(scheduler, workers, client):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=logging.ERROR)
         c = Client(cluster, set_as_default=False)
+        # Ctrl-C reaches the whole process group: let the workers of our own cluster ignore it,
+        # so that this process saves what has finished and shuts them down in order
+        c.register_plugin(_ignore_sigint_plugin())
     except Exception as e:
         raise CommandError(f"cannot start a Dask LocalCluster with {n} workers: {e}") from None
     return c, cluster, {"runner": "local-cluster", "scheduler": cluster.scheduler_address, "workers": n}
+
+
+def _ignore_sigint_plugin():
+    """A Dask worker plugin (run on every worker, restarted ones too) that makes the worker
+    ignore SIGINT.  Built here so that importing opsim does not import distributed."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class IgnoreSigint(WorkerPlugin):
+        name = "opsim-ignore-sigint"
+
+        def setup(self, worker):
+            import signal
+            import threading
+
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return IgnoreSigint()
 
 
 def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], g: Grid) -> None:
@@ -877,6 +898,8 @@ def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | N
                          "not both", key="workers")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
+    import pyarrow.parquet  # noqa: F401  (imported now, not in the middle of the progress bar)
+
     store = _Store(None if output is None else os.fspath(output), g, fresh)
     try:
         done_before = {pid for pid, r in store.rows.items() if r.get("status") == "ok"
