@@ -213,7 +213,7 @@ def _check_value(loc: str, v) -> None:
                           "lists and tables only)", key=loc)
 
 
-def _read_toml(path: str, key: str) -> dict:
+def _toml(key: str):
     try:
         import tomllib
     except ImportError:  # pragma: no cover - Python < 3.11
@@ -222,6 +222,11 @@ def _read_toml(path: str, key: str) -> dict:
         except ImportError:
             raise InputError("reading grid files needs Python 3.11+ (tomllib) or the tomli package",
                              key=key) from None
+    return tomllib
+
+
+def _read_toml(path: str, key: str) -> dict:
+    tomllib = _toml(key)
     if not os.path.exists(path):
         raise InputError(f"{key}: file {path} does not exist", key=key)
     try:
@@ -239,10 +244,10 @@ def _load_document(grid) -> tuple[dict, str | None]:
     if isinstance(grid, (str, os.PathLike)):
         path = os.fspath(grid)
         if "\n" in path and not os.path.exists(path):  # TOML text
+            tomllib = _toml("grid")
             try:
-                import tomllib
                 return tomllib.loads(path), None
-            except Exception as e:
+            except tomllib.TOMLDecodeError as e:
                 raise InputError(f"grid: not valid TOML: {e}", key="grid") from None
         return _read_toml(path, "grid"), os.path.abspath(path)
     raise InputError(f"grid must be a path to a TOML file or a dict, not {type(grid).__name__}", key="grid")
@@ -250,9 +255,11 @@ def _load_document(grid) -> tuple[dict, str | None]:
 
 def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]]) -> None:
     """Check that each (value's location, key's location, config key, value) parses in the
-    simulator's schema: the key exists and the value has the right type or spelling.  Each pair is checked on its own, on
-    a config that cannot build a drive (so nothing is allocated); only parse errors count,
-    value and combination errors are the point's business when it runs."""
+    simulator's schema: the key exists and the value has the right type or spelling.
+
+    Each pair is checked on its own by the Rust core's parser, in a config that cannot build a
+    drive (no capacity, or a 1-byte memory limit), so nothing is allocated.  Only parse errors
+    count; value and combination errors are the point's business when it runs."""
     from .sim import _core
 
     core = _core()
@@ -319,7 +326,8 @@ def load_grid(grid) -> Grid:
         raise ConfigError(f"sweep.seed: must be an integer from 0 to 2^64-1 (got {seed!r})", key="sweep.seed")
     documents = sweep.get("documents", False)
     if not isinstance(documents, bool):
-        raise ConfigError(f"sweep.documents: must be true or false (got {documents!r})", key="sweep.documents")
+        raise ConfigError(f"sweep.documents: must be true or false (got {documents!r})",
+                          key="sweep.documents")
     reps = sweep.get("replicates", 1)
     if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_POINTS:
         raise ConfigError(f"sweep.replicates: must be a whole number of runs per point, at least 1 "
@@ -458,7 +466,10 @@ def load_grid(grid) -> Grid:
             for _, c in combo:
                 flat.update(c)
             where = ", ".join(f"{key}[{i}]" for (key, _), (i, _) in zip(dims, combo))
-            source = loc if not where else f"sweep.grid ({where})" if loc is None else f"{loc} x sweep.grid ({where})"
+            if not where:
+                source = loc
+            else:
+                source = f"sweep.grid ({where})" if loc is None else f"{loc} x sweep.grid ({where})"
             ch = _sha(_canonical(flat))
             if ch in by_config:
                 key = loc or "sweep.grid"
@@ -627,6 +638,8 @@ def to_frame(table):
 def _write_atomic(table, path: str) -> None:
     import pyarrow.parquet as pq
 
+    import pyarrow as pa
+
     d = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
@@ -634,11 +647,13 @@ def _write_atomic(table, path: str) -> None:
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, (OSError, pa.ArrowException)):
+            raise OpsimError(f"cannot write the results to {path}: {e}") from None
         raise
 
 
@@ -677,7 +692,11 @@ class _Store:
             return
         lock_path = os.path.join(os.path.dirname(self.path), f".{os.path.basename(self.path)}.lock")
         while True:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as e:
+                raise InputError(f"output: cannot write in {os.path.dirname(self.path)}: {e.strerror}",
+                                 key="output") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -690,8 +709,16 @@ class _Store:
                 same = False
             if same:
                 self._lock, self._lock_path = fd, lock_path
-                return
+                break
             os.close(fd)
+        # temporary files of a writer that was killed mid-write (we hold the lock: no one else writes)
+        d, name = os.path.split(self.path)
+        for f in os.listdir(d):
+            if f.startswith(f".{name}.") and f.endswith(".tmp"):
+                try:
+                    os.unlink(os.path.join(d, f))
+                except OSError:
+                    pass
 
     def close(self):
         if self._lock is not None:
