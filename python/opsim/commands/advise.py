@@ -1,0 +1,326 @@
+"""``opsim advise``: the smallest OP that meets a workload's targets, screened with the
+analytic models and confirmed with the timed simulator (docs/planner.md, "Advisor")."""
+
+from __future__ import annotations
+
+import re
+import sys
+from fractions import Fraction
+
+from .._output import Output, kv_table, table
+from ..units import parse_size
+
+
+def register(sub, common):
+    p = sub.add_parser(
+        "advise", parents=[common],
+        help="the smallest OP that meets IOPS, endurance, capacity and latency targets",
+        description=(
+            "Recommend how much of a drive to hold back as spare area. Candidate OP levels (every "
+            "0.5%% of the native capacity held back, as whole marketed GB) are screened with the "
+            "analytic models (WAF, a bottleneck bound on IOPS, the P/E budget), then the pick is "
+            "confirmed with the timed simulator on a scale model of the drive, searching down or up "
+            "to the smallest level that meets every target. The table shows the candidates, which "
+            "target binds and, when no OP can meet the targets, why. Exit 0 with a recommendation, "
+            "1 when no OP meets the targets, 2 on bad input. See docs/planner.md."),
+    )
+    g = p.add_argument_group("drive (a preset, or parameters)")
+    g.add_argument("--preset", help="a drive from `opsim presets` (capacity, NAND and timing with sources)")
+    g.add_argument("--native", help="native user capacity, e.g. 480GB (a drive given by parameters)")
+    g.add_argument("--physical", help="NAND capacity, e.g. 512GiB (default: native GB as GiB, 7.37%% OP)")
+    g.add_argument("--pages-per-block", type=int, help="pages per erase block (parameters; default 256)")
+    g.add_argument("--interface", choices=["sata", "nvme"], help="host interface (parameters; default sata)")
+    g.add_argument("--pe", help="NAND P/E cycle rating (needed for TBW, DWPD and lifetime)")
+    g.add_argument("--gc", choices=["greedy", "fifo", "random"], help="GC policy (default: the preset's, greedy)")
+    g.add_argument("--queue-depth", type=int, help="outstanding commands (default: the preset's, 32)")
+    g.add_argument("--sector-size", type=int, default=512, choices=[512, 4096], help="logical sector size")
+    w = p.add_argument_group("workload")
+    w.add_argument("--read-write", default="0:100", metavar="R:W",
+                   help="read:write ratio of the commands (default 0:100; the Micron note's CDN case is 95:5)")
+    w.add_argument("--block-size", help="transfer size (default 4KiB; with --profile jesd219 only 4KiB, "
+                                        "which keeps its zones and drops its size mix)")
+    w.add_argument("--sequential", default="0%", help="share of the writes that are sequential (default 0%%)")
+    w.add_argument("--skew", default="uniform",
+                   help="uniform, hot-cold:20/80 (20%% of the LBAs take 80%% of the writes) or zipf:0.9")
+    w.add_argument("--profile", choices=["jesd219"],
+                   help="JEDEC JESD219 enterprise endurance workload (its size mix and LBA zones)")
+    w.add_argument("--write-rate", help="host writes per day, e.g. 200GB (for the lifetime)")
+    t = p.add_argument_group("targets (at least one)")
+    t.add_argument("--min-iops", help="steady-state IOPS, e.g. 25000, or 3x (that many times the native "
+                                      "configuration's, same workload)")
+    t.add_argument("--min-tbw", help="host TB writable, e.g. 600, or 4x")
+    t.add_argument("--min-dwpd", help="drive writes per day over --dwpd-years")
+    t.add_argument("--dwpd-years", default="5", help="the period of the DWPD figure (default 5 years)")
+    t.add_argument("--min-lifetime", help="years the P/E budget must last at --write-rate")
+    t.add_argument("--min-capacity", help="usable capacity, e.g. 800GB")
+    t.add_argument("--max-latency", action="append", default=[], metavar="[read:|write:]pNN=TIME",
+                   help="a latency bound, e.g. p99=5ms or read:p99.9=2000us (simulator only; at the IOPS target "
+                        "when one is given, else at the queue depth); repeatable")
+    t.add_argument("--price", help="drive price, for price per IOPS and per usable GB")
+    s = p.add_argument_group("search")
+    s.add_argument("--step", default="0.5%", help="grid step, share of the native capacity (default 0.5%%)")
+    s.add_argument("--max-held-back", default="50%",
+                   help="largest share of the native capacity to hold back (default 50%%, at most 75%%)")
+    s.add_argument("--no-simulate", dest="simulate", action="store_false",
+                   help="analytic screen only (fast, not confirmed)")
+    s.add_argument("--model-blocks", type=int, default=2048,
+                   help="blocks in the simulator's scale model (default 2048)")
+    s.add_argument("--seed", type=int, default=1, help="simulator seed")
+    p.set_defaults(func=run)
+
+
+def _frac(text, option, lo=0.0, hi=1.0) -> Fraction:
+    from ..planner.advise import _bad, parse_fraction_option
+
+    v = parse_fraction_option(text, option)
+    if not (lo <= v <= hi):
+        raise _bad(option, f"{text} is outside {100 * lo:g}%..{100 * hi:g}%")
+    return Fraction(str(v)).limit_denominator(10**6)
+
+
+def _size(text, option) -> int:
+    from ..errors import InputError
+    from ..planner.advise import _bad
+
+    try:
+        v = parse_size(text, key=option)
+    except InputError as e:
+        raise _bad(option, str(e).split(": ", 1)[-1]) from None
+    if v <= 0:
+        raise _bad(option, "must be positive")
+    return v
+
+
+def parse_args(args):
+    from ..planner import advise as A
+
+    wl = A.Workload(read_fraction=A.parse_read_write(args.read_write))
+    wl.sequential = A.parse_fraction_option(args.sequential, "sequential")
+    if args.profile == "jesd219":
+        if args.skew != "uniform":
+            raise A._bad("skew", "--profile jesd219 has its own LBA zones; drop --skew")
+        wl.skew = "jesd219"
+        wl.block_size = None
+        if args.block_size is not None:
+            bs = _size(args.block_size, "block_size")
+            if bs != 4096:
+                raise A._bad("block_size", "with --profile jesd219 only 4KiB (its zones with 4 KiB transfers)")
+            wl.block_size = 4096
+    else:
+        for k, v in A.parse_skew(args.skew).items():
+            setattr(wl, k, v)
+        wl.block_size = _size(args.block_size, "block_size") if args.block_size else 4096
+        if wl.block_size % 512:
+            raise A._bad("block_size", f"{wl.block_size} bytes is not a whole number of 512-byte sectors")
+    if args.write_rate is not None:
+        wl.write_rate = _size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I), "write_rate")
+
+    tg = A.Targets()
+    if args.min_iops is not None:
+        tg.min_iops, tg.min_iops_relative = A.parse_target_number(args.min_iops, "min_iops", allow_relative=True)
+    if args.min_tbw is not None:
+        tg.min_tbw, tg.min_tbw_relative = A.parse_target_number(args.min_tbw, "min_tbw", allow_relative=True)
+    if args.min_dwpd is not None:
+        tg.min_dwpd, _ = A.parse_target_number(args.min_dwpd, "min_dwpd")
+    tg.dwpd_years, _ = A.parse_target_number(args.dwpd_years, "dwpd_years")
+    if args.min_lifetime is not None:
+        tg.min_lifetime_years, _ = A.parse_target_number(args.min_lifetime, "min_lifetime")
+    if args.min_capacity is not None:
+        tg.min_capacity = _size(args.min_capacity, "min_capacity")
+    tg.latency = [A.parse_latency(x) for x in args.max_latency]
+    if args.price is not None:
+        tg.price, _ = A.parse_target_number(str(args.price).lstrip("$"), "price")
+    return wl, tg
+
+
+def run(args) -> Output:
+    from ..planner import advise as A
+
+    if args.model_blocks < A.MIN_MODEL_BLOCKS:
+        raise A._bad("model_blocks", f"at least {A.MIN_MODEL_BLOCKS}")
+    step = _frac(args.step, "step", 0.0005, 0.10)
+    if step == 0:
+        raise A._bad("step", "must be positive")
+    max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(A.DIAGNOSIS_HELD_BACK))
+    wl, tg = parse_args(args)
+    drive = A.load_drive(preset=args.preset, native=args.native, physical=args.physical,
+                         pages_per_block=args.pages_per_block, interface=args.interface, pe=args.pe,
+                         gc=args.gc, queue_depth=args.queue_depth, sector_size=args.sector_size)
+    tty = sys.stderr.isatty()
+
+    def progress(msg):
+        if tty:
+            sys.stderr.write(f"\r  {msg:<60}")
+            sys.stderr.flush()
+
+    d = A.advise(drive, wl, tg, step=step, max_held_back=max_hb, confirm=args.simulate,
+                 model_blocks=args.model_blocks, seed=args.seed, progress=progress)
+    if tty:
+        sys.stderr.write("\r" + " " * 64 + "\r")
+    return Output(data=d, text=render(d), exit_code=0 if d["feasible"] else 1)
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def _pct(x, digits=1):
+    return "-" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _gb(b):
+    return f"{b / 1e9:,.1f} GB"
+
+
+def _num(x, fmt="{:,.0f}"):
+    return "-" if x is None else fmt.format(x)
+
+
+def _fig(name, v):
+    """A target's figure with its unit."""
+    if v is None:
+        return "not measured"
+    if name == "iops":
+        return f"{v:,.0f} IOPS"
+    if name == "tbw":
+        return f"{v:,.0f} TB"
+    if name == "dwpd":
+        return f"{v:.3f} DWPD"
+    if name == "lifetime":
+        return f"{v:,.2f} years"
+    if name == "capacity":
+        return _gb(v)
+    return f"{v:,.0f} us"
+
+
+def _lat(row, targets):
+    lat = row.get("latency_us")
+    if not lat:
+        return "-"
+    keys = [(k, key) for k, key, _ in targets["_latency"]] or [("all", "p99")]
+    return " / ".join(_num(lat.get(k, {}).get(key)) for k, key in keys)
+
+
+def _cap(row):
+    return f"{row['user_gb']} GB" if row.get("user_gb") is not None else _gb(row["user_bytes"])
+
+
+def render(d: dict) -> str:
+    drv, wl, tg, rec = d["drive"], d["workload"], d["targets"], d["recommendation"]
+    tg = dict(tg, _latency=[(x["ios"], x["percentile"], x["us"]) for x in tg["max_latency_us"]])
+    price = tg["price"] is not None
+    lines = [f"opsim advise: {drv['title']}",
+             f"  native {_gb(drv['native_bytes'])} ({drv['native_sectors']:,} sectors), NAND "
+             f"{_gb(drv['physical_bytes'])}, {drv['gc']} GC, {drv['interface'].upper()} QD{drv['queue_depth']}"
+             + (f", P/E {drv['pe_cycles']:g}" if drv["pe_cycles"] else ""),
+             f"  workload: {wl['description']}",
+             "  targets: " + "; ".join(tg["described"]), ""]
+    lat_hdr = "/".join(f"{'' if k == 'all' else k + ' '}{key}" for k, key, _ in tg["_latency"]) or "p99"
+
+    if rec is not None:
+        f = rec["figures"]
+        src = rec["source"]
+        op = rec["op"]
+        lines.append(f"Recommendation: hold back {_pct(rec['held_back'])} of the native capacity: "
+                     f"{_cap(rec)} usable ({rec['user_sectors']:,} sectors)")
+        lines.append(f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
+                     f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND")
+        figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
+        if f["tbw_tb"] is not None:
+            figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years"]
+        if f["lifetime_years"] is not None:
+            figs.append(f"{f['lifetime_years']:,.1f} years at the write rate")
+        if f["price_per_iops"] is not None:
+            figs.append(f"{f['price_per_iops']:.4f} per IOPS")
+        if tg["_latency"] and f["latency_us"]:
+            figs.append(f"{lat_hdr} {_lat(f, tg)} us")
+        lines.append(f"  {src}: " + ", ".join(figs))
+        if rec["binding"]:
+            b = rec["below"]
+            parts = [f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
+                     for name in rec["binding"]]
+            lines.append(f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
+                         f"held back, misses it: {'; '.join(parts)})")
+        else:
+            lines.append("  binding target: none: the native configuration already meets every target")
+        mp = rec["model_pick"]
+        if src == "simulator" and mp is not None:
+            lines.append(f"  the analytic screen picked {_pct(mp['held_back'])} held back ({_gb(mp['user_bytes'])})")
+        lines.append(f"  to set it: {rec['plan_command']}")
+    else:
+        lines.append("No OP level meets every target:")
+        for r in d["reasons"]:
+            lines.append(f"  {r['target']}: {r['reason']}")
+        c = d["ceiling"]
+        if not any(r["reason"].startswith("no OP can") for r in d["reasons"]):
+            lines.append(f"  (with no garbage collection at all this workload would run at {c['iops']:,.0f} IOPS, "
+                         f"limited by the {c['bottleneck']})")
+    lines.append("")
+
+    # the screen: every 5% of native plus the levels around the pick
+    screen = d["screen"]
+    allowed = d["search"]["allowed_levels"]
+    show = set()
+    nxt = 0.0
+    for r in screen[:allowed]:
+        if r["held_back"] + 1e-9 >= nxt:
+            show.add(r["index"])
+            nxt = r["held_back"] + 0.05 - 1e-9
+    show.add(screen[allowed - 1]["index"] if allowed else 0)
+    for k in ([rec["index"], rec["index"] - 1] if rec else []) + [
+            (rec["model_pick"]["index"] if rec and rec["model_pick"] else -1)]:
+        if 0 <= k < len(screen):
+            show.add(k)
+    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by"]
+    endu = drv["pe_cycles"] is not None
+    if endu:
+        hdr += ["TBW", "DWPD"]
+        if wl["write_rate_bytes_per_day"]:
+            hdr.append("years")
+    if price:
+        hdr.append("$/IOPS")
+    hdr.append("misses")
+    rows = []
+    for i in sorted(show):
+        r = screen[i]
+        row = [_pct(r["held_back"]), _cap(r), _pct(r["op"]["added"]), _pct(r["op"]["user"]),
+               f"{r['waf']:.2f}", _num(r["iops"]), r["bottleneck"]]
+        if endu:
+            row += [_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")]
+            if wl["write_rate_bytes_per_day"]:
+                row.append(_num(r["lifetime_years"], "{:,.1f}"))
+        if price:
+            row.append(_num(r["price_per_iops"], "{:.4f}"))
+        row.append(", ".join(r["fails"]) or "-")
+        rows.append(row)
+    lines.append(table(hdr, rows, align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
+                       title="Analytic screen (every 0.5% step is evaluated; every 5% and the levels around "
+                             "the pick shown)"))
+    if d["simulated"]:
+        sm = d["search"]["scale_model"]
+        hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us"]
+        if endu:
+            hdr += ["TBW", "DWPD"]
+            if wl["write_rate_bytes_per_day"]:
+                hdr.append("years")
+        if price:
+            hdr.append("$/IOPS")
+        hdr += ["steady", "misses"]
+        rows = []
+        for r in d["simulated"]:
+            row = [_pct(r["held_back"]), _cap(r), f"{r['waf']:.2f}", _num(r["iops"]), _lat(r, tg)]
+            if endu:
+                row += [_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")]
+                if wl["write_rate_bytes_per_day"]:
+                    row.append(_num(r["lifetime_years"], "{:,.1f}"))
+            if price:
+                row.append(_num(r["price_per_iops"], "{:.4f}"))
+            row += ["yes" if r["steady_state"] else "no", ", ".join(r["fails"]) or "-"]
+            rows.append(row)
+        lines.append("")
+        lines.append(table(hdr, rows, align="l" + "r" * (len(hdr) - 2) + "l",
+                           title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
+                                 f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)"))
+    lines.append("")
+    lines.append(kv_table([(f"[{i + 1}]", a) for i, a in enumerate(d["assumptions"])],
+                          title="Sources and assumptions"))
+    return "\n".join(lines)
