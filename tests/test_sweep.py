@@ -1,6 +1,7 @@
 """Sweeps (docs/sweeps.md): grid files, point identity and seeds, Dask and serial runs giving
 the same table, resuming without recomputing, interruption, failed points, bad grid files."""
 
+import importlib
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from opsim import cli
 from opsim.sweep import WALL_CLOCK_COLUMNS, derive_seed, load_grid, run_sweep
 
 OPSIM = [sys.executable, "-m", "opsim.cli"]
+SWEEP = importlib.import_module("opsim.sweep")   # the module (opsim.sweep is the function)
 
 # 2 capacities x 3 OP levels x 2 GC policies x 2 replicates = 24 points of a few ms each
 GRID_24 = """\
@@ -128,7 +130,20 @@ def test_on_an_existing_cluster_by_scheduler_address(tmp_path):
     pd.testing.assert_frame_equal(deterministic(pd.read_parquet(tmp_path / "r.parquet")), deterministic(serial))
 
 
-def test_interrupted_by_a_signal_keeps_finished_points_and_resumes(tmp_path):
+def count_simulations(monkeypatch):
+    """Count the points this process simulates (the serial path calls run_point here)."""
+    calls = []
+    real = SWEEP.run_point
+
+    def counting(*args):
+        calls.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(SWEEP, "run_point", counting)
+    return calls
+
+
+def test_interrupted_by_a_signal_keeps_finished_points_and_resumes(tmp_path, monkeypatch):
     # 24 points of a few tenths of a second each, run serially by the CLI and stopped by SIGINT
     grid = write(tmp_path, """\
 [drive]
@@ -156,7 +171,9 @@ replicates = 4
     assert 0 < len(done) < 24 and (done["status"] == "ok").all()
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")], "no temporary file left"
 
+    calls = count_simulations(monkeypatch)
     resumed = run_sweep(grid, out, workers=0)
+    assert len(calls) == 24 - len(done)
     assert resumed.summary["computed"] == 24 - len(done)
     assert resumed.summary["skipped"] == len(done)
     table = pd.read_parquet(out)
@@ -218,7 +235,7 @@ def test_a_row_is_reproduced_by_opsim_simulate_with_its_config(tmp_path):
 # --------------------------------------------------------------------------- failures
 
 
-def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys):
+def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys, monkeypatch):
     # 0.1% OP leaves no block for GC on this drive: that point fails at run time
     grid = write(tmp_path, GRID_24.replace('"drive.op" = [0.07, 0.28, 0.5]', '"drive.op" = [0.001, 0.28]')
                  .replace('["64MiB", "128MiB"]', '["64MiB"]').replace("replicates = 2", "replicates = 1"))
@@ -235,8 +252,10 @@ def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys):
     good = df[df["drive.op"] == 0.28]
     assert (good["status"] == "ok").all() and (good["waf"] > 1).all() and good["error_type"].isna().all()
     # a re-run retries the failed points only
+    calls = count_simulations(monkeypatch)
     again = run_sweep(grid, out, workers=0)
     assert (again.summary["computed"], again.summary["skipped"], again.summary["failed"]) == (2, 2, 2)
+    assert len(calls) == 2 and all('"op":0.001' in c for c in calls)
 
 
 def test_a_worker_that_dies_is_recorded_as_a_failed_point():
@@ -361,6 +380,8 @@ def test_json_document_and_table(tmp_path, capsys):
     assert all(r["status"] == "ok" and r["waf"] > 1 for r in doc["rows"])
     code, stdout, _ = main(capsys, "sweep", str(grid), "--workers", "0")
     assert code == 0 and "nothing to do" in stdout and "12 of 12 points done" in stdout
+    code, stdout, err = main(capsys, "sweep", str(grid), "--workers", "0", "--fresh", "--progress")
+    assert code == 0 and "opsim sweep: 100%" in err and "12/12" in err and "12/12" not in stdout
     header = next(line for line in stdout.splitlines() if line.startswith("drive.op"))
     assert header.split()[:5] == ["drive.op", "drive.user_capacity", "ftl.gc", "status", "WAF"]
 
