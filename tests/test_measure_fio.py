@@ -35,7 +35,8 @@ def check_common(d, outdir):
     assert d["iops_series"] and all({"t_s", "iops", "read_iops", "write_iops", "mbps"} <= set(s)
                                     for s in d["iops_series"])
     ts = [s["t_s"] for s in d["iops_series"]]
-    assert ts == sorted(ts) and ts[-1] <= d["rounds"][-1]["t_end_s"] + 1
+    end = max(c["t_end_s"] for r in d["rounds"] for c in r.get("combinations", [r]))
+    assert ts == sorted(ts) and ts[-1] <= end + 1
     # latency percentiles (fio's clat, merged over the measurement window from its histogram)
     lat = d["latency_us"]["all"]
     assert lat["count"] > 0 and 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["p99.99"] <= lat["max"]
@@ -70,6 +71,8 @@ def test_iops_real_fio(tmp_path, capsys):
     d = run(capsys, "measure", "iops", "--size", "64MiB", "--round", "2", "--bs", "4k",
             "--rwmix", "0/100,100/0", "--max-rounds", "6", "--qd", "4", "-o", str(out))
     assert d["test"] == "iops"
+    # SNIA workload-independent preconditioning first: the span twice, 128 KiB sequential
+    assert d["precondition"]["io_bytes"]["write"] == 2 * 64 * 2**20 and d["precondition"]["phase"] == "precondition"
     assert 1 <= len(d["rounds"]) <= 6
     assert all(len(r["combinations"]) == 2 for r in d["rounds"])
     assert d["steady_state"]["metric"] == "iops of 4k R/W 0/100"

@@ -47,6 +47,10 @@ def register(sub, common):
     p.add_argument("--ioengine", default="libaio")
     p.add_argument("--buffered", action="store_true", help="buffered I/O (default O_DIRECT)")
     p.add_argument("--fio-steadystate", metavar="SPEC", help="fio's own early stop, e.g. iops_slope:0.3%%")
+    p.add_argument("--precondition", type=int, default=None, metavar="PASSES",
+                   help="SNIA workload-independent preconditioning before the rounds: PASSES sequential "
+                        "128 KiB passes over the span (default 2 for iops, 0 for wsat, which starts fresh out "
+                        "of box, and for consistency, which does its own fill)")
     p.add_argument("--write-cache", choices=["on", "off"],
                    help="note the drive's volatile write cache state you set (recorded with the kernel's view "
                         "from /sys/block/DEV/queue/write_cache; opsim never changes it)")
@@ -155,12 +159,15 @@ def run(args) -> Output:
     bs = _bs_list(args.bs or default_bs)
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
     cache, warnings = _write_cache(args.write_cache, tgt if args.device else None)
+    passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
+    if passes < 0:
+        raise ConfigError(f"precondition: {passes} passes; give 0 or more", key="precondition")
     plan = Plan(test=args.test, target=target, target_kind=kind, capacity_bytes=span, outdir=outdir,
                 iodepth=args.qd, numjobs=args.threads, round_s=args.round_s, bs=bs,
                 mixes=mixes if args.test == "iops" else ((0, 100),), time_cap_s=args.time_cap,
                 max_rounds=args.max_rounds, capacity_multiple=args.capacity_multiple, ioengine=args.ioengine,
-                direct=not args.buffered, fio_steadystate=args.fio_steadystate,
-                extra={"target_bytes": total, "write_cache": cache})
+                direct=not args.buffered, fio_steadystate=args.fio_steadystate, precondition_passes=passes,
+                extra={"target_bytes": total, "write_cache": cache, "precondition_passes": passes})
     os.makedirs(outdir, exist_ok=True)
     pre = {}
     smart_before = None

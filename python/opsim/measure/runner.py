@@ -47,6 +47,7 @@ class Plan:
     direct: bool = True
     fio_steadystate: str | None = None
     offset_bytes: int = 0
+    precondition_passes: int = 0    # SNIA workload-independent preconditioning: 128 KiB sequential passes
     extra: dict = field(default_factory=dict)
 
 
@@ -157,6 +158,8 @@ def run(plan: Plan, progress: Progress | None = None) -> dict:
     tracked: list[dict] = []          # the rounds the steady-state rule looks at
     lat: dict[int, dict] = {}         # round index -> {"all"|"read"|"write": Latency} of its tracked run
     try:
+        if plan.precondition_passes:
+            _precondition(plan, result, prog)
         if plan.test == "wsat":
             _wsat(plan, result, tracked, lat, prog, t0)
         elif plan.test == "iops":
@@ -251,6 +254,21 @@ def _time_capped(plan: Plan, t0: float, result: dict) -> bool:
 def _cap_note(plan: Plan, t0: float) -> str:
     left = _time_left(plan, t0)
     return "" if left is None else f", {max(0.0, left):.0f}s of the time cap left"
+
+
+def _precondition(plan, result, prog):
+    """SNIA PTS workload-independent preconditioning: the span written sequentially in 128 KiB
+    writes, ``precondition_passes`` times (the PTS: twice), before the test rounds.  Not part of
+    the rounds, the series or the time axis."""
+    prefix = os.path.join(plan.outdir, "precondition")
+    argv = _base_argv(plan, "precondition", "write", "128k", None, prefix, time_based=False)
+    argv.append(f"--loops={plan.precondition_passes}")
+    pre, _, _ = _round(plan, 0, f"sequential 128k x{plan.precondition_passes}", "precondition", "128k", argv,
+                       prefix, 0.0, None, prog, f"{plan.test}: preconditioning ({plan.precondition_passes} "
+                       "sequential passes)")
+    result["precondition"] = pre
+    prog.show(f"{plan.test}: preconditioned ({pre['io_bytes']['write'] / 2**30:.2f} GiB written "
+              f"sequentially, {pre['mbps']:,.0f} MB/s)", final=True)
 
 
 def _wsat(plan, result, tracked, lat, prog, t0):
