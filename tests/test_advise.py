@@ -245,3 +245,73 @@ def test_bad_input_exit_2_names_the_option(capsys, argv, option):
     out, err = capsys.readouterr()
     assert option in err and "Traceback" not in err
     assert out == ""
+
+
+# ---------------------------------------------------------------------------- pieces
+
+
+def test_drive_given_by_parameters(capsys):
+    """No preset: native, NAND, P/E and interface; the core's default timing for NVMe."""
+    code, d, _ = run(capsys, "--native", "480GB", "--physical", "512GiB", "--pe", "3000", "--interface", "nvme",
+                     "--min-dwpd", "1", "--model-blocks", "512")
+    assert code == 0
+    rec = d["recommendation"]
+    assert rec["binding"] == ["dwpd"] and rec["figures"]["dwpd"] >= 1
+    assert rec["below"]["checks"]["dwpd"][0] is False
+    assert d["drive"]["interface"] == "nvme" and d["drive"]["native_gb"] == 480
+    assert any("the core's defaults" in a for a in d["assumptions"])
+    assert rec["plan_command"] == f"opsim plan --interface nvme --native 480GB --user {rec['user_gb']}GB"
+
+
+def test_random_sequential_mix_is_simulated_below_the_all_random_screen():
+    """A 50% sequential mix runs in the core's interleaved pattern; the screen (all writes
+    random) is an upper bound on its WAF."""
+    from fractions import Fraction
+
+    from opsim.planner import advise as A
+
+    drive = A.load_drive(preset="micron-1100-1tb")
+    wl = A.Workload(block_size=4096, sequential=0.5)
+    lv = A.grid(drive, Fraction(1, 200), Fraction(1, 5))[-1]
+    model = A.plan_model(drive, wl, 512, 1_000_000)
+    assert model.precondition == "fill + timed aging" and model.aging_drive_writes == 4
+    cfg = A.sim_config(drive, wl, lv, model, 1)
+    assert cfg["workload"]["type"] == "sk-hynix"
+    assert cfg["workload"]["sequential_chunk"] == cfg["workload"]["random_chunk"] == 1024 * 4096
+    row = A.sim_level(drive, wl, A.Targets(min_iops=1), lv, model, 1)
+    screen = A.screen_level(drive, wl, A.Targets(min_iops=1), lv)
+    assert 1.0 < row["waf"] < screen["waf"]
+
+
+def test_zipf_classes_partition_the_lbas_hottest_first():
+    from opsim.planner.advise import zipf_classes
+
+    cls = zipf_classes(0.9, 250_000_000)
+    assert sum(f for f, _ in cls) == pytest.approx(1) and sum(r for _, r in cls) == pytest.approx(1)
+    dens = [r / f for f, r in cls]
+    assert dens == sorted(dens, reverse=True)
+    # exact against a direct sum on a small drive
+    n, s = 1000, 1.2
+    h = [i ** -s for i in range(1, n + 1)]
+    first = zipf_classes(s, n)[0]
+    assert first[1] == pytest.approx(h[0] / sum(h))
+
+
+def test_units_touched_follow_the_simulator_alignment():
+    from opsim.planner.advise import Workload
+
+    assert Workload(block_size=4096).pages_per_io(4096) == 1
+    assert Workload(block_size=512).pages_per_io(4096) == 1          # aligned to its size
+    assert Workload(block_size=16384).pages_per_io(4096) == 4
+    assert Workload(block_size=6144).pages_per_io(4096) == 2         # page-aligned start
+    # JESD219: sub-4 KiB transfers start on any sector, so some straddle two pages; the
+    # size table agrees with the core's generator (mean bytes per write command)
+    import opsim
+
+    j = Workload(block_size=None)
+    assert 1.9 < j.pages_per_io(4096) < 2.1
+    r = opsim.simulate({"drive": {"user_capacity": "1GiB", "op": 0.28, "pages_per_block": 64},
+                        "workload": {"type": "jesd219"},
+                        "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 2}})
+    c = r.counters
+    assert c["host_write_bytes"] / c["host_write_cmds"] == pytest.approx(j.bytes_per_io(), rel=0.02)

@@ -69,6 +69,14 @@ def _bad(option: str, msg: str) -> InputError:
     return InputError(f"{_opt(option)}: {msg}", key=option)
 
 
+def _as_option(option: str, fn, *args, **kw):
+    """``fn(*args)``, with an input error re-raised under the command-line option's name."""
+    try:
+        return fn(*args, **kw)
+    except InputError as e:
+        raise _bad(option, str(e).split(": ", 1)[-1]) from None
+
+
 # ----------------------------------------------------------------------------- inputs
 
 
@@ -163,9 +171,9 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         if native is None:
             raise _bad("native", "give a drive: --preset NAME (see `opsim presets`) or --native SIZE "
                                  "(with --physical, --pe, --interface)")
-        nat = parse_capacity(native, sector_size, "native")
+        nat = _as_option("native", parse_capacity, native, sector_size, "native")
         if physical is not None:
-            phys = parse_size(physical, key="physical")
+            phys = _as_option("physical", parse_size, physical, key="physical")
             sources["physical"] = "given with --physical"
         else:
             phys, note = assumed_physical(nat)
@@ -675,6 +683,7 @@ def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_byt
 def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dict:
     ops = level_ops(drive, lv)
     wg, wsrc = waf_gc_model(drive, wl, ops["seen_by_gc"])
+    wg = float(wg)
     wb = waf_bytes(wg, wl, drive.page_size)
     iops, bott, _ = iops_bound(drive, wl, wg)
     row = {"index": lv.index, "user_bytes": lv.user_bytes, "user_sectors": lv.user.sectors,
@@ -1036,7 +1045,7 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
                              for k, v in per_target_model.items()},
         "screen": screen, "simulated": [sims[i] for i in sorted(sims)],
         "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
-        "assumptions": notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate),
+        "assumptions": notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step),
     }
 
 
@@ -1089,20 +1098,31 @@ def why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_hel
     return out
 
 
-def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate) -> list[str]:
+def _timing_note(drive: Drive) -> str:
+    if not drive.preset:
+        return f"timing parameters: {drive.sources.get('timing')}"
+    src = drive.sources.get("timing") or {}
+    fitted = sorted(k for k, v in src.items() if str(v).startswith("fitted"))
+    est = sorted(k for k, v in src.items() if str(v).startswith("estimate"))
+    return (f"timing parameters: preset {drive.preset} (`opsim presets {drive.preset}` gives every source); "
+            f"fitted to the seeds: {', '.join(fitted) or 'none'}; estimates: {', '.join(est) or 'none'}")
+
+
+def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step) -> list[str]:
     b = drive.pages_per_block
     out = [
-        f"OP levels: every {100 * 0.005:g}% of the native capacity held back, as whole marketed GB "
+        f"OP levels: every {100 * float(step):g}% of the native capacity held back, as whole marketed GB "
         "(IDEMA LBA1-03 counts)" if drive.native.gb is not None else
-        "OP levels: whole sectors of the native capacity (floor), every 0.5% held back",
+        f"OP levels: every {100 * float(step):g}% of the native capacity held back, in whole sectors (floor)",
         f"WAF (screen): {screen[0]['waf_model']}, at the OP garbage collection sees (physical pages outside "
         f"the {drive.gc_low}-block free reserve over user pages); steady state",
-        "WAF is NAND bytes over host bytes: sub-page writes program whole 4 KiB mapping units (read-modify-write)"
+        f"WAF is NAND bytes over host bytes: sub-page writes program whole {drive.page_size // 1024} KiB mapping "
+        "units (read-modify-write)"
         if any(s % drive.page_size for s, _ in wl.sizes()) else
         "WAF is NAND bytes over host bytes",
         "IOPS (screen): bottleneck bound over controller, host link, NAND dies and channels with the timed "
         "model's cost rules; queueing is not modelled, so it is an upper bound",
-        f"timing parameters: {'preset ' + drive.preset + ' (sources: opsim presets ' + drive.preset + ')' if drive.preset else drive.sources.get('timing')}",
+        _timing_note(drive),
     ]
     if drive.pe is not None:
         out.append(f"TBW = P/E ({drive.pe:g}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
