@@ -39,7 +39,8 @@ def check_common(d, outdir):
     assert ts == sorted(ts) and ts[-1] <= end + 1
     # latency percentiles (fio's clat, merged over the measurement window from its histogram)
     lat = d["latency_us"]["all"]
-    assert lat["count"] > 0 and 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["p99.99"] <= lat["max"]
+    assert lat["count"] > 0
+    assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["p99.99"] <= lat["max"]
     for r in d["rounds"]:
         x = r["latency_us"]
         assert x["count"] > 0 and x["p50"] <= x["p99"] <= x["max"]
