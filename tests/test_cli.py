@@ -61,9 +61,14 @@ def test_missing_file_and_bad_usage():
     run("no-such-command", check_code=2)
 
 
-def test_demo_prints_the_study_and_json():
-    p = run("demo", "--scale", "256", "--json", check_code=0)
-    doc = json.loads(p.stdout)
+def test_demo_prints_the_study_writes_the_report_and_json(tmp_path):
+    # a fast variant of the default study: 1/128 of the NAND in 4 MiB FTL blocks (512 blocks)
+    report, out = tmp_path / "demo.html", tmp_path / "demo.json"
+    p = run("demo", "--scale", "128", "--pages-per-block", "1024", "-o", str(report), "--json", str(out),
+            check_code=0)
+    # the table for people, and where the report is
+    assert "native 256 GB" in p.stdout and f"written to {report}" in p.stdout
+    doc = json.loads(out.read_text())
     levels = doc["levels"]
     assert [round(l["user_bytes"] / 1e9, 1) for l in levels][:3] == [256.1, 241.9, 240.1]
     wafs = [l["waf"] for l in levels]
@@ -71,6 +76,20 @@ def test_demo_prints_the_study_and_json():
     for l in levels:
         assert l["steady_state"]
         assert abs(l["waf"] - l["waf_model"]) / l["waf_model"] < 0.02
+        w, h = l["workloads"]["random-write"], l["workloads"]["read-heavy"]
+        assert w["iops_steady"] and h["iops_steady"]
+    iops = [l["workloads"]["random-write"]["steady_iops"] for l in levels]
+    assert iops == sorted(iops), "more OP, more steady-state random-write IOPS"
+    assert doc["report"] == str(report) and report.exists()
+    html = report.read_text()
+    assert html.count("<img ") == len(doc["figures"]) > 0 and "native 256 GB" in html
+
+
+def test_demo_bad_input():
+    p = run("demo", "--scale", "64", "-o", "/nonexistent-dir/r.html", check_code=2)
+    assert "/nonexistent-dir" in p.stderr
+    p = run("demo", "--scale", "64", check_code=2)  # 64 of the preset's 128 MiB blocks: no room at native
+    assert "--scale 64" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_validate_markdown(tmp_path, monkeypatch):

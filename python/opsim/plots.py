@@ -125,6 +125,7 @@ def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
     try:
         with os.fdopen(fd, "wb") as f:
             fig.savefig(f, format=fmt, dpi=dpi)
+        os.chmod(tmp, _file_mode())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -133,6 +134,13 @@ def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
             pass
         raise
     return path
+
+
+def _file_mode() -> int:
+    """0666 less the process umask: what open() would have given (mkstemp makes 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def to_bytes(fig, fmt: str = "png", dpi: int = 100) -> bytes:
@@ -264,7 +272,8 @@ def saturation_panels(results, labels: Sequence[str] | None = None, x: str = "ti
     nrows = -(-n // ncols)
     fig, _ = new_figure(1, width=5.0 * ncols, height=2.9 * nrows)
     fig.clear()
-    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True).ravel().tolist()
+    # the same y axis on every panel; each panel its own time (runs at more OP are shorter)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True).ravel().tolist()
     for doc, label, axx in zip(docs, labels, axes):
         saturation([doc], [label], x=x, ax=axx, shade=True, title=label)
         axx.opsim_drawn["kind"] = "saturation-panels"
@@ -277,19 +286,16 @@ def saturation_panels(results, labels: Sequence[str] | None = None, x: str = "ti
     ys = [v for axx in axes[:n] for srs in axx.opsim_drawn["series"] for v in srs["y"] if v > 0]
     if ys:
         axes[0].set_ylim(min(ys) / 1.5, max(ys) * 1.5)
-    xs = [v for axx in axes[:n] for srs in axx.opsim_drawn["series"] for v in srs["x"]]
-    if xs:
-        axes[0].set_xlim(min(0.0, float(np.min(xs))), float(np.max(xs)))
     for i, axx in enumerate(axes[:n]):  # the records keep every label; the figure shows the outer ones
+        xs = [v for srs in axx.opsim_drawn["series"] for v in srs["x"]]
+        if xs:
+            axx.set_xlim(min(0.0, float(np.min(xs))), float(np.max(xs)))
         if i + ncols < n:
             axx.set_xlabel("")
-            axx.tick_params(labelbottom=False)
-        else:
-            axx.tick_params(labelbottom=True)
         if i % ncols:
             axx.set_ylabel("")
-    lo, hi = axes[0].get_xlim()
     for axx in axes[:n]:  # name only the spans wide enough to hold their name
+        lo, hi = axx.get_xlim()
         spans = {sp["phase"]: sp for sp in axx.opsim_drawn.get("spans", [])}
         for t in axx.texts:
             gid = t.get_gid() or ""

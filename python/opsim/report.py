@@ -17,6 +17,7 @@ import base64
 import datetime as _dt
 import html
 import json
+import os
 from typing import Any, Callable, Sequence
 
 from . import __version__, plots
@@ -278,7 +279,8 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
             cfg, drv = d["config"], d["drive"]
             key = json.dumps([cfg.get("preset"), drv["physical_bytes"], drv["pages_per_block"], drv["page_size"],
                               cfg.get("timing")], sort_keys=True, default=str)
-            drives.setdefault(key, [d, []])[1].append(lab)
+            if lab not in drives.setdefault(key, [d, []])[1]:
+                drives[key][1].append(lab)
         else:
             t = d.get("target") or {}
             key = json.dumps(["measured", t.get("path")])
@@ -410,6 +412,7 @@ def write(path, results, labels: Sequence[str] | None = None, **kw) -> dict:
     """Build the report and write it to ``path`` atomically; returns the summary."""
     text, summary = build(results, labels, **kw)
     atomic_write_text(path, text)
+    os.chmod(path, plots._file_mode())  # a report is for sharing: the umask's mode, not mkstemp's 0600
     summary["path"] = str(path)
     summary["bytes"] = len(text.encode("utf-8"))
     return summary

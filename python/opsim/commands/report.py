@@ -1,0 +1,69 @@
+"""``opsim report RESULT.json... -o report.html``: one self-contained HTML report."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .._output import Output, table
+from ..units import pct
+
+
+def register(sub, common):
+    p = sub.add_parser(
+        "report", parents=[common],
+        help="one self-contained HTML report (drive, workload, OP table, figures, verdicts, configs) from results",
+        description="Bundle result files (opsim simulate --json, opsim measure) in one HTML file with the "
+                    "figures embedded. Docs: docs/reports.md.",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULT.json", help="result files")
+    p.add_argument("-o", "--output", default="opsim-report.html", metavar="FILE",
+                   help="the report (default opsim-report.html; written atomically)")
+    p.add_argument("--labels", help="comma-separated labels, one per result (default: the file names)")
+    p.add_argument("--title", default="opsim report")
+    p.add_argument("--progress", action="store_true", help="show progress on stderr even when it is not a terminal")
+    p.set_defaults(func=run)
+
+
+def summary_text(summary: dict) -> str:
+    rows = []
+    for r in summary["op_table"]:
+        rows.append([r["label"], r["workload"], pct(r["op_user"], 1), r["waf"], r["waf_model"],
+                     r["steady_iops"], r["p99_us"]])
+    return table(["result", "workload", "OP", "WAF", "WAF model", "steady IOPS", "p99 us"], rows,
+                 align="llrrrrr", title=summary["title"])
+
+
+def check_output(path: str) -> None:
+    from ..errors import InputError
+
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise InputError(f"--output: {path}: directory {d} does not exist", key="output")
+    if os.path.isdir(path):
+        raise InputError(f"--output: {path} is a directory", key="output")
+
+
+def run(args) -> Output:
+    from .. import report
+    from .. import results as R
+    from .plot import labels_from
+
+    check_output(args.output)
+    docs = [R.load(p) for p in args.results]
+    labels = labels_from(args.labels, args.results)
+    show = args.progress or sys.stderr.isatty()
+
+    def progress(msg):
+        if show:
+            sys.stderr.write(f"\r\033[K{msg}" if sys.stderr.isatty() else msg + "\n")
+            sys.stderr.flush()
+
+    summary = report.write(args.output, docs, labels, title=args.title, progress=progress,
+                           context={"command": "opsim report " + " ".join(args.results),
+                                    "inputs": list(args.results)})
+    if show and sys.stderr.isatty():
+        sys.stderr.write("\n")
+    text = (summary_text(summary) + f"\n\nreport written to {os.path.abspath(args.output)} "
+            f"({len(summary['figures'])} figures, {summary['bytes'] / 1e6:.1f} MB)")
+    return Output(data=summary, text=text)
