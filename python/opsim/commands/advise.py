@@ -293,8 +293,8 @@ def render(d: dict) -> str:
         row.append(", ".join(r["fails"]) or "-")
         rows.append(row)
     lines.append(table(hdr, rows, align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
-                       title="Analytic screen (every 0.5% step is evaluated; every 5% and the levels around "
-                             "the pick shown)"))
+                       title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
+                             "every 5% and the levels around the pick shown)"))
     if d["simulated"]:
         sm = d["search"]["scale_model"]
         hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us"]

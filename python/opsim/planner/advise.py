@@ -58,6 +58,7 @@ AGING_DRIVE_WRITES = {"uniform": 2.0, "skewed": 4.0}   # after a sequential fill
 AGING_OPS_CAP = 40_000_000                            # functional IOs spent on aging, at most
 TIMED_OPS_CAP = 4_000_000                             # timed IOs spent on aging, at most
 MIN_MODEL_BLOCKS = 512
+MIN_WINDOW_BLOCKS = 128                               # the measured host writes fill this many blocks
 DIAGNOSIS_HELD_BACK = Fraction(3, 4)                   # the screen looks this far (max --max-held-back)
 
 
@@ -766,7 +767,9 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
     """The scale model: ``model_blocks`` blocks (fewer if aging would take too long) and the
     run lengths (warm-up and measurement from the IO budget).
 
-    * uniform single-page writes: analytic preconditioning (the mean-field steady state);
+    * uniform single-page writes: analytic preconditioning (the mean-field steady state),
+      when the model has at least twice as many blocks as pages per block (the placement
+      rounds block counts per valid-page level; with fewer blocks it starts off steady state);
     * other workloads: a sequential fill, then aging drive writes of the workload in the
       functional model (fast), then the timed rounds;
     * a random/sequential mix: the core's interleaved pattern keeps state (its random writes
@@ -775,7 +778,7 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
     notes = []
     blocks = min(drive.blocks, model_blocks)
     analytic = (wl.skew == "uniform" and wl.sequential == 0 and wl.block_size == drive.page_size
-                and drive.gc in ("greedy", "fifo", "random", "d-choices"))
+                and drive.gc in ("greedy", "fifo", "random", "d-choices") and blocks >= 2 * drive.pages_per_block)
     w = wl.write_fraction
     bpw = wl.bytes_per_io()
     per_block_ios = drive.pages_per_block * drive.page_size * 0.8 / (w * bpw)   # IOs per drive write per block
@@ -796,9 +799,11 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
         if new < blocks:
             notes.append(f"scale model cut to {new:,} blocks to keep the aging run short")
             blocks = new
-    total = min(0.75, io_budget / (blocks * per_block_ios))
+    # about io_budget IOs, and at least MIN_WINDOW_BLOCKS blocks of host writes measured
+    measure = max(2 / 3 * io_budget / (blocks * per_block_ios), MIN_WINDOW_BLOCKS / (0.8 * blocks))
+    measure = min(0.5, measure)
     return ScaleModel(blocks=blocks, precondition=kind, aging_drive_writes=aging,
-                      warmup_drive_writes=total / 3, measure_drive_writes=2 * total / 3, notes=notes)
+                      warmup_drive_writes=measure / 2, measure_drive_writes=measure, notes=notes)
 
 
 def sim_config(drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: int,
