@@ -90,6 +90,9 @@ def _bs_list(text):
     return tuple(out)
 
 
+SYS_BLOCK = "/sys/block"
+
+
 def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
     """The write-cache note: what the user stated and what the kernel reports for the device
     (``queue/write_cache``: "write back" = a volatile cache the kernel flushes, "write through" =
@@ -100,7 +103,7 @@ def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
         out["note"] = "file target: a filesystem and the page cache sit between fio and the drive"
         return out, warnings
     disk = tgt.partition_of or tgt.dev_name
-    path = f"/sys/block/{disk}/queue/write_cache" if disk else None
+    path = f"{SYS_BLOCK}/{disk}/queue/write_cache" if disk else None
     try:
         with open(path) as f:
             out["detected"], out["source"] = f.read().strip(), path
