@@ -260,7 +260,8 @@ def test_drive_given_by_parameters(capsys):
     assert rec["below"]["checks"]["dwpd"][0] is False
     assert d["drive"]["interface"] == "nvme" and d["drive"]["native_gb"] == 480
     assert any("the core's defaults" in a for a in d["assumptions"])
-    assert rec["plan_command"] == f"opsim plan --interface nvme --native 480GB --user {rec['user_gb']}GB"
+    assert rec["plan_command"] == (f"opsim plan --interface nvme --native 480GB --user {rec['user_gb']}GB "
+                                   "--physical 512GiB")
 
 
 def test_random_sequential_mix_is_simulated_below_the_all_random_screen():

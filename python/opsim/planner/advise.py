@@ -1059,7 +1059,15 @@ def plan_command(drive: Drive, lv: Level) -> str:
     user = f"{lv.user.gb}GB" if lv.user.gb is not None else f"{lv.user.sectors}s"
     iface = "nvme" if drive.interface == "nvme" else "sata"
     ss = f" --sector-size {drive.native.sector_size}" if drive.native.sector_size != 512 else ""
-    return f"opsim plan --interface {iface} --native {nat} --user {user}{ss}"
+    return f"opsim plan --interface {iface} --native {nat} --user {user} --physical {_size_arg(drive.physical_bytes)}{ss}"
+
+
+def _size_arg(n: int) -> str:
+    """A size as the CLI takes it, exact: 262GB, 1024GiB or a byte count."""
+    for u, m in (("TiB", 2**40), ("GiB", 2**30), ("TB", 10**12), ("GB", 10**9)):
+        if n % m == 0:
+            return f"{n // m}{u}"
+    return str(n)
 
 
 def why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_held_back) -> list[dict]:
