@@ -17,7 +17,7 @@ def register(sub, common):
         help="the smallest OP that meets IOPS, endurance, capacity and latency targets",
         description=(
             "Recommend how much of a drive to hold back as spare area. Candidate OP levels (every "
-            "0.5%% of the native capacity held back, as whole marketed GB) are screened with the "
+            "0.5% of the native capacity held back, as whole marketed GB) are screened with the "
             "analytic models (WAF, a bottleneck bound on IOPS, the P/E budget), then the pick is "
             "confirmed with the timed simulator on a scale model of the drive, searching down or up "
             "to the smallest level that meets every target. The table shows the candidates, which "
