@@ -491,9 +491,9 @@ def steady_iops(results, labels: Sequence[str] | None = None, groups: Sequence[s
 
 def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, ax=None,
               reference: str | None = None, title: str | None = None):
-    """TBW and DWPD as bars (two axes), relative to ``reference`` (a label; default the
-    configuration with the least OP).  Same NAND and P/E rating: host bytes writable scale
-    with 1/WAF, drive writes per day with 1/(WAF x user capacity)."""
+    """TBW and DWPD as bars (two axes), relative to ``reference`` (a label) or, by default, to
+    the configuration with the least OP in each group (workload).  Same NAND and P/E rating:
+    host bytes writable scale with 1/WAF, drive writes per day with 1/(WAF x user capacity)."""
     import numpy as np
 
     docs, labels = _docs(results, labels)
@@ -506,22 +506,26 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
         if R.kind_of(d) != R.SIM:
             for rc in recs:
                 _skip(rc, lab, "measured result: no WAF from the drive's NAND (opsim smart gives one)")
+    if reference is not None and reference not in [lab for _, lab, _ in sims]:
+        raise InputError(f"reference: {reference!r} is not one of the labels", key="reference")
+    refs_used = []
     if sims:
-        if reference is None:
-            reference = min(sims, key=lambda t: t[0]["op"]["user"])[1]
-        if reference not in [lab for _, lab, _ in sims]:
-            raise InputError(f"reference: {reference!r} is not one of the labels", key="reference")
         width = 0.8 / max(1, len(grps))
         colors = _colors(len(grps))
         for gi, g in enumerate(grps):
             members = [(d, lab) for d, lab, gg in sims if gg == g]
-            ref = next((d for d, lab in members if lab == reference), None)
             if not members:
                 continue
-            if ref is None:
-                for rc in recs:
-                    _skip(rc, g, f"no result labelled {reference!r} in this group to compare with")
-                continue
+            if reference is None:
+                ref, ref_label = min(members, key=lambda t: t[0]["op"]["user"])
+            else:
+                found = [(d, lab) for d, lab in members if lab == reference]
+                if not found:
+                    for rc in recs:
+                        _skip(rc, g, f"no result labelled {reference!r} in this group to compare with")
+                    continue
+                ref, ref_label = found[0]
+            refs_used.append(ref_label)
             xs = [cats.index(lab) for _, lab in members]
             tbw = [ref["waf"] / d["waf"] for d, _ in members]
             dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"])
@@ -531,11 +535,14 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
                 axx.bar(pos, ys, width=width * 0.95, color=colors[gi], label=g, gid=f"series:{gi}")
                 for p, v in zip(pos, ys):
                     axx.text(p, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=6)
-                rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys, "reference": reference})
+                rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys,
+                                     "reference": ref_label})
+    if refs_used:
+        against = refs_used[0] if len(set(refs_used)) == 1 else "the least OP of each workload"
         for axx, rc, what in ((axes[0], recs[0], "TBW"), (axes[1], recs[1], "DWPD")):
             _op_ticks(axx, docs, labels, cats)
             axx.axhline(1.0, color="0.4", lw=0.8)
-            axx.set_ylabel(f"{what} relative to {reference}")
+            axx.set_ylabel(f"{what} relative to {against}")
             axx.set_xlabel("configuration")
             axx.legend(fontsize=7, loc="upper left")
             axx.margins(y=0.15)

@@ -123,6 +123,14 @@ def _model_waf(doc) -> float | None:
         return None
 
 
+def drive_key(doc: dict) -> str:
+    """What makes two results the same drive (NAND, geometry, preset): endurance compares only those."""
+    if R.kind_of(doc) != R.SIM:
+        return "measured:" + str((doc.get("target") or {}).get("path"))
+    drv = doc["drive"]
+    return json.dumps([doc["config"].get("preset"), drv["physical_bytes"], drv["pages_per_block"], drv["page_size"]])
+
+
 def groups_of(docs: Sequence[dict]) -> list[str]:
     """The workload group of each result (simulated and measured kept apart)."""
     return [R.workload_label(d) if R.kind_of(d) == R.SIM else "measured: " + R.workload_label(d) for d in docs]
@@ -132,12 +140,13 @@ def op_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
     """One row per result: capacities, OP in every basis, WAF and model, relative TBW and DWPD
     (against the least-OP simulation of the same workload), steady-state IOPS and latency."""
     grp = groups_of(docs)
-    refs: dict[str, dict] = {}
-    for d, g in zip(docs, grp):
-        if R.kind_of(d) == R.SIM and (g not in refs or d["op"]["user"] < refs[g]["op"]["user"]):
-            refs[g] = d
+    keys = [(g, drive_key(d)) for d, g in zip(docs, grp)]
+    refs: dict = {}
+    for d, k in zip(docs, keys):
+        if R.kind_of(d) == R.SIM and (k not in refs or d["op"]["user"] < refs[k]["op"]["user"]):
+            refs[k] = d
     rows = []
-    for d, lab, g in zip(docs, labels, grp):
+    for d, lab, g, k in zip(docs, labels, grp, keys):
         ph = R.phases(d)
         lat = R.latency(d) or {}
         row = {"label": lab, "workload": g, "kind": R.kind_of(d), "user_bytes": R.user_bytes(d),
@@ -146,7 +155,7 @@ def op_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
                "steady_iops": ph["steady_iops"] if ph["steady_reached"] else None,
                "measured_iops": R.measured_iops(d), "p99_us": lat.get("p99"), "p99_9_us": lat.get("p99.9")}
         if R.kind_of(d) == R.SIM:
-            ref = refs[g]
+            ref = refs[k]
             row.update(physical_bytes=d["drive"]["physical_bytes"], op_user=d["op"]["user"],
                        op_physical=d["op"]["physical"], op_effective=d["op"]["effective"], gc=d["gc"],
                        tbw_rel=ref["waf"] / d["waf"],
@@ -229,8 +238,12 @@ def figure_plan(docs: Sequence[dict], labels: Sequence[str]) -> list[tuple[str, 
                      "Mean IOPS of the steady-state window; hatched bars did not reach steady state and show the "
                      "measurement window's IOPS."))
     if sims:
-        plan.append(("endurance", "Endurance relative to the least OP", sims, {"groups": [grp[i] for i in sims]},
-                     "TBW and DWPD from the simulated WAF, each workload against its least-OP configuration."))
+        drives = {drive_key(docs[i]) for i in sims}
+        names = {k: f"drive {n + 1}" for n, k in enumerate(dict.fromkeys(drive_key(docs[i]) for i in sims))}
+        egroups = [grp[i] + (f", {names[drive_key(docs[i])]}" if len(drives) > 1 else "") for i in sims]
+        plan.append(("endurance", "Endurance relative to the least OP", sims, {"groups": egroups},
+                     "TBW and DWPD from the simulated WAF, each workload (and drive) against its least-OP "
+                     "configuration."))
         for g, members in pattern_groups(docs):
             idx = [i for i in members if i in sims]
             if idx:
@@ -335,7 +348,8 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
               _num(r["waf_model"], "{:.3f}"), _num(r["tbw_rel"], "{:.2f}x"), _num(r["dwpd_rel"], "{:.2f}x"),
               _num(r["steady_iops"]), _num(r["p99_us"])] for r in rows_data],
             [False, False] + [True] * 12))
-        parts.append("<p>TBW and DWPD relative to the least-OP simulation of the same workload. WAF model: the "
+        parts.append("<p>TBW and DWPD relative to the least-OP simulation of the same workload on the same drive. "
+                     "WAF model: the "
                      "analytic model of the GC policy at the OP garbage collection sees.</p>")
 
     # steady-state verdicts
