@@ -49,7 +49,69 @@ fn bench_writes(c: &mut Criterion, name: &str, capacity: &str, gc: &str) {
     group.finish();
 }
 
+/// An MSR Cambridge CSV trace of `n` uniform random 4 KiB writes over `span_pages` pages
+/// (a fixed LCG, so the file is the same on every machine).
+pub fn write_msr_trace(path: &std::path::Path, n: u64, span_pages: u64) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).expect("create trace"));
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    for i in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let off = ((x >> 33) % span_pages) * 4096;
+        writeln!(w, "{},hm,0,Write,{off},4096,{}", 128166372003061629u64 + i * 1000, 100 + (x & 1023)).expect("write");
+    }
+    w.flush().expect("flush");
+}
+
+/// Trace replay: parse and simulate an MSR trace of 2 M random 4 KiB writes over the whole
+/// of a 1 GiB drive at OP 28%, after a sequential fill (functional model; 8 drive writes, GC
+/// in steady state from the first); throughput is trace records/s.
+fn bench_trace(c: &mut Criterion) {
+    let n = 2_000_000u64;
+    let dir = std::env::temp_dir().join(format!("opsim-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join("msr.csv");
+    write_msr_trace(&path, n, (1u64 << 30) / 4096);
+    let toml = format!(
+        r#"
+        [drive]
+        user_capacity = "1GiB"
+        op = 0.28
+        [workload]
+        type = "trace"
+        [workload.trace]
+        path = "{}"
+        [run]
+        precondition = "fill"
+        warmup_drive_writes = 0
+        measure_drive_writes = 1000
+        "#,
+        path.display()
+    );
+    let mut group = c.benchmark_group("trace");
+    group.throughput(Throughput::Elements(n));
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(20));
+    group.bench_function("msr_replay_2M_random4k_1GiB_op28", |b| {
+        b.iter(|| {
+            let mut sim = Simulator::from_toml(&toml).expect("config");
+            let r = sim.run().expect("replay");
+            assert_eq!(r.trace.as_ref().map(|t| t.records), Some(n));
+        })
+    });
+    group.bench_function("msr_parse_2M", |b| {
+        b.iter(|| {
+            let mut r = opsim_core::trace::Reader::open(&opsim_core::trace::TraceConfig::new(path.to_str().unwrap())).unwrap();
+            while r.next_record().unwrap().is_some() {}
+            assert_eq!(r.records, n);
+        })
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn benches(c: &mut Criterion) {
+    bench_trace(c);
     bench_writes(c, "uniform4k_greedy_op7_16GiB", "16GiB", "greedy");
     if std::env::var("OPSIM_BENCH_LARGE").is_ok() {
         bench_writes(c, "uniform4k_greedy_op7_256GiB", "256GiB", "greedy");

@@ -386,6 +386,22 @@ impl Config {
         })
     }
 
+    /// Make relative trace paths relative to `base` (the config file's directory).
+    pub fn resolve_paths(&mut self, base: &std::path::Path) {
+        let fix = |w: &mut WorkloadConfig| {
+            if let Some(t) = w.trace.as_mut() {
+                let p = std::path::Path::new(&t.path);
+                if p.is_relative() {
+                    t.path = base.join(p).to_string_lossy().into_owned();
+                }
+            }
+        };
+        fix(&mut self.workload);
+        for p in &mut self.phases {
+            fix(&mut p.workload);
+        }
+    }
+
     fn from_table(table: toml::Table) -> Result<Config> {
         toml::Value::Table(table).try_into::<Config>().map_err(|e| {
             let msg = e.to_string();

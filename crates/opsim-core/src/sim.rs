@@ -1087,12 +1087,16 @@ fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: 
             }
         }
     } else {
+        let spp = f.sectors_per_page();
         while f.c.host_write_bytes < stop.write_bytes && !(limited && f.c.commands() >= stop.cmds) {
-            let op = wl.next(rng);
+            let (op, ahead) = wl.next_ahead(rng);
             if op.len == 0 {
                 break; // the end of a trace
             }
+            f.prefetch_lpn((ahead.start / spp) as u32);
             match op.kind {
+                // whole pages (most trace records): no read-modify-write bookkeeping
+                OpKind::Write if op.start % spp == 0 && op.len as u64 % spp == 0 => f.write_pages((op.start / spp) as u32, (op.len as u64 / spp) as u32, op.stream)?,
                 OpKind::Write => f.write_sectors(op.start, op.len as u64, op.stream)?,
                 OpKind::Read => f.read_sectors(op.start, op.len as u64)?,
                 OpKind::Trim => f.trim_sectors(op.start, op.len as u64)?,

@@ -190,6 +190,140 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
+/// The value of eight ASCII digits (little-endian in `chunk`), or None if any is not a digit.
+#[inline(always)]
+fn eight_digits(chunk: u64) -> Option<u64> {
+    const HI: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const ZERO: u64 = 0x3030_3030_3030_3030;
+    if chunk & HI != ZERO || (chunk.wrapping_add(0x0606_0606_0606_0606) & HI) != ZERO {
+        return None;
+    }
+    let v = chunk - ZERO;
+    let v = (v.wrapping_mul(10)).wrapping_add(v >> 8); // pairs: d0d1, d2d3, ...
+    let v = ((v & 0x0000_00FF_0000_00FF).wrapping_mul(100 + (1_000_000 << 32))
+        + ((v >> 16) & 0x0000_00FF_0000_00FF).wrapping_mul(1 + (10_000 << 32)))
+        >> 32;
+    Some(v)
+}
+
+/// A left-to-right scanner over one line: fields and numbers in a single pass.
+struct Cur<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+#[inline(always)]
+fn blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
+impl<'a> Cur<'a> {
+    fn new(s: &'a [u8]) -> Self {
+        Cur { s, i: 0 }
+    }
+
+    #[inline(always)]
+    fn skip_blanks(&mut self) {
+        while self.i < self.s.len() && blank(self.s[self.i]) {
+            self.i += 1;
+        }
+    }
+
+    /// The next field: up to `delim` (consumed; blanks around it trimmed), or the next run
+    /// of non-blanks (`None`).  Fields are short: a plain byte loop beats a vector search.
+    #[inline]
+    fn field(&mut self, delim: Option<u8>) -> Option<&'a [u8]> {
+        let s = self.s;
+        match delim {
+            Some(d) => {
+                if self.i > s.len() {
+                    return None;
+                }
+                let st = self.i;
+                let mut end = st;
+                while end < s.len() && s[end] != d {
+                    end += 1;
+                }
+                self.i = end + 1;
+                let f = &s[st..end];
+                Some(if f.first().is_some_and(|&c| blank(c) || c == b'"') || f.last().is_some_and(|&c| blank(c) || c == b'"') { trim(f) } else { f })
+            }
+            None => {
+                self.skip_blanks();
+                if self.i >= s.len() {
+                    return None;
+                }
+                let st = self.i;
+                while self.i < s.len() && !blank(s[self.i]) {
+                    self.i += 1;
+                }
+                Some(&s[st..self.i])
+            }
+        }
+    }
+
+    fn need(&mut self, delim: Option<u8>, what: &str) -> std::result::Result<&'a [u8], String> {
+        self.field(delim).ok_or_else(|| format!("missing field: {what}"))
+    }
+
+    /// An unsigned integer field; on failure the error quotes the whole field.
+    #[inline]
+    fn uint(&mut self, delim: Option<u8>, what: &str) -> std::result::Result<u64, String> {
+        let s = self.s;
+        let save = self.i;
+        self.skip_blanks();
+        let st = self.i;
+        let mut i = st;
+        let mut v: u64 = 0;
+        // eight digits at a time (SWAR), then one at a time
+        while i + 8 <= s.len() {
+            let chunk = u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
+            let Some(x) = eight_digits(chunk) else { break };
+            v = v.wrapping_mul(100_000_000).wrapping_add(x);
+            i += 8;
+        }
+        while i < s.len() {
+            let d = s[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
+            i += 1;
+        }
+        let digits = i - st;
+        while i < s.len() && blank(s[i]) && delim.is_some() {
+            i += 1;
+        }
+        let end_ok = i == s.len() || match delim {
+            Some(d) => s[i] == d,
+            None => blank(s[i]),
+        };
+        if digits == 0 || !end_ok || (digits >= 20 && uint(&s[st..st + digits]).is_none()) {
+            self.i = save;
+            return Err(self.not_uint(delim, what));
+        }
+        self.i = if delim.is_some() && i < s.len() { i + 1 } else { i };
+        Ok(v)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_uint(&mut self, delim: Option<u8>, what: &str) -> String {
+        let f = self.field(delim).unwrap_or(b"");
+        if f.is_empty() {
+            format!("missing field: {what}")
+        } else {
+            format!("{what} \"{}\" is not a non-negative integer", text(f))
+        }
+    }
+
+    /// A decimal time field in `unit_ns` units, as whole nanoseconds.
+    fn time(&mut self, delim: Option<u8>, unit_ns: u64, what: &str) -> std::result::Result<u64, String> {
+        let f = self.need(delim, what)?;
+        decimal_ns(f, unit_ns).ok_or_else(|| format!("{what} \"{}\" is not a valid time", text(f)))
+    }
+}
+
 fn fields(s: &[u8], delim: Option<u8>) -> Fields<'_> {
     Fields { s, pos: 0, delim }
 }
@@ -380,10 +514,6 @@ fn letter_op(s: &[u8]) -> Option<OpKind> {
     }
 }
 
-fn need<'a>(f: &mut impl Iterator<Item = &'a [u8]>, what: &str) -> std::result::Result<&'a [u8], String> {
-    f.next().ok_or_else(|| format!("missing field: {what}"))
-}
-
 fn num(s: &[u8], what: &str) -> std::result::Result<u64, String> {
     uint(s).ok_or_else(|| format!("{what} \"{}\" is not a non-negative integer", text(s)))
 }
@@ -402,50 +532,51 @@ impl Parser {
         let rec = |t: u64, kind: OpKind, offset: u64, len: u64| Ok(Some((t, Record { t_ns: 0, kind, offset, len })));
         match self {
             Parser::Msr => {
-                let mut f = fields(line, Some(b','));
-                let ts = need(&mut f, "Timestamp")?;
-                if uint(ts).is_none() && ts.eq_ignore_ascii_case(b"Timestamp") {
-                    return Ok(None); // header
-                }
-                let t = scaled(num(ts, "Timestamp")?, 100, "Timestamp")?;
-                let host = need(&mut f, "Hostname")?;
-                let disk = need(&mut f, "DiskNumber")?;
+                const C: Option<u8> = Some(b',');
+                let mut f = Cur::new(line);
+                let t = match f.uint(C, "Timestamp") {
+                    Ok(v) => scaled(v, 100, "Timestamp")?,
+                    Err(_) if line.starts_with(b"Timestamp") => return Ok(None), // header
+                    Err(e) => return Err(e),
+                };
+                let host = f.need(C, "Hostname")?;
+                let disk = f.need(C, "DiskNumber")?;
                 if let Some(d) = dev {
-                    let joined = [host, b"_", disk].concat();
-                    if d != disk && d != joined.as_slice() {
+                    let joined = d.len() == host.len() + 1 + disk.len() && d.starts_with(host) && d.ends_with(disk) && d[host.len()] == b'_';
+                    if d != disk && !joined {
                         return Ok(None);
                     }
                 }
-                let ty = need(&mut f, "Type")?;
+                let ty = f.need(C, "Type")?;
                 let kind = match ty {
-                    _ if ty.eq_ignore_ascii_case(b"Read") => OpKind::Read,
-                    _ if ty.eq_ignore_ascii_case(b"Write") => OpKind::Write,
+                    b"Write" | b"write" => OpKind::Write,
+                    b"Read" | b"read" => OpKind::Read,
                     _ => return Err(format!("Type \"{}\" is not Read or Write", text(ty))),
                 };
-                let off = num(need(&mut f, "Offset")?, "Offset")?;
-                let len = num(need(&mut f, "Size")?, "Size")?;
+                let off = f.uint(C, "Offset")?;
+                let len = f.uint(C, "Size")?;
                 rec(t, kind, off, len)
             }
             Parser::Blkparse { action } => {
-                let mut f = fields(line, None);
-                let Some(devf) = f.next() else { return Ok(None) };
+                let mut f = Cur::new(line);
+                let Some(devf) = f.field(None) else { return Ok(None) };
                 // event lines start with "maj,min"; summaries and headers do not
                 let Some(comma) = devf.iter().position(|&c| c == b',') else { return Ok(None) };
                 if uint(&devf[..comma]).is_none() || uint(&devf[comma + 1..]).is_none() {
                     return Ok(None);
                 }
-                let _cpu = need(&mut f, "cpu")?;
-                let _seq = need(&mut f, "sequence")?;
-                let t = time_of(need(&mut f, "time")?, 1_000_000_000, "time")?;
-                let _pid = need(&mut f, "pid")?;
-                let act = need(&mut f, "action")?;
+                f.need(None, "cpu")?;
+                f.need(None, "sequence")?;
+                let t = f.time(None, 1_000_000_000, "time")?;
+                f.need(None, "pid")?;
+                let act = f.need(None, "action")?;
                 if act.len() != 1 || act[0] != *action {
                     return Ok(None);
                 }
                 if dev.is_some_and(|d| d != devf) {
                     return Ok(None);
                 }
-                let rwbs = need(&mut f, "RWBS")?;
+                let rwbs = f.need(None, "RWBS")?;
                 let kind = if rwbs.contains(&b'D') {
                     OpKind::Trim
                 } else if rwbs.contains(&b'W') {
@@ -455,36 +586,31 @@ impl Parser {
                 } else {
                     return Ok(None); // flush or no data
                 };
-                let Some(sec) = f.next() else { return Ok(None) };
-                if sec.first() == Some(&b'[') {
-                    return Ok(None); // a flush without a range
+                f.skip_blanks();
+                if f.i >= line.len() || line[f.i] == b'[' {
+                    return Ok(None); // no range (a flush)
                 }
-                let sector = num(sec, "sector")?;
-                if need(&mut f, "+")? != b"+" {
+                let sector = f.uint(None, "sector")?;
+                if f.need(None, "+")? != b"+" {
                     return Err("expected \"sector + blocks\"".into());
                 }
-                let n = num(need(&mut f, "blocks")?, "blocks")?;
+                let n = f.uint(None, "blocks")?;
                 if n == 0 {
                     return Ok(None);
                 }
                 rec(t, kind, scaled(sector, 512, "sector")?, scaled(n, 512, "blocks")?)
             }
             Parser::Fio { version, clock_ns } => {
-                let mut f = fields(line, None);
-                let t = if *version == 3 {
-                    let ts = need(&mut f, "timestamp")?;
-                    time_of(ts, 1_000, "timestamp")?
-                } else {
-                    *clock_ns
-                };
-                let file = need(&mut f, "file name")?;
-                let act = need(&mut f, "action")?;
+                let mut f = Cur::new(line);
+                let t = if *version == 3 { f.time(None, 1_000, "timestamp")? } else { *clock_ns };
+                let file = f.need(None, "file name")?;
+                let act = f.need(None, "action")?;
                 let kind = match act {
                     b"read" => OpKind::Read,
                     b"write" => OpKind::Write,
                     b"trim" => OpKind::Trim,
                     b"wait" if *version == 2 => {
-                        let ms = num(need(&mut f, "wait time")?, "wait time")?;
+                        let ms = f.uint(None, "wait time")?;
                         *clock_ns = (*clock_ns).max(scaled(ms, 1_000_000, "wait time")?);
                         return Ok(None);
                     }
@@ -494,43 +620,45 @@ impl Parser {
                 if dev.is_some_and(|d| d != file) {
                     return Ok(None);
                 }
-                let off = num(need(&mut f, "offset")?, "offset")?;
-                let len = num(need(&mut f, "length")?, "length")?;
+                let off = f.uint(None, "offset")?;
+                let len = f.uint(None, "length")?;
                 rec(t, kind, off, len)
             }
             Parser::Ascii { unit_ns } => {
-                let mut f = fields(line, None);
-                let Some(ts) = f.next() else { return Ok(None) };
-                let t = time_of(ts, *unit_ns, "time")?;
-                let d = need(&mut f, "device")?;
+                let mut f = Cur::new(line);
+                let t = f.time(None, *unit_ns, "time")?;
+                let d = f.need(None, "device")?;
                 if dev.is_some_and(|x| x != d) {
                     return Ok(None);
                 }
-                let blk = num(need(&mut f, "block")?, "block")?;
-                let n = num(need(&mut f, "size")?, "size")?;
-                let flags = num(need(&mut f, "flags")?, "flags")?;
+                let blk = f.uint(None, "block")?;
+                let n = f.uint(None, "size")?;
+                let flags = f.uint(None, "flags")?;
                 let kind = if flags & 1 == 1 { OpKind::Read } else { OpKind::Write };
                 rec(t, kind, scaled(blk, 512, "block")?, scaled(n, 512, "size")?)
             }
             Parser::Spc => {
-                let mut f = fields(line, Some(b','));
-                let asu = need(&mut f, "ASU")?;
-                if uint(asu).is_none() && asu.eq_ignore_ascii_case(b"ASU") {
-                    return Ok(None);
+                const C: Option<u8> = Some(b',');
+                let mut f = Cur::new(line);
+                let asu = f.need(C, "ASU")?;
+                if uint(asu).is_none() {
+                    if asu.eq_ignore_ascii_case(b"ASU") {
+                        return Ok(None); // header
+                    }
+                    return Err(format!("ASU \"{}\" is not a non-negative integer", text(asu)));
                 }
-                num(asu, "ASU")?;
                 if dev.is_some_and(|d| d != asu) {
                     return Ok(None);
                 }
-                let lba = num(need(&mut f, "LBA")?, "LBA")?;
-                let size = num(need(&mut f, "Size")?, "Size")?;
-                let opc = need(&mut f, "Opcode")?;
+                let lba = f.uint(C, "LBA")?;
+                let size = f.uint(C, "Size")?;
+                let opc = f.need(C, "Opcode")?;
                 let kind = match opc {
                     b"r" | b"R" => OpKind::Read,
                     b"w" | b"W" => OpKind::Write,
                     _ => return Err(format!("Opcode \"{}\" is not r or w", text(opc))),
                 };
-                let t = time_of(need(&mut f, "Timestamp")?, 1_000_000_000, "Timestamp")?;
+                let t = f.time(C, 1_000_000_000, "Timestamp")?;
                 rec(t, kind, scaled(lba, 512, "LBA")?, size)
             }
             Parser::Columns(c) => {
@@ -756,45 +884,48 @@ impl Reader {
     /// The next request, or None at the end of the file.
     pub fn next_record(&mut self) -> Result<Option<Record>> {
         loop {
-            self.buf.clear();
-            let n = match self.src.read_until(b'\n', &mut self.buf) {
-                Ok(n) => n,
-                Err(e) => {
-                    return Err(trace_err(
-                        &self.cfg.path,
-                        self.line + 1,
-                        format!("cannot read ({}): {e}", if self.compression == "none" { "I/O error" } else { "truncated or corrupt compressed data" }),
-                    ))
+            // One line, parsed in place in the read buffer when it holds the whole line.
+            let (outcome, used) = {
+                let avail = match self.src.fill_buf() {
+                    Ok(b) => b,
+                    Err(e) => return Err(self.read_error(e)),
+                };
+                if avail.is_empty() {
+                    if self.buf.is_empty() {
+                        return Ok(None);
+                    }
+                    // a last line without a newline
+                    let line = std::mem::take(&mut self.buf);
+                    self.line += 1;
+                    let o = classify(&line, &mut self.parser, self.device.as_deref(), self.line <= self.cfg.skip_lines);
+                    (o, 0)
+                } else {
+                    match memchr::memchr(b'\n', avail) {
+                        Some(k) if self.buf.is_empty() => {
+                            self.line += 1;
+                            (classify(&avail[..k], &mut self.parser, self.device.as_deref(), self.line <= self.cfg.skip_lines), k + 1)
+                        }
+                        Some(k) => {
+                            self.buf.extend_from_slice(&avail[..k]);
+                            self.line += 1;
+                            let line = std::mem::take(&mut self.buf);
+                            let o = classify(&line, &mut self.parser, self.device.as_deref(), self.line <= self.cfg.skip_lines);
+                            self.buf = line;
+                            self.buf.clear();
+                            (o, k + 1)
+                        }
+                        None => {
+                            let n = avail.len();
+                            self.buf.extend_from_slice(avail);
+                            self.src.consume(n);
+                            continue;
+                        }
+                    }
                 }
             };
-            if n == 0 {
-                return Ok(None);
-            }
-            self.line += 1;
-            if self.line <= self.cfg.skip_lines {
-                continue;
-            }
-            let line = strip_eol(&self.buf);
-            let first = line.iter().position(|&c| c != b' ' && c != b'\t');
-            let Some(first) = first else { continue };
-            if line[first] == b'#' {
-                continue;
-            }
-            if let Parser::Fio { version, .. } = &mut self.parser {
-                if *version == 0 {
-                    if line.starts_with(b"fio version 2 iolog") {
-                        *version = 2;
-                    } else if line.starts_with(b"fio version 3 iolog") {
-                        *version = 3;
-                    } else {
-                        return Err(trace_err(&self.cfg.path, self.line, "not a fio iolog: the first line must be \"fio version 2 iolog\" or \"fio version 3 iolog\""));
-                    }
-                    continue;
-                }
-            }
-            let len = line.len();
-            match self.parser.parse(&self.buf[..len], self.device.as_deref()) {
-                Ok(Some((ts, mut r))) => {
+            self.src.consume(used);
+            match outcome {
+                Outcome::Record(ts, mut r) => {
                     if r.len == 0 {
                         self.bad("request of size 0".into())?;
                         continue;
@@ -808,13 +939,58 @@ impl Reader {
                     self.records += 1;
                     return Ok(Some(r));
                 }
-                Ok(None) => {
-                    self.other_lines += 1;
-                    continue;
-                }
-                Err(msg) => self.bad(msg)?,
+                Outcome::Skip => {}
+                Outcome::Other => self.other_lines += 1,
+                Outcome::Bad(msg) => self.bad(msg)?,
+                Outcome::Fatal(msg) => return Err(trace_err(&self.cfg.path, self.line, msg)),
             }
         }
+    }
+
+    fn read_error(&self, e: std::io::Error) -> Error {
+        let what = if self.compression == "none" { "I/O error" } else { "truncated or corrupt compressed data" };
+        trace_err(&self.cfg.path, self.line + 1, format!("cannot read ({what}): {e}"))
+    }
+}
+
+enum Outcome {
+    Record(u64, Record),
+    /// A blank line, a comment, a header line skipped by `skip_lines`, the iolog header.
+    Skip,
+    /// A line that is not a request of interest (another action, device, file action).
+    Other,
+    Bad(String),
+    Fatal(String),
+}
+
+/// What one line holds.
+#[inline]
+fn classify(raw: &[u8], parser: &mut Parser, dev: Option<&[u8]>, header: bool) -> Outcome {
+    if header {
+        return Outcome::Skip;
+    }
+    let line = strip_eol(raw);
+    let Some(first) = line.iter().position(|&c| !blank(c)) else { return Outcome::Skip };
+    if line[first] == b'#' {
+        return Outcome::Skip;
+    }
+    if let Parser::Fio { version, .. } = parser {
+        if *version == 0 {
+            return if line.starts_with(b"fio version 2 iolog") {
+                *version = 2;
+                Outcome::Skip
+            } else if line.starts_with(b"fio version 3 iolog") {
+                *version = 3;
+                Outcome::Skip
+            } else {
+                Outcome::Fatal("not a fio iolog: the first line must be \"fio version 2 iolog\" or \"fio version 3 iolog\"".into())
+            };
+        }
+    }
+    match parser.parse(line, dev) {
+        Ok(Some((ts, r))) => Outcome::Record(ts, r),
+        Ok(None) => Outcome::Other,
+        Err(m) => Outcome::Bad(m),
     }
 }
 
@@ -1034,6 +1210,26 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
     Ok(n)
 }
 
+/// [`write_fio_iolog`] into `out_path`, atomically: a temporary file in the same
+/// directory is renamed into place, so a failed conversion leaves nothing behind.
+pub fn convert_to_file(cfg: &TraceConfig, out_path: &str, version: u8, target: &str) -> Result<u64> {
+    let out = std::path::Path::new(out_path);
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let name = out.file_name().ok_or_else(|| Error::config("output", format!("{out_path} is not a file path")))?;
+    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let io = |e: std::io::Error| Error::config("output", format!("cannot write {out_path}: {e}"));
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    let res = write_fio_iolog(cfg, &mut f, version, target).and_then(|n| {
+        f.sync_all().map_err(io)?;
+        std::fs::rename(&tmp, out).map_err(io)?;
+        Ok(n)
+    });
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1053,6 +1249,23 @@ mod tests {
             v.push(x);
         }
         Ok(v)
+    }
+
+    #[test]
+    fn swar_digits() {
+        for s in ["00000000", "12345678", "99999999", "00000042"] {
+            let c = u64::from_le_bytes(s.as_bytes().try_into().unwrap());
+            assert_eq!(eight_digits(c), Some(s.parse().unwrap()), "{s}");
+        }
+        for s in ["1234567a", "/2345678", ":2345678", "1234 678"] {
+            assert_eq!(eight_digits(u64::from_le_bytes(s.as_bytes().try_into().unwrap())), None, "{s}");
+        }
+        let mut c = Cur::new(b"18446744073709551615,12345678901234567,7");
+        assert_eq!(c.uint(Some(b','), "a"), Ok(u64::MAX));
+        assert_eq!(c.uint(Some(b','), "b"), Ok(12345678901234567));
+        assert_eq!(c.uint(Some(b','), "c"), Ok(7));
+        assert!(Cur::new(b"18446744073709551616").uint(None, "x").is_err());
+        assert!(Cur::new(b"12x4").uint(None, "x").unwrap_err().contains("\"12x4\""));
     }
 
     #[test]

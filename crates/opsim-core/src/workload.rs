@@ -186,6 +186,7 @@ pub struct TraceFeed {
     last_t: u64,
     pass_writes: u64,
     pub passes: u64,
+    ended: bool,
 }
 
 impl std::fmt::Debug for TraceFeed {
@@ -209,6 +210,7 @@ impl TraceFeed {
             last_t: 0,
             pass_writes: 0,
             passes: 0,
+            ended: false,
         })
     }
 
@@ -218,6 +220,17 @@ impl TraceFeed {
 
     /// The next request in sectors, or None at the end of a trace that does not repeat.
     pub fn next_op(&mut self) -> Result<Option<Op>> {
+        if self.ended {
+            return Ok(None);
+        }
+        let r = self.next_op_inner();
+        if !matches!(r, Ok(Some(_))) {
+            self.ended = true;
+        }
+        r
+    }
+
+    fn next_op_inner(&mut self) -> Result<Option<Op>> {
         let rec = match self.reader.next_record()? {
             Some(r) => r,
             None => {
@@ -310,7 +323,8 @@ pub struct Workload {
     ring_pos: usize,
     /// A finite stream (trace) has ended.
     pub exhausted: bool,
-    /// An error met while generating (trace read errors); the run stops and reports it.
+    /// An error met while generating (trace read errors); the run stops at the end marker
+    /// that follows it and reports it.
     pub error: Option<Error>,
 }
 
@@ -332,6 +346,9 @@ impl Workload {
         let fresh = self.generate(rng);
         self.ring[self.ring_pos] = fresh;
         self.ring_pos = (self.ring_pos + 1) % AHEAD;
+        if op.len == 0 {
+            self.exhausted = true;
+        }
         (op, fresh)
     }
 
@@ -348,13 +365,18 @@ impl Workload {
     /// The next command (consumes any commands generated ahead first).
     #[inline(always)]
     pub fn next(&mut self, rng: &mut Rng) -> Op {
-        if self.ring_len > 0 {
+        let op = if self.ring_len > 0 {
             let op = self.ring[self.ring_pos];
             self.ring_pos = (self.ring_pos + 1) % AHEAD;
             self.ring_len -= 1;
-            return op;
+            op
+        } else {
+            self.generate(rng)
+        };
+        if op.len == 0 {
+            self.exhausted = true;
         }
-        self.generate(rng)
+        op
     }
 
     /// True when the stream can end (so loops must check for the end marker).
@@ -441,18 +463,15 @@ impl Workload {
                 }
             }
             Pattern::Trace(t) => {
+                // the end marker (len 0) sets `exhausted` when it is consumed
                 return match t.next_op() {
                     Ok(Some(op)) => op,
-                    Ok(None) => {
-                        self.exhausted = true;
-                        NO_OP
-                    }
+                    Ok(None) => NO_OP,
                     Err(e) => {
-                        self.error = Some(e);
-                        self.exhausted = true;
+                        self.error.get_or_insert(e);
                         NO_OP
                     }
-                }
+                };
             }
         };
         Op { kind, start, len, stream, t_ns: 0 }

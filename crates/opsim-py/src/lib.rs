@@ -59,13 +59,17 @@ fn parse_config(text: &str, format: &str) -> opsim_core::Result<Config> {
     }
 }
 
-/// Run a whole simulation; returns the result as JSON text.
+/// Run a whole simulation; returns the result as JSON text.  Relative trace paths are
+/// taken relative to `base_dir` when given (the config file's directory).
 #[pyfunction]
-#[pyo3(signature = (config, format = "json"))]
-fn simulate(py: Python<'_>, config: String, format: &str) -> PyResult<String> {
+#[pyo3(signature = (config, format = "json", base_dir = None))]
+fn simulate(py: Python<'_>, config: String, format: &str, base_dir: Option<String>) -> PyResult<String> {
     let format = format.to_owned();
     guarded(py, move || {
-        let cfg = parse_config(&config, &format)?;
+        let mut cfg = parse_config(&config, &format)?;
+        if let Some(b) = base_dir {
+            cfg.resolve_paths(std::path::Path::new(&b));
+        }
         let mut sim = Simulator::new(cfg)?;
         to_json(&sim.run()?)
     })
@@ -226,6 +230,28 @@ impl PySimulator {
     }
 }
 
+fn trace_config(json: &str) -> opsim_core::Result<opsim_core::trace::TraceConfig> {
+    serde_json::from_str(json).map_err(|e| {
+        let msg = e.to_string();
+        let key = msg.split('`').nth(1).filter(|_| msg.contains("unknown field")).map(|k| format!("trace.{k}"));
+        Error::config(key.as_deref().unwrap_or("trace"), format!("invalid trace options: {msg}"))
+    })
+}
+
+/// Summarise a block trace (streaming); `trace` is the JSON of a `[workload.trace]` table.
+#[pyfunction]
+fn trace_info(py: Python<'_>, trace: String) -> PyResult<String> {
+    guarded(py, move || to_json(&opsim_core::trace::info(&trace_config(&trace)?)?))
+}
+
+/// Write a block trace as a fio iolog (version 2 or 3) replaying on `target`, atomically.
+/// Returns the number of requests written.
+#[pyfunction]
+#[pyo3(signature = (trace, out, version = 3, target = String::from("/dev/sdX")))]
+fn trace_convert(py: Python<'_>, trace: String, out: String, version: u8, target: String) -> PyResult<u64> {
+    guarded(py, move || opsim_core::trace::convert_to_file(&trace_config(&trace)?, &out, version, &target))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -233,6 +259,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(steady_state, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_class::<PySimulator>()?;
     Ok(())
 }

@@ -264,6 +264,9 @@ impl<P: Policy> Ftl<P> {
     pub fn pages_per_block(&self) -> u32 {
         self.ppb
     }
+    pub fn sectors_per_page(&self) -> u64 {
+        self.sectors_per_page
+    }
     pub fn page_size(&self) -> u64 {
         self.page_size
     }

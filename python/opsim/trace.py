@@ -1,0 +1,46 @@
+"""Block traces: summaries and conversion to fio iologs (the readers live in the Rust core).
+
+    >>> import opsim.trace as T
+    >>> T.info("hm_0.csv.gz", device="0")["write"]["ios"]
+    >>> T.convert("hm_0.csv.gz", "hm_0.iolog", target="/dev/nvme0n1")   # fio --read_iolog=
+
+The options are those of a ``[workload.trace]`` table in a simulation config
+(docs/workloads.md): ``format`` (auto, msr, blkparse, fio-iolog, disksim, mqsim, spc, columns),
+``device``, ``skip_bad``, ``columns``, ``delimiter``, ``skip_lines``, ``action``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .errors import TraceError
+
+FORMATS = ("auto", "msr", "blkparse", "fio-iolog", "disksim", "mqsim", "spc", "columns")
+
+
+def options(path, **opts) -> dict:
+    """The ``[workload.trace]`` table for ``path`` and the given options (None values dropped)."""
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise TraceError(f"{p}: no such file", key=p)
+    d = {"path": p}
+    d.update({k: v for k, v in opts.items() if v is not None})
+    return d
+
+
+def info(path, **opts) -> dict:
+    """Read the whole trace (streaming) and summarise it: requests, bytes and split by kind,
+    footprint, span, duration, the most frequent sizes, lines skipped."""
+    from .sim import _core
+
+    return json.loads(_core().trace_info(json.dumps(options(path, **opts))))
+
+
+def convert(path, out, version: int = 3, target: str = "/dev/sdX", **opts) -> int:
+    """Write the trace as a fio iolog (version 3: times in microseconds; version 2: ``wait``
+    lines in milliseconds) replaying on ``target``; returns the number of requests written.
+    The output appears atomically (nothing is left behind on error)."""
+    from .sim import _core
+
+    return _core().trace_convert(json.dumps(options(path, **opts)), os.fspath(out), int(version), str(target))
