@@ -91,11 +91,15 @@ def configs(args) -> list[tuple[int, str, dict]]:
     return out
 
 
-def _progress_bar(total: int, desc: str, enabled: bool):
+def _progress_bar(total: int, desc: str, enabled: bool, unit: str = "run"):
+    import shutil
+
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="run", file=sys.stderr, disable=not enabled, leave=True,
-                dynamic_ncols=True)
+    # a terminal that reports no size (a bare pty) would get no bar: tqdm hides bars below its last row
+    size = shutil.get_terminal_size((80, 24))
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not enabled, leave=True,
+                ncols=min(size.columns or 80, 100), nrows=size.lines or 24)
 
 
 def simulate_all(cfgs, jobs: int, bar) -> dict:
@@ -252,7 +256,7 @@ def run(args) -> Output:
         ],
         "op_table": op_table,
     }
-    rbar = _progress_bar(len(report.figure_plan(docs, labels)), "report", show)
+    rbar = _progress_bar(len(report.figure_plan(docs, labels)), "report", show, unit="figure")
     try:
         summary = report.write(args.output, docs, labels,
                                title="opsim demo: over-provisioning study of a 256 GB-class SSD",
