@@ -772,6 +772,120 @@ mod tests {
         }
     }
 
+    /// Counts within `k` binomial standard deviations of `p * n`.
+    fn within(count: u64, n: u64, p: f64, k: f64) -> bool {
+        let sd = (n as f64 * p * (1.0 - p)).sqrt();
+        (count as f64 - n as f64 * p).abs() <= k * sd.max(1.0)
+    }
+
+    #[test]
+    fn jesd219_sizes_and_zones_match_the_definition() {
+        let w = WorkloadConfig { kind: WorkloadType::Jesd219, ..Default::default() };
+        let sectors = 1u64 << 24; // 8 GiB
+        let mut wl = build(&w, WorkloadType::Jesd219, sectors, 512, 4096, 1, None).unwrap();
+        assert!(!wl.pages);
+        let mut rng = Rng::new(11);
+        let n = 1_000_000u64;
+        let mut sizes = std::collections::BTreeMap::new();
+        let mut zones = [0u64; 3];
+        let bounds = [(sectors as f64 * 0.05) as u64, (sectors as f64 * 0.20) as u64, sectors];
+        for _ in 0..n {
+            let op = wl.next(&mut rng);
+            *sizes.entry(op.len as u64 * 512).or_insert(0u64) += 1;
+            assert!(op.start + op.len as u64 <= sectors);
+            if op.len >= 8 {
+                assert_eq!(op.start % 8, 0, "transfers of 4 KiB and up are 4 KiB-aligned");
+            }
+            zones[bounds.iter().position(|&b| op.start < b).unwrap()] += 1;
+        }
+        let total: f64 = JESD219_SIZES.iter().map(|s| s.1).sum();
+        assert!((total - 100.0).abs() < 1e-9);
+        for (bytes, pct) in JESD219_SIZES {
+            let c = sizes.get(&bytes).copied().unwrap_or(0);
+            assert!(within(c, n, pct / 100.0, 5.0), "{bytes} B: {c} of {n}, expected {pct}%");
+        }
+        assert_eq!(sizes.len(), JESD219_SIZES.len());
+        for (i, (_, p)) in JESD219_ZONES.iter().enumerate() {
+            assert!(within(zones[i], n, *p, 5.0), "zone {i}: {} of {n}, expected {p}", zones[i]);
+        }
+    }
+
+    #[test]
+    fn jesd219_with_a_request_size_keeps_only_the_zones() {
+        let w = WorkloadConfig { kind: WorkloadType::Jesd219, request_size: Some(crate::units::ByteSize(4096)), ..Default::default() };
+        let wl = build(&w, WorkloadType::Jesd219, 1 << 20, 512, 4096, 1, None).unwrap();
+        assert!(wl.pages && wl.len == 1);
+    }
+
+    #[test]
+    fn sk_hynix_alternates_sequential_and_random_over_the_filled_area() {
+        let mb = |m: u64| Some(crate::units::ByteSize(m << 20));
+        let w = WorkloadConfig {
+            kind: WorkloadType::SkHynix,
+            sequential_chunk: mb(8),
+            random_chunk: mb(2),
+            sequential_request_size: Some(crate::units::ByteSize(128 << 10)),
+            ..Default::default()
+        };
+        let pages = 64u64 << 20 >> 12; // 64 MiB drive
+        let mut wl = build(&w, WorkloadType::SkHynix, pages * 8, 512, 4096, 1, None).unwrap();
+        let mut rng = Rng::new(3);
+        let mut cursor = 0;
+        for cycle in 0..10u64 {
+            // 8 MiB sequential in 128 KiB requests, continuing where the last cycle stopped
+            for _ in 0..64 {
+                let op = wl.next(&mut rng);
+                assert_eq!((op.start, op.len), (cursor, 32), "cycle {cycle}");
+                cursor = (cursor + 32) % pages;
+            }
+            let filled = ((cycle + 1) * 2048).min(pages);
+            // 2 MiB random 4 KiB writes inside the part written so far
+            for _ in 0..512 {
+                let op = wl.next(&mut rng);
+                assert_eq!(op.len, 1);
+                assert!(op.start < filled, "cycle {cycle}: {} >= {filled}", op.start);
+            }
+        }
+    }
+
+    #[test]
+    fn sequential_streams_and_stride() {
+        let w = WorkloadConfig {
+            kind: WorkloadType::Sequential,
+            sequential_streams: Some(2),
+            stride: Some(crate::units::ByteSize(8192)),
+            ..Default::default()
+        };
+        let mut wl = build(&w, WorkloadType::Sequential, 1024 * 8, 512, 4096, 1, None).unwrap();
+        let mut rng = Rng::new(1);
+        let starts: Vec<u64> = (0..6).map(|_| wl.next(&mut rng).start).collect();
+        assert_eq!(starts, vec![0, 512, 2, 514, 4, 516]);
+    }
+
+    #[test]
+    fn trim_and_read_mix() {
+        let w = WorkloadConfig {
+            read_fraction: crate::units::Fraction(0.3),
+            trim_fraction: crate::units::Fraction(0.1),
+            ..Default::default()
+        };
+        let mut wl = build(&w, WorkloadType::Uniform, 1 << 20, 512, 4096, 1, None).unwrap();
+        let mut rng = Rng::new(9);
+        let n = 200_000;
+        let (mut r, mut t) = (0, 0);
+        for _ in 0..n {
+            match wl.next(&mut rng).kind {
+                OpKind::Read => r += 1,
+                OpKind::Trim => t += 1,
+                OpKind::Write => {}
+            }
+        }
+        assert!(within(r, n, 0.3, 5.0) && within(t, n, 0.1, 5.0), "{r} {t}");
+        let bad = WorkloadConfig { read_fraction: crate::units::Fraction(0.6), trim_fraction: crate::units::Fraction(0.4), ..Default::default() };
+        let e = build(&bad, WorkloadType::Uniform, 1 << 20, 512, 4096, 1, None).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("workload.trim_fraction"));
+    }
+
     #[test]
     fn uniform_stays_in_span() {
         let w = WorkloadConfig { span: crate::units::Fraction(0.5), ..Default::default() };
