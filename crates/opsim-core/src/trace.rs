@@ -730,6 +730,7 @@ fn open_source(path: &str) -> Result<(Box<dyn BufRead + Send>, &'static str)> {
 fn detect(path: &str) -> Result<TraceFormat> {
     let (mut src, _) = open_source(path)?;
     let mut buf = Vec::new();
+    let mut seen = false;
     for _ in 0..20 {
         buf.clear();
         let n = src.read_until(b'\n', &mut buf).map_err(|e| trace_err(path, 0, format!("cannot read: {e}")))?;
@@ -740,6 +741,7 @@ fn detect(path: &str) -> Result<TraceFormat> {
         if line.is_empty() || line[0] == b'#' {
             continue;
         }
+        seen = true;
         if line.starts_with(b"fio version 2 iolog") || line.starts_with(b"fio version 3 iolog") {
             return Ok(TraceFormat::FioIolog);
         }
@@ -758,6 +760,9 @@ fn detect(path: &str) -> Result<TraceFormat> {
                 }
             }
         }
+    }
+    if !seen {
+        return Err(trace_err(path, 0, "holds no requests (the file is empty)"));
     }
     Err(trace_err(
         path,
@@ -1195,7 +1200,7 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
         } else {
             let ms = x.t_ns / 1_000_000;
             if ms > last_ms {
-                writeln!(w, "{target} wait {ms}").map_err(io)?;
+                writeln!(w, "{target} wait {ms} 0").map_err(io)?; // fio reads 4 fields
                 last_ms = ms;
             }
             writeln!(w, "{target} {act} {} {}", x.offset, x.len).map_err(io)?;
@@ -1208,6 +1213,25 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
     pre(&mut w, last_us, "close").map_err(io)?;
     w.flush().map_err(io)?;
     Ok(n)
+}
+
+/// The first `n` requests as (time ns, kind, byte offset, bytes).
+pub fn head(cfg: &TraceConfig, n: usize) -> Result<Vec<(u64, &'static str, u64, u64)>> {
+    let mut r = Reader::open(cfg)?;
+    let mut v = Vec::new();
+    while v.len() < n {
+        let Some(x) = r.next_record()? else { break };
+        let k = match x.kind {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Trim => "trim",
+        };
+        v.push((x.t_ns, k, x.offset, x.len));
+    }
+    if r.records == 0 {
+        return Err(empty_error(&r));
+    }
+    Ok(v)
 }
 
 /// [`write_fio_iolog`] into `out_path`, atomically: a temporary file in the same
