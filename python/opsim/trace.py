@@ -37,6 +37,23 @@ def info(path, **opts) -> dict:
     return json.loads(_core().trace_info(json.dumps(options(path, **opts))))
 
 
+def head(path, n: int = 10, **opts) -> list[tuple[int, str, int, int]]:
+    """The first ``n`` requests: (time in ns from the first request, kind, byte offset, bytes)."""
+    from .sim import _core
+
+    return [tuple(r) for r in json.loads(_core().trace_head(json.dumps(options(path, **opts)), int(n)))]
+
+
+def frame(path, n: int = 1_000_000, **opts):
+    """The first ``n`` requests as a pandas DataFrame (t_s, kind, offset, bytes)."""
+    import pandas as pd
+
+    rows = head(path, n, **opts)
+    df = pd.DataFrame(rows, columns=["t_ns", "kind", "offset", "bytes"])
+    df.insert(0, "t_s", df.pop("t_ns") / 1e9)
+    return df
+
+
 def convert(path, out, version: int = 3, target: str = "/dev/sdX", **opts) -> int:
     """Write the trace as a fio iolog (version 3: times in microseconds; version 2: ``wait``
     lines in milliseconds) replaying on ``target``; returns the number of requests written.

@@ -244,6 +244,12 @@ fn trace_info(py: Python<'_>, trace: String) -> PyResult<String> {
     guarded(py, move || to_json(&opsim_core::trace::info(&trace_config(&trace)?)?))
 }
 
+/// The first `n` requests of a trace: JSON [[time_ns, kind, offset, bytes], ...].
+#[pyfunction]
+fn trace_head(py: Python<'_>, trace: String, n: usize) -> PyResult<String> {
+    guarded(py, move || to_json(&opsim_core::trace::head(&trace_config(&trace)?, n)?))
+}
+
 /// Write a block trace as a fio iolog (version 2 or 3) replaying on `target`, atomically.
 /// Returns the number of requests written.
 #[pyfunction]
@@ -261,6 +267,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_head, m)?)?;
     m.add_class::<PySimulator>()?;
     Ok(())
 }
