@@ -46,6 +46,12 @@ def oracle_cases():
         cases.append(("fifo 80/20 hot/cold b=64", op, _drive(op, 64, "fifo", workload=hc),
                       lambda e: models.waf_lrw_classes(e, [(0.2, 0.8), (0.8, 0.2)]),
                       "non-uniform LRW (Desnoyers 2012)"))
+    # JEDEC JESD219's LBA mix (50% of writes to the first 5% of LBAs, 30% to the next 15%)
+    jz = {"type": "jesd219", "request_size": "4KiB"}
+    for op in (0.07, 0.28):
+        cases.append(("fifo JESD219 zones 4 KiB b=64", op, _drive(op, 64, "fifo", workload=jz),
+                      lambda e: models.waf_lrw_classes(e, models.jesd219_classes()),
+                      "non-uniform LRW (Desnoyers 2012)"))
     return cases
 
 
