@@ -173,3 +173,35 @@ def io_consistency(preset: str = "samsung-840-pro-256gb", scale: int = 16) -> li
                     "cv": float(tail.std() / tail.mean()), "seconds": int(len(tail)),
                     "zero_iops_seconds": int((tail == 0).sum())})
     return out
+
+
+def x400_tbw_trend(model_bytes: int = 2 << 30, caps=(128, 256, 512, 1024)) -> list[dict]:
+    """SanDisk X400 endurance against OP under the JEDEC JESD219 enterprise workload (seed 001's
+    TBW table): host bytes writable per P/E cycle = physical NAND / WAF(OP), WAF from the
+    functional simulator on a scale model of the preset (about ``model_bytes`` of NAND, same
+    block size and OP), relative to 0% OP, beside SanDisk's TBW ratings relative to 0%."""
+    from .commands.presets import load
+    from .planner.endurance import X400_OP_LABELS, X400_TBW
+    from .units import parse_size
+
+    presets = {x["name"]: x["settings"] for x in load()}
+    rows = []
+    for cap in caps:
+        d = presets[f"sandisk-x400-{cap}gb"]["drive"]
+        scale = max(1, round(parse_size(d["physical_capacity"]) / model_bytes))
+        phys = parse_size(d["physical_capacity"]) // scale
+        users = (cap * 10**9, cap * 15 // 16 * 10**9, cap * 200 // 256 * 10**9)  # 0%, 7%, 28% (seed 001)
+        per_pe = []
+        for label, u in zip(X400_OP_LABELS, users):
+            r = simulate({
+                "drive": {"user_capacity": u // scale // 4096 * 4096, "physical_capacity": phys,
+                          "page_size": d["page_size"], "pages_per_block": d["pages_per_block"]},
+                "workload": {"type": "jesd219"},
+                "run": {"seed": 5, "warmup_drive_writes": 2, "measure_drive_writes": 2, "round_drive_writes": 0.25},
+            })
+            per_pe.append((label, r.op["user"], r.waf, phys * scale / r.waf))
+        for (label, op, waf, tb), pub in zip(per_pe, X400_TBW[cap]):
+            rows.append({"drive": f"SanDisk X400 {cap} GB", "op": label, "op_user": op, "waf": waf,
+                         "host_bytes_per_pe": tb, "simulated_vs_0": tb / per_pe[0][3],
+                         "published_tbw": pub, "published_vs_0": pub / X400_TBW[cap][0]})
+    return rows

@@ -10,9 +10,10 @@ from .._output import Output, atomic_write_text, table
 def register(sub, common):
     p = sub.add_parser("validate", parents=[common],
                        help="run the validation suite: simulator vs analytic models")
-    p.add_argument("--suite", choices=["oracles", "seeds"], default="oracles",
+    p.add_argument("--suite", choices=["oracles", "seeds", "workloads"], default="oracles",
                    help="oracles: functional simulator vs analytic models; seeds: the timed model on the "
-                        "seed drives' presets vs their published figures")
+                        "seed drives' presets vs their published figures; workloads: endurance against OP "
+                        "under JEDEC JESD219 beside SanDisk's TBW table")
     p.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
     p.set_defaults(func=run)
 
@@ -28,6 +29,8 @@ def _progress(i, n):
 def run(args) -> Output:
     if args.suite == "seeds":
         return run_seeds(args)
+    if args.suite == "workloads":
+        return run_workloads(args)
     from ..validation import markdown, run_oracles
 
     rows = run_oracles(_progress)
@@ -68,3 +71,19 @@ def run_seeds(args) -> Output:
             "write_saturation": {k: v for k, v in ws.items() if k != "series"},
             "passed": sum(r["pass"] for r in rows), "failed": sum(not r["pass"] for r in rows)}
     return Output(data=data, text=text)
+
+
+def run_workloads(args) -> Output:
+    from .._output import markdown_table
+    from ..validation import x400_tbw_trend
+
+    rows = x400_tbw_trend()
+    head = ["drive", "OP", "OP (user basis)", "WAF (JESD219)", "TBW vs 0% simulated", "TBW vs 0% SanDisk"]
+    cells = [[r["drive"], r["op"], f"{100 * r['op_user']:.1f}%", f"{r['waf']:.2f}", f"{r['simulated_vs_0']:.2f}x",
+              f"{r['published_vs_0']:.2f}x"] for r in rows]
+    if args.markdown:
+        atomic_write_text(args.markdown, markdown_table(head, "llrrrr", cells))
+    rising = all(a["host_bytes_per_pe"] < b["host_bytes_per_pe"] for a, b in zip(rows, rows[1:]) if a["drive"] == b["drive"])
+    text = table(head, cells, title="Endurance against OP, JEDEC JESD219 enterprise workload (functional model)")
+    text += f"\nTBW rises with OP on every drive: {'yes' if rising else 'NO'}"
+    return Output(data={"suite": "workloads", "x400_tbw": rows, "tbw_rises_with_op": rising}, text=text)
