@@ -115,12 +115,20 @@ def dumps(data: Any) -> str:
     return json.dumps(to_jsonable(data), indent=2, sort_keys=False)
 
 
+def file_mode() -> int:
+    """0666 less the process umask: what open() would have given (mkstemp makes 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write a file so that readers never see it half-written (temp file + rename)."""
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".opsim-", dir=d)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w") as f:
             f.write(text)
             if not text.endswith("\n"):

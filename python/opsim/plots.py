@@ -25,6 +25,7 @@ import tempfile
 from typing import Any, Sequence
 
 from . import results as R
+from ._output import file_mode
 from .errors import InputError
 
 _PHASE_STYLE = {"fob_end": "--", "steady_start": ":"}
@@ -125,7 +126,7 @@ def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
     try:
         with os.fdopen(fd, "wb") as f:
             fig.savefig(f, format=fmt, dpi=dpi)
-        os.chmod(tmp, _file_mode())
+        os.chmod(tmp, file_mode())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -134,13 +135,6 @@ def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
             pass
         raise
     return path
-
-
-def _file_mode() -> int:
-    """0666 less the process umask: what open() would have given (mkstemp makes 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def to_bytes(fig, fmt: str = "png", dpi: int = 100) -> bytes:

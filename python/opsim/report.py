@@ -426,7 +426,6 @@ def write(path, results, labels: Sequence[str] | None = None, **kw) -> dict:
     """Build the report and write it to ``path`` atomically; returns the summary."""
     text, summary = build(results, labels, **kw)
     atomic_write_text(path, text)
-    os.chmod(path, plots._file_mode())  # a report is for sharing: the umask's mode, not mkstemp's 0600
     summary["path"] = str(path)
     summary["bytes"] = len(text.encode("utf-8"))
     return summary
