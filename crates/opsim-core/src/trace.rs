@@ -267,15 +267,22 @@ impl<'a> Cur<'a> {
     }
 
     /// An unsigned integer field; on failure the error quotes the whole field.
-    #[inline]
+    #[inline(always)]
     fn uint(&mut self, delim: Option<u8>, what: &str) -> std::result::Result<u64, String> {
+        match self.uint_fast(delim) {
+            Some(v) => Ok(v),
+            None => self.uint_slow(delim, what),
+        }
+    }
+
+    /// Digits right up to the delimiter (or a blank / the end), at most 19 of them: the
+    /// common case, eight digits at a time (SWAR).
+    #[inline(always)]
+    fn uint_fast(&mut self, delim: Option<u8>) -> Option<u64> {
         let s = self.s;
-        let save = self.i;
-        self.skip_blanks();
         let st = self.i;
         let mut i = st;
         let mut v: u64 = 0;
-        // eight digits at a time (SWAR), then one at a time
         while i + 8 <= s.len() {
             let chunk = u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
             let Some(x) = eight_digits(chunk) else { break };
@@ -290,30 +297,29 @@ impl<'a> Cur<'a> {
             v = v.wrapping_mul(10).wrapping_add(d as u64);
             i += 1;
         }
-        let digits = i - st;
-        while i < s.len() && blank(s[i]) && delim.is_some() {
-            i += 1;
+        if i == st || i - st > 19 {
+            return None;
         }
-        let end_ok = i == s.len() || match delim {
-            Some(d) => s[i] == d,
-            None => blank(s[i]),
-        };
-        if digits == 0 || !end_ok || (digits >= 20 && uint(&s[st..st + digits]).is_none()) {
-            self.i = save;
-            return Err(self.not_uint(delim, what));
+        if i < s.len() {
+            match delim {
+                Some(d) if s[i] == d => i += 1,
+                None if blank(s[i]) => {}
+                _ => return None,
+            }
         }
-        self.i = if delim.is_some() && i < s.len() { i + 1 } else { i };
-        Ok(v)
+        self.i = i;
+        Some(v)
     }
 
+    /// The whole field, blanks trimmed, checked (20-digit values, stray characters).
     #[cold]
     #[inline(never)]
-    fn not_uint(&mut self, delim: Option<u8>, what: &str) -> String {
-        let f = self.field(delim).unwrap_or(b"");
-        if f.is_empty() {
-            format!("missing field: {what}")
-        } else {
-            format!("{what} \"{}\" is not a non-negative integer", text(f))
+    fn uint_slow(&mut self, delim: Option<u8>, what: &str) -> std::result::Result<u64, String> {
+        let f = trim(self.field(delim).unwrap_or(b""));
+        match uint(f) {
+            Some(v) => Ok(v),
+            None if f.is_empty() => Err(format!("missing field: {what}")),
+            None => Err(format!("{what} \"{}\" is not a non-negative integer", text(f))),
         }
     }
 
