@@ -205,3 +205,413 @@ def x400_tbw_trend(model_bytes: int = 2 << 30, caps=(128, 256, 512, 1024)) -> li
                          "host_bytes_per_pe": tb, "simulated_vs_0": tb / per_pe[0][3],
                          "published_tbw": pub, "published_vs_0": pub / X400_TBW[cap][0]})
     return rows
+
+
+# ----------------------------------------------------------------------------- SK hynix (seed 004)
+#
+# "Over-Provisioning and Performance of Mobile Storage" (SK hynix, 2016; seed 004): BrickSim on a
+# 64 GB mobile drive of 1024 main blocks (93% user, 2% free, 5% system) plus 0-6% of external OP
+# blocks, workload "repeat (Sequential Write 1G -> Random Write 200M)" until the user area is full;
+# the urgent state begins when the free blocks are about N% (3) of the blocks.  Case #1: performance
+# from entering the urgent state to 100% occupation of the user area, per external OP level;
+# Case #2: the gain per 1% of OP (the talk: about 1.6%); Case #3: the effect of entering the urgent
+# state earlier and of the sustain-state performance.  docs/validation.md has the tables.
+
+SKH_PRESET = "sk-hynix-mobile-64gb"
+SKH_MAIN_BLOCKS = 1024          # seed 004: "Main Block: Total 1024 Blocks (100%)"
+SKH_OP_STEP_BLOCKS = 4          # the talk's external-OP axis is 0, 4, ... 60 blocks of the 1024 ...
+SKH_OP_LEVELS = 16
+# ... as printed on its Case #1 figure (published labels; tests check the block counts against them)
+SKH_TALK_OP_AXIS = (0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.3, 2.7, 3.1, 3.5, 3.9, 4.3, 4.7, 5.1, 5.5, 5.9)
+SKH_TALK_GAIN_PER_PCT = 1.6     # seed 004, Case #2: "1.6% of performance gain ... as OP increases by 1%"
+SKH_SEQ_CHUNK = 2**30           # seed 004: Sequential Write 1G ...
+SKH_RAND_CHUNK = 200 * 2**20    # ... -> Random Write 200M
+
+
+def _skh_preset() -> dict:
+    from .commands.presets import load
+
+    return {x["name"]: x for x in load()}[SKH_PRESET]
+
+
+def skh_geometry(scale: int = 64) -> dict:
+    """The talk's block usage on the preset, and the scale model: the same 1024-block structure
+    with blocks ``scale`` times smaller (pages per block / scale), so every block count, ratio and
+    the OP steps stay exact."""
+    from .units import parse_size
+
+    p = _skh_preset()["settings"]
+    d = p["drive"]
+    page = parse_size(d["page_size"])
+    ppb = int(d["pages_per_block"])
+    if scale < 1 or ppb % scale:
+        raise ValueError(f"scale {scale} must divide the preset's {ppb} pages per block")
+    block = ppb * page
+    user_blocks = parse_size(d["user_capacity"]) // block
+    phys_blocks = parse_size(d["physical_capacity"]) // block
+    return {"scale": scale, "page_size": page, "pages_per_block": ppb // scale, "block_bytes": block // scale,
+            "full_block_bytes": block, "main_blocks": SKH_MAIN_BLOCKS, "user_blocks": user_blocks,
+            "free_blocks": phys_blocks - user_blocks, "system_blocks": SKH_MAIN_BLOCKS - phys_blocks,
+            "seq_chunk": SKH_SEQ_CHUNK // scale, "rand_chunk": SKH_RAND_CHUNK // scale}
+
+
+def skh_op_levels() -> list[int]:
+    """External OP levels of the talk, in blocks beyond the 1024 main blocks."""
+    return [SKH_OP_STEP_BLOCKS * k for k in range(SKH_OP_LEVELS)]
+
+
+def skh_config(ext_blocks: int, scale: int = 64, timing: dict | None = None, ftl: dict | None = None,
+               workload: dict | None = None, urgent: bool = False, seed: int = 1) -> dict:
+    """A run of the talk's experiment on the preset's scale model with ``ext_blocks`` external OP
+    blocks: fresh drive, the SK hynix workload until the user area is 100% occupied, one round per
+    cycle (sequential chunk + random chunk).
+
+    Every timing of the preset is kept except two that the scale model must rescale: the erase
+    time, so an erase costs the same per page as on the full-size superblock (the core charges
+    tBERS per physical block a collected block spans, at most one per die), and the series
+    interval (1 s / scale).  ``urgent``: keep the core's urgent-state throttle (timing.urgent_*);
+    off by default (docs/validation.md explains why)."""
+    import copy
+
+    from .units import parse_size
+
+    g = skh_geometry(scale)
+    s = copy.deepcopy(_skh_preset()["settings"])
+    t = s["timing"]
+    if not urgent:
+        t.pop("urgent_free_pct", None)
+        t.pop("urgent_perf_pct", None)
+    dies = int(t["channels"]) * int(t["dies_per_channel"])
+    nand_block_units = parse_size(t["nand_block_size"]) // g["page_size"]
+    full_units = g["pages_per_block"] * scale
+
+    def erase_share(units):
+        return min(1.0, units / dies / nand_block_units)
+
+    t["t_erase_us"] = float(t["t_erase_us"]) * erase_share(full_units) / erase_share(g["pages_per_block"]) / scale
+    t["series_interval_s"] = 1.0 / scale
+    t.update(timing or {})
+    user = g["user_blocks"] * g["block_bytes"]
+    s["drive"].update({"user_capacity": user, "pages_per_block": g["pages_per_block"],
+                       "physical_capacity": (g["user_blocks"] + g["free_blocks"] + ext_blocks) * g["block_bytes"]})
+    s["ftl"].update(ftl or {})
+    cycle = g["seq_chunk"] + g["rand_chunk"]
+    # whole cycles until the sequential writes have covered the user area: the last one reaches
+    # 100% occupation (a round must be a whole cycle: its time is that of the commands completed
+    # in it, which lag those issued by the queue depth)
+    total = -(-user // g["seq_chunk"]) * cycle
+    s["workload"] = {"type": "sk-hynix", "sequential_chunk": g["seq_chunk"], "random_chunk": g["rand_chunk"]} \
+        | (workload or {})
+    s["run"] = {"seed": seed, "precondition": "none", "warmup_drive_writes": 0,
+                "measure_drive_writes": total / user, "round_drive_writes": cycle / user}
+    return s
+
+
+def _skh_occupation(host_bytes: int, seq: int, rand: int, user: int) -> float:
+    """User-area occupation after ``host_bytes`` of the SK hynix workload from a fresh drive: the
+    sequential chunks advance through the user area, the random ones land in the part written."""
+    cycles, rem = divmod(host_bytes, seq + rand)
+    return min(1.0, (cycles * seq + min(seq, rem)) / user)
+
+
+def skh_run(ext_blocks: int, scale: int = 64, n_pct: float | None = None, window_from: float | None = None,
+            **kw) -> dict:
+    """One external-OP level: per-cycle performance against occupation, the urgent-state entry
+    (the first cycle in which the free-block pool falls to N% of the 1024 main blocks; N from the
+    preset, seed 004), the sustain-state performance (the cycles before) and the urgent-state
+    performance (host bytes over time from the entry to 100% occupation).  ``window_from``: start
+    the window at this occupation instead (Case #3 compares settings over one window)."""
+    g = skh_geometry(scale)
+    cfg = skh_config(ext_blocks, scale, **kw)
+    r = simulate(cfg)
+    n = float(_skh_preset()["settings"]["timing"]["urgent_free_pct"]) if n_pct is None else n_pct
+    threshold = n / 100 * SKH_MAIN_BLOCKS
+    user = g["user_blocks"] * g["block_bytes"]
+    cycles, written = [], 0
+    for tr in r.timed["rounds"]:
+        f = r.rounds[tr["index"]]
+        start_occ = _skh_occupation(written, g["seq_chunk"], g["rand_chunk"], user)
+        written += tr["host_write_bytes"]
+        secs = tr["t_end_s"] - tr["t_start_s"]
+        cycles.append({"cycle": len(cycles), "occupation_start": start_occ,
+                       "occupation": _skh_occupation(written, g["seq_chunk"], g["rand_chunk"], user),
+                       "mbps": tr["host_write_bytes"] / secs / 1e6, "seconds": secs,
+                       "host_write_bytes": tr["host_write_bytes"], "waf": tr["waf"],
+                       "gc_copy_pages": tr["gc_copy_pages"], "free_blocks_min": f["free_blocks_min"],
+                       "t_start_s": tr["t_start_s"], "t_end_s": tr["t_end_s"]})
+    entry = next((c["cycle"] for c in cycles if c["free_blocks_min"] < threshold), None)
+    if window_from is not None:
+        first = next(c["cycle"] for c in cycles if c["occupation"] > window_from)
+    else:
+        first = entry
+    if first is None:
+        raise RuntimeError(f"{ext_blocks} external blocks: the free pool never fell below {threshold:.1f} blocks")
+
+    def rate(cs):
+        secs = sum(c["seconds"] for c in cs)
+        return sum(c["host_write_bytes"] for c in cs) / secs / 1e6 if secs else None
+
+    window = cycles[first:]
+    sustain = rate(cycles[:entry]) if entry else None
+    urgent_mbps = rate(window)
+    t0, t1 = window[0]["t_start_s"], window[-1]["t_end_s"]
+    pts = [p for p in r.timed["iops_series"] if t0 < p["t_s"] <= t1 and p["write_iops"] > 0]
+    return {"ext_blocks": ext_blocks, "op_pct": 100 * ext_blocks / SKH_MAIN_BLOCKS, "op_user": r.op["user"],
+            "blocks": r.drive["blocks"], "n_pct": n, "threshold_blocks": threshold,
+            "entry_cycle": entry, "entry_occupation": cycles[entry]["occupation_start"] if entry is not None else None,
+            "window_first_cycle": first, "window_from_occupation": window[0]["occupation_start"],
+            "sustain_mbps": sustain, "urgent_mbps": urgent_mbps,
+            "urgent_pct_of_sustain": 100 * urgent_mbps / sustain if sustain else None,
+            "final_mbps": cycles[-1]["mbps"], "window_waf": _skh_waf(window, g["page_size"]),
+            "core_urgent_share": sum(p["urgent"] for p in pts) / len(pts) if pts else 0.0,
+            "cycles": cycles}
+
+
+def _skh_waf(cycles, page):
+    host = sum(c["host_write_bytes"] for c in cycles) / page
+    return (host + sum(c["gc_copy_pages"] for c in cycles)) / host
+
+
+def _skh_rate(cycles) -> float:
+    return sum(c["host_write_bytes"] for c in cycles) / sum(c["seconds"] for c in cycles) / 1e6
+
+
+def skh_fit(op_pct, mbps, sustain_mbps=None) -> dict:
+    """Least-squares line through (external OP %, performance): the gain per 1% of OP as a share
+    of the line's value at 0% OP (``gain_pct_per_pct``), of the measured 0% value, and in points
+    of the sustain-state performance; R^2 says how straight the relation is."""
+    import numpy as np
+
+    x, y = np.asarray(op_pct, float), np.asarray(mbps, float)
+    b, a = np.polyfit(x, y, 1)
+    resid = y - (a + b * x)
+    r2 = 1 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum())
+    return {"slope_mbps_per_pct": float(b), "intercept_mbps": float(a), "r2": r2,
+            "gain_pct_per_pct": 100 * float(b / a), "gain_pct_of_0pct_per_pct": 100 * float(b / y[0]),
+            "gain_points_of_sustain_per_pct": 100 * float(b / sustain_mbps) if sustain_mbps else None,
+            "ratio_to_talk": float(100 * b / a / SKH_TALK_GAIN_PER_PCT)}
+
+
+SKH_METRICS = {
+    "common": "host MB/s over the occupation range in which every OP level is in the urgent state "
+              "(from the last entry to 100%)",
+    "window": "host MB/s from each level's own urgent-state entry to 100% occupation (Case #1's window)",
+    "final": "host MB/s in the cycle that reaches 100% occupation",
+}
+
+
+def skh_op_study(scale: int = 64, seed: int = 1, progress=None, **kw) -> dict:
+    """Cases #1 and #2: every external OP level of the talk, its performance from the urgent-state
+    entry to 100% occupation, and the fitted gain per 1% of OP for each metric."""
+    levels = skh_op_levels()
+    runs = []
+    for i, e in enumerate(levels):
+        runs.append(skh_run(e, scale, seed=seed, **kw))
+        if progress:
+            progress(i + 1, len(levels))
+    first = max(r["entry_cycle"] for r in runs)
+    for r in runs:
+        r["common_mbps"] = _skh_rate(r["cycles"][first:])
+        r["common_pct_of_sustain"] = 100 * r["common_mbps"] / r["sustain_mbps"]
+    sustain = [r["sustain_mbps"] for r in runs]
+    s_mean = sum(sustain) / len(sustain)
+    op = [r["op_pct"] for r in runs]
+    fits = {"common": skh_fit(op, [r["common_mbps"] for r in runs], s_mean),
+            "window": skh_fit(op, [r["urgent_mbps"] for r in runs], s_mean),
+            "final": skh_fit(op, [r["final_mbps"] for r in runs], s_mean)}
+    return {"scale": scale, "seed": seed, "common_from_cycle": first,
+            "common_from_occupation": runs[0]["cycles"][first]["occupation_start"],
+            "sustain_mbps_min": min(sustain), "sustain_mbps_max": max(sustain),
+            "runs": runs, "fits": fits}
+
+
+def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
+    """The Case #2 slope when the parameters the talk does not give (the preset's estimates) or the
+    study's own choices change, one at a time."""
+    base = _skh_preset()["settings"]["timing"]
+    variations = [
+        ("preset (baseline)", {}, "greedy GC; sustain state limited by the NAND's program rate"),
+        ("seed 2", {"seed": 2}, "another random-write sequence"),
+        ("seed 3", {"seed": 3}, "another random-write sequence"),
+        ("scale 1/16", {"scale": max(1, scale // 4)}, "blocks 4x larger than the baseline's scale model"),
+        ("GC fifo", {"ftl": {"gc": "fifo"}}, "victim policy (the talk does not say)"),
+        ("GC cost-benefit", {"ftl": {"gc": "cost-benefit"}}, "victim policy (the talk does not say)"),
+        ("free-block reserve 4", {"ftl": {"gc_low_watermark": 4}}, "ftl.gc_low_watermark (estimate: 2)"),
+        ("tPROG x2", {"timing": {"t_prog_us": 2 * float(base["t_prog_us"])}}, "slower NAND (estimate)"),
+        ("GC firmware x10", {"timing": {"gc_fw_us": 10 * float(base["gc_fw_us"])}},
+         "controller time per copied page (estimate)"),
+        ("sequential requests 4 KiB", {"workload": {"sequential_request_size": 4096}},
+         "the talk gives no request size (the core's default: 512 KiB)"),
+        ("host link 150 MB/s", {"timing": {"link_mbps": 150}}, "sustain state below the NAND's rate"),
+        ("host link 100 MB/s", {"timing": {"link_mbps": 100}}, "sustain state below the NAND's rate"),
+        ("core urgent throttle on", {"urgent": True}, "timing.urgent_free_pct = 3, urgent_perf_pct = 30"),
+    ]
+    rows = []
+    for i, (label, kw, note) in enumerate(variations):
+        kw = dict(kw)
+        sc = kw.pop("scale", scale)
+        s = skh_op_study(sc, **kw)
+        f = s["fits"]
+        rows.append({"variation": label, "note": note, "scale": sc,
+                     "sustain_mbps": s["sustain_mbps_min"],
+                     "urgent_mbps_0": s["runs"][0]["urgent_mbps"], "urgent_mbps_max": s["runs"][-1]["urgent_mbps"],
+                     "gain_pct_per_pct": f["window"]["gain_pct_per_pct"], "r2": f["window"]["r2"],
+                     "gain_points_of_sustain_per_pct": f["window"]["gain_points_of_sustain_per_pct"],
+                     "common_gain_pct_per_pct": f["common"]["gain_pct_per_pct"],
+                     "final_gain_pct_per_pct": f["final"]["gain_pct_per_pct"],
+                     "monotone": all(b["common_mbps"] > a["common_mbps"] for a, b in zip(s["runs"], s["runs"][1:]))})
+        if progress:
+            progress(i + 1, len(variations))
+    return rows
+
+
+SKH_CASE3_OP_BLOCKS = (0, 28)   # 0.0% and 2.7% external OP (the talk's axis)
+
+
+def skh_case3(scale: int = 64, progress=None) -> list[dict]:
+    """Case #3 at fixed OP: the sustain-state performance (set by capping the host link below the
+    NAND's rate) and an earlier urgent-state entry (the core's urgent state, timing.urgent_free_pct
+    = N, at the talk's K; also run at 1/4 of the scale's block count to show how its throttle depends
+    on the sampling of the sustained rate).  Every row is measured over the same occupation window:
+    from the urgent-state entry of the level's baseline run to 100%."""
+    k = float(_skh_preset()["settings"]["timing"]["urgent_perf_pct"])
+    steps = []
+    for e in SKH_CASE3_OP_BLOCKS:
+        steps.append((e, "sustain state", "NAND-bound (preset)", scale, {}))
+        for link in (150, 100, 60):
+            steps.append((e, "sustain state", f"host link {link} MB/s", scale, {"timing": {"link_mbps": link}}))
+        for n in (3, 5, 10, 20):
+            for sc in (scale, max(1, scale // 4)):
+                steps.append((e, "urgent entry", f"N = {n}% (core), K = {k:g}%", sc,
+                              {"urgent": True, "timing": {"urgent_free_pct": n, "urgent_perf_pct": k}}))
+    rows, base = [], {}
+    for i, (e, factor, setting, sc, kw) in enumerate(steps):
+        if e not in base:
+            base[e] = skh_run(e, scale)
+        r = skh_run(e, sc, window_from=base[e]["entry_occupation"], **kw)
+        rows.append({"ext_blocks": e, "op_pct": 100 * e / SKH_MAIN_BLOCKS, "factor": factor, "setting": setting,
+                     "scale": sc, "window_from_occupation": r["window_from_occupation"],
+                     "sustain_mbps": r["sustain_mbps"], "urgent_mbps": r["urgent_mbps"],
+                     "urgent_pct_of_sustain": r["urgent_pct_of_sustain"], "final_mbps": r["final_mbps"],
+                     "window_waf": r["window_waf"], "core_urgent_share": r["core_urgent_share"]})
+        if progress:
+            progress(i + 1, len(steps))
+    return rows
+
+
+SKH_SERIES_OP_BLOCKS = (0, 12, 24, 36, 48, 60)   # the OP levels shown in the series table
+
+
+def skh_suite(scale: int = 1, model_scale: int = 64, progress=None) -> dict:
+    """The three case studies and the sensitivity of the Case #2 slope (``opsim validate --suite
+    sk-hynix``): Cases #1 and #2 on the preset at ``scale`` (1: full size), the sensitivity and
+    Case #3 (about 40 runs of 16 levels) on the ``model_scale`` scale model."""
+    g = skh_geometry(scale)
+    skh_geometry(model_scale)
+    parts = {"op": 16, "sensitivity": 13, "case3": 2 * (4 + 8)}
+    total = sum(parts.values())
+    done = 0
+
+    def sub(n):
+        def p(i, _):
+            if progress:
+                progress(done + i, total)
+        return p
+
+    study = skh_op_study(scale, progress=sub(parts["op"]))
+    done += parts["op"]
+    sens = skh_sensitivity(model_scale, progress=sub(parts["sensitivity"]))
+    done += parts["sensitivity"]
+    case3 = skh_case3(model_scale, progress=sub(parts["case3"]))
+    runs = study["runs"]
+    common = study["fits"]["common"]
+    checks = {
+        "monotone_common": all(b["common_mbps"] > a["common_mbps"] for a, b in zip(runs, runs[1:])),
+        "monotone_final": all(b["final_mbps"] > a["final_mbps"] for a, b in zip(runs, runs[1:])),
+        "sustain_fixed": (study["sustain_mbps_max"] - study["sustain_mbps_min"]) / study["sustain_mbps_max"] < 0.01,
+        "op_axis_matches_talk": [round(r["op_pct"], 1) for r in runs] == list(SKH_TALK_OP_AXIS),
+        "core_urgent_entered": [r["ext_blocks"] for r in skh_core_urgent_levels(runs, g)],
+    }
+    return {"suite": "sk-hynix", "preset": SKH_PRESET, "geometry": g, "model_scale": model_scale,
+            "talk": {"source": "seed 004 (SK hynix, Over-Provisioning and Performance of Mobile Storage, 2016)",
+                     "gain_pct_per_pct": SKH_TALK_GAIN_PER_PCT, "op_axis_pct": list(SKH_TALK_OP_AXIS),
+                     "n_pct": runs[0]["n_pct"],
+                     "k_pct": float(_skh_preset()["settings"]["timing"]["urgent_perf_pct"])},
+            "metrics": SKH_METRICS, "study": study, "sensitivity": sens, "case3": case3, "checks": checks,
+            "headline": {"metric": "window", **study["fits"]["window"]}, "common_fit": common}
+
+
+def skh_core_urgent_levels(runs, g) -> list[dict]:
+    """The OP levels whose 100%-occupied drive the core's urgent state (NAND not holding valid data
+    under N% of the physical pages) would reach at all."""
+    out = []
+    for r in runs:
+        spare = r["blocks"] - g["user_blocks"]
+        if spare < r["n_pct"] / 100 * r["blocks"]:
+            out.append(r)
+    return out
+
+
+def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
+    """(title, headers, align, rows) of every table of the suite, for the terminal and Markdown."""
+    st, runs = doc["study"], doc["study"]["runs"]
+    tabs = []
+    rows = []
+    for r, label in zip(runs, doc["talk"]["op_axis_pct"]):
+        rows.append([f"{r['ext_blocks']}", f"{r['op_pct']:.2f}%", f"{label:.1f}%", f"{100 * r['op_user']:.2f}%",
+                     f"{100 * r['entry_occupation']:.1f}%", f"{r['sustain_mbps']:.1f}", f"{r['urgent_mbps']:.1f}",
+                     f"{r['urgent_pct_of_sustain']:.1f}%", f"{r['common_mbps']:.1f}", f"{r['final_mbps']:.1f}",
+                     f"{r['window_waf']:.2f}"])
+    tabs.append(("Case #1: performance from the urgent-state entry to 100% occupation of the user area",
+                 ["external OP blocks", "of 1024", "talk's axis", "OP (user basis)", "urgent entry at",
+                  "sustain MB/s", "urgent MB/s", "urgent / sustain",
+                  f"MB/s from {100 * st['common_from_occupation']:.1f}%", "MB/s at 100%", "WAF in window"],
+                 "rrrrrrrrrrr", rows))
+    show = [r for r in runs if r["ext_blocks"] in SKH_SERIES_OP_BLOCKS]
+    first = min(r["entry_cycle"] for r in runs)
+    rows = []
+    for i in range(first, len(runs[0]["cycles"])):
+        c0 = runs[0]["cycles"][i]
+        rows.append([f"{100 * c0['occupation_start']:.1f}-{100 * c0['occupation']:.1f}%"]
+                    + [f"{r['cycles'][i]['mbps']:.1f}" if i >= r["entry_cycle"] else "-" for r in show])
+    tabs.append(("Case #1 series: host MB/s per cycle (1 GiB sequential + 200 MiB random, full-size) against "
+                 "occupation, from each level's urgent-state entry ('-': not yet urgent)",
+                 ["occupation"] + [f"OP {r['op_pct']:.1f}%" for r in show], "l" + "r" * len(show), rows))
+    rows = []
+    short = {"common": f"common window ({100 * st['common_from_occupation']:.1f}-100%)",
+             "window": "own window (entry-100%)", "final": "at 100% (last cycle)"}
+    for key, f in st["fits"].items():
+        rows.append([short[key], f"{f['gain_pct_per_pct']:.2f}", f"{f['gain_pct_of_0pct_per_pct']:.2f}",
+                     f"{f['r2']:.3f}", f"{f['gain_points_of_sustain_per_pct']:.2f}",
+                     f"{doc['talk']['gain_pct_per_pct']:g}", f"{f['ratio_to_talk']:.1f}x"])
+    tabs.append(("Case #2: gain per 1% of external OP, linear fit over the 16 levels (predicted; nothing fitted "
+                 "to the talk)",
+                 ["urgent-state performance (host MB/s)", "gain % per 1% OP", "% of the 0% value", "R^2",
+                  "points of sustain per 1% OP", "talk", "model / talk"], "lrrrrrr", rows))
+    rows = []
+    for s in doc["sensitivity"]:
+        rows.append([s["variation"], f"1/{s['scale']}", f"{s['sustain_mbps']:.1f}", f"{s['urgent_mbps_0']:.1f}",
+                     f"{s['urgent_mbps_max']:.1f}", f"{s['gain_pct_per_pct']:.2f}", f"{s['r2']:.3f}",
+                     f"{s['gain_points_of_sustain_per_pct']:.2f}", f"{s['common_gain_pct_per_pct']:.2f}",
+                     f"{s['final_gain_pct_per_pct']:.2f}", "yes" if s["monotone"] else "no", s["note"]])
+    tabs.append(("Case #2 sensitivity: the slope when one estimate or choice changes",
+                 ["variation", "scale", "sustain MB/s", "urgent MB/s at 0%", "at 5.9%", "gain %/1% OP", "R^2",
+                  "points of sustain", "common window", "at 100%", "rises at every step", "what"],
+                 "lrrrrrrrrrll", rows))
+    rows = []
+    for c in doc["case3"]:
+        rows.append([f"{c['op_pct']:.1f}%", c["factor"], c["setting"], f"1/{c['scale']}",
+                     f"{100 * c['window_from_occupation']:.1f}%", f"{c['sustain_mbps']:.1f}",
+                     f"{c['urgent_mbps']:.1f}", f"{c['urgent_pct_of_sustain']:.1f}%", f"{c['final_mbps']:.1f}",
+                     f"{100 * c['core_urgent_share']:.0f}%"])
+    tabs.append(("Case #3: sustain-state performance and an earlier urgent-state entry at fixed OP",
+                 ["external OP", "factor", "setting", "scale", "window from", "sustain MB/s", "urgent MB/s",
+                  "urgent / sustain", "MB/s at 100%", "in core's urgent state"], "rllrrrrrrr", rows))
+    return tabs
+
+
+def skh_markdown(doc: dict) -> str:
+    parts = []
+    for title, headers, align, rows in skh_tables(doc):
+        parts.append(f"**{title}**\n\n" + markdown_table(headers, align, rows))
+    return "\n\n".join(parts) + "\n"

@@ -10,10 +10,15 @@ from .._output import Output, atomic_write_text, table
 def register(sub, common):
     p = sub.add_parser("validate", parents=[common],
                        help="run the validation suite: simulator vs analytic models")
-    p.add_argument("--suite", choices=["oracles", "seeds", "workloads"], default="oracles",
+    p.add_argument("--suite", choices=["oracles", "seeds", "workloads", "sk-hynix"], default="oracles",
                    help="oracles: functional simulator vs analytic models; seeds: the timed model on the "
                         "seed drives' presets vs their published figures; workloads: endurance against OP "
-                        "under JEDEC JESD219 beside SanDisk's TBW table")
+                        "under JEDEC JESD219 beside SanDisk's TBW table; sk-hynix: the SK hynix urgent-state "
+                        "case studies (seed 004) on the sk-hynix-mobile-64gb preset")
+    p.add_argument("--scale", type=int, default=1, metavar="N",
+                   help="sk-hynix: run Cases #1 and #2 on a scale model whose blocks are N times smaller "
+                        "(same 1024-block structure; N divides 16384; default 1: full size). The sensitivity "
+                        "and Case #3 always use the 1/64 scale model")
     p.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
     p.set_defaults(func=run)
 
@@ -31,6 +36,8 @@ def run(args) -> Output:
         return run_seeds(args)
     if args.suite == "workloads":
         return run_workloads(args)
+    if args.suite == "sk-hynix":
+        return run_sk_hynix(args)
     from ..validation import markdown, run_oracles
 
     rows = run_oracles(_progress)
@@ -87,3 +94,37 @@ def run_workloads(args) -> Output:
     text = table(head, cells, title="Endurance against OP, JEDEC JESD219 enterprise workload (functional model)")
     text += f"\nTBW rises with OP on every drive: {'yes' if rising else 'NO'}"
     return Output(data={"suite": "workloads", "x400_tbw": rows, "tbw_rises_with_op": rising}, text=text)
+
+
+def run_sk_hynix(args) -> Output:
+    from ..errors import ConfigError
+    from ..validation import SKH_PRESET, skh_markdown, skh_suite, skh_tables
+
+    ppb = 16384
+    if args.scale < 1 or ppb % args.scale or ppb // args.scale < 16:
+        raise ConfigError(f"--scale {args.scale}: must divide the preset's {ppb} pages per block and leave at "
+                          "least 16 pages per block (1, 2, 4, ... 1024)", key="scale")
+    doc = skh_suite(args.scale, progress=_progress)
+    if args.markdown:
+        atomic_write_text(args.markdown, skh_markdown(doc))
+    g, h = doc["geometry"], doc["headline"]
+    size = "full size" if g["scale"] == 1 else f"1/{g['scale']} scale model"
+    head = (f"SK hynix urgent-state case studies (seed 004) on {SKH_PRESET}, {size}: {g['main_blocks']} main "
+            f"blocks = {g['user_blocks']} user + {g['free_blocks']} free + {g['system_blocks']} system (not "
+            f"simulated), external OP 0-60 blocks; {g['pages_per_block']} pages of {g['page_size']} B per block; "
+            f"workload repeat(sequential {g['seq_chunk'] / 2**20:g} MiB, random {g['rand_chunk'] / 2**20:g} MiB) "
+            f"until the user area is full; urgent state: free blocks under {doc['talk']['n_pct']:g}% of the "
+            f"{g['main_blocks']} main blocks")
+    parts = [head]
+    for title, headers, align, rows in skh_tables(doc):
+        parts.append(table(headers, rows, title=title, align=align))
+    c = doc["checks"]
+    parts.append(
+        f"Gain per 1% of external OP in the urgent state: {h['gain_pct_per_pct']:.1f}% (R^2 {h['r2']:.3f}; "
+        f"{h['gain_points_of_sustain_per_pct']:.2f} points of the sustain-state performance) against the talk's "
+        f"{doc['talk']['gain_pct_per_pct']:g}%: predicted, not fitted.\n"
+        f"Performance rises with OP at every step: {'yes' if c['monotone_common'] else 'no'}; sustain-state "
+        f"performance the same at every level: {'yes' if c['sustain_fixed'] else 'no'}; the core's own urgent "
+        f"state (timing.urgent_free_pct) is reachable at {len(c['core_urgent_entered'])} of 16 levels "
+        f"(docs/validation.md).")
+    return Output(data=doc, text="\n\n".join(parts))
