@@ -330,3 +330,16 @@ def test_timed_replay_at_trace_time(tmp_path):
     # twice as fast
     paced["workload"]["trace"]["speed"] = 2.0
     assert opsim.simulate(paced).timed["simulated_seconds"] == pytest.approx(2.5, rel=0.02)
+
+
+def test_simulate_summarises_the_trace_before_simulating(tmp_path):
+    msr_random_writes(tmp_path / "t.csv", 3000, 16 << 20)
+    conf = tmp_path / "c.toml"
+    conf.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
+                    '[workload]\ntype = "trace"\n[workload.trace]\npath = "t.csv"\n'
+                    '[run]\nprecondition = "none"\nwarmup_drive_writes = 0\nmeasure_drive_writes = 1\n')
+    p = run("simulate", str(conf), code=0)
+    assert "3,000 requests, 0% read / 100% write / 0% trim" in p.stderr
+    assert "trace replayed" in p.stdout and "3,000 requests, 1 complete pass(es), ended" in p.stdout
+    doc = json.loads(run("simulate", str(conf), "--json", code=0).stdout)
+    assert doc["trace_info"][0]["records"] == 3000 and doc["trace"]["records"] == 3000

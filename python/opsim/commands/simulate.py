@@ -29,7 +29,9 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
         ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
         ("OP seen by GC (user basis)", pct(op["effective"])),
         ("GC policy", d["gc"]),
-        ("workload", wl["type"]),
+        ("workload", wl["type"] if not d["config"].get("phase") else
+                     "phases: " + ", ".join(f"{p.get('name') or f'phase-{i + 1}'} ({p['workload']['type']})"
+                                            for i, p in enumerate(d["config"]["phase"]))),
         ("WAF (measurement window)", f"{d['waf']:.4f}"),
         ("measured", f"rounds {mw['first_round']}..{mw['last_round']}, "
                      f"{fmt_bytes(mw['host_write_bytes'])} host writes"),
@@ -40,6 +42,10 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
         ("victims' mean valid fraction",
          f"{d['victims']['mean_valid_fraction']:.4f}" if d["victims"]["mean_valid_fraction"] is not None else "-"),
         ("free blocks (min)", d["free_blocks_min"]),
+        *([("trace replayed", f"{d['trace']['records']:,} requests, {d['trace']['passes']} complete pass(es)"
+                              f"{', ended' if d['trace']['ended'] else ''}"
+                              f"{', %d bad lines skipped' % d['trace']['skipped_bad_lines'] if d['trace']['skipped_bad_lines'] else ''}")]
+          if d.get("trace") else []),
         ("speed", f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s "
                   f"({d['perf']['wall_seconds']:.2f} s)"),
     ], title="opsim simulate")]
@@ -73,8 +79,51 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
     return "\n".join(lines)
 
 
+def traces_in(config_path: str) -> list[dict]:
+    """The `[workload.trace]` tables of a config file (workload and phases), paths resolved
+    relative to the config file."""
+    import os
+    import tomllib
+
+    try:
+        with open(config_path, "rb") as f:
+            cfg = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return []  # the core reports config errors with their line
+    base = os.path.dirname(os.path.abspath(config_path))
+    wls = [cfg.get("workload", {})] + [p.get("workload", {}) for p in cfg.get("phase", []) if isinstance(p, dict)]
+    out = []
+    for w in wls:
+        t = w.get("trace") if isinstance(w, dict) and w.get("type") == "trace" else None
+        if isinstance(t, dict) and isinstance(t.get("path"), str):
+            out.append(t | {"path": os.path.join(base, t["path"])})
+    return out
+
+
+def trace_summary(info: dict) -> str:
+    n = info["records"]
+    fp = info["footprint_bytes"]
+    return (f"trace {info['path']} ({info['format']}): {n:,} requests, "
+            f"{100 * info['read']['ios'] / n:.0f}% read / {100 * info['write']['ios'] / n:.0f}% write / "
+            f"{100 * info['trim']['ios'] / n:.0f}% trim, {fmt_bytes(info['write']['bytes'])} written, "
+            f"footprint {fmt_bytes(fp) if fp is not None else '-'}, span {fmt_bytes(info['max_end'] - info['min_offset'])}, "
+            f"{info['duration_s']:.1f} s")
+
+
 def run(args) -> Output:
+    import sys
+
+    from .. import trace
     from ..sim import simulate
 
+    # what the traces hold, before the (longer) simulation
+    infos = []
+    for t in traces_in(args.config):
+        opts = {k: v for k, v in t.items() if k in ("format", "device", "skip_bad", "columns", "delimiter",
+                                                   "skip_lines", "action")}
+        info = trace.info(t["path"], **opts)
+        infos.append(info)
+        print(trace_summary(info), file=sys.stderr, flush=True)
     r = simulate(args.config)
-    return Output(data=r.data, text=summary_text(r.data, args.rounds))
+    data = r.data | ({"trace_info": infos} if infos else {})
+    return Output(data=data, text=summary_text(r.data, args.rounds))
