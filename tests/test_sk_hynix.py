@@ -190,6 +190,18 @@ def test_core_urgent_throttle_depends_on_one_sampled_interval():
     assert on["urgent_mbps"] < 0.5 * off["urgent_mbps"]
 
 
+def test_core_background_gc_does_not_run_in_a_closed_loop():
+    """Characterises the current core: with the host link well under the NAND's rate the dies idle
+    between writes, yet background GC (it needs every die idle when a command is issued, and the
+    queue keeps them scheduled) collects nothing more with a much larger target."""
+    link = {"link_mbps": 60}
+    base = v.skh_run(0, 64, timing=link)
+    bg = v.skh_run(0, 64, timing=link | {"background_free_blocks": 102})
+    assert base["sustain_mbps"] < 0.25 * 258
+    assert bg["window_waf"] == base["window_waf"]
+    assert [c["gc_copy_pages"] for c in bg["cycles"]] == [c["gc_copy_pages"] for c in base["cycles"]]
+
+
 def test_cli_sk_hynix_suite_json_and_exit_codes(tmp_path):
     out, md = tmp_path / "skh.json", tmp_path / "skh.md"
     p = subprocess.run([sys.executable, "-m", "opsim.cli", "validate", "--suite", "sk-hynix", "--scale", "64",
