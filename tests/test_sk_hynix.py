@@ -219,3 +219,6 @@ def test_cli_sk_hynix_suite_json_and_exit_codes(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "opsim.cli", "validate", "--suite", "sk-hynix", "--scale", "3"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--scale 3" in bad.stderr
+    other = subprocess.run([sys.executable, "-m", "opsim.cli", "validate", "--suite", "oracles", "--scale", "4"],
+                           capture_output=True, text=True)
+    assert other.returncode == 2 and "--scale" in other.stderr

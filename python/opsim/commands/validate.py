@@ -32,6 +32,10 @@ def _progress(i, n):
 
 
 def run(args) -> Output:
+    if args.scale != 1 and args.suite != "sk-hynix":
+        from ..errors import ConfigError
+
+        raise ConfigError(f"--scale is used only with --suite sk-hynix (not {args.suite})", key="scale")
     if args.suite == "seeds":
         return run_seeds(args)
     if args.suite == "workloads":
