@@ -1,7 +1,6 @@
 """The CLI conventions: tables for people, one JSON document with --json, exit codes 0/2/1."""
 
 import json
-import os
 import subprocess
 import sys
 

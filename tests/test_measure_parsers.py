@@ -1,7 +1,6 @@
 """fio parsers on real fio output (fixtures) and on the documented 4/5/6-column log formats;
 steady-state application on hand-made series."""
 
-import json
 from pathlib import Path
 
 import pytest

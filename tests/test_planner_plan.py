@@ -14,7 +14,7 @@ import pytest
 from opsim.cli import main
 from opsim.errors import DeviceError, InputError
 from opsim.planner import probe as P
-from opsim.planner.plan import apply_partition, make_plan, parse_sgdisk_p, partition_layout
+from opsim.planner.plan import apply_partition, parse_sgdisk_p, partition_layout
 
 FIX = Path(__file__).parent / "fixtures" / "planner"
 SGDISK = shutil.which("sgdisk") or ("/usr/sbin/sgdisk" if os.access("/usr/sbin/sgdisk", os.X_OK) else None)

@@ -90,7 +90,7 @@ def test_saturation_against_time(sims):
         np.testing.assert_allclose(ln.get_xdata(), [p["t_s"] for p in pts])
         np.testing.assert_allclose(ln.get_ydata(), [p["iops"] or np.nan for p in pts])
         ph = R.phases(doc)
-        markers = lines(ax, f"phase:")
+        markers = lines(ax, "phase:")
         for phase in ("fob_end", "steady_start"):
             want = ph[f"{phase}_s"]
             gid = f"phase:{phase}:{i}"

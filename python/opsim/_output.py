@@ -122,17 +122,16 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write a file so that readers never see it half-written (temp file + rename)."""
+def atomic_write(path: str | os.PathLike, write, binary: bool = False, suffix: str = "") -> None:
+    """Write a file so that readers never see it half-written: ``write(f)`` fills a temporary
+    file in the same directory, which is then renamed into place (removed on any error)."""
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".opsim-", dir=d)
+    fd, tmp = tempfile.mkstemp(prefix=".opsim-", suffix=suffix, dir=d)
     try:
         os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            if not text.endswith("\n"):
-                f.write("\n")
+        with os.fdopen(fd, "wb" if binary else "w") as f:
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -140,3 +139,8 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a text file atomically (see :func:`atomic_write`), ending with a newline."""
+    atomic_write(path, lambda f: f.write(text if text.endswith("\n") else text + "\n"))

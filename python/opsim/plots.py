@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from typing import Any, Sequence
 
 from . import results as R
-from ._output import file_mode
+from ._output import atomic_write
 from .errors import InputError
 
 _PHASE_STYLE = {"fob_end": "--", "steady_start": ":"}
@@ -122,18 +121,7 @@ def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise InputError(f"output: {path}: directory {d} does not exist", key="output")
-    fd, tmp = tempfile.mkstemp(prefix=".opsim-", suffix="." + fmt, dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt, dpi=dpi)
-        os.chmod(tmp, file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi), binary=True, suffix="." + fmt)
     return path
 
 

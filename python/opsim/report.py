@@ -17,7 +17,6 @@ import base64
 import datetime as _dt
 import html
 import json
-import os
 from typing import Any, Callable, Sequence
 
 from . import __version__, plots

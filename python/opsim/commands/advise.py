@@ -270,52 +270,31 @@ def render(d: dict) -> str:
             (rec["model_pick"]["index"] if rec and rec["model_pick"] else -1)]:
         if 0 <= k < len(screen):
             show.add(k)
-    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by"]
     endu = drv["pe_cycles"] is not None
-    if endu:
-        hdr += ["TBW", "DWPD"]
-        if wl["write_rate_bytes_per_day"]:
-            hdr.append("years")
-    if price:
-        hdr.append("$/IOPS")
-    hdr.append("misses")
+    years = endu and bool(wl["write_rate_bytes_per_day"])
+
+    def extra_hdr():  # endurance and price columns, when known
+        return (["TBW", "DWPD"] if endu else []) + (["years"] if years else []) + (["$/IOPS"] if price else [])
+
+    def extra(r):
+        return (([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if endu else [])
+                + ([_num(r["lifetime_years"], "{:,.1f}")] if years else [])
+                + ([_num(r["price_per_iops"], "{:.4f}")] if price else []))
+
+    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by"] + extra_hdr() + ["misses"]
     rows = []
     for i in sorted(show):
         r = screen[i]
-        row = [_pct(r["held_back"]), _cap(r), _pct(r["op"]["added"]), _pct(r["op"]["user"]),
-               f"{r['waf']:.2f}", _num(r["iops"]), r["bottleneck"]]
-        if endu:
-            row += [_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")]
-            if wl["write_rate_bytes_per_day"]:
-                row.append(_num(r["lifetime_years"], "{:,.1f}"))
-        if price:
-            row.append(_num(r["price_per_iops"], "{:.4f}"))
-        row.append(", ".join(r["fails"]) or "-")
-        rows.append(row)
+        rows.append([_pct(r["held_back"]), _cap(r), _pct(r["op"]["added"]), _pct(r["op"]["user"]),
+                     f"{r['waf']:.2f}", _num(r["iops"]), r["bottleneck"]] + extra(r) + [", ".join(r["fails"]) or "-"])
     lines.append(table(hdr, rows, align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
                        title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
                              "every 5% and the levels around the pick shown)"))
     if d["simulated"]:
         sm = d["search"]["scale_model"]
-        hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us"]
-        if endu:
-            hdr += ["TBW", "DWPD"]
-            if wl["write_rate_bytes_per_day"]:
-                hdr.append("years")
-        if price:
-            hdr.append("$/IOPS")
-        hdr += ["steady", "misses"]
-        rows = []
-        for r in d["simulated"]:
-            row = [_pct(r["held_back"]), _cap(r), f"{r['waf']:.2f}", _num(r["iops"]), _lat(r, tg)]
-            if endu:
-                row += [_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")]
-                if wl["write_rate_bytes_per_day"]:
-                    row.append(_num(r["lifetime_years"], "{:,.1f}"))
-            if price:
-                row.append(_num(r["price_per_iops"], "{:.4f}"))
-            row += ["yes" if r["steady_state"] else "no", ", ".join(r["fails"]) or "-"]
-            rows.append(row)
+        hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us"] + extra_hdr() + ["steady", "misses"]
+        rows = [[_pct(r["held_back"]), _cap(r), f"{r['waf']:.2f}", _num(r["iops"]), _lat(r, tg)] + extra(r)
+                + ["yes" if r["steady_state"] else "no", ", ".join(r["fails"]) or "-"] for r in d["simulated"]]
         lines.append("")
         lines.append(table(hdr, rows, align="l" + "r" * (len(hdr) - 2) + "l",
                            title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
