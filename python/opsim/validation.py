@@ -317,7 +317,7 @@ def _skh_occupation(host_bytes: int, seq: int, rand: int, user: int) -> float:
 def skh_run(ext_blocks: int, scale: int = 64, n_pct: float | None = None, window_from: float | None = None,
             **kw) -> dict:
     """One external-OP level: per-cycle performance against occupation, the urgent-state entry
-    (the first cycle in which the free-block pool falls to N% of the 1024 main blocks; N from the
+    (the first cycle in which the free-block pool falls below N% of the 1024 main blocks; N from the
     preset, seed 004), the sustain-state performance (the cycles before) and the urgent-state
     performance (host bytes over time from the entry to 100% occupation).  ``window_from``: start
     the window at this occupation instead (Case #3 compares settings over one window)."""
@@ -347,13 +347,9 @@ def skh_run(ext_blocks: int, scale: int = 64, n_pct: float | None = None, window
     if first is None:
         raise RuntimeError(f"{ext_blocks} external blocks: the free pool never fell below {threshold:.1f} blocks")
 
-    def rate(cs):
-        secs = sum(c["seconds"] for c in cs)
-        return sum(c["host_write_bytes"] for c in cs) / secs / 1e6 if secs else None
-
     window = cycles[first:]
-    sustain = rate(cycles[:entry]) if entry else None
-    urgent_mbps = rate(window)
+    sustain = _skh_rate(cycles[:entry]) if entry else None
+    urgent_mbps = _skh_rate(window)
     t0, t1 = window[0]["t_start_s"], window[-1]["t_end_s"]
     pts = [p for p in r.timed["iops_series"] if t0 < p["t_s"] <= t1 and p["write_iops"] > 0]
     return {"ext_blocks": ext_blocks, "op_pct": 100 * ext_blocks / SKH_MAIN_BLOCKS, "op_user": r.op["user"],
