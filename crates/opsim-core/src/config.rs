@@ -120,6 +120,60 @@ pub struct FtlConfig {
     /// Run the full invariant checker after every garbage collection (slow; for debugging).
     #[serde(default)]
     pub check_invariants: bool,
+    /// Dynamic SLC cache (Micron's Dynamic Write Acceleration); absent: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_cache: Option<SlcCacheConfig>,
+}
+
+/// What host writes do when the SLC cache is full.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WhenFull {
+    /// Fold the oldest SLC block into native-mode blocks and keep writing in SLC mode.
+    #[default]
+    Fold,
+    /// Write straight to native-mode (TLC) blocks until folding in idle time frees the cache.
+    Direct,
+}
+
+/// `[ftl.slc_cache]`: part of the native-mode (TLC) blocks written in SLC mode (one bit per
+/// cell: a block holds `1 / bits_per_cell` of its pages) and folded into native mode later.
+/// The cache may use at most the free user capacity (LBAs holding no data) beyond its static
+/// part, so it shrinks as the drive fills: limit (blocks) = max(min, min(max, free user
+/// blocks)).  Sizes are fractions of the NAND blocks, so a scale model keeps them.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlcCacheConfig {
+    /// Off with `false` (to turn off a preset's cache).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Most blocks in SLC mode at once (the dynamic cache's ceiling), fraction of all blocks.
+    #[serde(default = "one")]
+    pub max_fraction: Fraction,
+    /// Static part: blocks always allowed in SLC mode, even on a full drive, fraction of all
+    /// blocks (they come out of the spare area).
+    #[serde(default)]
+    pub min_fraction: Fraction,
+    /// Bits per cell of the native mode (3 = TLC; default: from `timing.cell`, else 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bits_per_cell: Option<u32>,
+    /// When the cache is full: "fold" (the oldest SLC block, then keep writing in SLC mode)
+    /// or "direct" (write native-mode blocks).
+    #[serde(default)]
+    pub when_full: WhenFull,
+    /// Timed model: fold SLC blocks in idle time (no host command outstanding for
+    /// `idle_ms`, NAND and controller idle).
+    #[serde(default = "yes")]
+    pub idle_fold: bool,
+    #[serde(default = "default_idle_ms")]
+    pub idle_ms: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_idle_ms() -> f64 {
+    1.0
 }
 
 fn default_low() -> u32 {
@@ -139,6 +193,7 @@ impl Default for FtlConfig {
             gc_high_watermark: None,
             streams: default_streams(),
             check_invariants: false,
+            slc_cache: None,
         }
     }
 }
@@ -221,6 +276,37 @@ pub struct WorkloadConfig {
     /// trace: the file and how to replay it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::trace::TraceConfig>,
+    /// snia-pts: which SNIA PTS test to run (`[workload.pts]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pts: Option<PtsConfig>,
+}
+
+/// The SNIA PTS test of `type = "snia-pts"`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PtsTest {
+    /// 4 KiB random-write rounds until the steady-state rule holds (the default).
+    #[default]
+    SteadyState,
+    /// The IOPS test: every block size x R/W mix per round, steady state tracked on 4 KiB
+    /// 100% writes (timed model only).
+    Iops,
+}
+
+/// `[workload.pts]`.
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PtsConfig {
+    #[serde(default)]
+    pub test: PtsTest,
+    /// IOPS test: block sizes, in the order each mix runs them (default: 512 B, 4, 8, 16,
+    /// 32, 64, 128 KiB, 1 MiB, the order of `opsim measure iops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_sizes: Option<Vec<ByteSize>>,
+    /// IOPS test: read/write mixes as "R/W" percentages, in the order run (default: "0/100",
+    /// "5/95", "35/65", "50/50", "65/35", "95/5", "100/0", the order of `opsim measure iops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixes: Option<Vec<String>>,
 }
 
 fn is_zero(f: &Fraction) -> bool {
@@ -266,6 +352,7 @@ impl Default for WorkloadConfig {
             random_chunk: None,
             sequential_request_size: None,
             trace: None,
+            pts: None,
         }
     }
 }

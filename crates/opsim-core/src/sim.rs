@@ -4,7 +4,7 @@
 //! A `Simulator` is a plain owned value (no globals); the same config and seed give
 //! bit-identical results (only `SimResult::perf` depends on the machine).
 
-use crate::config::{Config, GcPolicy, Precondition, WorkloadConfig, WorkloadType};
+use crate::config::{Config, GcPolicy, Precondition, PtsTest, WorkloadConfig, WorkloadType};
 use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
 use crate::geometry::{available_memory, Geometry, OpReport};
@@ -187,6 +187,9 @@ pub struct TimedReport {
     /// Mean IOPS over the measurement window.
     pub measured_iops: f64,
     pub phases: Phases,
+    /// SNIA PTS IOPS test: IOPS per block size x R/W mix over the measurement window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pts_iops: Option<timed::pts::IopsTable>,
 }
 
 /// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available.
@@ -222,6 +225,8 @@ pub struct Simulator {
     round_start: Vec<Counters>,
     memory: u64,
     trace: Option<TraceReplay>,
+    /// The SLC cache's limits, when configured.
+    slc: Option<crate::ftl::SlcParams>,
 }
 
 impl Simulator {
@@ -296,6 +301,13 @@ impl Simulator {
                 ),
             ));
         }
+        // (the SLC-mode times of [timing] are ignored without a cache: a preset sets them
+        // and `enabled = false` turns its cache off)
+        let slc = match &f.slc_cache {
+            Some(c) if c.enabled => Some(slc_params(c, &cfg, &geo)?),
+            _ => None,
+        };
+        check_pts(&cfg)?;
         let params = FtlParams {
             blocks: geo.blocks,
             pages_per_block: geo.pages_per_block,
@@ -309,6 +321,7 @@ impl Simulator {
             check: f.check_invariants,
             track_data: r.track_data,
             seed: r.seed,
+            slc,
         };
         let ftl = match f.gc {
             GcPolicy::Greedy => AnyFtl::Greedy(Ftl::new(&params)),
@@ -333,6 +346,7 @@ impl Simulator {
             round_start: Vec::new(),
             memory,
             trace: None,
+            slc,
         })
     }
 
@@ -356,6 +370,12 @@ impl Simulator {
     }
     pub fn mapped_pages(&self) -> u64 {
         with_ftl!(&self.ftl, f => f.mapped_pages())
+    }
+
+    /// SLC cache: blocks in SLC mode now (open and closed), closed ones waiting to be
+    /// folded, and the cache's current limit in blocks (all 0 without a cache).
+    pub fn slc_cache(&self) -> (u32, u32, u32) {
+        with_ftl!(&self.ftl, f => { let (n, q) = f.slc_blocks(); (n, q, f.slc_limit()) })
     }
 
     /// Run the FTL invariant checker.
@@ -623,7 +643,9 @@ impl Simulator {
             _ => unreachable!(),
         };
         let b = self.geo.pages_per_block as usize;
-        let pool = self.geo.blocks as u64 - self.cfg.ftl.gc_low_watermark as u64;
+        // the SLC cache's static part is held out of the native-mode pool GC works in
+        let slc_static = self.slc.map(|s| s.min_blocks as u64).unwrap_or(0);
+        let pool = self.geo.blocks as u64 - self.cfg.ftl.gc_low_watermark as u64 - slc_static;
         let rho = span_pages as f64 / (pool as f64 * b as f64);
         let counts: Vec<u32> = match self.cfg.ftl.gc {
             GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random => {
@@ -704,6 +726,9 @@ impl Simulator {
         let page = self.geo.page_size;
         let measure_first;
         let steady;
+        if self.cfg.workload.kind == WorkloadType::SniaPts && self.pts_test() == PtsTest::Iops {
+            return Err(Error::config("workload.pts.test", "the PTS IOPS test measures IOPS: it needs the timed model ([timing] or a preset)"));
+        }
         if self.cfg.workload.kind == WorkloadType::SniaPts {
             // SNIA PTS: purge, 2x user capacity of 128 KiB sequential writes, then 4 KiB
             // random writes in rounds until the steady-state rule holds (or max_rounds).
@@ -843,9 +868,12 @@ impl Simulator {
         let t0 = Instant::now();
         self.run_start = self.counters();
         let tc = self.cfg.timing.clone().expect("timing configured");
-        let r = tc.resolve(self.geo.page_size)?;
+        let r = self.resolve_timing(&tc)?;
         let page = self.geo.page_size;
         let pts = self.cfg.workload.kind == WorkloadType::SniaPts;
+        if pts && self.pts_test() == PtsTest::Iops {
+            return self.run_pts_iops(t0, tc, r);
+        }
         if pts {
             self.security_erase();
             self.last = self.counters();
@@ -864,6 +892,7 @@ impl Simulator {
             self.geo.sector_size as u64,
             self.cfg.run.seed,
         );
+        state.set_idle_fold(self.idle_fold_ms());
         let plan = if pts {
             let per = if tc.round_s.is_some() { u64::MAX } else { self.round_bytes() };
             vec![PhasePlan {
@@ -946,6 +975,10 @@ impl Simulator {
                     erases: d.erases,
                     waf: d.waf(page),
                     latency_us: h.summary_us(),
+                    label: None,
+                    bs: None,
+                    rwmix: None,
+                    combinations: None,
                 });
                 if p.measure {
                     measure_hist.merge(&h);
@@ -1008,6 +1041,7 @@ impl Simulator {
             steady_iops,
             measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
             rounds: timed_rounds,
+            pts_iops: None,
         };
         let loop_wall = loop_start.0.elapsed().as_secs_f64();
         let c = self.counters().minus(&loop_start.1);
@@ -1018,6 +1052,216 @@ impl Simulator {
         res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
         res.timed = Some(report);
         Ok(res)
+    }
+
+    /// The SNIA PTS IOPS test (docs/timed.md): purge, workload-independent preconditioning
+    /// (untimed), then rounds of every block size x R/W mix for `timing.round_s` simulated
+    /// seconds each, until the steady-state rule holds on the 4 KiB 100% write IOPS (at most
+    /// `run.max_rounds`).  The result has the real-drive harness's round semantics and schema.
+    fn run_pts_iops(&mut self, t0: Instant, tc: crate::timed::TimingConfig, r: Resolved) -> Result<SimResult> {
+        use crate::timed::pts;
+        let page = self.geo.page_size;
+        let m = pts::matrix(self.cfg.workload.pts.as_ref())?;
+        if tc.arrival_iops.is_some() {
+            return Err(Error::config("timing.arrival_iops", "the PTS IOPS test runs at a queue depth (closed loop); remove arrival_iops"));
+        }
+        let combo_ns = (tc.round_s.unwrap_or(60.0) * 1e9).round() as u64;
+        let cap_ns = tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX);
+        // one workload per block size: uniform random over the span, aligned to the block
+        // size (fio's default); all writes, the state draws each command's direction
+        let mut wls = Vec::with_capacity(m.sizes.len());
+        for &bs in &m.sizes {
+            let w = WorkloadConfig {
+                kind: WorkloadType::Uniform,
+                span: self.cfg.workload.span,
+                request_size: Some(crate::units::ByteSize(bs)),
+                align: Some(crate::units::ByteSize(bs)),
+                ..Default::default()
+            };
+            wls.push(self.build_workload_from(&w, WorkloadType::Uniform, None).map_err(|mut e| {
+                if e.key.as_deref().is_some_and(|k| k.starts_with("workload.")) {
+                    e.key = Some("workload.pts.block_sizes".into());
+                    e.message = format!("{}: {}", pts::bs_name(bs), e.message);
+                }
+                e
+            })?);
+        }
+        // purge, then the span written twice in 128 KiB sequential writes (untimed)
+        self.security_erase();
+        self.last = self.counters();
+        let req = (128 * 1024u64).max(page);
+        self.fill(2, req - req % page, "precondition")?;
+        let mut state = TimedState::new(
+            &tc,
+            r,
+            self.geo.physical_pages(),
+            self.geo.blocks,
+            self.cfg.ftl.gc_low_watermark,
+            page,
+            self.geo.sector_size as u64,
+            self.cfg.run.seed,
+        );
+        state.set_idle_fold(self.idle_fold_ms());
+        state.rec.round_split = Some(Default::default());
+        let first_timed = self.rounds.len();
+        let loop_start = (Instant::now(), self.counters());
+        let mut rounds: Vec<TimedRound> = Vec::new();
+        // per round: the tracked combination's latency (all, read, write)
+        let mut lat: Vec<[timed::hist::Histogram; 3]> = Vec::new();
+        let mut ss = steady::detect(&[], None, SteadyRule::default());
+        let mut stop = false;
+        for _ in 0..self.cfg.run.max_rounds {
+            let mut combos: Vec<TimedRound> = Vec::with_capacity(m.combos.len());
+            let mut tracked_lat = None;
+            for (ci, &(si, mi)) in m.combos.iter().enumerate() {
+                let start_ns = state.now();
+                if start_ns >= cap_ns {
+                    stop = true;
+                    break;
+                }
+                let (bs, mix) = (pts::bs_name(m.sizes[si]), &m.mixes[mi]);
+                state.rec.begin_segment(start_ns, Some((bs.clone(), mix.name.clone())));
+                state.set_mix(Some(mix.read));
+                let before = self.counters();
+                let until = start_ns.saturating_add(combo_ns).min(cap_ns);
+                let rng = &mut self.rng;
+                let wl = &mut wls[si];
+                with_ftl!(&mut self.ftl, f => state.drive(f, wl, rng, Stop { write_bytes: u64::MAX, cmds: u64::MAX }, until))?;
+                state.drain();
+                let end_ns = state.now().max(start_ns + 1);
+                state.rec.end_segment(end_ns);
+                let h = std::mem::take(&mut state.rec.round_hist);
+                let (hr, hw) = state.rec.round_split.replace(Default::default()).unwrap_or_default();
+                let after = self.counters();
+                let secs = (end_ns - start_ns) as f64 / 1e9;
+                let d = after.minus(&before);
+                combos.push(TimedRound {
+                    index: 0, // set when the round closes
+                    phase: "steady-state".into(),
+                    t_start_s: start_ns as f64 / 1e9,
+                    t_end_s: end_ns as f64 / 1e9,
+                    iops: h.count() as f64 / secs,
+                    write_iops: d.host_write_cmds as f64 / secs,
+                    read_iops: d.host_read_cmds as f64 / secs,
+                    mbps: (d.host_write_bytes + d.host_read_bytes) as f64 / secs / 1e6,
+                    host_write_bytes: d.host_write_bytes,
+                    nand_write_pages: d.nand_write_pages,
+                    gc_copy_pages: d.gc_copy_pages,
+                    erases: d.erases,
+                    waf: d.waf(page),
+                    latency_us: h.summary_us(),
+                    label: Some(format!("{bs} R/W {}", mix.name)),
+                    bs: Some(bs),
+                    rwmix: Some(mix.name.clone()),
+                    combinations: None,
+                });
+                if ci == m.tracked {
+                    tracked_lat = Some([h, hr, hw]);
+                }
+            }
+            if combos.len() < m.combos.len() {
+                break; // max_time_s ended the round: it is not counted
+            }
+            self.close_round("steady-state");
+            let index = self.rounds.len() - 1;
+            combos.iter_mut().for_each(|c| c.index = index);
+            let mut main = combos[m.tracked].clone();
+            main.combinations = Some(combos);
+            rounds.push(main);
+            lat.push(tracked_lat.expect("the tracked combination ran"));
+            let vals: Vec<f64> = rounds.iter().map(|r| r.iops).collect();
+            ss = steady::detect(&vals, None, SteadyRule::default());
+            if ss.reached || stop {
+                break;
+            }
+        }
+        if rounds.is_empty() {
+            return Err(Error::config("timing.max_time_s", "no PTS IOPS round completed; raise max_time_s"));
+        }
+        let n = rounds.len();
+        let (ws, we) = match ss.window {
+            Some(w) if ss.reached => w,
+            _ => (n.saturating_sub(5), n - 1),
+        };
+        let measure_first = first_timed + ws;
+        let window = &rounds[ws..=we];
+        // the IOPS table: every combination over the window
+        let mut iops = vec![vec![0.0; m.mixes.len()]; m.sizes.len()];
+        let mut mbps = vec![vec![0.0; m.mixes.len()]; m.sizes.len()];
+        for (ci, &(si, mi)) in m.combos.iter().enumerate() {
+            // the mean of the rounds' figures, as the steady-state IOPS
+            for r in window {
+                let c = &r.combinations.as_ref().expect("combinations")[ci];
+                iops[si][mi] += c.iops / window.len() as f64;
+                mbps[si][mi] += c.mbps / window.len() as f64;
+            }
+        }
+        let mut hists: [timed::hist::Histogram; 3] = Default::default();
+        for l in &lat[ws..=we] {
+            for (a, b) in hists.iter_mut().zip(l) {
+                a.merge(b);
+            }
+        }
+        let m_secs: f64 = window.iter().map(|t| t.t_end_s - t.t_start_s).sum();
+        let m_ios: f64 = window.iter().map(|t| t.iops * (t.t_end_s - t.t_start_s)).sum();
+        let end_s = state.now() as f64 / 1e9;
+        let mut series = state.rec.points();
+        series.retain(|p| p.t_s <= end_s + 1e-9);
+        let tracked = &rounds[0];
+        let tracked_points: Vec<SeriesPoint> =
+            series.iter().filter(|p| p.bs == tracked.bs && p.rwmix == tracked.rwmix).cloned().collect();
+        let steady_start_s = if ss.reached { Some(rounds[ws].t_start_s) } else { None };
+        let table = pts::IopsTable {
+            block_sizes: m.sizes.iter().map(|&b| pts::bs_name(b)).collect(),
+            block_size_bytes: m.sizes.clone(),
+            mixes: m.mixes.iter().map(|x| x.name.clone()).collect(),
+            iops,
+            mbps,
+            window: (rounds[ws].index, rounds[we].index),
+            steady: ss.reached,
+            tracked: tracked.label.clone().unwrap_or_default(),
+        };
+        let steady_iops = if ss.reached { ss.mean } else { None };
+        let [ha, hr, hw] = hists;
+        let report = TimedReport {
+            timing: state.resolved().clone(),
+            simulated_seconds: end_s,
+            phases: timed::phases(&tracked_points, steady_start_s),
+            iops_series: series,
+            latency_us: TimedLatency { all: ha.summary_us(), read: hr.summary_us(), write: hw.summary_us() },
+            steady_state: shift(ss, first_timed),
+            steady_iops,
+            measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
+            rounds,
+            pts_iops: Some(table),
+        };
+        let loop_wall = loop_start.0.elapsed().as_secs_f64();
+        let c = self.counters().minus(&loop_start.1);
+        let loop_ios = (c.host_write_cmds + c.host_read_cmds) as f64;
+        let (vals, el) = self.round_series(first_timed);
+        let mut res = self.result_from_rounds(t0, measure_first)?;
+        res.perf.timed_ios_per_second = Some(if loop_wall > 0.0 { loop_ios / loop_wall } else { 0.0 });
+        res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
+        res.timed = Some(report);
+        Ok(res)
+    }
+
+    /// The timing parameters resolved, with the SLC-mode timing when the cache is on.
+    fn resolve_timing(&self, tc: &crate::timed::TimingConfig) -> Result<Resolved> {
+        let mut r = tc.resolve(self.geo.page_size)?;
+        if let Some(s) = &self.slc {
+            tc.resolve_slc(&mut r, s.bits)?;
+        }
+        Ok(r)
+    }
+
+    /// The idle delay before the SLC cache folds in idle time, if it does.
+    fn idle_fold_ms(&self) -> Option<f64> {
+        self.cfg.ftl.slc_cache.as_ref().filter(|c| c.enabled && c.idle_fold).map(|c| c.idle_ms)
+    }
+
+    fn pts_test(&self) -> PtsTest {
+        self.cfg.workload.pts.as_ref().map(|p| p.test).unwrap_or_default()
     }
 
     /// Per-round WAF from round `first` on, and whether each round had left FOB (erased
@@ -1059,6 +1303,63 @@ impl Simulator {
     pub fn rounds(&self) -> &[Round] {
         &self.rounds
     }
+}
+
+/// `[workload.pts]` of the workload and of every phase.
+fn check_pts(cfg: &Config) -> Result<()> {
+    timed::pts::check(&cfg.workload, "workload")?;
+    for (i, p) in cfg.phases.iter().enumerate() {
+        timed::pts::check(&p.workload, &format!("phase[{i}].workload"))?;
+    }
+    Ok(())
+}
+
+/// The SLC cache's limits in blocks, checked against the drive.
+fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -> Result<crate::ftl::SlcParams> {
+    use crate::config::{check_fraction, WhenFull};
+    use crate::timed::Cell;
+    let key = "ftl.slc_cache";
+    let max = check_fraction(&format!("{key}.max_fraction"), c.max_fraction.0, 0.0, 1.0, false, true)?;
+    let min = check_fraction(&format!("{key}.min_fraction"), c.min_fraction.0, 0.0, 1.0, true, true)?;
+    if min > max {
+        return Err(Error::config(&format!("{key}.min_fraction"), format!("{min} is above max_fraction {max}")));
+    }
+    let cell_bits = cfg.timing.as_ref().map(|t| t.cell.bits());
+    let bits = match (c.bits_per_cell, cell_bits) {
+        (Some(b), _) if !(2..=4).contains(&b) => {
+            return Err(Error::config(&format!("{key}.bits_per_cell"), format!("{b} is out of range 2..=4 (MLC, TLC, QLC)")));
+        }
+        (Some(b), Some(cb)) if b != cb => {
+            return Err(Error::config(&format!("{key}.bits_per_cell"), format!("{b} disagrees with timing.cell ({cb} bits per cell)")));
+        }
+        (Some(b), _) => b,
+        (None, Some(1)) => {
+            return Err(Error::config(key, "an SLC cache needs multi-level cells (timing.cell is \"slc\")"));
+        }
+        (None, Some(cb)) => cb,
+        (None, None) => Cell::Tlc.bits(),
+    };
+    if geo.pages_per_block < bits {
+        return Err(Error::config("drive.pages_per_block", format!("{} is fewer than the {bits} pages an SLC-mode block needs", geo.pages_per_block)));
+    }
+    if !(c.idle_ms.is_finite() && c.idle_ms >= 0.0) {
+        return Err(Error::config(&format!("{key}.idle_ms"), format!("{} must be >= 0", c.idle_ms)));
+    }
+    let blocks = geo.blocks as f64;
+    let max_blocks = (max * blocks).floor() as u32;
+    let min_blocks = (min * blocks).floor() as u32;
+    // the static part comes out of the spare area: leave GC at least half of it
+    let spare = geo.blocks as i64 - geo.user_pages.div_ceil(geo.pages_per_block as u64) as i64 - cfg.ftl.gc_low_watermark as i64;
+    if min_blocks as i64 > spare / 2 {
+        return Err(Error::config(
+            &format!("{key}.min_fraction"),
+            format!(
+                "{min}: a static SLC part of {min_blocks} blocks takes more than half of the {} blocks of spare area",
+                spare.max(0)
+            ),
+        ));
+    }
+    Ok(crate::ftl::SlcParams { max_blocks: max_blocks.max(min_blocks), min_blocks, bits, fold_when_full: c.when_full == WhenFull::Fold })
 }
 
 fn shift(mut s: SteadyState, by: usize) -> SteadyState {

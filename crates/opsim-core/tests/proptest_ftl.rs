@@ -1,6 +1,7 @@
 //! Property tests: random host command sequences (writes of any size and offset, reads,
 //! trims, security erases, max-address changes, power cycles) keep every FTL invariant and
-//! lose no written data.  A shadow model records, per logical page, the command number that
+//! lose no written data, with and without the dynamic SLC cache (fold or direct when full,
+//! with and without a static part).  A shadow model records, per logical page, the command number that
 //! last wrote it; after every command the drive must return exactly that.
 
 use opsim_core::{Error, ErrorKind, Simulator};
@@ -30,7 +31,13 @@ fn cmd(total: u64) -> impl Strategy<Value = Cmd> {
 }
 
 fn sim(gc: &str, b: u32) -> Simulator {
+    sim_slc(gc, b, None)
+}
+
+/// `slc`: the body of an `[ftl.slc_cache]` table, or no cache.
+fn sim_slc(gc: &str, b: u32, slc: Option<&str>) -> Simulator {
     let extra = if gc == "d-choices" { "d = 3" } else { "" };
+    let slc = slc.map(|t| format!("[ftl.slc_cache]\n{t}")).unwrap_or_default();
     Simulator::from_toml(&format!(
         r#"
         [drive]
@@ -42,6 +49,7 @@ fn sim(gc: &str, b: u32) -> Simulator {
         {extra}
         streams = 2
         check_invariants = true
+        {slc}
         [run]
         track_data = true
         precondition = "none"
@@ -51,7 +59,11 @@ fn sim(gc: &str, b: u32) -> Simulator {
 }
 
 fn run_case(gc: &str, b: u32, cmds: Vec<Cmd>) -> Result<(), TestCaseError> {
-    let mut s = sim(gc, b);
+    run_case_slc(gc, b, None, cmds)
+}
+
+fn run_case_slc(gc: &str, b: u32, slc: Option<&str>, cmds: Vec<Cmd>) -> Result<(), TestCaseError> {
+    let mut s = sim_slc(gc, b, slc);
     let spp = s.geometry().sectors_per_page();
     let total = s.max_address_sectors();
     let pages = total / spp;
@@ -126,9 +138,42 @@ proptest! {
     }
 
     #[test]
+    fn slc_cache_keeps_invariants(cmds in prop::collection::vec(cmd(4096), 1..400)) {
+        // 40 blocks of 8 pages (SLC mode: 2): a static part of 2 blocks, folding or direct
+        run_case_slc("greedy", 8, Some("min_fraction = 0.05"), cmds.clone())?;
+        run_case_slc("fifo", 8, Some("when_full = \"direct\"\nmin_fraction = 0.05\nmax_fraction = 0.2"), cmds.clone())?;
+        run_case_slc("d-choices", 16, Some("bits_per_cell = 2"), cmds)?;
+    }
+
+    #[test]
     fn windowed_and_cost_benefit_keep_invariants(cmds in prop::collection::vec(cmd(4096), 1..300)) {
         run_case("windowed-greedy", 8, cmds.clone())?;
         run_case("cost-benefit", 8, cmds)?;
+    }
+}
+
+/// A long random-write run through GC and SLC folds many times over, checked after every
+/// GC and every fold.
+#[test]
+fn long_random_run_with_slc_cache() {
+    for slc in ["min_fraction = 0.05", "min_fraction = 0.05\nwhen_full = \"direct\"", ""] {
+        let mut s = sim_slc("greedy", 8, Some(slc));
+        let total = s.max_address_sectors();
+        let mut x = 777u64;
+        for i in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let lba = x % total;
+            let n = (1 + (x >> 40) % 16).min(total - lba);
+            if i % 50 == 49 {
+                s.trim(lba, n).unwrap();
+            } else {
+                s.write(lba, n, ((x >> 20) & 1) as u32).unwrap();
+            }
+        }
+        assert!(s.counters().folds > 20, "{slc}: {} folds", s.counters().folds);
+        s.check().unwrap();
     }
 }
 

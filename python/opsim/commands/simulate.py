@@ -63,6 +63,8 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
              " / ".join(f"{lat[k]:,.0f}" for k in ("p50", "p99", "p99.9", "max"))),
             ("fresh-out-of-box burst ends", f"{t['phases']['fob_end_s']:.0f} s" if t["phases"]["fob_end_s"] else "-"),
         ], title="timed model"))
+        if t.get("pts_iops"):
+            lines += ["", pts_iops_text(t["pts_iops"])]
     rounds = d["rounds"]
     if not all_rounds and len(rounds) > 12:
         shown = rounds[:3] + rounds[-8:]
@@ -108,6 +110,15 @@ def trace_summary(info: dict) -> str:
             f"{100 * info['trim']['ios'] / n:.0f}% trim, {fmt_bytes(info['write']['bytes'])} written, "
             f"footprint {fmt_bytes(fp) if fp is not None else '-'}, span {fmt_bytes(info['max_end'] - info['min_offset'])}, "
             f"{info['duration_s']:.1f} s")
+
+
+def pts_iops_text(tab: dict) -> str:
+    """The SNIA PTS IOPS table: block size (rows) x R/W mix (columns)."""
+    a, b = tab["window"]
+    which = "steady-state window" if tab["steady"] else "last rounds, steady state not reached"
+    rows = [[bs] + [f"{v:,.0f}" for v in row] for bs, row in zip(tab["block_sizes"], tab["iops"])]
+    return table(["block size"] + [f"R/W {m}" for m in tab["mixes"]], rows,
+                 title=f"SNIA PTS IOPS (mean of rounds {a}-{b}, {which}; tracked: {tab['tracked']})")
 
 
 def run(args) -> Output:

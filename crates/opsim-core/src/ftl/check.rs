@@ -1,5 +1,6 @@
 //! The FTL invariant checker: forward and reverse maps agree, validity bitmaps and counts
-//! agree, every block is in exactly one place (free pool, a frontier, the policy's index),
+//! agree, every block is in exactly one place (free pool, a frontier, the policy's index,
+//! the SLC cache's fold queue), SLC-mode blocks hold no page past what their mode holds,
 //! and the wear counters add up.
 
 use super::{BlockState, Ftl, Policy, NONE};
@@ -67,26 +68,80 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         }
         place[b as usize] += 1;
     }
-    for fr in f.host.iter().chain(std::iter::once(&f.gc)) {
-        if fr.block != NONE {
-            if f.meta.state[fr.block as usize] != BlockState::Open {
-                return Err(format!("frontier block {} is not open", fr.block));
+    let slc_flag = |b: u32| f.slc.as_ref().is_some_and(|s| s.flag[b as usize]);
+    for (i, fr) in f.frontiers().enumerate() {
+        let host = i < f.host.len();
+        if fr.block == NONE {
+            if fr.next != 0 || fr.end != 0 {
+                return Err(format!("an empty frontier has next {} and end {}", fr.next, fr.end));
             }
-            if fr.next as usize > ppb {
-                return Err(format!("frontier of block {} is past the end", fr.block));
-            }
-            place[fr.block as usize] += 1;
+            continue;
         }
+        if f.meta.state[fr.block as usize] != BlockState::Open {
+            return Err(format!("frontier block {} is not open", fr.block));
+        }
+        if fr.next > fr.end {
+            return Err(format!("frontier of block {} is past the end", fr.block));
+        }
+        let want_end = match &f.slc {
+            Some(s) if host && s.flag[fr.block as usize] => s.ppb,
+            _ if slc_flag(fr.block) => return Err(format!("GC or fold frontier block {} is in SLC mode", fr.block)),
+            _ => f.ppb,
+        };
+        // GC and fold frontiers run to the block's end; host ones stop at `end`
+        if host && fr.end != want_end {
+            return Err(format!("host frontier of block {} ends at {}, its mode holds {want_end} pages", fr.block, fr.end));
+        }
+        place[fr.block as usize] += 1;
     }
     for b in f.policy.members() {
         if f.meta.state[b as usize] != BlockState::Closed {
             return Err(format!("block {b} is indexed by the {} policy but not closed", P::NAME));
         }
+        if slc_flag(b) {
+            return Err(format!("SLC-mode block {b} is indexed by the {} policy", P::NAME));
+        }
         place[b as usize] += 1;
+    }
+    match &f.slc {
+        Some(s) => {
+            for &b in &s.queue {
+                if f.meta.state[b as usize] != BlockState::Cached || !s.flag[b as usize] {
+                    return Err(format!("block {b} waits to be folded but is {:?} (SLC flag {})", f.meta.state[b as usize], s.flag[b as usize]));
+                }
+                place[b as usize] += 1;
+            }
+            let flagged = s.flag.iter().filter(|&&x| x).count();
+            if flagged != s.count as usize {
+                return Err(format!("{flagged} blocks flagged SLC, the count says {}", s.count));
+            }
+            for (b, &fl) in s.flag.iter().enumerate() {
+                if !fl {
+                    if f.meta.state[b] == BlockState::Cached {
+                        return Err(format!("block {b} is cached but not in SLC mode"));
+                    }
+                    continue;
+                }
+                // no page of an SLC-mode block lies past what the mode holds
+                for wi in 0..f.wpb as usize {
+                    let lo = wi * 64;
+                    let word = f.bits[b * f.wpb as usize + wi];
+                    let past = if lo >= s.ppb as usize { word } else if lo + 64 > s.ppb as usize { word >> (s.ppb as usize - lo) } else { 0 };
+                    if past != 0 {
+                        return Err(format!("SLC-mode block {b} has valid pages past its {} pages", s.ppb));
+                    }
+                }
+            }
+        }
+        None => {
+            if f.meta.state.contains(&BlockState::Cached) || f.fold.block != NONE {
+                return Err("SLC state without an SLC cache".into());
+            }
+        }
     }
     for (b, &n) in place.iter().enumerate() {
         if n != 1 {
-            return Err(format!("block {b} ({:?}) is in {n} places (free pool, frontiers, policy index)", f.meta.state[b]));
+            return Err(format!("block {b} ({:?}) is in {n} places (free pool, frontiers, policy index, fold queue)", f.meta.state[b]));
         }
     }
     f.policy.check(&f.meta)?;
@@ -94,8 +149,11 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     if erase_sum != f.c.erases {
         return Err(format!("erase counts add up to {erase_sum}, counter says {}", f.c.erases));
     }
-    if f.c.nand_write_pages < f.c.gc_copy_pages {
-        return Err("fewer NAND writes than GC copies".into());
+    if f.c.nand_write_pages < f.c.gc_copy_pages + f.c.fold_pages {
+        return Err("fewer NAND writes than GC copies and folds".into());
+    }
+    if f.c.erases < f.c.folds {
+        return Err("fewer erases than folds".into());
     }
     Ok(())
 }

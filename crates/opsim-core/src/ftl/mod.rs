@@ -7,7 +7,14 @@
 //! `gc_low_watermark` blocks are free and stops when `gc_high_watermark` are.
 //!
 //! Every structure can be verified by [`Ftl::check`]; `ftl.check_invariants = true` runs it
-//! after every garbage collection.
+//! after every garbage collection and every fold.
+//!
+//! Dynamic SLC cache (`[ftl.slc_cache]`, Micron's Dynamic Write Acceleration): host blocks
+//! may be opened in SLC mode, where a block holds `1 / bits_per_cell` of its pages.  Closed
+//! SLC blocks wait in a FIFO and are *folded* (their valid pages copied to a native-mode
+//! fold frontier, the block erased) when the cache is full or in idle time.  The number of
+//! SLC blocks is limited to max(static part, min(ceiling, free user capacity in blocks)), so
+//! the cache shrinks as the drive fills.  Folds count as NAND writes (WAF).
 
 mod check;
 pub mod policy;
@@ -24,7 +31,10 @@ use std::collections::VecDeque;
 pub enum BlockState {
     Free = 0,
     Open = 1,
+    /// Full, indexed by the GC policy.
     Closed = 2,
+    /// Full SLC-mode block waiting to be folded (not in the GC policy's index).
+    Cached = 3,
 }
 
 /// Per-block metadata shared with the policies.
@@ -58,6 +68,17 @@ pub struct Counters {
     pub rmw_pages: u64,
     /// Host reads of pages that were never written or were trimmed.
     pub unmapped_read_pages: u64,
+    /// SLC cache: valid pages folded from SLC-mode blocks into native-mode blocks (each
+    /// read once and programmed once; included in the NAND page counts).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fold_pages: u64,
+    /// SLC cache: SLC-mode blocks folded and erased (included in `erases`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub folds: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Counters {
@@ -77,6 +98,8 @@ impl Counters {
             erases: self.erases - o.erases,
             rmw_pages: self.rmw_pages - o.rmw_pages,
             unmapped_read_pages: self.unmapped_read_pages - o.unmapped_read_pages,
+            fold_pages: self.fold_pages - o.fold_pages,
+            folds: self.folds - o.folds,
         }
     }
 
@@ -99,9 +122,11 @@ impl Counters {
 struct Frontier {
     block: u32,
     next: u32,
+    /// Pages the block holds in its mode (`pages_per_block`, or fewer in SLC mode).
+    end: u32,
 }
 
-const EMPTY_FRONTIER: Frontier = Frontier { block: NONE, next: 0 };
+const EMPTY_FRONTIER: Frontier = Frontier { block: NONE, next: 0, end: 0 };
 
 /// Exact division of a 32-bit value by a fixed divisor with one 128-bit multiply
 /// (Lemire, Kaser and Kurz 2019).
@@ -187,6 +212,33 @@ pub struct FtlParams {
     pub check: bool,
     pub track_data: bool,
     pub seed: u64,
+    pub slc: Option<SlcParams>,
+}
+
+/// The SLC cache's limits, resolved to blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct SlcParams {
+    /// Ceiling of the dynamic cache, blocks.
+    pub max_blocks: u32,
+    /// Static part, blocks.
+    pub min_blocks: u32,
+    /// Bits per cell in native mode: an SLC block holds `pages_per_block / bits` pages.
+    pub bits: u32,
+    /// Cache full: fold the oldest SLC block (true) or write native-mode blocks (false).
+    pub fold_when_full: bool,
+}
+
+/// State of the SLC cache.
+struct Slc {
+    p: SlcParams,
+    /// Pages an SLC-mode block holds.
+    ppb: u32,
+    /// Closed SLC blocks, oldest first (the fold order).
+    queue: VecDeque<u32>,
+    /// Per block: written in SLC mode (an open host frontier or in `queue`).
+    flag: Vec<bool>,
+    /// SLC-mode blocks now (closed and open).
+    count: u32,
 }
 
 pub struct Ftl<P: Policy> {
@@ -205,6 +257,9 @@ pub struct Ftl<P: Policy> {
     free: VecDeque<u32>,
     host: Vec<Frontier>,
     gc: Frontier,
+    /// Native-mode destination of folds (SLC cache).
+    fold: Frontier,
+    slc: Option<Slc>,
     policy: P,
     rng: Rng,
     pub c: Counters,
@@ -246,6 +301,14 @@ impl<P: Policy> Ftl<P> {
             free: (0..p.blocks).collect(),
             host: vec![EMPTY_FRONTIER; p.streams as usize],
             gc: EMPTY_FRONTIER,
+            fold: EMPTY_FRONTIER,
+            slc: p.slc.map(|sp| Slc {
+                p: sp,
+                ppb: (p.pages_per_block / sp.bits.max(1)).max(1),
+                queue: VecDeque::new(),
+                flag: vec![false; p.blocks as usize],
+                count: 0,
+            }),
             policy: P::new(p.blocks, p.pages_per_block, p.policy_param),
             rng: Rng::stream(p.seed, 0x6763),
             c: Counters::default(),
@@ -296,6 +359,34 @@ impl<P: Policy> Ftl<P> {
     }
     pub fn is_mapped(&self, lpn: u32) -> bool {
         self.l2p[lpn as usize] != NONE
+    }
+
+    /// Whether the SLC cache is configured.
+    pub fn slc_enabled(&self) -> bool {
+        self.slc.is_some()
+    }
+    /// Whether physical page `ppn` lies in an SLC-mode block.
+    #[inline(always)]
+    pub fn in_slc(&self, ppn: u32) -> bool {
+        match &self.slc {
+            Some(s) => s.flag[self.div.div(ppn) as usize],
+            None => false,
+        }
+    }
+    /// SLC-mode blocks now (open and closed), and closed ones waiting to be folded.
+    pub fn slc_blocks(&self) -> (u32, u32) {
+        self.slc.as_ref().map(|s| (s.count, s.queue.len() as u32)).unwrap_or((0, 0))
+    }
+    /// Pages an SLC-mode block holds (0 without an SLC cache).
+    pub fn slc_pages_per_block(&self) -> u32 {
+        self.slc.as_ref().map(|s| s.ppb).unwrap_or(0)
+    }
+    /// The SLC cache's current limit in blocks: max(static part, min(ceiling, free user
+    /// capacity in whole blocks)).
+    pub fn slc_limit(&self) -> u32 {
+        let Some(s) = &self.slc else { return 0 };
+        let free_user = (self.lpns as u64).saturating_sub(self.mapped) / self.ppb as u64;
+        ((s.p.max_blocks as u64).min(free_user) as u32).max(s.p.min_blocks)
     }
 
     /// Histogram of victims' valid-page counts since the last call; resets it.
@@ -362,18 +453,46 @@ impl<P: Policy> Ftl<P> {
     #[inline(always)]
     fn alloc_host(&mut self, stream: usize) -> Result<u32> {
         let f = self.host[stream];
-        if f.block != NONE && f.next < self.ppb {
+        // an empty frontier has end = 0
+        if f.next < f.end {
             self.host[stream].next += 1;
             return Ok(f.block * self.ppb + f.next);
         }
         self.open_host(stream)
     }
 
+    /// Close a full host block: SLC-mode blocks join the fold queue, others the policy.
+    fn close_host(&mut self, blk: u32) {
+        if let Some(s) = self.slc.as_mut() {
+            if s.flag[blk as usize] {
+                self.meta.state[blk as usize] = BlockState::Cached;
+                s.queue.push_back(blk);
+                return;
+            }
+        }
+        self.close(blk);
+    }
+
+    /// Whether the next host block may be opened in SLC mode; folds first what the cache's
+    /// policy asks: always the excess over the limit (the drive filled), and with
+    /// `fold_when_full` one more block to make room.
+    fn slc_admit(&mut self) -> Result<bool> {
+        let limit = self.slc_limit();
+        loop {
+            let s = self.slc.as_ref().expect("SLC cache");
+            let keep = if s.p.fold_when_full { limit.saturating_sub(1) } else { limit };
+            if s.count <= keep || s.queue.is_empty() {
+                return Ok(s.count < limit);
+            }
+            self.fold_one()?;
+        }
+    }
+
     #[inline(never)]
     fn open_host(&mut self, stream: usize) -> Result<u32> {
         let f = self.host[stream];
         if f.block != NONE {
-            self.close(f.block);
+            self.close_host(f.block);
             self.host[stream] = EMPTY_FRONTIER;
         }
         if (self.free.len() as u32) < self.low {
@@ -381,6 +500,11 @@ impl<P: Policy> Ftl<P> {
             // sequential fill); give up only when GC has gone through every block in vain.
             let mut stalls = 0u32;
             while (self.free.len() as u32) < self.high {
+                if self.policy.is_empty() && self.slc.as_ref().is_some_and(|s| !s.queue.is_empty()) {
+                    // everything closed is in the SLC cache: folding frees blocks
+                    self.fold_one()?;
+                    continue;
+                }
                 if self.collect()? == self.ppb {
                     stalls += 1;
                     if stalls > self.blocks {
@@ -398,8 +522,16 @@ impl<P: Policy> Ftl<P> {
                 }
             }
         }
+        let slc = self.slc.is_some() && self.slc_admit()?;
         let b = self.pop_free()?;
-        self.host[stream] = Frontier { block: b, next: 1 };
+        let mut end = self.ppb;
+        if slc {
+            let s = self.slc.as_mut().expect("SLC cache");
+            s.flag[b as usize] = true;
+            s.count += 1;
+            end = s.ppb;
+        }
+        self.host[stream] = Frontier { block: b, next: 1, end };
         Ok(b * self.ppb)
     }
 
@@ -423,6 +555,38 @@ impl<P: Policy> Ftl<P> {
         let valid = self.meta.valid[v as usize];
         self.victim_hist[valid as usize] += 1;
         self.c.gc_victims += 1;
+        self.relocate::<false>(v)?;
+        self.c.gc_copy_pages += valid as u64;
+        self.erase(v);
+        if self.check_each_gc {
+            self.check().map_err(|e| Error::internal(format!("after GC of block {v}: {e}")))?;
+        }
+        Ok(valid)
+    }
+
+    /// Fold the oldest closed SLC-mode block: copy its valid pages to the native-mode fold
+    /// frontier, erase it.  Returns the number of pages folded.
+    fn fold_one(&mut self) -> Result<u32> {
+        let s = self.slc.as_mut().ok_or_else(|| Error::internal("fold without an SLC cache"))?;
+        let v = s.queue.pop_front().ok_or_else(|| Error::internal("fold: no closed SLC block"))?;
+        s.flag[v as usize] = false;
+        s.count -= 1;
+        let valid = self.meta.valid[v as usize];
+        self.c.folds += 1;
+        self.relocate::<true>(v)?;
+        self.c.fold_pages += valid as u64;
+        self.erase(v);
+        if self.check_each_gc {
+            self.check().map_err(|e| Error::internal(format!("after folding SLC block {v}: {e}")))?;
+        }
+        Ok(valid)
+    }
+
+    /// Move block `v`'s valid pages to the GC frontier (or, `FOLD`, the fold frontier),
+    /// counting one NAND read and one program per page; leaves `v` with no valid page.
+    #[inline(always)]
+    fn relocate<const FOLD: bool>(&mut self, v: u32) -> Result<()> {
+        let valid = self.meta.valid[v as usize];
         // The victim's reverse map is about to be read: fetch all its lines at once (a
         // no-op when the previous collection already prefetched this victim).
         self.prefetch_block(v);
@@ -447,18 +611,19 @@ impl<P: Policy> Ftl<P> {
             }
             self.bits[base_w + wi] = 0;
         }
-        // ... and write them to the GC frontier in runs of consecutive pages.
+        // ... and write them to the destination frontier in runs of consecutive pages.
+        let mut fr = if FOLD { self.fold } else { self.gc };
         let mut i = 0usize;
         while i < lpns.len() {
-            if self.gc.block == NONE || self.gc.next == self.ppb {
-                if self.gc.block != NONE {
-                    self.close(self.gc.block);
+            if fr.block == NONE || fr.next == self.ppb {
+                if fr.block != NONE {
+                    self.close(fr.block);
                 }
                 let b = self.pop_free()?;
-                self.gc = Frontier { block: b, next: 0 };
+                fr = Frontier { block: b, next: 0, end: self.ppb };
             }
-            let blk = self.gc.block;
-            let first = self.gc.next;
+            let blk = fr.block;
+            let first = fr.next;
             let n = ((self.ppb - first) as usize).min(lpns.len() - i);
             let start = blk * self.ppb + first;
             for (k, &lpn) in lpns[i..i + n].iter().enumerate() {
@@ -471,20 +636,29 @@ impl<P: Policy> Ftl<P> {
             }
             set_bit_range(&mut self.bits[blk as usize * self.wpb as usize..], first, first + n as u32);
             self.meta.valid[blk as usize] += n as u32;
-            self.gc.next += n as u32;
+            fr.next += n as u32;
             i += n;
+        }
+        if FOLD {
+            self.fold = fr;
+        } else {
+            self.gc = fr;
         }
         self.c.nand_write_pages += valid as u64;
         self.gc_lpns = lpns;
         self.gc_tokens = tokens;
-        self.c.gc_copy_pages += valid as u64;
         self.c.nand_read_pages += valid as u64;
         self.meta.valid[v as usize] = 0;
-        self.erase(v);
-        if self.check_each_gc {
-            self.check().map_err(|e| Error::internal(format!("after GC of block {v}: {e}")))?;
+        Ok(())
+    }
+
+    /// One fold in idle time: fold the oldest closed SLC block, if any (and a free block is
+    /// left for the fold frontier).  Returns the pages folded, or `None` when nothing was done.
+    pub fn background_fold(&mut self) -> Result<Option<u32>> {
+        match &self.slc {
+            Some(s) if !s.queue.is_empty() && !self.free.is_empty() => Ok(Some(self.fold_one()?)),
+            _ => Ok(None),
         }
-        Ok(valid)
     }
 
     /// One background garbage collection (idle time): collect a victim if the free pool is
@@ -667,10 +841,8 @@ impl<P: Policy> Ftl<P> {
             let st = self.meta.state[b as usize];
             let written = match st {
                 BlockState::Free => false,
-                BlockState::Closed => true,
-                BlockState::Open => {
-                    self.host.iter().chain(std::iter::once(&self.gc)).any(|f| f.block == b && f.next > 0)
-                }
+                BlockState::Closed | BlockState::Cached => true,
+                BlockState::Open => self.frontiers().any(|f| f.block == b && f.next > 0),
             };
             if written {
                 self.meta.erase[b as usize] += 1;
@@ -686,7 +858,18 @@ impl<P: Policy> Ftl<P> {
         self.free = (0..self.blocks).collect();
         self.host.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
         self.gc = EMPTY_FRONTIER;
+        self.fold = EMPTY_FRONTIER;
+        if let Some(s) = self.slc.as_mut() {
+            s.queue.clear();
+            s.flag.iter_mut().for_each(|f| *f = false);
+            s.count = 0;
+        }
         self.policy.clear();
+    }
+
+    /// Every write frontier: the host streams', GC's and the fold's.
+    fn frontiers(&self) -> impl Iterator<Item = &Frontier> {
+        self.host.iter().chain([&self.gc, &self.fold])
     }
 
     /// Analytic preconditioning: lay out the given logical pages so that closed block `i`

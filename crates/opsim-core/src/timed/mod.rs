@@ -30,6 +30,7 @@
 
 pub mod engine;
 pub mod hist;
+pub mod pts;
 
 use crate::error::{Error, Result};
 use crate::ftl::{Ftl, Policy};
@@ -62,6 +63,16 @@ pub enum Cell {
 }
 
 impl Cell {
+    /// Bits stored per cell.
+    pub fn bits(self) -> u32 {
+        match self {
+            Cell::Slc => 1,
+            Cell::Mlc => 2,
+            Cell::Tlc => 3,
+            Cell::Qlc => 4,
+        }
+    }
+
     /// Typical (tR, tPROG, tBERS) in microseconds: estimates from public datasheets of the
     /// NAND generations the seeds' drives used; override per drive.
     pub fn typical_us(self) -> (f64, f64, f64) {
@@ -117,6 +128,11 @@ pub struct TimingConfig {
     pub t_read_us: Option<f64>,
     pub t_prog_us: Option<f64>,
     pub t_erase_us: Option<f64>,
+    /// SLC-mode read and program times (with `[ftl.slc_cache]`; default: typical SLC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_read_slc_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_prog_slc_us: Option<f64>,
     /// Physical NAND page (a program writes one per plane).
     #[serde(default = "d_nand_page")]
     pub nand_page_size: ByteSize,
@@ -212,6 +228,20 @@ pub struct Resolved {
     /// NAND program bandwidth limit, mapping units per second, with no GC.
     pub program_units_per_s: f64,
     pub link_mbps: f64,
+    /// SLC-mode timing, with an SLC cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc: Option<SlcTiming>,
+}
+
+/// SLC-mode NAND timing: a program writes `units_per_program` mapping units (a native
+/// program unit divided by the bits per cell) in `t_prog_ns`.
+#[derive(Clone, Debug, Serialize)]
+pub struct SlcTiming {
+    pub units_per_program: u32,
+    pub t_read_ns: u64,
+    pub t_prog_ns: u64,
+    /// SLC program bandwidth limit, mapping units per second.
+    pub program_units_per_s: f64,
 }
 
 impl TimingConfig {
@@ -317,7 +347,30 @@ impl TimingConfig {
             outstanding: if self.interface == Interface::Nvme { self.queue_depth * self.nvme_queues } else { self.queue_depth },
             program_units_per_s: dies as f64 * upp as f64 / (tp * 1e-6),
             link_mbps: link,
+            slc: None,
         })
+    }
+
+    /// Add the SLC-mode timing (for a cache whose native mode stores `bits` per cell).
+    pub fn resolve_slc(&self, r: &mut Resolved, bits: u32) -> Result<()> {
+        let pos = |k: &str, v: f64| -> Result<f64> {
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(Error::config(k, format!("{v} must be a positive number")))
+            }
+        };
+        let (tr, tp, _) = Cell::Slc.typical_us();
+        let tr = pos("timing.t_read_slc_us", self.t_read_slc_us.unwrap_or(tr))?;
+        let tp = pos("timing.t_prog_slc_us", self.t_prog_slc_us.unwrap_or(tp))?;
+        let upp = (r.units_per_program / bits.max(1)).max(1);
+        r.slc = Some(SlcTiming {
+            units_per_program: upp,
+            t_read_ns: (tr * 1000.0).round() as u64,
+            t_prog_ns: (tp * 1000.0).round() as u64,
+            program_units_per_s: r.dies as f64 * upp as f64 / (tp * 1e-6),
+        });
+        Ok(())
     }
 }
 
@@ -336,6 +389,10 @@ struct Device {
     write_cache: bool,
     /// Per-unit program time with aggregation (tPROG / units per program).
     prog_unit_ns: u64,
+    /// The same in SLC mode, SLC-mode read time, and SLC (units per program, tPROG).
+    slc_prog_unit_ns: u64,
+    slc_read_ns: u64,
+    slc_program: (u64, u64),
     /// Mapping units per FTL block (superblock).
     ftl_block_units: u64,
 }
@@ -343,7 +400,14 @@ struct Device {
 impl Device {
     fn new(r: Resolved, write_cache: bool, ftl_block_units: u64) -> Self {
         let prog_unit_ns = (r.t_prog_ns / r.units_per_program as u64).max(1);
+        let (slc_prog_unit_ns, slc_read_ns, slc_program) = match &r.slc {
+            Some(s) => ((s.t_prog_ns / s.units_per_program as u64).max(1), s.t_read_ns, (s.units_per_program as u64, s.t_prog_ns)),
+            None => (prog_unit_ns, r.t_read_ns, (r.units_per_program as u64, r.t_prog_ns)),
+        };
         Device {
+            slc_prog_unit_ns,
+            slc_read_ns,
+            slc_program,
             die_free: vec![0; r.dies as usize],
             ch_free: vec![0; r.channels as usize],
             ctrl_free: 0,
@@ -362,28 +426,31 @@ impl Device {
         die % self.r.channels as usize
     }
 
-    /// Program `units` mapping units on `die`, data ready at `ready`; returns the end.
+    /// Program `units` mapping units on `die` (in SLC mode if `slc`), data ready at
+    /// `ready`; returns the end.
     #[inline]
-    fn program(&mut self, die: usize, ready: u64, units: u64, padded: bool) -> u64 {
+    fn program(&mut self, die: usize, ready: u64, units: u64, padded: bool, slc: bool) -> u64 {
         let c = self.channel_of(die);
         let start = ready.max(self.ch_free[c]).max(self.die_free[die]);
         let xfer_end = start + units * self.r.xfer_ns;
         self.ch_free[c] = xfer_end;
         let busy = if padded {
-            units.div_ceil(self.r.units_per_program as u64) * self.r.t_prog_ns
+            let (upp, tp) = if slc { self.slc_program } else { (self.r.units_per_program as u64, self.r.t_prog_ns) };
+            units.div_ceil(upp) * tp
         } else {
-            units * self.prog_unit_ns
+            units * if slc { self.slc_prog_unit_ns } else { self.prog_unit_ns }
         };
         let end = xfer_end + busy;
         self.die_free[die] = end;
         end
     }
 
-    /// Read one mapping unit from `die`; returns when its data is out on the channel.
+    /// Read one mapping unit from `die` (an SLC-mode page if `slc`); returns when its data
+    /// is out on the channel.
     #[inline]
-    fn read(&mut self, die: usize, ready: u64) -> u64 {
+    fn read(&mut self, die: usize, ready: u64, slc: bool) -> u64 {
         let c = self.channel_of(die);
-        let sensed = ready.max(self.die_free[die]) + self.r.t_read_ns;
+        let sensed = ready.max(self.die_free[die]) + if slc { self.slc_read_ns } else { self.r.t_read_ns };
         self.die_free[die] = sensed;
         let out = sensed.max(self.ch_free[c]) + self.r.xfer_ns;
         self.ch_free[c] = out;
@@ -405,8 +472,8 @@ impl Device {
         for _ in 0..copies {
             let die = self.rr;
             self.rr = (self.rr + 1) % dies;
-            let r = self.read(die, ready);
-            done = done.max(self.program(die, r, 1, false));
+            let r = self.read(die, ready, false);
+            done = done.max(self.program(die, r, 1, false, false));
         }
         if erases > 0 {
             // an FTL block of `ftl_block_units` spans that many units / dies on each die:
@@ -418,6 +485,25 @@ impl Device {
                 self.die_free[d] = s + t;
                 done = done.max(self.die_free[d]);
             }
+        }
+        done
+    }
+
+    /// Charge folds of `pages` SLC pages into native mode from `ready`: each read in SLC
+    /// mode and programmed in native mode on its die (on-die, as GC copies), with the
+    /// controller's firmware per page as for GC copies; returns when they are done.
+    fn fold(&mut self, pages: u64, ready: u64) -> u64 {
+        let dies = self.r.dies as usize;
+        let mut done = ready;
+        if self.r.gc_fw_ns > 0 && pages > 0 {
+            self.ctrl_free = self.ctrl_free.max(ready) + pages * self.r.gc_fw_ns;
+            done = self.ctrl_free;
+        }
+        for _ in 0..pages {
+            let die = self.rr;
+            self.rr = (self.rr + 1) % dies;
+            let r = self.read(die, ready, true);
+            done = done.max(self.program(die, r, 1, false, false));
         }
         done
     }
@@ -472,6 +558,12 @@ pub struct SeriesPoint {
     pub mbps: f64,
     pub waf: Option<f64>,
     pub urgent: bool,
+    /// PTS IOPS test: the block size (as fio names it: "512", "4k", "1m") and R/W mix
+    /// ("65/35") of the combination running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bs: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rwmix: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -490,6 +582,16 @@ pub struct TimedRound {
     pub erases: u64,
     pub waf: f64,
     pub latency_us: LatencySummary,
+    /// PTS IOPS test: the combination (`label` "4k R/W 0/100", `bs`, `rwmix`) ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bs: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rwmix: Option<String>,
+    /// ... and, on a round (the tracked combination's figures), every combination of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub combinations: Option<Vec<TimedRound>>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -500,11 +602,25 @@ pub struct Phases {
     pub steady_start_s: Option<f64>,
 }
 
+/// A stretch of the series whose points are aligned to its own start (a PTS combination).
+struct Segment {
+    first: usize,
+    t0: u64,
+    end: Option<u64>,
+    tag: Option<(String, String)>,
+}
+
 /// Accumulates the timed run's statistics.
 pub struct Recorder {
     interval_ns: u64,
     pub series: Vec<SeriesAcc>,
+    /// The current segment's first point and start time (0, 0 unless segments are used).
+    seg_first: usize,
+    seg_t0: u64,
+    segments: Vec<Segment>,
     pub round_hist: Histogram,
+    /// Per-round read and write histograms, when asked for (PTS IOPS test).
+    pub round_split: Option<(Histogram, Histogram)>,
     pub hist_all: Histogram,
     pub hist_read: Histogram,
     pub hist_write: Histogram,
@@ -525,7 +641,11 @@ impl Recorder {
         Recorder {
             interval_ns,
             series: Vec::new(),
+            seg_first: 0,
+            seg_t0: 0,
+            segments: Vec::new(),
             round_hist: Histogram::default(),
+            round_split: None,
             hist_all: Histogram::default(),
             hist_read: Histogram::default(),
             hist_write: Histogram::default(),
@@ -533,7 +653,7 @@ impl Recorder {
     }
     #[allow(clippy::too_many_arguments)]
     fn complete(&mut self, t: u64, lat: u64, write: bool, bytes: u64, host_pages: u64, nand_pages: u64, urgent: bool) {
-        let i = (t / self.interval_ns) as usize;
+        let i = self.seg_first + ((t - self.seg_t0) / self.interval_ns) as usize;
         if self.series.len() <= i {
             self.series.resize(i + 1, SeriesAcc::default());
         }
@@ -551,23 +671,95 @@ impl Recorder {
         s.urgent |= urgent;
         self.hist_all.record(lat);
         self.round_hist.record(lat);
+        if let Some((r, w)) = self.round_split.as_mut() {
+            if write {
+                w.record(lat);
+            } else {
+                r.record(lat);
+            }
+        }
+    }
+
+    /// Start a new segment of the series at `t0` (every completion from now on is at or
+    /// after it): its points are aligned to `t0` and carry `tag` (block size, R/W mix).
+    pub fn begin_segment(&mut self, t0: u64, tag: Option<(String, String)>) {
+        if let Some(last) = self.segments.last_mut() {
+            last.end.get_or_insert(t0);
+        }
+        self.seg_first = self.series.len();
+        self.seg_t0 = t0;
+        self.segments.push(Segment { first: self.seg_first, t0, end: None, tag });
+    }
+
+    /// End the current segment at `t` (its last, partial interval is left out of the points).
+    pub fn end_segment(&mut self, t: u64) {
+        if let Some(last) = self.segments.last_mut() {
+            last.end = Some(t);
+        }
     }
 
     pub fn points(&self) -> Vec<SeriesPoint> {
         let dt = self.interval_ns as f64 / 1e9;
-        self.series
-            .iter()
-            .enumerate()
-            .map(|(i, s)| SeriesPoint {
-                t_s: (i + 1) as f64 * dt,
-                iops: (s.reads + s.writes) as f64 / dt,
-                read_iops: s.reads as f64 / dt,
-                write_iops: s.writes as f64 / dt,
-                mbps: s.bytes as f64 / dt / 1e6,
-                waf: if s.host_pages > 0 { Some(s.nand_pages as f64 / s.host_pages as f64) } else { None },
-                urgent: s.urgent,
-            })
-            .collect()
+        let point = |s: &SeriesAcc, t_s: f64, tag: Option<&(String, String)>| SeriesPoint {
+            t_s,
+            iops: (s.reads + s.writes) as f64 / dt,
+            read_iops: s.reads as f64 / dt,
+            write_iops: s.writes as f64 / dt,
+            mbps: s.bytes as f64 / dt / 1e6,
+            waf: if s.host_pages > 0 { Some(s.nand_pages as f64 / s.host_pages as f64) } else { None },
+            urgent: s.urgent,
+            bs: tag.map(|t| t.0.clone()),
+            rwmix: tag.map(|t| t.1.clone()),
+        };
+        if self.segments.is_empty() {
+            return self.series.iter().enumerate().map(|(i, s)| point(s, (i + 1) as f64 * dt, None)).collect();
+        }
+        let mut out = Vec::with_capacity(self.series.len());
+        for (k, seg) in self.segments.iter().enumerate() {
+            let last = self.segments.get(k + 1).map(|n| n.first).unwrap_or(self.series.len());
+            for i in seg.first..last.max(seg.first) {
+                let t_end = seg.t0 + (i - seg.first + 1) as u64 * self.interval_ns;
+                if seg.end.is_some_and(|e| t_end > e) {
+                    break; // a partial last interval
+                }
+                out.push(point(&self.series[i], t_end as f64 / 1e9, seg.tag.as_ref()));
+            }
+        }
+        out
+    }
+}
+
+/// The FTL counters the timed layer charges a write with (a snapshot cheaper than the whole
+/// `Counters`).
+#[derive(Clone, Copy)]
+struct Work {
+    host_write_pages: u64,
+    nand_write_pages: u64,
+    gc_copy_pages: u64,
+    erases: u64,
+    fold_pages: u64,
+}
+
+impl Work {
+    #[inline(always)]
+    fn of(c: &crate::ftl::Counters) -> Work {
+        Work {
+            host_write_pages: c.host_write_pages,
+            nand_write_pages: c.nand_write_pages,
+            gc_copy_pages: c.gc_copy_pages,
+            erases: c.erases,
+            fold_pages: c.fold_pages,
+        }
+    }
+    #[inline(always)]
+    fn minus(&self, o: &Work) -> Work {
+        Work {
+            host_write_pages: self.host_write_pages - o.host_write_pages,
+            nand_write_pages: self.nand_write_pages - o.nand_write_pages,
+            gc_copy_pages: self.gc_copy_pages - o.gc_copy_pages,
+            erases: self.erases - o.erases,
+            fold_pages: self.fold_pages - o.fold_pages,
+        }
     }
 }
 
@@ -604,6 +796,13 @@ pub struct TimedState {
     trace_speed: Option<f64>,
     trace_base: u64,
     pending: Option<Op>,
+    /// PTS IOPS test: P(read) decided here for every command of an all-write workload.
+    mix: Option<f64>,
+    mix_rng: Rng,
+    /// SLC cache: fold in idle time once the host has had nothing outstanding this long.
+    idle_fold_ns: Option<u64>,
+    /// Completion time of the last command.
+    last_done: u64,
 }
 
 impl TimedState {
@@ -630,6 +829,10 @@ impl TimedState {
             trace_speed: None,
             trace_base: 0,
             pending: None,
+            mix: None,
+            mix_rng: Rng::stream(seed, 0x6d78),
+            idle_fold_ns: None,
+            last_done: 0,
             dev: Device::new(r, t.write_cache, ftl_block_units),
         }
     }
@@ -653,6 +856,43 @@ impl TimedState {
 
     pub fn resolved(&self) -> &Resolved {
         &self.dev.r
+    }
+
+    /// Fold the SLC cache in idle time after `idle_ms` with no command outstanding.
+    pub fn set_idle_fold(&mut self, idle_ms: Option<f64>) {
+        self.idle_fold_ns = idle_ms.map(|ms| (ms * 1e6).round() as u64);
+    }
+
+    /// Decide each command's direction here, reading with probability `read` (PTS IOPS
+    /// test: the workload is built all-write), or leave it to the workload (`None`).
+    pub fn set_mix(&mut self, read: Option<f64>) {
+        self.mix = read;
+    }
+
+    /// Complete every command in flight without issuing more (the end of a PTS
+    /// combination: fio waits for its I/Os before the next run).
+    pub fn drain(&mut self) {
+        while self.complete_next().is_some() {}
+    }
+
+    /// Fold SLC blocks while the host is idle (nothing outstanding since `last_done` +
+    /// the idle delay) and the NAND and controller would otherwise idle before `now`.
+    fn fold_idle<P: Policy>(&mut self, f: &mut Ftl<P>, now: u64) -> Result<()> {
+        let Some(delay) = self.idle_fold_ns else { return Ok(()) };
+        let from = self.last_done.saturating_add(delay);
+        loop {
+            let start = from.max(self.dev.nand_idle_at()).max(self.dev.ctrl_free);
+            if start >= now {
+                return Ok(());
+            }
+            let before = f.c.clone();
+            if f.background_fold()?.is_none() {
+                return Ok(());
+            }
+            let d = f.c.minus(&before);
+            let t = self.dev.fold(d.fold_pages, start);
+            self.dev.gc(0, d.erases, t);
+        }
     }
 
     fn exp_gap(&mut self, rate: f64) -> u64 {
@@ -688,6 +928,12 @@ impl TimedState {
             } else {
                 wl.next(rng)
             };
+            let mut op = op;
+            if let Some(p) = self.mix {
+                if op.kind != OpKind::Trim {
+                    op.kind = if self.mix_rng.f64() < p { OpKind::Read } else { OpKind::Write };
+                }
+            }
             if op.len == 0 || self.issue_op(f, op, wl.pages, now)? {
                 return Ok(());
             }
@@ -697,6 +943,9 @@ impl TimedState {
     /// Issue `op` at `now`; returns whether a completion was queued (TRIMs complete in the
     /// controller's firmware time and queue nothing).
     fn issue_op<P: Policy>(&mut self, f: &mut Ftl<P>, op: Op, pages: bool, now: u64) -> Result<bool> {
+        if self.idle_fold_ns.is_some() && self.q.is_empty() {
+            self.fold_idle(f, now)?;
+        }
         // Background GC on NAND that would otherwise idle.
         while self.bg_target > 0 && f.free_blocks() < self.bg_target && self.dev.nand_idle_at() < now {
             let before = f.c.clone();
@@ -710,7 +959,7 @@ impl TimedState {
             }
         }
         self.update_urgent(f);
-        let before = f.c.clone();
+        let before = Work::of(&f.c);
         let t1 = self.dev.firmware(now);
         let spp = self.sectors_per_page;
         let (write, bytes, done);
@@ -736,6 +985,19 @@ impl TimedState {
                 // the functional FTL decides the NAND work
                 let mut ppns = [0u32; 64];
                 let mut n = 0usize;
+                // sector writes: the old data of a partly written page that holds data is
+                // read before its program (read-modify-write)
+                let mut rmw = [crate::ftl::NONE; 2];
+                if !pages {
+                    let (first, end) = (op.start / spp, op.start + op.len as u64);
+                    let last = (end - 1) / spp;
+                    if op.start % spp != 0 || end < (first + 1) * spp {
+                        rmw[0] = f.lookup(first as u32).unwrap_or(crate::ftl::NONE);
+                    }
+                    if last != first && end % spp != 0 {
+                        rmw[1] = f.lookup(last as u32).unwrap_or(crate::ftl::NONE);
+                    }
+                }
                 if pages {
                     f.c.host_write_cmds += 1;
                     f.c.host_write_bytes += bytes;
@@ -749,24 +1011,46 @@ impl TimedState {
                 } else {
                     f.write_sectors(op.start, op.len as u64, op.stream)?;
                 }
-                let d = f.c.minus(&before);
-                let gc_done = if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
+                let d = Work::of(&f.c).minus(&before);
+                let mut gc_done = if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
+                if d.fold_pages > 0 {
+                    gc_done = gc_done.max(self.dev.fold(d.fold_pages, t3));
+                }
                 let host_pages = d.host_write_pages;
                 let dies = self.dev.r.dies as usize;
                 let mut end = gc_done;
+                let slc_cache = f.slc_enabled();
                 if n as u64 == host_pages {
                     // one program per die touched, units grouped by die (superblock striping)
                     for &p in &ppns[..n] {
                         let die = p as usize % dies;
-                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache));
+                        let slc = slc_cache && f.in_slc(p);
+                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache, slc));
+                        if self.dev.write_cache {
+                            self.dev.buffer.push(Reverse(self.dev.die_free[die]));
+                        }
+                    }
+                } else if !pages {
+                    // each page on the die the FTL placed it on, after any old data it merges
+                    let mut ready = gc_done;
+                    for &p in rmw.iter().filter(|&&p| p != crate::ftl::NONE) {
+                        ready = ready.max(self.dev.read(p as usize % dies, t3, slc_cache && f.in_slc(p)));
+                    }
+                    for lpn in op.start / spp..=(op.start + op.len as u64 - 1) / spp {
+                        let p = f.lookup(lpn as u32).ok_or_else(|| Error::internal("a written page is not mapped"))?;
+                        let die = p as usize % dies;
+                        end = end.max(self.dev.program(die, ready, 1, !self.dev.write_cache, slc_cache && f.in_slc(p)));
                         if self.dev.write_cache {
                             self.dev.buffer.push(Reverse(self.dev.die_free[die]));
                         }
                     }
                 } else {
+                    // more pages than `ppns` holds: round-robin over the dies; the mode of
+                    // the command's last page stands for all of them
+                    let slc = slc_cache && f.lookup((op.start + op.len as u64 - 1) as u32).is_some_and(|p| f.in_slc(p));
                     for k in 0..host_pages {
                         let die = (self.dev.rr + k as usize) % dies;
-                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache));
+                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache, slc));
                         if self.dev.write_cache {
                             self.dev.buffer.push(Reverse(self.dev.die_free[die]));
                         }
@@ -799,7 +1083,7 @@ impl TimedState {
                 let dies = self.dev.r.dies as usize;
                 for lpn in first..first + count {
                     if let Some(p) = f.lookup(lpn as u32) {
-                        ready = ready.max(self.dev.read(p as usize % dies, t1));
+                        ready = ready.max(self.dev.read(p as usize % dies, t1, f.in_slc(p)));
                     }
                 }
                 let t_out = self.dev.link(ready, bytes);
@@ -884,6 +1168,7 @@ impl TimedState {
     /// Complete the earliest command in flight and record it; returns its time.
     fn complete_next(&mut self) -> Option<u64> {
         let (t, c) = self.q.pop()?;
+        self.last_done = t;
         let interval = self.rec.interval_ns;
         let before_len = self.rec.series.len();
         self.rec.complete(t, t - c.issued, c.write, c.bytes, c.host_pages, c.nand_pages, c.urgent);
