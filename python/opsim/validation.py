@@ -96,7 +96,7 @@ def run_seeds(scale: int = 64, progress=None) -> list[dict]:
         nonlocal steps
         steps += 1
         if progress:
-            progress(steps, 16)
+            progress(steps, 17)
 
     # Micron 1100 (seed 000): 11k / 13k / 29k IOPS at 1024 / 1000 / 800 GB
     m = {gb: steady_run("micron-1100-1tb", gb * 10**9, scale)["iops"] for gb in (1024, 1000, 800)}
@@ -105,6 +105,13 @@ def run_seeds(scale: int = 64, progress=None) -> list[dict]:
                            "predicted"))
     rows.append(_ratio_row("Micron 1100 1 TB", "IOPS 800 GB / 1024 GB", m[800] / m[1024], 29000 / 11000, 0.15,
                            "fitted"))
+    # the same with Dynamic Write Acceleration modelled (SLC cache; controller refitted with it)
+    m = {gb: steady_run("micron-1100-1tb-dwa", gb * 10**9, scale)["iops"] for gb in (1024, 1000, 800)}
+    tick()
+    rows.append(_ratio_row("Micron 1100 1 TB, DWA", "IOPS 1000 GB / 1024 GB", m[1000] / m[1024], 13000 / 11000,
+                           0.15, "predicted"))
+    rows.append(_ratio_row("Micron 1100 1 TB, DWA", "IOPS 800 GB / 1024 GB", m[800] / m[1024], 29000 / 11000,
+                           0.15, "predicted"))
     # Intel 320 160 GB (seed 002): 3x with 20%, 4x with 40% of the native LBAs held back
     native = 160041885696
     i = {h: steady_run("intel-320-160gb", int(native * (1 - h)), scale)["iops"] for h in (0.0, 0.2, 0.4)}
@@ -124,24 +131,84 @@ def run_seeds(scale: int = 64, progress=None) -> list[dict]:
     return rows
 
 
-def write_saturation(preset: str = "micron-1100-1tb", scale: int = 256, user_bytes: int | None = None) -> dict:
-    """Write saturation from fresh-out-of-box: 4 KiB random writes at QD32 for 3 drive writes,
-    per-second IOPS; returns the FOB, transition and steady figures found in the series."""
+def write_saturation(preset: str = "micron-1100-1tb", scale: int = 256, user_bytes: int | None = None,
+                     ftl: dict | None = None) -> dict:
+    """Write saturation from fresh-out-of-box: 4 KiB random writes at QD32 for 7 drive writes,
+    per-second IOPS; returns the FOB, transition and steady figures found in the series.
+
+    ``burst_end_s``: the first point under 90% of the FOB level (the end of the burst at that
+    level; ``fob_end_s`` is the timed model's phase rule, the first point under half of it),
+    ``burst_drive_writes``: the host writes up to then, in drive capacities; ``transition``:
+    the highest and lowest point between the burst's end and the steady-state window."""
     from .commands.presets import load
     from .units import parse_size
 
     p = {x["name"]: x for x in load()}[preset]["settings"]
     phys = parse_size(p["drive"]["physical_capacity"]) // scale
     user = (user_bytes or parse_size(p["drive"]["user_capacity"])) // scale // 4096 * 4096
-    r = simulate({"preset": preset, "drive": {"user_capacity": user, "physical_capacity": phys},
-                  "run": {"precondition": "none", "warmup_drive_writes": 5, "measure_drive_writes": 2,
-                          "round_drive_writes": 0.25}})
+    cfg = {"preset": preset, "drive": {"user_capacity": user, "physical_capacity": phys},
+           "run": {"precondition": "none", "warmup_drive_writes": 5, "measure_drive_writes": 2,
+                   "round_drive_writes": 0.25}}
+    if ftl:
+        cfg["ftl"] = ftl
+    r = simulate(cfg)
     s = r.timed["iops_series"]
     fob = max(x["iops"] for x in s[:3])
     steady = r.timed["steady_iops"]
+    steady_start = r.timed["phases"]["steady_start_s"]
+    burst_end = next((x["t_s"] for x in s if x["iops"] < 0.9 * fob), None)
+    dt = s[0]["t_s"] if s else 1.0
+    pages = user // 4096
+    written = sum(x["write_iops"] * dt for x in s if burst_end is not None and x["t_s"] < burst_end)
+    between = [x["iops"] for x in s if burst_end is not None and burst_end <= x["t_s"]
+               and (steady_start is None or x["t_s"] < steady_start)]
     return {"preset": preset, "fob_iops": fob, "steady_iops": steady, "fob_end_s": r.timed["phases"]["fob_end_s"],
-            "steady_start_s": r.timed["phases"]["steady_start_s"], "series": s,
-            "cliff_ratio": fob / steady if steady else None}
+            "steady_start_s": steady_start, "series": s, "cliff_ratio": fob / steady if steady else None,
+            "burst_end_s": burst_end, "burst_drive_writes": written / pages if burst_end is not None else None,
+            "transition": (max(between), min(between)) if between else None, "waf": r.waf,
+            "fold_pages": r.counters.get("fold_pages", 0), "scale": scale}
+
+
+#: Micron 1100 1 TB write saturation, seed 000 Figure 1 (4 KiB random writes, QD32, full capacity)
+MICRON_WSAT = {"fob_iops": 80000, "transition": (70000, 18000), "steady_iops": 11000}
+
+
+def micron_dwa(scale: int = 256) -> dict:
+    """Write saturation of the Micron 1100 against seed 000's Figure 1, three ways: the preset
+    without Dynamic Write Acceleration (``micron-1100-1tb``), the preset with it
+    (``micron-1100-1tb-dwa``: the SLC cache, controller refitted with it), and the latter with
+    its cache turned off (the same controller: what the cache alone changes)."""
+    runs = {"no DWA (micron-1100-1tb)": write_saturation("micron-1100-1tb", scale),
+            "DWA (micron-1100-1tb-dwa)": write_saturation("micron-1100-1tb-dwa", scale),
+            "DWA preset, cache off": write_saturation("micron-1100-1tb-dwa", scale,
+                                                      ftl={"slc_cache": {"enabled": False}})}
+    return {"published": MICRON_WSAT, "runs": runs, "scale": scale}
+
+
+def micron_dwa_markdown(doc: dict) -> str:
+    pub = doc["published"]
+    names = list(doc["runs"])
+    runs = [doc["runs"][n] for n in names]
+
+    def k(v):
+        return f"{v:,.0f}" if v is not None else "-"
+
+    rows = [
+        ["FOB IOPS (first seconds)", f"over {pub['fob_iops']:,}"] + [k(r["fob_iops"]) for r in runs]
+        + ["fitted (DWA preset: 1 / fw_overhead_us); predicted (the others)"],
+        ["FOB level held for (drive writes)", "-"] + [f"{r['burst_drive_writes']:.2f}" if r["burst_drive_writes"]
+                                                       is not None else "-" for r in runs] + ["predicted"],
+        ["transition, highest and lowest IOPS", f"{pub['transition'][0]:,} to {pub['transition'][1]:,}"]
+        + [f"{k(r['transition'][0])} to {k(r['transition'][1])}" if r["transition"] else "-" for r in runs]
+        + ["predicted"],
+        ["steady-state IOPS (SNIA rule, from FOB)", f"about {pub['steady_iops']:,}"] + [k(r["steady_iops"]) for r in runs]
+        + ["predicted (both presets fitted to 11,000 in steady state after analytic preconditioning)"],
+        ["FOB / steady state", f"over {pub['fob_iops'] / pub['steady_iops']:.1f}"]
+        + [f"{r['cliff_ratio']:.1f}" if r["cliff_ratio"] else "-" for r in runs] + ["predicted"],
+        ["WAF from FOB to the end (7 drive writes)", "-"] + [f"{r['waf']:.2f}" for r in runs] + ["predicted"],
+    ]
+    return markdown_table(["figure", "published (seed 000, Figure 1)"] + names + ["fitted or predicted"],
+                          "ll" + "r" * len(names) + "l", rows)
 
 
 def seeds_markdown(rows: list[dict]) -> str:

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 
 pub const PRESETS: &[(&str, &str)] = &[
     ("micron-1100-1tb", include_str!("../presets/micron-1100-1tb.toml")),
+    ("micron-1100-1tb-dwa", include_str!("../presets/micron-1100-1tb-dwa.toml")),
     ("sandisk-x400-128gb", include_str!("../presets/sandisk-x400-128gb.toml")),
     ("sandisk-x400-256gb", include_str!("../presets/sandisk-x400-256gb.toml")),
     ("sandisk-x400-512gb", include_str!("../presets/sandisk-x400-512gb.toml")),

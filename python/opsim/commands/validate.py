@@ -57,13 +57,15 @@ def run(args) -> Output:
 
 
 def run_seeds(args) -> Output:
-    from ..validation import io_consistency, run_seeds as seeds, seeds_markdown, write_saturation
+    from ..validation import (io_consistency, micron_dwa, micron_dwa_markdown, run_seeds as seeds, seeds_markdown,
+                              write_saturation)
 
     rows = seeds(progress=_progress)
     ws = write_saturation()
+    dwa = micron_dwa()
     md = seeds_markdown(rows)
     if args.markdown:
-        atomic_write_text(args.markdown, md)
+        atomic_write_text(args.markdown, md + "\n\n" + micron_dwa_markdown(dwa))
     text = table(["drive", "figure", "simulated", "published", "error", "tol.", "", ""],
                  [[r["drive"], r["figure"], f"{r['simulated']:.2f}", f"{r['published']:.2f}",
                    f"{100 * r['error']:+.1f}%", f"{100 * r['tolerance']:.0f}%", r["status"],
@@ -72,6 +74,8 @@ def run_seeds(args) -> Output:
     text += (f"\n\nWrite saturation, {ws['preset']} from fresh-out-of-box: FOB {ws['fob_iops']:,.0f} IOPS, "
              f"FOB ends at {ws['fob_end_s']:.0f} s, steady state from {ws['steady_start_s'] or 0:.0f} s at "
              f"{(ws['steady_iops'] or 0):,.0f} IOPS (cliff {ws['cliff_ratio'] or 0:.1f}x)")
+    text += "\n\nMicron 1100 write saturation (seed 000, Figure 1), with and without Dynamic Write Acceleration\n"
+    text += micron_dwa_markdown(dwa)
     ioc = io_consistency()
     text += "\n\n" + table(["840 Pro config", "spare area", "WAF", "median IOPS", "p99.9/p50", "CV", "0-IOPS s"],
                             [[c["configuration"], f"{100 * c['spare_area']:.1f}%", f"{c['waf']:.2f}",
@@ -80,6 +84,8 @@ def run_seeds(args) -> Output:
                             title="IO consistency (AnandTech, seed 003): per-second IOPS in steady state")
     data = {"suite": "seeds", "cases": rows, "io_consistency": ioc,
             "write_saturation": {k: v for k, v in ws.items() if k != "series"},
+            "micron_dwa": {"published": dwa["published"], "scale": dwa["scale"],
+                           "runs": {n: {k: v for k, v in r.items() if k != "series"} for n, r in dwa["runs"].items()}},
             "passed": sum(r["pass"] for r in rows), "failed": sum(not r["pass"] for r in rows)}
     return Output(data=data, text=text)
 
