@@ -446,11 +446,20 @@ impl Simulator {
         }
         self.max_sectors = sectors;
         self.max_set_this_cycle = true;
+        self.note_accessible();
         Ok(())
+    }
+
+    /// Tell the FTL how many logical pages the host can address (the SLC cache counts free
+    /// user capacity within them).
+    fn note_accessible(&mut self) {
+        let pages = self.max_sectors / self.geo.sectors_per_page();
+        with_ftl!(&mut self.ftl, f => f.set_accessible_pages(pages));
     }
     pub fn power_cycle(&mut self) {
         if let Some(m) = self.volatile_restore.take() {
             self.max_sectors = m;
+            self.note_accessible();
         }
         self.max_set_this_cycle = false;
     }

@@ -134,6 +134,35 @@ fn direct_mode_writes_tlc_when_the_cache_is_full() {
 }
 
 #[test]
+fn capacity_above_a_lowered_max_address_is_not_cache() {
+    // the seeds' procedure: purge, then SET MAX ADDRESS to 80% of the native capacity
+    let mut s = sim("");
+    let total = pages(&s);
+    s.security_erase();
+    let keep = total * 8 / 10;
+    s.set_max_address(keep * 8, false).unwrap();
+    for lpn in 0..keep {
+        w(&mut s, lpn);
+    }
+    assert_eq!(s.slc_cache().2, 0, "the accessible capacity is full: no dynamic cache");
+    // the held-back LBAs stay spare area for GC: steady random writes fold nothing
+    let before = s.counters();
+    for i in 0..keep {
+        w(&mut s, (i * 7919) % keep);
+    }
+    assert_eq!(s.counters().fold_pages, before.fold_pages);
+    // restored (a power cycle after a volatile SET MAX), the capacity is free user capacity again
+    let mut v = sim("");
+    v.set_max_address(keep * 8, true).unwrap();
+    for lpn in 0..keep {
+        w(&mut v, lpn);
+    }
+    assert_eq!(v.slc_cache().2, 0);
+    v.power_cycle();
+    assert_eq!(v.slc_cache().2 as u64, (total - keep) / 64);
+}
+
+#[test]
 fn purge_empties_the_cache() {
     let mut s = sim("min_fraction = 0.03");
     for lpn in 0..pages(&s) {

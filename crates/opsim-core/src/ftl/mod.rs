@@ -272,6 +272,8 @@ pub struct Ftl<P: Policy> {
     data: Option<Vec<u64>>,
     /// Logical pages currently mapped (valid data), kept incrementally.
     mapped: u64,
+    /// Logical pages the host can address (below the max address).
+    accessible: u64,
     /// Scratch buffers of garbage collection (kept to avoid reallocating per victim).
     gc_lpns: Vec<u32>,
     gc_tokens: Vec<u64>,
@@ -319,6 +321,7 @@ impl<P: Policy> Ftl<P> {
             check_each_gc: p.check,
             data: if p.track_data { Some(table(phys, 0u64)) } else { None },
             mapped: 0,
+            accessible: p.lpns as u64,
             gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
             gc_tokens: Vec::new(),
         }
@@ -381,11 +384,18 @@ impl<P: Policy> Ftl<P> {
     pub fn slc_pages_per_block(&self) -> u32 {
         self.slc.as_ref().map(|s| s.ppb).unwrap_or(0)
     }
+    /// Set the logical pages the host can address (SET MAX ADDRESS): LBAs above it are not
+    /// free user capacity for the SLC cache.
+    pub fn set_accessible_pages(&mut self, pages: u64) {
+        self.accessible = pages.min(self.lpns as u64);
+    }
+
     /// The SLC cache's current limit in blocks: max(static part, min(ceiling, free user
-    /// capacity in whole blocks)).
+    /// capacity in whole blocks)); free user capacity is the addressable capacity not
+    /// holding data (data hidden above a lowered max address counts as held).
     pub fn slc_limit(&self) -> u32 {
         let Some(s) = &self.slc else { return 0 };
-        let free_user = (self.lpns as u64).saturating_sub(self.mapped) / self.ppb as u64;
+        let free_user = self.accessible.saturating_sub(self.mapped) / self.ppb as u64;
         ((s.p.max_blocks as u64).min(free_user) as u32).max(s.p.min_blocks)
     }
 
