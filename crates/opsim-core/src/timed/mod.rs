@@ -158,6 +158,11 @@ pub struct TimingConfig {
     pub round_s: Option<f64>,
     /// Stop after this much simulated time (besides the configured drive writes).
     pub max_time_s: Option<f64>,
+    /// Program/erase suspend: a host read on a die busy with programs, erases or GC work
+    /// suspends it after this long and goes first (off unless given; NAND datasheets'
+    /// tSUS is some 10-30 us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend_us: Option<f64>,
 }
 
 fn d_qd() -> u32 {
@@ -223,6 +228,9 @@ pub struct Resolved {
     pub link_ps_per_byte: u64,
     pub fw_ns: u64,
     pub gc_fw_ns: u64,
+    /// Program/erase suspend latency, when host reads may suspend die work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suspend_ns: Option<u64>,
     pub buffer_units: u64,
     pub outstanding: u32,
     /// NAND program bandwidth limit, mapping units per second, with no GC.
@@ -343,6 +351,11 @@ impl TimingConfig {
             link_ps_per_byte: (1e6 / link).round().max(1.0) as u64,
             fw_ns: (fw * 1000.0).round() as u64,
             gc_fw_ns: (self.gc_fw_us * 1000.0).round() as u64,
+            suspend_ns: match self.suspend_us {
+                Some(v) if v.is_finite() && v >= 0.0 => Some((v * 1000.0).round() as u64),
+                Some(v) => return Err(Error::config("timing.suspend_us", format!("{v} must be >= 0"))),
+                None => None,
+            },
             buffer_units,
             outstanding: if self.interface == Interface::Nvme { self.queue_depth * self.nvme_queues } else { self.queue_depth },
             program_units_per_s: dies as f64 * upp as f64 / (tp * 1e-6),
@@ -454,6 +467,29 @@ impl Device {
         self.die_free[die] = sensed;
         let out = sensed.max(self.ch_free[c]) + self.r.xfer_ns;
         self.ch_free[c] = out;
+        out
+    }
+
+    /// A host read of one mapping unit from `die`: with program/erase suspend, when the die
+    /// has work queued past `ready` the read suspends it (after `suspend_ns`) and goes
+    /// first, on the die and on the channel; the suspended work resumes after it (its
+    /// timeline moves back by the read's time).  Returns when the data is out.
+    #[inline]
+    fn host_read(&mut self, die: usize, ready: u64, slc: bool) -> u64 {
+        let Some(sus) = self.r.suspend_ns else { return self.read(die, ready, slc) };
+        if self.die_free[die] <= ready + sus {
+            return self.read(die, ready, slc);
+        }
+        let c = self.channel_of(die);
+        let tr = if slc { self.slc_read_ns } else { self.r.t_read_ns };
+        let sensed = ready + sus + tr;
+        self.die_free[die] += sus + tr;
+        let out = sensed + self.r.xfer_ns;
+        if self.ch_free[c] > sensed {
+            self.ch_free[c] += self.r.xfer_ns;
+        } else {
+            self.ch_free[c] = out;
+        }
         out
     }
 
@@ -1083,7 +1119,7 @@ impl TimedState {
                 let dies = self.dev.r.dies as usize;
                 for lpn in first..first + count {
                     if let Some(p) = f.lookup(lpn as u32) {
-                        ready = ready.max(self.dev.read(p as usize % dies, t1, f.in_slc(p)));
+                        ready = ready.max(self.dev.host_read(p as usize % dies, t1, f.in_slc(p)));
                     }
                 }
                 let t_out = self.dev.link(ready, bytes);
