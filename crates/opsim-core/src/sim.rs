@@ -190,6 +190,9 @@ pub struct TimedReport {
     /// SNIA PTS IOPS test: IOPS per block size x R/W mix over the measurement window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pts_iops: Option<timed::pts::IopsTable>,
+    /// The urgent state's figures, when `timing.urgent_free_pct` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgent: Option<timed::urgent::UrgentReport>,
 }
 
 /// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available.
@@ -946,6 +949,7 @@ impl Simulator {
             while done < total && !(cur.exhausted && state.idle()) {
                 let start_ns = state.now();
                 let before = self.counters();
+                let urgent_before = state.urgent_totals();
                 if start_ns >= cap_ns {
                     break 'phases;
                 }
@@ -962,6 +966,8 @@ impl Simulator {
                 done += after.host_write_bytes - before.host_write_bytes;
                 let end_ns = state.now().max(start_ns + 1);
                 let h = std::mem::take(&mut state.rec.round_hist);
+                let cd = std::mem::take(&mut state.rec.round_done);
+                let urgent = state.urgent_totals().zip(urgent_before).map(|(a, b)| (a.0 - b.0, a.1 - b.1));
                 if after.commands() == before.commands() && h.count() == 0 {
                     break; // nothing happened: the workload ended and the queue drained
                 }
@@ -975,9 +981,9 @@ impl Simulator {
                     t_start_s: start_ns as f64 / 1e9,
                     t_end_s: end_ns as f64 / 1e9,
                     iops: ios / secs,
-                    write_iops: d.host_write_cmds as f64 / secs,
-                    read_iops: d.host_read_cmds as f64 / secs,
-                    mbps: (d.host_write_bytes + d.host_read_bytes) as f64 / secs / 1e6,
+                    write_iops: cd.writes as f64 / secs,
+                    read_iops: cd.reads as f64 / secs,
+                    mbps: (cd.write_bytes + cd.read_bytes) as f64 / secs / 1e6,
                     host_write_bytes: d.host_write_bytes,
                     nand_write_pages: d.nand_write_pages,
                     gc_copy_pages: d.gc_copy_pages,
@@ -988,13 +994,16 @@ impl Simulator {
                     bs: None,
                     rwmix: None,
                     combinations: None,
+                    completed_write_bytes: cd.write_bytes,
+                    urgent_s: urgent.map(|u| u.0 as f64 / 1e9),
+                    urgent_write_bytes: urgent.map(|u| u.1),
                 });
                 if p.measure {
                     measure_hist.merge(&h);
                 }
                 if pts {
-                    let vals: Vec<f64> = timed_rounds.iter().map(|r| r.iops).collect();
-                    steady_iops_state = steady::detect(&vals, None, SteadyRule::default());
+                    let (vals, el) = timed_round_series(&timed_rounds);
+                    steady_iops_state = steady::detect(&vals, Some(&el), SteadyRule::default());
                     if steady_iops_state.reached {
                         break 'phases;
                     }
@@ -1024,8 +1033,12 @@ impl Simulator {
             };
             measure_first = first_timed + ws;
         }
-        let vals: Vec<f64> = timed_rounds.iter().map(|r| r.iops).collect();
-        let ss = if pts { steady_iops_state } else { steady::detect(&vals, None, SteadyRule::default()) };
+        let ss = if pts {
+            steady_iops_state
+        } else {
+            let (vals, el) = timed_round_series(&timed_rounds);
+            steady::detect(&vals, Some(&el), SteadyRule::default())
+        };
         let shift_rounds = |s: SteadyState| shift(s, first_timed);
         let steady_iops = if ss.reached { ss.mean } else { None };
         let measured: Vec<&TimedRound> = timed_rounds.iter().filter(|t| t.index >= measure_first).collect();
@@ -1039,7 +1052,7 @@ impl Simulator {
         let report = TimedReport {
             timing: state.resolved().clone(),
             simulated_seconds: state.now() as f64 / 1e9,
-            phases: timed::phases(&series, steady_start_s),
+            phases: timed::phases(&series, steady_start_s, pts || self.cfg.run.precondition != Precondition::Analytic),
             iops_series: series,
             latency_us: TimedLatency {
                 all: measure_hist.summary_us(),
@@ -1051,6 +1064,7 @@ impl Simulator {
             measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
             rounds: timed_rounds,
             pts_iops: None,
+            urgent: state.urgent_report(&tc),
         };
         let loop_wall = loop_start.0.elapsed().as_secs_f64();
         let c = self.counters().minus(&loop_start.1);
@@ -1132,6 +1146,7 @@ impl Simulator {
                 state.rec.begin_segment(start_ns, Some((bs.clone(), mix.name.clone())));
                 state.set_mix(Some(mix.read));
                 let before = self.counters();
+                let urgent_before = state.urgent_totals();
                 let until = start_ns.saturating_add(combo_ns).min(cap_ns);
                 let rng = &mut self.rng;
                 let wl = &mut wls[si];
@@ -1141,6 +1156,8 @@ impl Simulator {
                 state.rec.end_segment(end_ns);
                 let h = std::mem::take(&mut state.rec.round_hist);
                 let (hr, hw) = state.rec.round_split.replace(Default::default()).unwrap_or_default();
+                let cd = std::mem::take(&mut state.rec.round_done);
+                let urgent = state.urgent_totals().zip(urgent_before).map(|(a, b)| (a.0 - b.0, a.1 - b.1));
                 let after = self.counters();
                 let secs = (end_ns - start_ns) as f64 / 1e9;
                 let d = after.minus(&before);
@@ -1150,15 +1167,18 @@ impl Simulator {
                     t_start_s: start_ns as f64 / 1e9,
                     t_end_s: end_ns as f64 / 1e9,
                     iops: h.count() as f64 / secs,
-                    write_iops: d.host_write_cmds as f64 / secs,
-                    read_iops: d.host_read_cmds as f64 / secs,
-                    mbps: (d.host_write_bytes + d.host_read_bytes) as f64 / secs / 1e6,
+                    write_iops: cd.writes as f64 / secs,
+                    read_iops: cd.reads as f64 / secs,
+                    mbps: (cd.write_bytes + cd.read_bytes) as f64 / secs / 1e6,
                     host_write_bytes: d.host_write_bytes,
                     nand_write_pages: d.nand_write_pages,
                     gc_copy_pages: d.gc_copy_pages,
                     erases: d.erases,
                     waf: d.waf(page),
                     latency_us: h.summary_us(),
+                    completed_write_bytes: cd.write_bytes,
+                    urgent_s: urgent.map(|u| u.0 as f64 / 1e9),
+                    urgent_write_bytes: urgent.map(|u| u.1),
                     label: Some(format!("{bs} R/W {}", mix.name)),
                     bs: Some(bs),
                     rwmix: Some(mix.name.clone()),
@@ -1178,8 +1198,8 @@ impl Simulator {
             main.combinations = Some(combos);
             rounds.push(main);
             lat.push(tracked_lat.expect("the tracked combination ran"));
-            let vals: Vec<f64> = rounds.iter().map(|r| r.iops).collect();
-            ss = steady::detect(&vals, None, SteadyRule::default());
+            let (vals, el) = timed_round_series(&rounds);
+            ss = steady::detect(&vals, Some(&el), SteadyRule::default());
             if ss.reached || stop {
                 break;
             }
@@ -1235,7 +1255,7 @@ impl Simulator {
         let report = TimedReport {
             timing: state.resolved().clone(),
             simulated_seconds: end_s,
-            phases: timed::phases(&tracked_points, steady_start_s),
+            phases: timed::phases(&tracked_points, steady_start_s, true),
             iops_series: series,
             latency_us: TimedLatency { all: ha.summary_us(), read: hr.summary_us(), write: hw.summary_us() },
             steady_state: shift(ss, first_timed),
@@ -1243,6 +1263,7 @@ impl Simulator {
             measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
             rounds,
             pts_iops: Some(table),
+            urgent: state.urgent_report(&tc),
         };
         let loop_wall = loop_start.0.elapsed().as_secs_f64();
         let c = self.counters().minus(&loop_start.1);
@@ -1369,6 +1390,13 @@ fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -
         ));
     }
     Ok(crate::ftl::SlcParams { max_blocks: max_blocks.max(min_blocks), min_blocks, bits, fold_when_full: c.when_full == WhenFull::Fold })
+}
+
+/// Per-round IOPS of a timed run, and whether each round may count toward the steady state:
+/// it erased at least one block (the drive has left fresh-out-of-box, as for the WAF rule)
+/// or wrote nothing (a read-only round has no fresh-out-of-box phase).
+fn timed_round_series(rounds: &[TimedRound]) -> (Vec<f64>, Vec<bool>) {
+    (rounds.iter().map(|r| r.iops).collect(), rounds.iter().map(|r| r.erases > 0 || r.host_write_bytes == 0).collect())
 }
 
 fn shift(mut s: SteadyState, by: usize) -> SteadyState {

@@ -24,13 +24,14 @@
 //! * The controller's firmware runs host commands (`fw_overhead_us` each) and garbage
 //!   collection (`gc_fw_us` per copied page) on one timeline: a client controller is
 //!   often the bottleneck in steady state, not the NAND.
-//! * Urgent state (SK hynix): while the NAND not holding valid data falls below
-//!   `urgent_free_pct` of the physical pages, GC takes over and host writes are admitted at
-//!   `urgent_perf_pct` of the rate sustained before.
+//! * Urgent state (SK hynix, `urgent`): while the pool of free blocks is below
+//!   `urgent_free_pct` of a reference block count, garbage collection takes over the NAND
+//!   time and host writes are admitted at `urgent_perf_pct` of the sustained write rate.
 
 pub mod engine;
 pub mod hist;
 pub mod pts;
+pub mod urgent;
 
 use crate::error::{Error, Result};
 use crate::ftl::{Ftl, Policy};
@@ -147,10 +148,33 @@ pub struct TimingConfig {
     #[serde(default = "d_true")]
     pub background_gc: bool,
     pub background_free_blocks: Option<u32>,
-    /// Urgent state (SK hynix): off unless `urgent_free_pct` is given.
+    /// Urgent state (SK hynix): off unless `urgent_free_pct` is given.  The drive enters it
+    /// when its pool of free (erased) blocks falls below this share of
+    /// `urgent_reference_blocks`; garbage collection then takes over the NAND time the host
+    /// throttle leaves, and host writes are admitted at `urgent_perf_pct` of the sustained
+    /// write rate (bytes per second).
     pub urgent_free_pct: Option<f64>,
     #[serde(default = "d_urgent_perf")]
     pub urgent_perf_pct: f64,
+    /// The block count N% refers to (default: the FTL's blocks; a drive whose system blocks
+    /// are not simulated gives its whole count, e.g. 1024 main blocks for SK hynix's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_reference_blocks: Option<u32>,
+    /// Leave the urgent state when the free pool is back at this share of the reference
+    /// blocks (default: `urgent_free_pct`, i.e. as soon as it is no longer below N%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_exit_pct: Option<f64>,
+    /// The sustained host write rate K% refers to, MB/s (default: measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_sustain_mbps: Option<f64>,
+    /// Measured sustained rate: host write bytes completed over the last this-many simulated
+    /// seconds (whole series intervals in which the host wrote, outside the urgent state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_sustain_window_s: Option<f64>,
+    /// Garbage collection takes over in the urgent state (default true); false: the
+    /// throttle only delays host writes (for comparison).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_gc: Option<bool>,
     /// Length of one point of the IOPS / MB/s / WAF series, simulated seconds.
     #[serde(default = "d_interval")]
     pub series_interval_s: f64,
@@ -331,6 +355,32 @@ impl TimingConfig {
         }
         if !(self.urgent_perf_pct > 0.0 && self.urgent_perf_pct <= 100.0) {
             return Err(Error::config("timing.urgent_perf_pct", format!("{} is out of range (0, 100]", self.urgent_perf_pct)));
+        }
+        let urgent_keys = [
+            ("timing.urgent_reference_blocks", self.urgent_reference_blocks.is_some()),
+            ("timing.urgent_exit_pct", self.urgent_exit_pct.is_some()),
+            ("timing.urgent_sustain_mbps", self.urgent_sustain_mbps.is_some()),
+            ("timing.urgent_sustain_window_s", self.urgent_sustain_window_s.is_some()),
+            ("timing.urgent_gc", self.urgent_gc.is_some()),
+        ];
+        if self.urgent_free_pct.is_none() {
+            if let Some((k, _)) = urgent_keys.iter().find(|(_, set)| *set) {
+                return Err(Error::config(k, "is only used with timing.urgent_free_pct (the urgent state is off)"));
+            }
+        }
+        if self.urgent_reference_blocks == Some(0) {
+            return Err(Error::config("timing.urgent_reference_blocks", "must be at least 1"));
+        }
+        if let (Some(x), Some(n)) = (self.urgent_exit_pct, self.urgent_free_pct) {
+            if !(x >= n && x < 100.0) {
+                return Err(Error::config("timing.urgent_exit_pct", format!("{x} is out of range [urgent_free_pct = {n}, 100)")));
+            }
+        }
+        if let Some(m) = self.urgent_sustain_mbps {
+            pos("timing.urgent_sustain_mbps", m)?;
+        }
+        if let Some(w) = self.urgent_sustain_window_s {
+            pos("timing.urgent_sustain_window_s", w)?;
         }
         let dies = self.channels * self.dies_per_channel;
         let upp = (nand_page / page_size) as u32 * self.planes;
@@ -548,6 +598,34 @@ impl Device {
         *self.die_free.iter().max().unwrap_or(&0)
     }
 
+    /// When the first die runs out of work.
+    fn first_die_idle_at(&self) -> u64 {
+        *self.die_free.iter().min().unwrap_or(&0)
+    }
+
+    /// Charge owed garbage-collection work, `(copies, erases)`, page by page to dies that
+    /// are free before `bound` (each copy read and programmed on the die that is free
+    /// first); the erases once every copy is charged.  The controller's share of each copy
+    /// is taken from its time at `now`.  What does not fit stays owed.
+    fn fill_gc(&mut self, owed: &mut (u64, u64), bound: u64, now: u64) {
+        while owed.0 > 0 {
+            let (die, &free) = self.die_free.iter().enumerate().min_by_key(|&(_, t)| *t).expect("at least one die");
+            if free >= bound {
+                return;
+            }
+            if self.r.gc_fw_ns > 0 {
+                self.ctrl_free = self.ctrl_free.max(now) + self.r.gc_fw_ns;
+            }
+            let r = self.read(die, free, false);
+            self.program(die, r, 1, false, false);
+            owed.0 -= 1;
+        }
+        if owed.1 > 0 && self.first_die_idle_at() < bound {
+            self.gc(0, owed.1, 0);
+            owed.1 = 0;
+        }
+    }
+
     /// Host link transfer of `bytes` starting no earlier than `ready`.
     #[inline]
     fn link(&mut self, ready: u64, bytes: u64) -> u64 {
@@ -628,11 +706,21 @@ pub struct TimedRound {
     /// ... and, on a round (the tracked combination's figures), every combination of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub combinations: Option<Vec<TimedRound>>,
+    /// Host write bytes of the commands completed in the round (`host_write_bytes`: issued;
+    /// `mbps`, `write_iops`, `read_iops` count completions, as `iops` does).
+    pub completed_write_bytes: u64,
+    /// Urgent state (when configured): simulated seconds in it during the round, and the
+    /// host write bytes issued in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgent_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgent_write_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Phases {
-    /// End of the fresh-out-of-box burst: first point below half the first point's IOPS.
+    /// End of the fresh-out-of-box burst: first point below half the first point's IOPS
+    /// (None for a run preconditioned analytically: it has no such burst).
     pub fob_end_s: Option<f64>,
     /// Start of the steady-state window (SNIA rule on per-round IOPS).
     pub steady_start_s: Option<f64>,
@@ -646,6 +734,16 @@ struct Segment {
     tag: Option<(String, String)>,
 }
 
+/// Host commands completed in a round: a round's rates are those of the commands that
+/// completed in its time (the FTL's counters count commands issued).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoundDone {
+    pub writes: u64,
+    pub reads: u64,
+    pub write_bytes: u64,
+    pub read_bytes: u64,
+}
+
 /// Accumulates the timed run's statistics.
 pub struct Recorder {
     interval_ns: u64,
@@ -657,6 +755,8 @@ pub struct Recorder {
     pub round_hist: Histogram,
     /// Per-round read and write histograms, when asked for (PTS IOPS test).
     pub round_split: Option<(Histogram, Histogram)>,
+    /// Commands completed in the current round (taken at its end).
+    pub round_done: RoundDone,
     pub hist_all: Histogram,
     pub hist_read: Histogram,
     pub hist_write: Histogram,
@@ -667,6 +767,7 @@ pub struct SeriesAcc {
     reads: u64,
     writes: u64,
     bytes: u64,
+    write_bytes: u64,
     host_pages: u64,
     nand_pages: u64,
     urgent: bool,
@@ -682,6 +783,7 @@ impl Recorder {
             segments: Vec::new(),
             round_hist: Histogram::default(),
             round_split: None,
+            round_done: RoundDone::default(),
             hist_all: Histogram::default(),
             hist_read: Histogram::default(),
             hist_write: Histogram::default(),
@@ -696,9 +798,14 @@ impl Recorder {
         let s = &mut self.series[i];
         if write {
             s.writes += 1;
+            s.write_bytes += bytes;
+            self.round_done.writes += 1;
+            self.round_done.write_bytes += bytes;
             self.hist_write.record(lat);
         } else {
             s.reads += 1;
+            self.round_done.reads += 1;
+            self.round_done.read_bytes += bytes;
             self.hist_read.record(lat);
         }
         s.bytes += bytes;
@@ -819,15 +926,10 @@ pub struct TimedState {
     arrivals: Rng,
     next_arrival: u64,
     bg_target: u32,
-    urgent_below_pages: Option<u64>,
-    urgent_gap_ns: u64,
-    next_admit: u64,
-    sustained_iops: Option<f64>,
-    physical_pages: u64,
+    /// The urgent state, when configured.
+    urgent: Option<urgent::Urgent>,
     sectors_per_page: u64,
-    pub urgent_now: bool,
     open_loop: Option<f64>,
-    urgent_perf: f64,
     /// Trace-time replay: speed-up, simulated time the replay started, and the next request.
     trace_speed: Option<f64>,
     trace_base: u64,
@@ -846,22 +948,17 @@ impl TimedState {
     pub fn new(t: &TimingConfig, r: Resolved, physical_pages: u64, blocks: u32, gc_low: u32, page_size: u64, sector: u64, seed: u64) -> Self {
         let ftl_block_units = physical_pages / blocks.max(1) as u64;
         let bg_target = t.background_free_blocks.unwrap_or(gc_low + (blocks / 100).max(1));
+        let interval_ns = (t.series_interval_s * 1e9).round().max(1.0) as u64;
         TimedState {
             q: EventQueue::new(),
-            rec: Recorder::new((t.series_interval_s * 1e9).round().max(1.0) as u64),
+            rec: Recorder::new(interval_ns),
             started: false,
             arrivals: Rng::stream(seed, 0x6172),
             next_arrival: 0,
             bg_target: if t.background_gc { bg_target } else { 0 },
-            urgent_below_pages: t.urgent_free_pct.map(|p| (physical_pages as f64 * p / 100.0) as u64),
-            urgent_gap_ns: 0,
-            next_admit: 0,
-            sustained_iops: None,
-            physical_pages,
+            urgent: urgent::Urgent::new(t, &r, blocks, page_size, interval_ns),
             sectors_per_page: page_size / sector,
-            urgent_now: false,
             open_loop: t.arrival_iops,
-            urgent_perf: t.urgent_perf_pct / 100.0,
             trace_speed: None,
             trace_base: 0,
             pending: None,
@@ -936,17 +1033,21 @@ impl TimedState {
         (-libm::log(u) / rate * 1e9) as u64
     }
 
-    /// Update the urgent state and, on entering it, the admission gap.
-    fn update_urgent<P: Policy>(&mut self, f: &Ftl<P>) {
-        let Some(limit) = self.urgent_below_pages else { return };
-        let free = self.physical_pages - f.mapped_pages();
-        let urgent = free < limit;
-        if urgent && !self.urgent_now {
-            // the rate sustained so far (last full series point), or the NAND's own limit
-            let rate = self.sustained_iops.unwrap_or(self.dev.r.program_units_per_s / 2.0);
-            self.urgent_gap_ns = (1e9 / (rate * self.urgent_perf)).round() as u64;
-        }
-        self.urgent_now = urgent;
+    /// Whether the drive is in the urgent state now.
+    #[inline]
+    pub fn urgent_now(&self) -> bool {
+        self.urgent.as_ref().is_some_and(|u| u.active)
+    }
+
+    /// (time in the urgent state, host write bytes issued in it) so far, when configured.
+    pub fn urgent_totals(&self) -> Option<(u64, u64)> {
+        self.urgent.as_ref().map(|u| u.totals(self.q.now()))
+    }
+
+    /// The urgent state's figures, when configured.
+    pub fn urgent_report(&self, t: &TimingConfig) -> Option<urgent::UrgentReport> {
+        let w = t.urgent_sustain_window_s.unwrap_or(urgent::DEFAULT_SUSTAIN_WINDOW_S);
+        self.urgent.as_ref().map(|u| u.report(self.q.now(), t.urgent_free_pct.unwrap_or(0.0), w))
     }
 
     /// Issue the workload's next command at `now` and queue its completion (TRIMs are
@@ -994,7 +1095,10 @@ impl TimedState {
                 _ => break,
             }
         }
-        self.update_urgent(f);
+        if self.urgent.is_some() {
+            self.urgent_step(f, now)?;
+        }
+        let urgent_now = self.urgent_now();
         let before = Work::of(&f.c);
         let t1 = self.dev.firmware(now);
         let spp = self.sectors_per_page;
@@ -1013,9 +1117,8 @@ impl TimedState {
                 let units = if pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
                 bytes = if pages { units * f.page_size() } else { op.len as u64 * f.sector_size() };
                 let mut t2 = self.dev.link(t1, bytes);
-                if self.urgent_now {
-                    t2 = t2.max(self.next_admit);
-                    self.next_admit = t2 + self.urgent_gap_ns;
+                if let Some(u) = self.urgent.as_mut() {
+                    t2 = u.admit(t2, bytes, urgent_now);
                 }
                 let t3 = if self.dev.write_cache { self.dev.admit(t2, units) } else { t2 };
                 // the functional FTL decides the NAND work
@@ -1048,6 +1151,9 @@ impl TimedState {
                     f.write_sectors(op.start, op.len as u64, op.stream)?;
                 }
                 let d = Work::of(&f.c).minus(&before);
+                if urgent_now && (d.gc_copy_pages > 0 || d.erases > 0) {
+                    self.urgent_flush(t3); // the urgent GC's owed work comes first
+                }
                 let mut gc_done = if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
                 if d.fold_pages > 0 {
                     gc_done = gc_done.max(self.dev.fold(d.fold_pages, t3));
@@ -1099,7 +1205,7 @@ impl TimedState {
                     bytes,
                     host_pages,
                     nand_pages: d.nand_write_pages,
-                    urgent: self.urgent_now,
+                    urgent: urgent_now,
                 };
                 self.q.push(done.max(now), inflight);
             }
@@ -1123,7 +1229,7 @@ impl TimedState {
                     }
                 }
                 let t_out = self.dev.link(ready, bytes);
-                let inflight = InFlight { issued: now, write: false, bytes, host_pages: 0, nand_pages: 0, urgent: self.urgent_now };
+                let inflight = InFlight { issued: now, write: false, bytes, host_pages: 0, nand_pages: 0, urgent: urgent_now };
                 self.q.push(t_out.max(now), inflight);
             }
         }
@@ -1205,23 +1311,26 @@ impl TimedState {
     fn complete_next(&mut self) -> Option<u64> {
         let (t, c) = self.q.pop()?;
         self.last_done = t;
-        let interval = self.rec.interval_ns;
         let before_len = self.rec.series.len();
         self.rec.complete(t, t - c.issued, c.write, c.bytes, c.host_pages, c.nand_pages, c.urgent);
-        if self.rec.series.len() > before_len && before_len > 0 {
-            // a series point closed: remember the sustained rate outside the urgent state
-            let s = &self.rec.series[before_len - 1];
-            if !s.urgent && s.writes > 0 {
-                self.sustained_iops = Some(s.writes as f64 / (interval as f64 / 1e9));
+        if let Some(u) = self.urgent.as_mut() {
+            let len = self.rec.series.len();
+            if len > before_len && before_len > 0 {
+                // series points closed: the urgent state's measure of the sustained rate
+                for s in &self.rec.series[before_len - 1..len - 1] {
+                    u.interval_closed(s.write_bytes, s.urgent);
+                }
             }
         }
         Some(t)
     }
 }
 
-/// Phase boundaries of a write-saturation curve from its series and rounds.
-pub fn phases(series: &[SeriesPoint], steady_start_s: Option<f64>) -> Phases {
+/// Phase boundaries of a write-saturation curve from its series and rounds.  `fob`: the
+/// run starts fresh out of box or from a fill; false for a drive placed in its steady state
+/// (analytic preconditioning), which has no fresh-out-of-box phase to end.
+pub fn phases(series: &[SeriesPoint], steady_start_s: Option<f64>, fob: bool) -> Phases {
     let first = series.iter().find(|p| p.iops > 0.0).map(|p| p.iops);
-    let fob_end_s = first.and_then(|f0| series.iter().find(|p| p.iops < 0.5 * f0).map(|p| p.t_s));
+    let fob_end_s = if fob { first.and_then(|f0| series.iter().find(|p| p.iops < 0.5 * f0).map(|p| p.t_s)) } else { None };
     Phases { fob_end_s, steady_start_s }
 }
