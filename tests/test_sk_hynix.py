@@ -1,10 +1,13 @@
 """The SK hynix urgent-state case studies (seed 004) on the sk-hynix-mobile-64gb preset.
 
 Runs on the 1/64 scale model (256 pages per block; the talk's 1024-block structure kept exactly),
-about 0.05 s per OP level.  The talk found a 1.6% performance gain per 1% of external OP in the
-urgent state; the model predicts a much larger relative gain (about 14% per 1% on the talk's own
-window).  These tests assert the model's measured behaviour and the size of the disagreement,
-which docs/validation.md explains; nothing is fitted to the talk's figure.
+about 0.07 s per OP level, with the core's urgent state (free blocks under N% of the 1024 main
+blocks, GC takes over, host writes at K% of the sustained rate).  The talk found a 1.6%
+performance gain per 1% of external OP in the urgent state; with the preset's estimates the model
+predicts a much larger relative gain (about 14% per 1% on the talk's own window), and a small one
+only where K% of the sustain state is below what garbage collection sustains.  These tests assert
+the model's measured behaviour and the size of the disagreement, which docs/validation.md
+explains; nothing is fitted to the talk's figure.
 """
 
 import json
@@ -51,13 +54,16 @@ def test_scale_model_keeps_the_block_structure_and_costs():
         # whole cycles until the sequential chunks have covered the user area (60 of 16 blocks)
         cycle = c["run"]["round_drive_writes"]
         assert c["run"]["measure_drive_writes"] == pytest.approx(60 * cycle)
-        assert "urgent_free_pct" not in c["timing"]
+        # the core's urgent state: N% of the 1024 main blocks, K%; time scales with the blocks
+        t = c["timing"]
+        assert (t["urgent_free_pct"], t["urgent_perf_pct"], t["urgent_reference_blocks"]) == (3.0, 30.0, 1024)
+        assert t["urgent_sustain_window_s"] * g["scale"] == t["series_interval_s"] * g["scale"] * 10 == 10
     # erase time per page of a collected block is the same: the core charges tBERS per physical
     # block a collected block spans (at most one per die); 4 dies, 12 MiB NAND blocks
     per_page = {s: c["timing"]["t_erase_us"] * min(1.0, c["drive"]["pages_per_block"] / 4 / 3072)
                 / c["drive"]["pages_per_block"] for s, c in ((1, full), (64, small))}
     assert per_page[64] == pytest.approx(per_page[1])
-    assert v.skh_config(0, 64, urgent=True)["timing"]["urgent_free_pct"] == 3.0
+    assert not [k for k in v.skh_config(0, 64, urgent=False)["timing"] if k.startswith("urgent")]
 
 
 def test_occupation_follows_the_sequential_chunks():
@@ -74,8 +80,12 @@ def test_case1_every_level_enters_the_urgent_state_before_full(study):
     for r in runs:
         assert r["entry_cycle"] is not None and 0.8 < r["entry_occupation"] < 0.9
         assert r["cycles"][-1]["occupation"] == 1.0
-        # the free pool was above the threshold before the entry, under it from then on
+        # the core entered it when the free pool fell under N% of the 1024 main blocks: above
+        # the threshold in every cycle before, under it in the entry cycle
+        assert r["core"]["entries"] >= 1 and r["core"]["enter_below_blocks"] == pytest.approx(30.72)
         assert all(c["free_blocks_min"] >= r["threshold_blocks"] for c in r["cycles"][:r["entry_cycle"]])
+        assert r["cycles"][r["entry_cycle"]]["free_blocks_min"] < r["threshold_blocks"]
+        assert all(c["urgent_s"] == 0 for c in r["cycles"][:r["entry_cycle"]])
     entries = [r["entry_occupation"] for r in runs]
     assert entries == sorted(entries) and entries[-1] > entries[0], "more OP: the urgent state comes later"
 
@@ -84,8 +94,15 @@ def test_case1_performance_falls_toward_full_and_rises_with_op(study):
     runs = study["runs"]
     for r in runs:
         mbps = [c["mbps"] for c in r["cycles"][r["entry_cycle"]:]]
-        assert mbps[-1] < 0.2 * mbps[0], "from the sustain-state rate down to the garbage collector's"
+        assert mbps[-1] < 0.2 * r["sustain_mbps"], "from the sustain-state rate down to the garbage collector's"
         assert all(b <= a * 1.01 for a, b in zip(mbps, mbps[1:])), "no recovery before 100%"
+        # soon after the entry the host is held at K% of the sustained rate while GC keeps up (in
+        # the cycle after the entry GC may refill the pool past N% and let the host through) ...
+        throttle = r["core"]["throttle_mbps"]
+        assert throttle == pytest.approx(0.3 * r["sustain_mbps"], rel=0.01)
+        assert mbps[2] == pytest.approx(throttle, rel=0.03)
+        # ... and falls under it when GC cannot (the free pool runs out before 100%)
+        assert mbps[-1] < 0.5 * throttle and r["cycles"][-1]["free_blocks_min"] <= 2
     common = [r["common_mbps"] for r in runs]
     final = [r["final_mbps"] for r in runs]
     assert common == sorted(common) and len(set(common)) == 16
@@ -119,7 +136,8 @@ def test_case2_gain_per_pct_the_models_value_and_the_disagreement(study):
     assert 12.0 < w["gain_pct_per_pct"] < 16.5 and w["r2"] > 0.95
     assert 1.5 < w["gain_points_of_sustain_per_pct"] < 2.4
     assert w["ratio_to_talk"] > 5, "the documented disagreement with the talk's 1.6%"
-    assert 20 < f["common"]["gain_pct_per_pct"] < 30 and f["common"]["r2"] > 0.98
+    assert 11.0 < f["in_state"]["gain_pct_per_pct"] < 16.0 and f["in_state"]["r2"] > 0.95
+    assert 17 < f["common"]["gain_pct_per_pct"] < 27 and f["common"]["r2"] > 0.98
     assert 24 < f["final"]["gain_pct_per_pct"] < 34 and f["final"]["r2"] > 0.98
 
 
@@ -142,61 +160,120 @@ def test_skh_fit_on_a_known_line():
 @pytest.mark.parametrize("label,kw", [
     ("seed 2", {"seed": 2}),
     ("GC fifo", {"ftl": {"gc": "fifo"}}),
-    ("host link 100 MB/s", {"timing": {"link_mbps": 100}}),
+    ("tPROG x2", {"timing": {"t_prog_us": 2800}}),
+    ("sustain window 60 s", {"timing": {"urgent_sustain_window_s": 60 / 64}}),
+    ("no urgent state", {"urgent": False}),
 ])
-def test_case2_slope_does_not_hinge_on_an_estimate(study, label, kw):
+def test_case2_slope_while_the_garbage_collector_sets_the_urgent_rate(study, label, kw):
+    """While K% of the sustain state is above what garbage collection sustains near full, the slope
+    stays at 12-16% per 1% of OP whatever estimate changes: the NAND is busy all the time either
+    way, and the work it has to do falls with OP."""
     s = v.skh_op_study(64, **kw)
     w = s["fits"]["window"]
     assert 11.0 < w["gain_pct_per_pct"] < 17.0, label
     assert w["gain_pct_per_pct"] > 5 * v.SKH_TALK_GAIN_PER_PCT
-    if "timing" in kw:
-        # a slower sustain state: the same absolute gain is more points of it
-        assert s["sustain_mbps_min"] == pytest.approx(100, rel=0.02)
-        assert w["gain_points_of_sustain_per_pct"] > 1.8 * study["fits"]["window"]["gain_points_of_sustain_per_pct"]
 
 
-def test_case3_sustain_state_performance_sets_the_ratio_not_the_urgent_rate():
-    rows = [r for r in v.skh_case3(64) if r["factor"] == "sustain state" and r["ext_blocks"] == 0]
-    assert [r["setting"] for r in rows][0].startswith("NAND-bound")
-    sustain = [r["sustain_mbps"] for r in rows]
-    urgent = [r["urgent_mbps"] for r in rows]
-    ratio = [r["urgent_pct_of_sustain"] for r in rows]
-    assert sustain == sorted(sustain, reverse=True) and sustain[-1] == pytest.approx(60, rel=0.02)
-    assert ratio == sorted(ratio) and ratio[-1] > 3 * ratio[0]
-    assert min(urgent) > 0.85 * max(urgent), "the garbage collector, not the host, sets the urgent rate"
-    assert len({round(r["final_mbps"], 1) for r in rows}) == 1
+@pytest.mark.parametrize("label,kw,sustain", [
+    ("K = 10%", {"timing": {"urgent_perf_pct": 10}}, 258.7),
+    ("host link 100 MB/s", {"timing": {"link_mbps": 100}}, 100),
+])
+def test_case2_slope_hinges_on_k_percent_of_the_sustain_state(study, label, kw, sustain):
+    """Where K% of the sustain state is under what garbage collection sustains, the throttle sets
+    the urgent-state performance and OP matters little: the slope falls to a few % per 1% of OP,
+    under 1% over the time in the state.  The talk gives neither the sustain-state performance nor
+    the NAND; the preset's estimates put the model in the other regime (docs/validation.md)."""
+    s = v.skh_op_study(64, **kw)
+    assert s["sustain_mbps_min"] == pytest.approx(sustain, rel=0.01)
+    w, ins = s["fits"]["window"], s["fits"]["in_state"]
+    assert w["gain_pct_per_pct"] < 0.4 * study["fits"]["window"]["gain_pct_per_pct"], label
+    assert ins["gain_pct_per_pct"] < 2.0
+    for r in s["runs"]:
+        k = r["core"]["throttle_mbps"]
+        assert 0.75 * k < r["in_state_mbps"] < 1.02 * k
 
 
-def test_core_urgent_state_reaches_only_the_lowest_op_levels(study):
-    """The core's urgent state counts the NAND not holding valid data against N% of the physical
-    pages: a full drive keeps 20 + external blocks of it, so N = 3% is reached only with fewer than
-    10 external blocks.  (The talk's urgent state counts free blocks against the 1024 main blocks.)"""
-    g = v.skh_geometry(64)
-    assert [r["ext_blocks"] for r in v.skh_core_urgent_levels(study["runs"], g)] == [0, 4, 8]
-    on = v.skh_run(12, 64, urgent=True)
-    assert on["core_urgent_share"] == 0.0
-    on = v.skh_run(0, 64, urgent=True)
-    assert on["core_urgent_share"] > 0.0
+@pytest.fixture(scope="module")
+def case3():
+    return v.skh_case3(64)
 
 
-def test_core_urgent_throttle_depends_on_one_sampled_interval():
-    """Characterises the current core (docs/validation.md, "what the core lacks"): the urgent
-    throttle admits K% of the write commands of the last series interval before the entry; at 1/16
-    scale that interval falls in a garbage-collection stall and the drive crawls.  When the core
-    measures the sustained rate over a longer window in bytes, this test should be revisited."""
-    off = v.skh_run(0, 16)
-    on = v.skh_run(0, 16, urgent=True)
-    assert on["core_urgent_share"] > 0.5
-    assert on["urgent_mbps"] < 0.5 * off["urgent_mbps"]
+def test_case3_a_slower_sustain_state_brings_the_urgent_rate_to_k_percent(case3):
+    """Controlling the sustain state: with the host link under the NAND's rate the urgent-state
+    performance approaches K% of the sustain state (the throttle binds instead of the garbage
+    collector), which is how a requirement stated as a share of it is met."""
+    for e in v.SKH_CASE3_OP_BLOCKS:
+        rows = [r for r in case3 if r["factor"] == "sustain state" and r["ext_blocks"] == e]
+        assert rows[0]["setting"].startswith("NAND-bound")
+        sustain = [r["sustain_mbps"] for r in rows]
+        ratio = [r["urgent_pct_of_sustain"] for r in rows]
+        assert sustain == sorted(sustain, reverse=True) and sustain[-1] == pytest.approx(60, rel=0.02)
+        assert ratio == sorted(ratio), e
+        assert ratio[0] < 25 and ratio[2] > 29, "GC-bound at the NAND's rate, K% = 30% at 100 MB/s"
+        # measured over the last 10 s (full-size) before the entry: within a command of the cycles' rate
+        assert all(r["throttle_mbps"] == pytest.approx(0.3 * r["sustain_mbps"], rel=0.04) for r in rows)
 
 
-def test_core_background_gc_does_not_run_in_a_closed_loop():
-    """Characterises the current core: with the host link well under the NAND's rate the dies idle
-    between writes, yet background GC (it needs every die idle when a command is issued, and the
-    queue keeps them scheduled) collects nothing more with a much larger target."""
+def test_case3_entering_the_urgent_state_earlier_raises_its_performance(case3):
+    """Entering earlier (larger N): GC takes over the throttled time from an earlier occupation and
+    the urgent-state performance over the common window rises, clearly with 2.7% of OP."""
+    for e in v.SKH_CASE3_OP_BLOCKS:
+        rows = [r for r in case3 if r["ext_blocks"] == e and (r["factor"] == "urgent entry"
+                                                               or r["setting"].startswith("NAND-bound"))]
+        assert [r["setting"][:6] for r in rows] == ["NAND-b", "N = 5%", "N = 10", "N = 20"]
+        entry = [r["entry_occupation"] for r in rows]
+        urgent = [r["urgent_mbps"] for r in rows]
+        assert entry == sorted(entry, reverse=True) and entry[-1] < 0.7
+        assert len({r["window_from_occupation"] for r in rows}) == 1
+        assert urgent[-1] > urgent[0]
+        assert rows[-1]["window_waf"] < rows[0]["window_waf"]
+    high = [r["urgent_mbps"] for r in case3 if r["ext_blocks"] == 28 and r["factor"] == "urgent entry"]
+    base = next(r for r in case3 if r["ext_blocks"] == 28 and r["setting"].startswith("NAND-bound"))
+    assert high[-1] > 1.2 * base["urgent_mbps"]
+
+
+def test_core_urgent_state_counts_free_blocks_against_the_main_blocks(study):
+    """The core's trigger is the pool of erased blocks against N% of the 1024 main blocks (the old
+    basis, NAND not holding valid data against the simulated pages, was reachable at 3 of the 16
+    levels only): every level enters it, the sustained rate is measured in bytes before it, and
+    the throttle is K% of that."""
+    for r in study["runs"]:
+        c = r["core"]
+        assert (c["reference_blocks"], c["free_pct"], c["perf_pct"]) == (1024, 3.0, 30.0)
+        assert c["sustained_from"] == "measured" and c["gc_takes_over"]
+        assert c["sustained_mbps"] == pytest.approx(r["sustain_mbps"], rel=0.01)
+        assert c["gc_victims"] > 0 and c["gc_copy_pages"] > 0
+
+
+def test_core_urgent_state_does_not_depend_on_the_block_granularity():
+    """GC work is charged page by page into the time the throttle leaves, so blocks 4x larger (1/16
+    scale) give the same urgent-state performance (the old throttle, sampled over one series
+    interval in commands, crawled at 4.6 MB/s at 1/16)."""
+    a, b = v.skh_run(0, 64), v.skh_run(0, 16)
+    assert b["urgent_mbps"] == pytest.approx(a["urgent_mbps"], rel=0.06)
+    assert b["core"]["throttle_mbps"] == pytest.approx(a["core"]["throttle_mbps"], rel=0.01)
+    assert [c["mbps"] for c in b["cycles"][50:53]] == pytest.approx([c["mbps"] for c in a["cycles"][50:53]], rel=0.06)
+
+
+def test_gc_taking_over_the_throttled_time_matters():
+    """With the throttle only (urgent_gc = false) the collector waits for the FTL's last free
+    blocks; taking over the time the throttle leaves keeps the pool near N% for several cycles and
+    gives more in the urgent window at 5.9% OP."""
+    on, off = v.skh_run(60, 64), v.skh_run(60, 64, timing={"urgent_gc": False})
+    assert off["core"]["gc_victims"] == 0 and on["core"]["gc_victims"] > 100
+    first = on["entry_cycle"] + 1
+    assert min(c["free_blocks_min"] for c in on["cycles"][first:first + 3]) > 10
+    assert max(c["free_blocks_min"] for c in off["cycles"][first:first + 3]) <= 2
+    assert on["urgent_mbps"] > 1.05 * off["urgent_mbps"]
+
+
+def test_background_gc_outside_the_urgent_state_still_needs_all_dies_idle():
+    """Characterises the core outside the urgent state: with the host link well under the NAND's
+    rate the dies idle between writes, yet background GC (it needs every die idle when a command is
+    issued, and the queue keeps them scheduled) collects nothing more with a much larger target."""
     link = {"link_mbps": 60}
-    base = v.skh_run(0, 64, timing=link)
-    bg = v.skh_run(0, 64, timing=link | {"background_free_blocks": 102})
+    base = v.skh_run(0, 64, timing=link, urgent=False)
+    bg = v.skh_run(0, 64, timing=link | {"background_free_blocks": 102}, urgent=False)
     assert base["sustain_mbps"] < 0.25 * 258
     assert bg["window_waf"] == base["window_waf"]
     assert [c["gc_copy_pages"] for c in bg["cycles"]] == [c["gc_copy_pages"] for c in base["cycles"]]
@@ -212,7 +289,9 @@ def test_cli_sk_hynix_suite_json_and_exit_codes(tmp_path):
     assert doc["suite"] == "sk-hynix" and doc["geometry"]["scale"] == 64
     assert doc["checks"]["monotone_common"] and doc["checks"]["sustain_fixed"]
     assert doc["checks"]["op_axis_matches_talk"]
-    assert len(doc["study"]["runs"]) == 16 and len(doc["sensitivity"]) == 13
+    assert len(doc["study"]["runs"]) == 16 and len(doc["sensitivity"]) == v.SKH_SENSITIVITY_ROWS == 22
+    assert doc["checks"]["core_urgent_entered"] == v.skh_op_levels()
+    assert len(doc["case3"]) == v.SKH_CASE3_ROWS
     assert doc["headline"]["metric"] == "window" and doc["headline"]["ratio_to_talk"] > 5
     text = md.read_text()
     assert text.count("| external OP blocks |") == 1 and "Case #3" in text

@@ -178,8 +178,6 @@ def verdicts(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
             ph = R.phases(d)
             v["iops_rule"] = {"reached": ph["steady_reached"], "start_s": ph["steady_start_s"],
                               "iops": ph["steady_iops"], "fob_end_s": ph["fob_end_s"]}
-            if R.kind_of(d) == R.SIM:
-                v["iops_rule"]["core_start_s"] = ph["core_steady_start_s"]
         out.append(v)
     return out
 
@@ -367,9 +365,6 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
             itxt = "-"
         elif i["reached"]:
             itxt = f'<span class="ok">reached</span> from {_num(i["start_s"], "{:,.1f}")} s, {_num(i["iops"])} IOPS'
-            if i.get("core_start_s") is not None and i["core_start_s"] != i["start_s"]:
-                itxt += (f' (the core\'s rule, which counts fresh-out-of-box rounds, says from '
-                         f'{_num(i["core_start_s"], "{:,.1f}")} s)')
         else:
             itxt = '<span class="no">not reached</span>'
         fob = "-" if i is None or i["fob_end_s"] is None else _num(i["fob_end_s"], "{:,.1f}") + " s"

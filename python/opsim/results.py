@@ -8,9 +8,8 @@ Two kinds of document are understood:
   docs/measure.md).
 
 Everything here reads what the document holds; the only figures derived are the cumulative
-data written (from the per-interval IOPS and the command size), the phases of a measured run
-(the timed model's rule applied to its series) and the steady state of a timed run with
-fresh-out-of-box rounds excluded (see :func:`phases`).
+data written (from the per-interval IOPS and the command size) and the phases of a measured run
+(the timed model's rule applied to its series; see :func:`phases`).
 """
 
 from __future__ import annotations
@@ -224,33 +223,31 @@ def _fob_end(ts, iops):
     return None
 
 
+TIMED_RULE = ("SNIA PTS on per-round IOPS (5-round window, range <= 20%, excursion <= 10% of the mean); "
+              "rounds that wrote without erasing a block (fresh out of box) not eligible")
+
+
 def phases(doc: dict) -> dict:
     """Fresh-out-of-box, transition and steady phases of a run with a series.
 
     ``fob_end_s``: the timed model's ``phases.fob_end_s`` (first point under half the first
-    point's IOPS); for measured runs the same rule on the measured series.
-    ``steady_start_s``: the start of the SNIA steady-state window on per-round IOPS.  For a
-    timed run the rule is applied with the rounds in which no block was erased excluded (the
-    drive is still fresh out of box; the same exclusion the functional WAF rule makes), so a
-    flat FOB plateau does not count as steady; ``core_steady_start_s`` is the core's own
-    window start, which does not exclude them.  For measured runs: the measured result's
-    steady-state window.
+    point's IOPS; None for a run preconditioned analytically, which starts in steady state);
+    for measured runs the same rule on the measured series.
+    ``steady_start_s``: the start of the SNIA steady-state window on per-round IOPS: the timed
+    model's own (its rule leaves out rounds that wrote without erasing a block, so a flat
+    fresh-out-of-box plateau does not count as steady); for measured runs the measured
+    result's steady-state window.
     """
-    out = {"fob_end_s": None, "steady_start_s": None, "steady_iops": None, "steady_reached": False,
-           "core_steady_start_s": None, "rule": None}
+    out = {"fob_end_s": None, "steady_start_s": None, "steady_iops": None, "steady_reached": False, "rule": None}
     if kind_of(doc) == SIM:
         t = doc.get("timed")
         if not t:
             return out
-        out["fob_end_s"] = t["phases"].get("fob_end_s")
+        ph, ss = t["phases"], t["steady_state"]
+        out.update(fob_end_s=ph.get("fob_end_s"), steady_start_s=ph.get("steady_start_s"),
+                   steady_reached=bool(ss.get("reached")), steady_iops=t.get("steady_iops"), rule=TIMED_RULE)
         if doc["config"]["run"].get("precondition") == "analytic":
-            # placed in the mean-field steady state: there is no fresh-out-of-box phase to end
-            out["fob_end_s"] = None
             out["fob_note"] = "analytic preconditioning: the run starts in steady state"
-        out["core_steady_start_s"] = t["phases"].get("steady_start_s")
-        ss = timed_steady(doc)
-        out.update(steady_reached=ss["reached"], steady_iops=ss["iops"], steady_start_s=ss["start_s"],
-                   rule=ss["rule"])
         return out
     ss = doc.get("steady_state") or {}
     out["rule"] = "SNIA PTS rule on the measured rounds (opsim measure)"
@@ -272,28 +269,6 @@ def phases(doc: dict) -> dict:
             t0 += sum(c.get("runtime_s") or 0.0 for c in combos)
         out.update(steady_reached=True, steady_start_s=t0, steady_iops=doc.get("steady_iops"))
     return out
-
-
-def timed_steady(doc: dict) -> dict:
-    """SNIA rule on a timed run's per-round IOPS, rounds without any erase excluded (unless no
-    round erased anything: then no round is fresh-out-of-box in that sense and all count)."""
-    from .sim import steady_state
-
-    rounds = doc["timed"]["rounds"]
-    vals = [r["iops"] for r in rounds]
-    eligible = [r.get("erases", 0) > 0 for r in rounds]
-    if not any(eligible):
-        eligible = None
-    rule = ("SNIA PTS on per-round IOPS (5-round window, range <= 20%, excursion <= 10% of the mean); "
-            "rounds with no erase (fresh out of box) not eligible")
-    if len(vals) < 5:
-        return {"reached": False, "iops": None, "start_s": None, "window": None, "rule": rule,
-                "range_ratio": None, "excursion_ratio": None}
-    ss = steady_state(vals, eligible)
-    start = rounds[ss["window"][0]]["t_start_s"] if ss["reached"] else None
-    return {"reached": ss["reached"], "iops": ss["mean"] if ss["reached"] else None, "start_s": start,
-            "window": [rounds[i]["index"] for i in ss["window"]] if ss.get("window") else None,
-            "rule": rule, "range_ratio": ss["range_ratio"], "excursion_ratio": ss["excursion_ratio"]}
 
 
 def measured_iops(doc: dict) -> float | None:

@@ -129,7 +129,8 @@ def _round(plan: Plan, index: int, label: str, phase: str, bs: str, argv: list, 
         # the timed model's round fields (docs/timed.md); what fio cannot see is null
         "index": index, "phase": phase, "t_start_s": round(t_offset, 3), "t_end_s": round(t_offset + runtime, 3),
         "iops": s["iops"], "write_iops": s["write_iops"], "read_iops": s["read_iops"], "mbps": s["bw_bytes"] / 1e6,
-        "host_write_bytes": s["io_bytes"]["write"], "nand_write_pages": None, "gc_copy_pages": None,
+        "host_write_bytes": s["io_bytes"]["write"], "completed_write_bytes": s["io_bytes"]["write"],
+        "nand_write_pages": None, "gc_copy_pages": None,
         "erases": None, "waf": None, "latency_us": s["latency_us"],
         # measurement only
         "label": label, "bw_bytes": s["bw_bytes"], "io_bytes": s["io_bytes"], "runtime_s": runtime,

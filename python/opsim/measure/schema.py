@@ -35,7 +35,7 @@ TIMED_SCHEMA: dict = {
     "latency_us": {"all": LATENCY, "read": LATENCY, "write": LATENCY},
     "rounds": [{"index": (INT,), "phase": (STR,), "t_start_s": (NUM,), "t_end_s": (NUM,), "iops": (NUM,),
                 "write_iops": (NUM,), "read_iops": (NUM,), "mbps": (NUM,), "host_write_bytes": (INT,),
-                "nand_write_pages": (INT, NULL), "gc_copy_pages": (INT, NULL), "erases": (INT, NULL),
+                "completed_write_bytes": (INT,), "nand_write_pages": (INT, NULL), "gc_copy_pages": (INT, NULL), "erases": (INT, NULL),
                 "waf": (NUM, NULL), "latency_us": LATENCY}],
     "steady_state": {"reached": (BOOL,), "round": (INT, NULL), "window": ("pair of integers", NULL),
                      "mean": (NUM, NULL), "range_ratio": (NUM, NULL), "excursion_ratio": (NUM, NULL),
