@@ -16,6 +16,9 @@
 //! assert!(r.waf > 1.0 && r.waf < 4.0);
 //! ```
 
+// `u64::is_multiple_of` is Rust 1.87; the crate supports 1.75 (workspace rust-version).
+#![allow(clippy::manual_is_multiple_of)]
+
 pub mod config;
 pub mod error;
 pub mod ftl;

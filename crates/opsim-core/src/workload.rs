@@ -564,7 +564,7 @@ pub fn build(
         return Err(Error::workload("workload.span", format!("{span} is out of range; expected (0, 1]")));
     }
     let rf = w.read_fraction.0;
-    if !(0.0..1.0).contains(&rf) && !(kind == WorkloadType::Trace && rf == 0.0) {
+    if !(0.0..1.0).contains(&rf) {
         return Err(Error::workload("workload.read_fraction", format!("{rf} is out of range; expected [0, 1)")));
     }
     let tf = w.trim_fraction.0;
