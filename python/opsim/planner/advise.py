@@ -102,16 +102,23 @@ class Drive:
     drive_overrides: dict           # [drive] keys for a drive given by parameters
     timing: dict                    # resolved by the core (ns, counts)
     sources: dict = field(default_factory=dict)
+    slc_min_fraction: float = 0.0   # the SLC cache's static part (fraction of blocks), if it has one
+    slc_folds: bool = False         # steady state: every host write goes to SLC and is folded
 
     @property
     def blocks(self) -> int:
         return self.physical_bytes // (self.pages_per_block * self.page_size)
 
+    @property
+    def slc_static_blocks(self) -> int:
+        return math.floor(self.slc_min_fraction * self.blocks)
+
     def op_seen(self, user_bytes: int) -> float:
         """The OP garbage collection sees (user basis): physical pages outside the free-block
-        reserve over user pages, as the simulator's ``op.effective``."""
+        reserve (and the SLC cache's static part, as the core's analytic preconditioning)
+        over user pages."""
         up = user_bytes // self.page_size
-        return ((self.blocks - self.gc_low) * self.pages_per_block - up) / up
+        return ((self.blocks - self.gc_low - self.slc_static_blocks) * self.pages_per_block - up) / up
 
     def to_dict(self) -> dict:
         return {"name": self.name, "title": self.title, "preset": self.preset,
@@ -220,7 +227,13 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         sources["pe"] = "given with --pe"
     else:
         pe_v = None
+    # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
+    # with one, and "fold" when full, every host write is programmed in SLC mode and folded
+    slc = c["ftl"].get("slc_cache") or {}
+    slc_on = bool(slc) and slc.get("enabled", True) and "slc" in resolved
+    slc_min = float(slc.get("min_fraction", 0)) if slc_on else 0.0
     return Drive(name=name, title=title, preset=preset, native=nat, physical_bytes=int(phys),
+                 slc_min_fraction=slc_min, slc_folds=slc_on and slc_min > 0 and slc.get("when_full", "fold") == "fold",
                  page_size=page, pages_per_block=ppb, gc=c["ftl"]["gc"], gc_low=c["ftl"]["gc_low_watermark"],
                  pe=pe_v, interface=t.get("interface", "sata"), queue_depth=t.get("queue_depth", 32),
                  write_cache=bool(t.get("write_cache", True)), timing_overrides=timing_over,
@@ -621,9 +634,10 @@ def rmw_factor(wl: Workload, page: int) -> float:
     return wl.pages_per_io(page) * page / wl.bytes_per_io()
 
 
-def waf_bytes(waf_gc: float, wl: Workload, page: int) -> float:
-    """Host-byte WAF: GC's page WAF times the units programmed per host byte."""
-    return waf_gc * rmw_factor(wl, page)
+def waf_bytes(waf_gc: float, wl: Workload, page: int, folds: bool = False) -> float:
+    """Host-byte WAF: GC's page WAF (plus the SLC-mode program of each page when the SLC cache
+    folds every write) times the units programmed per host byte."""
+    return (waf_gc + (1 if folds else 0)) * rmw_factor(wl, page)
 
 
 def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, dict]:
@@ -631,27 +645,35 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
     law), with the timed model's cost rules: controller firmware per command and per copied
     page, host link per byte, dies (program per mapping unit with the cache on, padded
     programs with it off; GC copies read and program; erases charge every die for the share
-    of a physical block the FTL block spans), channels per mapping unit moved.  Queueing is
-    not modelled, so this is an upper bound; the simulator gives the achieved figure."""
+    of a physical block the FTL block spans), channels per mapping unit moved.  With an SLC
+    cache that folds every write (``drive.slc_folds``) each unit is programmed in SLC mode,
+    then read in SLC mode and programmed in native mode, with the controller's per-page GC
+    time, as the core charges a fold.  Queueing is not modelled, so this is an upper bound;
+    the simulator gives the achieved figure."""
     t = drive.timing
     w = wl.write_fraction
     u = wl.pages_per_io(drive.page_size)
     copies = u * (waf_gc - 1)
+    folds = u if drive.slc_folds else 0.0
     xfer, tr, te = t["xfer_ns"], t["t_read_ns"], t["t_erase_ns"]
     upp = t["units_per_program"]
     dies, chans = t["dies"], t["channels"]
     prog_unit = t["t_prog_ns"] / upp
-    if drive.write_cache:
-        host_prog = u * (xfer + prog_unit)
+    if drive.slc_folds:
+        slc = t["slc"]
+        host_prog = u * (xfer + slc["t_prog_ns"] / slc["units_per_program"])
+        fold_ns = folds * (slc["t_read_ns"] + xfer + prog_unit)
+    elif drive.write_cache:
+        host_prog, fold_ns = u * (xfer + prog_unit), 0.0
     else:
-        host_prog = u * xfer + math.ceil(u / upp) * t["t_prog_ns"]
+        host_prog, fold_ns = u * xfer + math.ceil(u / upp) * t["t_prog_ns"], 0.0
     per_die = min(1.0, drive.pages_per_block / dies / t["block_units"])
     erases = (u + copies) / drive.pages_per_block
-    die_ns = (w * (host_prog + copies * (tr + xfer + prog_unit) + erases * te * per_die * dies)
+    die_ns = (w * (host_prog + fold_ns + copies * (tr + xfer + prog_unit) + erases * te * per_die * dies)
               + (1 - w) * u * tr)
-    ch_ns = w * (u * xfer + copies * 2 * xfer) + (1 - w) * u * xfer
+    ch_ns = w * (u * xfer + (copies + folds) * 2 * xfer) + (1 - w) * u * xfer
     per_io = {
-        "controller": t["fw_ns"] + w * copies * t["gc_fw_ns"],
+        "controller": t["fw_ns"] + w * (copies + folds) * t["gc_fw_ns"],
         "host link": wl.bytes_per_io() * t["link_ps_per_byte"] / 1000,
         "NAND dies": die_ns / dies,
         "flash channels": ch_ns / chans,
@@ -685,7 +707,7 @@ def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dic
     ops = level_ops(drive, lv)
     wg, wsrc = waf_gc_model(drive, wl, ops["seen_by_gc"])
     wg = float(wg)
-    wb = waf_bytes(wg, wl, drive.page_size)
+    wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
     iops, bott, _ = iops_bound(drive, wl, wg)
     row = {"index": lv.index, "user_bytes": lv.user_bytes, "user_sectors": lv.user.sectors,
            "user_gb": lv.user.gb, "held_back": float(lv.held_back), "op": ops,
@@ -699,7 +721,7 @@ def ceiling(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dict:
     """What the drive gives at this capacity with no garbage collection at all (WAF = 1 per
     programmed unit): the limit no amount of OP can pass."""
     iops, bott, _ = iops_bound(drive, wl, 1.0)
-    wb = waf_bytes(1.0, wl, drive.page_size)
+    wb = waf_bytes(1.0, wl, drive.page_size, drive.slc_folds)
     return {"iops": iops, "bottleneck": bott, "waf": wb} | endurance(drive, wl, targets, wb, lv.user_bytes, iops)
 
 
@@ -812,7 +834,8 @@ def sim_config(drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: i
     the same OP seen by GC as the real drive at this capacity."""
     ppb, page = drive.pages_per_block, drive.page_size
     op = drive.op_seen(lv.user_bytes)
-    user_pages = math.floor((model.blocks - drive.gc_low) * ppb / (1 + op))
+    static = math.floor(drive.slc_min_fraction * model.blocks)   # the SLC cache's static part, as op_seen
+    user_pages = math.floor((model.blocks - drive.gc_low - static) * ppb / (1 + op))
     cfg: dict = {}
     if drive.preset:
         cfg["preset"] = drive.preset
@@ -1137,6 +1160,11 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
         "model's cost rules; queueing is not modelled, so it is an upper bound",
         _timing_note(drive),
     ]
+    if drive.slc_folds:
+        out.insert(2, f"SLC cache (screen): in steady state the cache is its static part "
+                      f"({drive.slc_static_blocks:,} blocks, held out of the pool GC works in); every host write is "
+                      "programmed in SLC mode and folded (WAF + 1; per page: an SLC read, a native program and the "
+                      "controller's per-page GC time)")
     if drive.pe is not None:
         out.append(f"TBW = P/E ({drive.pe:g}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
                    f"DWPD = TBW x 1024 / user GB / ({targets.dwpd_years:g} x 365 days) (the SanDisk X400 note's "
