@@ -200,7 +200,7 @@ impl Geometry {
             ));
         }
         let blocks_f = (physical_bytes / block_bytes as f64).round();
-        if !(blocks_f >= 1.0) || blocks_f > MAX_PAGES as f64 {
+        if blocks_f.is_nan() || blocks_f < 1.0 || blocks_f > MAX_PAGES as f64 {
             return Err(Error::capacity("drive.physical_capacity", "gives no whole NAND block"));
         }
         let blocks = blocks_f as u64;

@@ -3,6 +3,7 @@
 //!   1. the range of the tracked variable (max - min) is at most 20% of its average, and
 //!   2. the range of the least-squares best-fit line across the window
 //!      (|slope| x (window - 1)) is at most 10% of the average.
+//!
 //! The first window that satisfies both ends at the steady-state round.
 
 use serde::Serialize;
