@@ -15,6 +15,10 @@
 //!   (multi-plane); with the write cache on, units are aggregated, so each unit costs
 //!   tPROG / units on its die; with the cache off, every command programs (and pads) whole
 //!   program units: the Micron note's warning in numbers.
+//! * Page types (optional `t_read_page_us`, `t_prog_page_us`): a program unit is a word line
+//!   on every plane, its units LSB first; a unit's place on its die gives its page type,
+//!   whose tR a read costs; programmed page by page, a word line costs the sum of its
+//!   pages' tPROG (the cache off pads one page).  Precomputed per position (`PageCosts`).
 //! * Garbage-collection copies are spread over the dies round-robin, each read and
 //!   programmed on its own die (copyback style), so dies collect in parallel;
 //!   foreground GC delays the host pages that needed its free block.  Background GC runs
@@ -74,6 +78,26 @@ impl Cell {
         }
     }
 
+    pub fn name(self) -> &'static str {
+        match self {
+            Cell::Slc => "SLC",
+            Cell::Mlc => "MLC",
+            Cell::Tlc => "TLC",
+            Cell::Qlc => "QLC",
+        }
+    }
+
+    /// The pages of a word line, lowest first (the order of `t_read_page_us` and
+    /// `t_prog_page_us`).
+    pub fn page_names(self) -> &'static str {
+        match self {
+            Cell::Slc => "one page",
+            Cell::Mlc => "LSB, MSB",
+            Cell::Tlc => "LSB, CSB, MSB",
+            Cell::Qlc => "LP, UP, XP, TP",
+        }
+    }
+
     /// Typical (tR, tPROG, tBERS) in microseconds: estimates from public datasheets of the
     /// NAND generations the seeds' drives used; override per drive.
     pub fn typical_us(self) -> (f64, f64, f64) {
@@ -129,6 +153,15 @@ pub struct TimingConfig {
     pub t_read_us: Option<f64>,
     pub t_prog_us: Option<f64>,
     pub t_erase_us: Option<f64>,
+    /// Read time per page type of a word line, one value per bit of the cell (MLC: LSB, MSB;
+    /// TLC: LSB, CSB, MSB; QLC: LP, UP, XP, TP); replaces `t_read_us` for reads of known
+    /// pages (GC copies: the mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_read_page_us: Option<Vec<f64>>,
+    /// Program time per page type, the pages programmed one at a time: a word line takes
+    /// their sum (replaces `t_prog_us`, a one-shot program of the whole word line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_prog_page_us: Option<Vec<f64>>,
     /// SLC-mode read and program times (with `[ftl.slc_cache]`; default: typical SLC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_read_slc_us: Option<f64>,
@@ -235,6 +268,9 @@ fn d_interval() -> f64 {
     1.0
 }
 
+/// Largest table of page types (`dies x units_per_program` entries, a byte each).
+const MAX_PAGE_PERIOD: u64 = 1 << 24;
+
 /// Timing parameters resolved to nanoseconds and counts.
 #[derive(Clone, Debug, Serialize)]
 pub struct Resolved {
@@ -263,6 +299,27 @@ pub struct Resolved {
     /// SLC-mode timing, with an SLC cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slc: Option<SlcTiming>,
+    /// Per-page-type times (`t_read_page_us`, `t_prog_page_us`), when given.  `t_read_ns`
+    /// is then their mean (GC copies' reads) and `t_prog_ns` their sum (a word line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<PageTiming>,
+}
+
+/// Page types of a word line: a program unit (`units_per_program` mapping units on a die)
+/// is one word line on every plane, `bits` pages each; its first `units_per_page` units
+/// are in the lowest page (LSB), the next in the second, and so on.  A mapping unit's page
+/// type follows from its position among its die's units.
+#[derive(Clone, Debug, Serialize)]
+pub struct PageTiming {
+    pub bits: u32,
+    /// Mapping units per page type in a program unit (one page on every plane).
+    pub units_per_page: u32,
+    /// Read time of each page type, lowest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_read_ns: Option<Vec<u64>>,
+    /// Program time of each page type (page by page), lowest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_prog_ns: Option<Vec<u64>>,
 }
 
 /// SLC-mode NAND timing: a program writes `units_per_program` mapping units (a native
@@ -384,16 +441,26 @@ impl TimingConfig {
         }
         let dies = self.channels * self.dies_per_channel;
         let upp = (nand_page / page_size) as u32 * self.planes;
+        let pages = self.page_timing(nand_page / page_size, upp, dies)?;
         let buffer_units = self.write_buffer.0 / page_size;
         if self.write_cache && buffer_units == 0 {
             return Err(Error::config("timing.write_buffer", "must hold at least one page with the write cache on"));
         }
-        let t_prog_ns = (tp * 1000.0).round() as u64;
+        let mut t_read_ns = (tr * 1000.0).round() as u64;
+        let mut t_prog_ns = (tp * 1000.0).round() as u64;
+        if let Some(v) = pages.as_ref().and_then(|p| p.t_read_ns.as_ref()) {
+            t_read_ns = (v.iter().sum::<u64>() as f64 / v.len() as f64).round() as u64;
+        }
+        let mut tp_s = tp * 1e-6;
+        if let Some(v) = pages.as_ref().and_then(|p| p.t_prog_ns.as_ref()) {
+            t_prog_ns = v.iter().sum();
+            tp_s = t_prog_ns as f64 * 1e-9;
+        }
         Ok(Resolved {
             dies,
             channels: self.channels,
             units_per_program: upp,
-            t_read_ns: (tr * 1000.0).round() as u64,
+            t_read_ns,
             t_prog_ns,
             t_erase_ns: (te * 1000.0).round() as u64,
             block_units: (self.nand_block_size.0 / page_size).max(1),
@@ -408,10 +475,57 @@ impl TimingConfig {
             },
             buffer_units,
             outstanding: if self.interface == Interface::Nvme { self.queue_depth * self.nvme_queues } else { self.queue_depth },
-            program_units_per_s: dies as f64 * upp as f64 / (tp * 1e-6),
+            program_units_per_s: dies as f64 * upp as f64 / tp_s,
             link_mbps: link,
             slc: None,
+            pages,
         })
+    }
+
+    /// The per-page-type times, checked: one value per bit of the cell, each positive, and
+    /// a NAND page (`nand_page_size`: a word line) of `units_per_plane` mapping units that
+    /// splits into whole mapping units per page type.
+    fn page_timing(&self, units_per_plane: u64, upp: u32, dies: u32) -> Result<Option<PageTiming>> {
+        let bits = self.cell.bits();
+        let check = |k: &str, v: &Option<Vec<f64>>| -> Result<Option<Vec<u64>>> {
+            let Some(v) = v else { return Ok(None) };
+            if v.len() != bits as usize {
+                return Err(Error::config(
+                    k,
+                    format!("{} needs {bits} value{} ({}), got {}", self.cell.name(), if bits == 1 { "" } else { "s" }, self.cell.page_names(), v.len()),
+                ));
+            }
+            v.iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    if x.is_finite() && x > 0.0 {
+                        Ok((x * 1000.0).round().max(1.0) as u64)
+                    } else {
+                        Err(Error::config(k, format!("value {} ({x}) must be a positive number", i + 1)))
+                    }
+                })
+                .collect::<Result<Vec<u64>>>()
+                .map(Some)
+        };
+        let read = check("timing.t_read_page_us", &self.t_read_page_us)?;
+        let prog = check("timing.t_prog_page_us", &self.t_prog_page_us)?;
+        let key = if read.is_some() { "timing.t_read_page_us" } else { "timing.t_prog_page_us" };
+        if read.is_none() && prog.is_none() {
+            return Ok(None);
+        }
+        if units_per_plane % bits as u64 != 0 {
+            return Err(Error::config(
+                key,
+                format!(
+                    "needs timing.nand_page_size (one word line: {units_per_plane} mapping units) to split into {bits} pages ({}) of whole mapping units",
+                    self.cell.page_names()
+                ),
+            ));
+        }
+        if dies as u64 * upp as u64 > MAX_PAGE_PERIOD {
+            return Err(Error::config(key, format!("dies x units per program ({dies} x {upp}) is above {MAX_PAGE_PERIOD}")));
+        }
+        Ok(Some(PageTiming { bits, units_per_page: upp / bits, t_read_ns: read, t_prog_ns: prog }))
     }
 
     /// Add the SLC-mode timing (for a cache whose native mode stores `bits` per cell).
@@ -458,6 +572,54 @@ struct Device {
     slc_program: (u64, u64),
     /// Mapping units per FTL block (superblock).
     ftl_block_units: u64,
+    /// Per-page-type costs, with `t_read_page_us` or `t_prog_page_us`.
+    pages: Option<PageCosts>,
+}
+
+/// Costs by page type, precomputed: the page type of every position `ppn % period` (the
+/// period is `dies x units_per_program`: a program unit on every die) and, per type, tR,
+/// the program time of one unit aggregated (the page's time / its units) and padded (the
+/// whole page).  The times not given stay uniform (tR; tPROG / units and tPROG).
+struct PageCosts {
+    period: u32,
+    kind: Box<[u8]>,
+    read_ns: [u64; 4],
+    prog_unit_ns: [u64; 4],
+    prog_pad_ns: [u64; 4],
+    /// Padded program of a unit whose page is not known: the mean page's time.
+    pad_mean_ns: u64,
+}
+
+impl PageCosts {
+    fn new(r: &Resolved, p: &PageTiming) -> Self {
+        let dies = r.dies;
+        let period = dies * r.units_per_program;
+        let kind = (0..period).map(|i| ((i / dies) / p.units_per_page) as u8).collect();
+        let mut c = PageCosts {
+            period,
+            kind,
+            read_ns: [r.t_read_ns; 4],
+            prog_unit_ns: [(r.t_prog_ns / r.units_per_program as u64).max(1); 4],
+            prog_pad_ns: [r.t_prog_ns; 4],
+            pad_mean_ns: r.t_prog_ns,
+        };
+        if let Some(v) = &p.t_read_ns {
+            c.read_ns[..v.len()].copy_from_slice(v);
+        }
+        if let Some(v) = &p.t_prog_ns {
+            for (k, &t) in v.iter().enumerate() {
+                c.prog_unit_ns[k] = (t / p.units_per_page as u64).max(1);
+                c.prog_pad_ns[k] = t;
+            }
+            c.pad_mean_ns = (r.t_prog_ns as f64 / v.len() as f64).round() as u64;
+        }
+        c
+    }
+
+    #[inline(always)]
+    fn kind(&self, ppn: u32) -> usize {
+        self.kind[(ppn % self.period) as usize] as usize
+    }
 }
 
 impl Device {
@@ -468,6 +630,7 @@ impl Device {
             None => (prog_unit_ns, r.t_read_ns, (r.units_per_program as u64, r.t_prog_ns)),
         };
         Device {
+            pages: r.pages.as_ref().map(|p| PageCosts::new(&r, p)),
             slc_prog_unit_ns,
             slc_read_ns,
             slc_program,
@@ -489,51 +652,96 @@ impl Device {
         die % self.r.channels as usize
     }
 
-    /// Program `units` mapping units on `die` (in SLC mode if `slc`), data ready at
-    /// `ready`; returns the end.
+    /// NAND read time of the mapping unit at `ppn` (an SLC-mode page if `slc`).
+    #[inline(always)]
+    fn read_ns(&self, ppn: u32, slc: bool) -> u64 {
+        if slc {
+            return self.slc_read_ns;
+        }
+        match &self.pages {
+            None => self.r.t_read_ns,
+            Some(pc) => pc.read_ns[pc.kind(ppn)],
+        }
+    }
+
+    /// Die time to program the mapping unit at `ppn` (in SLC mode if `slc`): its share of
+    /// the program unit (aggregated), or a whole program unit for it alone (`padded`; page
+    /// by page, a whole page).
+    #[inline(always)]
+    fn prog_ns(&self, ppn: u32, padded: bool, slc: bool) -> u64 {
+        if slc {
+            return if padded { self.slc_program.1 } else { self.slc_prog_unit_ns };
+        }
+        match &self.pages {
+            None => {
+                if padded {
+                    self.r.t_prog_ns
+                } else {
+                    self.prog_unit_ns
+                }
+            }
+            Some(pc) => {
+                let k = pc.kind(ppn);
+                if padded {
+                    pc.prog_pad_ns[k]
+                } else {
+                    pc.prog_unit_ns[k]
+                }
+            }
+        }
+    }
+
+    /// The same for a unit whose place is not known (the mean).
     #[inline]
-    fn program(&mut self, die: usize, ready: u64, units: u64, padded: bool, slc: bool) -> u64 {
+    fn prog_ns_any(&self, padded: bool, slc: bool) -> u64 {
+        match (slc, padded, &self.pages) {
+            (true, true, _) => self.slc_program.1,
+            (true, false, _) => self.slc_prog_unit_ns,
+            (false, true, Some(pc)) => pc.pad_mean_ns,
+            (false, true, None) => self.r.t_prog_ns,
+            (false, false, _) => self.prog_unit_ns,
+        }
+    }
+
+    /// Program one mapping unit on `die` for `busy` ns of die time, data ready at `ready`;
+    /// returns the end.
+    #[inline]
+    fn program(&mut self, die: usize, ready: u64, busy: u64) -> u64 {
         let c = self.channel_of(die);
         let start = ready.max(self.ch_free[c]).max(self.die_free[die]);
-        let xfer_end = start + units * self.r.xfer_ns;
+        let xfer_end = start + self.r.xfer_ns;
         self.ch_free[c] = xfer_end;
-        let busy = if padded {
-            let (upp, tp) = if slc { self.slc_program } else { (self.r.units_per_program as u64, self.r.t_prog_ns) };
-            units.div_ceil(upp) * tp
-        } else {
-            units * if slc { self.slc_prog_unit_ns } else { self.prog_unit_ns }
-        };
         let end = xfer_end + busy;
         self.die_free[die] = end;
         end
     }
 
-    /// Read one mapping unit from `die` (an SLC-mode page if `slc`); returns when its data
-    /// is out on the channel.
+    /// Read one mapping unit from `die`, sensed in `t_r` ns; returns when its data is out
+    /// on the channel.
     #[inline]
-    fn read(&mut self, die: usize, ready: u64, slc: bool) -> u64 {
+    fn read(&mut self, die: usize, ready: u64, t_r: u64) -> u64 {
         let c = self.channel_of(die);
-        let sensed = ready.max(self.die_free[die]) + if slc { self.slc_read_ns } else { self.r.t_read_ns };
+        let sensed = ready.max(self.die_free[die]) + t_r;
         self.die_free[die] = sensed;
         let out = sensed.max(self.ch_free[c]) + self.r.xfer_ns;
         self.ch_free[c] = out;
         out
     }
 
-    /// A host read of one mapping unit from `die`: with program/erase suspend, when the die
-    /// has work queued past `ready` the read suspends it (after `suspend_ns`) and goes
-    /// first, on the die and on the channel; the suspended work resumes after it (its
-    /// timeline moves back by the read's time).  Returns when the data is out.
+    /// A host read of one mapping unit from `die`, sensed in `t_r` ns: with program/erase
+    /// suspend, when the die has work queued past `ready` the read suspends it (after
+    /// `suspend_ns`) and goes first, on the die and on the channel; the suspended work
+    /// resumes after it (its timeline moves back by the read's time).  Returns when the
+    /// data is out.
     #[inline]
-    fn host_read(&mut self, die: usize, ready: u64, slc: bool) -> u64 {
-        let Some(sus) = self.r.suspend_ns else { return self.read(die, ready, slc) };
+    fn host_read(&mut self, die: usize, ready: u64, t_r: u64) -> u64 {
+        let Some(sus) = self.r.suspend_ns else { return self.read(die, ready, t_r) };
         if self.die_free[die] <= ready + sus {
-            return self.read(die, ready, slc);
+            return self.read(die, ready, t_r);
         }
         let c = self.channel_of(die);
-        let tr = if slc { self.slc_read_ns } else { self.r.t_read_ns };
-        let sensed = ready + sus + tr;
-        self.die_free[die] += sus + tr;
+        let sensed = ready + sus + t_r;
+        self.die_free[die] += sus + t_r;
         let out = sensed + self.r.xfer_ns;
         if self.ch_free[c] > sensed {
             self.ch_free[c] += self.r.xfer_ns;
@@ -558,8 +766,8 @@ impl Device {
         for _ in 0..copies {
             let die = self.rr;
             self.rr = (self.rr + 1) % dies;
-            let r = self.read(die, ready, false);
-            done = done.max(self.program(die, r, 1, false, false));
+            let r = self.read(die, ready, self.r.t_read_ns);
+            done = done.max(self.program(die, r, self.prog_unit_ns));
         }
         if erases > 0 {
             // an FTL block of `ftl_block_units` spans that many units / dies on each die:
@@ -588,8 +796,8 @@ impl Device {
         for _ in 0..pages {
             let die = self.rr;
             self.rr = (self.rr + 1) % dies;
-            let r = self.read(die, ready, true);
-            done = done.max(self.program(die, r, 1, false, false));
+            let r = self.read(die, ready, self.slc_read_ns);
+            done = done.max(self.program(die, r, self.prog_unit_ns));
         }
         done
     }
@@ -616,8 +824,8 @@ impl Device {
             if self.r.gc_fw_ns > 0 {
                 self.ctrl_free = self.ctrl_free.max(now) + self.r.gc_fw_ns;
             }
-            let r = self.read(die, free, false);
-            self.program(die, r, 1, false, false);
+            let r = self.read(die, free, self.r.t_read_ns);
+            self.program(die, r, self.prog_unit_ns);
             owed.0 -= 1;
         }
         if owed.1 > 0 && self.first_die_idle_at() < bound {
@@ -1166,8 +1374,8 @@ impl TimedState {
                     // one program per die touched, units grouped by die (superblock striping)
                     for &p in &ppns[..n] {
                         let die = p as usize % dies;
-                        let slc = slc_cache && f.in_slc(p);
-                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache, slc));
+                        let busy = self.dev.prog_ns(p, !self.dev.write_cache, slc_cache && f.in_slc(p));
+                        end = end.max(self.dev.program(die, gc_done, busy));
                         if self.dev.write_cache {
                             self.dev.buffer.push(Reverse(self.dev.die_free[die]));
                         }
@@ -1176,12 +1384,14 @@ impl TimedState {
                     // each page on the die the FTL placed it on, after any old data it merges
                     let mut ready = gc_done;
                     for &p in rmw.iter().filter(|&&p| p != crate::ftl::NONE) {
-                        ready = ready.max(self.dev.read(p as usize % dies, t3, slc_cache && f.in_slc(p)));
+                        let t_r = self.dev.read_ns(p, slc_cache && f.in_slc(p));
+                        ready = ready.max(self.dev.read(p as usize % dies, t3, t_r));
                     }
                     for lpn in op.start / spp..=(op.start + op.len as u64 - 1) / spp {
                         let p = f.lookup(lpn as u32).ok_or_else(|| Error::internal("a written page is not mapped"))?;
                         let die = p as usize % dies;
-                        end = end.max(self.dev.program(die, ready, 1, !self.dev.write_cache, slc_cache && f.in_slc(p)));
+                        let busy = self.dev.prog_ns(p, !self.dev.write_cache, slc_cache && f.in_slc(p));
+                        end = end.max(self.dev.program(die, ready, busy));
                         if self.dev.write_cache {
                             self.dev.buffer.push(Reverse(self.dev.die_free[die]));
                         }
@@ -1190,9 +1400,10 @@ impl TimedState {
                     // more pages than `ppns` holds: round-robin over the dies; the mode of
                     // the command's last page stands for all of them
                     let slc = slc_cache && f.lookup((op.start + op.len as u64 - 1) as u32).is_some_and(|p| f.in_slc(p));
+                    let busy = self.dev.prog_ns_any(!self.dev.write_cache, slc);
                     for k in 0..host_pages {
                         let die = (self.dev.rr + k as usize) % dies;
-                        end = end.max(self.dev.program(die, gc_done, 1, !self.dev.write_cache, slc));
+                        end = end.max(self.dev.program(die, gc_done, busy));
                         if self.dev.write_cache {
                             self.dev.buffer.push(Reverse(self.dev.die_free[die]));
                         }
@@ -1225,7 +1436,8 @@ impl TimedState {
                 let dies = self.dev.r.dies as usize;
                 for lpn in first..first + count {
                     if let Some(p) = f.lookup(lpn as u32) {
-                        ready = ready.max(self.dev.host_read(p as usize % dies, t1, f.in_slc(p)));
+                        let t_r = self.dev.read_ns(p, f.in_slc(p));
+                        ready = ready.max(self.dev.host_read(p as usize % dies, t1, t_r));
                     }
                 }
                 let t_out = self.dev.link(ready, bytes);
@@ -1333,4 +1545,59 @@ pub fn phases(series: &[SeriesPoint], steady_start_s: Option<f64>, fob: bool) ->
     let first = series.iter().find(|p| p.iops > 0.0).map(|p| p.iops);
     let fob_end_s = if fob { first.and_then(|f0| series.iter().find(|p| p.iops < 0.5 * f0).map(|p| p.t_s)) } else { None };
     Phases { fob_end_s, steady_start_s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(extra: &str) -> TimingConfig {
+        toml::from_str(&format!(
+            "channels = 2\ndies_per_channel = 2\nplanes = 2\ncell = \"tlc\"\nnand_page_size = \"48KiB\"\nnand_block_size = \"12MiB\"\nt_read_us = 60\nt_prog_us = 1800\n{extra}"
+        ))
+        .unwrap()
+    }
+
+    fn device(extra: &str) -> Device {
+        let r = timing(extra).resolve(4096).unwrap();
+        Device::new(r, true, 256)
+    }
+
+    /// 4 dies, a program unit of 12 x 2 = 24 units per die, 8 per page type: physical page
+    /// `ppn` is on die ppn % 4, the (ppn / 4 % 24 / 8)th page of its word line.
+    #[test]
+    fn page_type_of_every_position() {
+        let d = device("t_read_page_us = [50, 100, 150]\nt_prog_page_us = [400, 1200, 2000]");
+        for ppn in 0u32..1000 {
+            let kind = ((ppn / 4) % 24 / 8) as usize;
+            assert_eq!(d.read_ns(ppn, false), [50_000, 100_000, 150_000][kind], "ppn {ppn}");
+            assert_eq!(d.prog_ns(ppn, false, false), [50_000, 150_000, 250_000][kind], "ppn {ppn}: the page's time / its 8 units");
+            assert_eq!(d.prog_ns(ppn, true, false), [400_000, 1_200_000, 2_000_000][kind], "ppn {ppn}: a whole page");
+        }
+        // a word line on a die: 8 units of each page, the sum of the pages' times
+        let wl: u64 = (0..24u32).map(|k| d.prog_ns(k * 4 + 1, false, false)).sum();
+        assert_eq!(wl, 3_600_000);
+        assert_eq!(d.r.t_prog_ns, 3_600_000);
+        assert_eq!(d.r.t_read_ns, 100_000);
+        // GC copies and folds (places not known): the mean page
+        assert_eq!(d.prog_ns_any(false, false), 3_600_000 / 24);
+        assert_eq!(d.prog_ns_any(true, false), 1_200_000);
+    }
+
+    #[test]
+    fn without_page_times_every_unit_costs_the_same() {
+        let d = device("");
+        assert!(d.pages.is_none() && d.r.pages.is_none());
+        for ppn in 0u32..100 {
+            assert_eq!(d.read_ns(ppn, false), 60_000);
+            assert_eq!(d.prog_ns(ppn, false, false), 1_800_000 / 24);
+            assert_eq!(d.prog_ns(ppn, true, false), 1_800_000);
+        }
+        // only reads given: programs stay one-shot
+        let d = device("t_read_page_us = [50, 100, 150]");
+        assert_eq!(d.prog_ns(40, true, false), 1_800_000);
+        assert_eq!(d.prog_ns(40, false, false), 75_000);
+        assert_eq!(d.prog_ns_any(true, false), 1_800_000);
+        assert_eq!(d.read_ns(40, false), 100_000);
+    }
 }
