@@ -125,6 +125,33 @@ def test_slc_cache_preset_screen_counts_the_fold(capsys):
     assert 0.16 <= rec["held_back"] <= 0.22, rec["held_back"]
 
 
+@pytest.mark.parametrize("block_size", [4096, 16384])
+@pytest.mark.parametrize("page_times", [None, [500, 1500, 2500]])
+def test_write_cache_off_screen_matches_the_simulator(block_size, page_times):
+    """Write cache off: every mapping unit pays a padded program of its own (a word line, or
+    with page-by-page times the page it lands on), as the core charges it; with no GC (a
+    fresh drive) the screen's bound is the simulated IOPS (NAND-bound)."""
+    import dataclasses
+
+    from opsim.planner.advise import Workload, iops_bound, load_drive
+    from opsim.sim import simulate
+
+    timing = {"write_cache": False, "cell": "tlc", "nand_page_size": "48KiB", "nand_block_size": "12MiB",
+              "channels": 4, "dies_per_channel": 2, "t_prog_us": 3000}
+    if page_times:
+        timing["t_prog_page_us"] = page_times
+    r = simulate({"drive": {"user_capacity": "6GiB", "physical_capacity": "8GiB", "pages_per_block": 1024},
+                  "timing": timing, "workload": {"type": "uniform", "request_size": block_size},
+                  "run": {"precondition": "none", "warmup_drive_writes": 0.01, "measure_drive_writes": 0.05,
+                          "round_drive_writes": 0.01}})
+    assert r.waf == 1.0
+    drive = dataclasses.replace(load_drive(native="6GiB", physical="8GiB", pages_per_block=1024),
+                                write_cache=False, timing=r.timed["timing"])
+    iops, bottleneck, _ = iops_bound(drive, Workload(block_size=block_size), 1.0)
+    assert bottleneck == "NAND dies"
+    assert abs(iops / r.timed["measured_iops"] - 1) < 0.01, (iops, r.timed["measured_iops"])
+
+
 # ---------------------------------------------------------------------------- infeasible
 
 

@@ -666,7 +666,11 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
     elif drive.write_cache:
         host_prog, fold_ns = u * (xfer + prog_unit), 0.0
     else:
-        host_prog, fold_ns = u * xfer + math.ceil(u / upp) * t["t_prog_ns"], 0.0
+        # write cache off: every unit pays a padded program of its own (a whole word line,
+        # or with page-by-page times the page it lands on: the mean page time), as the core
+        pages = t.get("pages") or {}
+        pad = sum(pages["t_prog_ns"]) / len(pages["t_prog_ns"]) if pages.get("t_prog_ns") else t["t_prog_ns"]
+        host_prog, fold_ns = u * (xfer + pad), 0.0
     per_die = min(1.0, drive.pages_per_block / dies / t["block_units"])
     erases = (u + copies) / drive.pages_per_block
     die_ns = (w * (host_prog + fold_ns + copies * (tr + xfer + prog_unit) + erases * te * per_die * dies)
