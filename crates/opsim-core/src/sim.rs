@@ -11,6 +11,7 @@ use crate::geometry::{available_memory, Geometry, OpReport};
 use crate::meanfield;
 use crate::rng::Rng;
 use crate::steady::{self, SteadyRule, SteadyState};
+use crate::timed::mapcache::{MapCacheReport, MapRound, MapStats};
 use crate::timed::{self, hist::LatencySummary, Phases, Resolved, SeriesPoint, TimedRound, TimedState};
 use crate::units::{format_size, parse_size};
 use crate::workload::{self, OpKind, Workload};
@@ -193,6 +194,9 @@ pub struct TimedReport {
     /// The urgent state's figures, when `timing.urgent_free_pct` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub urgent: Option<timed::urgent::UrgentReport>,
+    /// The mapping-table cache's figures, when `[timing.map_cache]` is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<timed::mapcache::MapCacheReport>,
 }
 
 /// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available.
@@ -230,6 +234,8 @@ pub struct Simulator {
     trace: Option<TraceReplay>,
     /// The SLC cache's limits, when configured.
     slc: Option<crate::ftl::SlcParams>,
+    /// The mapping-table cache (timed model), when on.
+    map_cache: Option<timed::mapcache::MapCacheParams>,
 }
 
 impl Simulator {
@@ -291,14 +297,28 @@ impl Simulator {
             return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
         }
         let geo = Geometry::from_config(&cfg.drive, &cfg.ftl)?;
-        let memory = geo.memory_estimate(r.track_data);
+        let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
+            Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
+            None => None,
+        };
+        let ftl_memory = geo.memory_estimate(r.track_data);
+        let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
         let (limit, source) = memory_limit(&cfg)?;
         if memory > limit {
+            let (key, part, advice) = match &map_cache {
+                Some(m) if ftl_memory <= limit => (
+                    "timing.map_cache",
+                    format!(" ({})", timed::mapcache::describe_memory(m)),
+                    "use a larger timing.map_cache.translation_page, a smaller size or fraction",
+                ),
+                Some(m) => ("drive.user_capacity", format!(" ({})", timed::mapcache::describe_memory(m)), "use a smaller user_capacity, a larger page_size"),
+                None => ("drive.user_capacity", String::new(), "use a smaller user_capacity, a larger page_size"),
+            };
             return Err(Error::capacity(
-                "drive.user_capacity",
+                key,
                 format!(
-                    "the model of this drive needs about {} of memory, more than the limit of {} ({source}); \
-                     use a smaller user_capacity, a larger page_size, or raise run.memory_limit",
+                    "the model of this drive needs about {}{part} of memory, more than the limit of {} ({source}); \
+                     {advice}, or raise run.memory_limit",
                     format_size(memory),
                     format_size(limit)
                 ),
@@ -350,6 +370,7 @@ impl Simulator {
             memory,
             trace: None,
             slc,
+            map_cache,
         })
     }
 
@@ -950,6 +971,7 @@ impl Simulator {
                 let start_ns = state.now();
                 let before = self.counters();
                 let urgent_before = state.urgent_totals();
+                let map_before = state.map_stats();
                 if start_ns >= cap_ns {
                     break 'phases;
                 }
@@ -997,6 +1019,7 @@ impl Simulator {
                     completed_write_bytes: cd.write_bytes,
                     urgent_s: urgent.map(|u| u.0 as f64 / 1e9),
                     urgent_write_bytes: urgent.map(|u| u.1),
+                    map_cache: self.map_round(&state, map_before, &d),
                 });
                 if p.measure {
                     measure_hist.merge(&h);
@@ -1062,6 +1085,7 @@ impl Simulator {
             steady_state: shift_rounds(ss),
             steady_iops,
             measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
+            map_cache: None,
             rounds: timed_rounds,
             pts_iops: None,
             urgent: state.urgent_report(&tc),
@@ -1073,8 +1097,41 @@ impl Simulator {
         let mut res = self.result_from_rounds(t0, measure_first)?;
         res.perf.timed_ios_per_second = Some(if loop_wall > 0.0 { loop_ios / loop_wall } else { 0.0 });
         res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
+        let mut report = report;
+        let window: Vec<&TimedRound> = report.rounds.iter().filter(|t| t.index >= measure_first).collect();
+        report.map_cache = self.map_report(&state, &window, &res, first_timed);
         res.timed = Some(report);
         Ok(res)
+    }
+
+    /// The mapping-table cache's figures for a round (or PTS combination) that started with
+    /// the cache's counts at `before` and did the FTL work `d`.
+    fn map_round(&self, state: &TimedState, before: Option<MapStats>, d: &Counters) -> Option<MapRound> {
+        let (p, now, before) = (self.map_cache.as_ref()?, state.map_stats()?, before?);
+        Some(MapRound::new(&now.minus(&before), d.nand_write_pages * self.geo.page_size, d.host_write_bytes, p.translation_page_bytes))
+    }
+
+    /// `timed.map_cache`: the measurement window's figures (its rounds, or for the PTS IOPS
+    /// test every combination of them) and the whole timed run's (from round `first_timed`).
+    fn map_report(&self, state: &TimedState, window: &[&TimedRound], res: &SimResult, first_timed: usize) -> Option<MapCacheReport> {
+        let (p, total) = (self.map_cache.as_ref()?, state.map_stats()?);
+        let mut w = MapStats::default();
+        for r in window {
+            match &r.combinations {
+                Some(cs) => cs.iter().filter_map(|c| c.map_cache.as_ref()).for_each(|m| w.add(&m.stats())),
+                None => w.add(&r.map_cache.as_ref()?.stats()),
+            }
+        }
+        let mw = &res.measure_window;
+        let timed = &self.rounds[first_timed..];
+        let (nand, host) = (timed.iter().map(|r| r.nand_write_pages).sum::<u64>() * self.geo.page_size, timed.iter().map(|r| r.host_write_bytes).sum());
+        let tp = p.translation_page_bytes;
+        Some(MapCacheReport::new(
+            p,
+            MapRound::new(&w, mw.nand_write_bytes, mw.host_write_bytes, tp),
+            res.waf,
+            MapRound::new(&total, nand, host, tp),
+        ))
     }
 
     /// The SNIA PTS IOPS test (docs/timed.md): purge, workload-independent preconditioning
@@ -1147,6 +1204,7 @@ impl Simulator {
                 state.set_mix(Some(mix.read));
                 let before = self.counters();
                 let urgent_before = state.urgent_totals();
+                let map_before = state.map_stats();
                 let until = start_ns.saturating_add(combo_ns).min(cap_ns);
                 let rng = &mut self.rng;
                 let wl = &mut wls[si];
@@ -1179,6 +1237,7 @@ impl Simulator {
                     completed_write_bytes: cd.write_bytes,
                     urgent_s: urgent.map(|u| u.0 as f64 / 1e9),
                     urgent_write_bytes: urgent.map(|u| u.1),
+                    map_cache: self.map_round(&state, map_before, &d),
                     label: Some(format!("{bs} R/W {}", mix.name)),
                     bs: Some(bs),
                     rwmix: Some(mix.name.clone()),
@@ -1261,6 +1320,7 @@ impl Simulator {
             steady_state: shift(ss, first_timed),
             steady_iops,
             measured_iops: if m_secs > 0.0 { m_ios / m_secs } else { 0.0 },
+            map_cache: None,
             rounds,
             pts_iops: Some(table),
             urgent: state.urgent_report(&tc),
@@ -1272,6 +1332,9 @@ impl Simulator {
         let mut res = self.result_from_rounds(t0, measure_first)?;
         res.perf.timed_ios_per_second = Some(if loop_wall > 0.0 { loop_ios / loop_wall } else { 0.0 });
         res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
+        let mut report = report;
+        let window: Vec<&TimedRound> = report.rounds[ws..=we].iter().collect();
+        report.map_cache = self.map_report(&state, &window, &res, first_timed);
         res.timed = Some(report);
         Ok(res)
     }
@@ -1282,6 +1345,7 @@ impl Simulator {
         if let Some(s) = &self.slc {
             tc.resolve_slc(&mut r, s.bits)?;
         }
+        r.map_cache = self.map_cache.clone();
         Ok(r)
     }
 

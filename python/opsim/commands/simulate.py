@@ -62,6 +62,7 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
             ("latency us p50 / p99 / p99.9 / max",
              " / ".join(f"{lat[k]:,.0f}" for k in ("p50", "p99", "p99.9", "max"))),
             ("fresh-out-of-box burst ends", f"{t['phases']['fob_end_s']:.0f} s" if t["phases"]["fob_end_s"] else "-"),
+            *map_cache_rows(t.get("map_cache")),
         ], title="timed model"))
         if t.get("pts_iops"):
             lines += ["", pts_iops_text(t["pts_iops"])]
@@ -79,6 +80,20 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
     if len(shown) < len(rounds):
         lines.append(f"({len(rounds) - len(shown)} rounds not shown; --rounds shows all)")
     return "\n".join(lines)
+
+
+def map_cache_rows(m: dict | None) -> list[tuple[str, str]]:
+    """The mapping-table cache's lines of the timed table (none when it is off)."""
+    if not m:
+        return []
+    hit = f"{100 * m['hit_ratio']:.2f}%" if m["hit_ratio"] is not None else "-"
+    waf = f"{m['waf_with_map']:.4f}" if m["waf_with_map"] is not None else "-"
+    return [
+        ("mapping cache", f"{m['cached_pages']:,} of {m['translation_pages']:,} translation pages "
+                          f"({fmt_bytes(m['cache_bytes'])} of {fmt_bytes(m['table_bytes'])})"),
+        ("map hit ratio / reads / writes", f"{hit} / {m['map_reads']:,} / {m['map_writes']:,} pages"),
+        ("WAF with mapping writes", waf),
+    ]
 
 
 def traces_in(config_path: str) -> list[dict]:

@@ -31,9 +31,13 @@
 //! * Urgent state (SK hynix, `urgent`): while the pool of free blocks is below
 //!   `urgent_free_pct` of a reference block count, garbage collection takes over the NAND
 //!   time and host writes are admitted at `urgent_perf_pct` of the sustained write rate.
+//! * Mapping-table cache (`map_cache`, DFTL-style, off unless given): a command's translation
+//!   pages are looked up in an LRU; a miss reads its page from NAND before the data access, a
+//!   dirty eviction programs one (`mapcache`).
 
 pub mod engine;
 pub mod hist;
+pub mod mapcache;
 pub mod pts;
 pub mod urgent;
 
@@ -220,6 +224,10 @@ pub struct TimingConfig {
     /// tSUS is some 10-30 us).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend_us: Option<f64>,
+    /// Mapping-table caching (`[timing.map_cache]`, DFTL-style): off unless given, the
+    /// whole L2P table then in DRAM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<mapcache::MapCacheConfig>,
 }
 
 fn d_qd() -> u32 {
@@ -303,6 +311,9 @@ pub struct Resolved {
     /// is then their mean (GC copies' reads) and `t_prog_ns` their sum (a word line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages: Option<PageTiming>,
+    /// The mapping-table cache, when on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<mapcache::MapCacheParams>,
 }
 
 /// Page types of a word line: a program unit (`units_per_program` mapping units on a die)
@@ -479,6 +490,7 @@ impl TimingConfig {
             link_mbps: link,
             slc: None,
             pages,
+            map_cache: None,
         })
     }
 
@@ -923,6 +935,10 @@ pub struct TimedRound {
     pub urgent_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub urgent_write_bytes: Option<u64>,
+    /// Mapping-table cache (when on): the round's lookups, hits, translation-page reads and
+    /// programs, and the WAF counting those programs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<mapcache::MapRound>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -1149,6 +1165,8 @@ pub struct TimedState {
     idle_fold_ns: Option<u64>,
     /// Completion time of the last command.
     last_done: u64,
+    /// The mapping-table cache, when on.
+    map: Option<mapcache::MapCache>,
 }
 
 impl TimedState {
@@ -1174,6 +1192,7 @@ impl TimedState {
             mix_rng: Rng::stream(seed, 0x6d78),
             idle_fold_ns: None,
             last_done: 0,
+            map: r.map_cache.as_ref().map(mapcache::MapCache::new),
             dev: Device::new(r, t.write_cache, ftl_block_units),
         }
     }
@@ -1315,8 +1334,12 @@ impl TimedState {
             OpKind::Trim => {
                 if pages {
                     f.trim_pages(op.start as u32, op.len);
+                    self.map_lookup(op.start, op.len as u64, true, false, t1);
                 } else {
                     f.trim_sectors(op.start, op.len as u64)?;
+                    // the pages the range touches (a partly trimmed page's entry is read too)
+                    let (a, b) = (op.start / spp, (op.start + op.len as u64 - 1) / spp);
+                    self.map_lookup(a, b - a + 1, true, false, t1);
                 }
                 return Ok(false);
             }
@@ -1329,6 +1352,9 @@ impl TimedState {
                     t2 = u.admit(t2, bytes, urgent_now);
                 }
                 let t3 = if self.dev.write_cache { self.dev.admit(t2, units) } else { t2 };
+                // the translation pages of the written pages (mapping-table cache): the
+                // programs start once they are in DRAM
+                let map_ready = self.map_lookup(if pages { op.start } else { op.start / spp }, units, true, false, t1);
                 // the functional FTL decides the NAND work
                 let mut ppns = [0u32; 64];
                 let mut n = 0usize;
@@ -1368,6 +1394,7 @@ impl TimedState {
                 }
                 let host_pages = d.host_write_pages;
                 let dies = self.dev.r.dies as usize;
+                let gc_done = gc_done.max(map_ready);
                 let mut end = gc_done;
                 let slc_cache = f.slc_enabled();
                 if n as u64 == host_pages {
@@ -1385,7 +1412,7 @@ impl TimedState {
                     let mut ready = gc_done;
                     for &p in rmw.iter().filter(|&&p| p != crate::ftl::NONE) {
                         let t_r = self.dev.read_ns(p, slc_cache && f.in_slc(p));
-                        ready = ready.max(self.dev.read(p as usize % dies, t3, t_r));
+                        ready = ready.max(self.dev.read(p as usize % dies, t3.max(map_ready), t_r));
                     }
                     for lpn in op.start / spp..=(op.start + op.len as u64 - 1) / spp {
                         let p = f.lookup(lpn as u32).ok_or_else(|| Error::internal("a written page is not mapped"))?;
@@ -1432,12 +1459,14 @@ impl TimedState {
                 } else {
                     f.read_sectors(op.start, op.len as u64)?;
                 }
-                let mut ready = t1;
+                // the translation pages first (mapping-table cache), then the data
+                let map_ready = self.map_lookup(first, count, false, true, t1);
+                let mut ready = map_ready;
                 let dies = self.dev.r.dies as usize;
                 for lpn in first..first + count {
                     if let Some(p) = f.lookup(lpn as u32) {
                         let t_r = self.dev.read_ns(p, f.in_slc(p));
-                        ready = ready.max(self.dev.host_read(p as usize % dies, t1, t_r));
+                        ready = ready.max(self.dev.host_read(p as usize % dies, map_ready, t_r));
                     }
                 }
                 let t_out = self.dev.link(ready, bytes);
