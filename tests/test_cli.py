@@ -108,3 +108,13 @@ def test_bench_reports_speed():
 
     r = bench_one("256MiB", 200_000, 1, "greedy")
     assert r["host_pages_per_second"] > 0 and 1 < r["waf"] < 10
+
+
+def test_bench_timed_with_extra_timing():
+    """The timed bench takes extra [timing] (the map-cache scenario); same WAF, the table runs."""
+    from opsim.commands.bench import SCENARIOS, bench_timed
+
+    assert SCENARIOS["timed-64GiB-qd32-mapcache"]["timing"] == {"map_cache": {"fraction": 0.1}}
+    a = bench_timed("256MiB", 100_000, 1, "greedy")
+    b = bench_timed("256MiB", 100_000, 1, "greedy", {"map_cache": {"fraction": 0.1}})
+    assert "map_cache" in b["scenario"] and a["waf"] == b["waf"] and b["host_pages_per_second"] > 0

@@ -16,6 +16,9 @@ SCENARIOS = {
     "16GiB": {"user_capacity": "16GiB", "pages": 40_000_000},
     "256GiB": {"user_capacity": "256GiB", "pages": 40_000_000},
     "timed-64GiB-qd32": {"user_capacity": "64GiB", "pages": 8_000_000, "timed": True},
+    # the same with a DFTL mapping-table cache holding a tenth of the table
+    "timed-64GiB-qd32-mapcache": {"user_capacity": "64GiB", "pages": 8_000_000, "timed": True,
+                                  "timing": {"map_cache": {"fraction": 0.1}}},
     "trace-msr-1GiB": {"user_capacity": "1GiB", "pages": 4_000_000, "trace": True},
 }
 
@@ -72,9 +75,10 @@ def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
             "all_seconds": times}
 
 
-def bench_timed(capacity: str, pages: int, repeat: int, gc: str) -> dict:
+def bench_timed(capacity: str, pages: int, repeat: int, gc: str, timing: dict | None = None) -> dict:
     """The timed model: 4 KiB random writes at QD32 in steady state (analytic
-    preconditioning); simulated host commands per wall second of the timed rounds."""
+    preconditioning); simulated host commands per wall second of the timed rounds.
+    ``timing``: more [timing] settings (e.g. a mapping-table cache)."""
     from ..sim import simulate
 
     rates = []
@@ -84,11 +88,12 @@ def bench_timed(capacity: str, pages: int, repeat: int, gc: str) -> dict:
             "ftl": {"gc": gc},
             "run": {"seed": 7, "precondition": "analytic", "warmup_drive_writes": 0,
                     "measure_drive_writes": pages * 4096 / r_user(capacity), "round_drive_writes": 0.05},
-            "timing": {"queue_depth": 32},
+            "timing": {"queue_depth": 32} | (timing or {}),
         })
         rates.append(r.perf["timed_ios_per_second"])
     best = max(rates)
-    return {"scenario": f"timed: 4 KiB random writes QD32, {gc}, OP 7%, {capacity}",
+    extra = "".join(f", {k} {v}" for k, v in (timing or {}).items())
+    return {"scenario": f"timed: 4 KiB random writes QD32, {gc}, OP 7%, {capacity}{extra}",
             "capacity": capacity, "host_pages": pages, "best_seconds": pages / best,
             "host_pages_per_second": best, "waf": r.waf, "all_seconds": [pages / x for x in rates]}
 
@@ -144,7 +149,10 @@ def run(args) -> Output:
     rows = []
     for n in names:
         sc = SCENARIOS[n]
-        fn = bench_timed if sc.get("timed") else bench_trace if sc.get("trace") else bench_one
+        if sc.get("timed"):
+            rows.append(bench_timed(sc["user_capacity"], sc["pages"], args.repeat, args.gc, sc.get("timing")))
+            continue
+        fn = bench_trace if sc.get("trace") else bench_one
         rows.append(fn(sc["user_capacity"], sc["pages"], args.repeat, args.gc))
     data = {"machine": machine(), "results": rows}
     text = table(["scenario", "M host pages (or records)/s", "WAF", "best s"],
