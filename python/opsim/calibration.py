@@ -85,6 +85,9 @@ def fit_gc_fw(preset: str, fw: float, point: tuple[int, float], scale: int = 64,
             "check": [{"user_bytes": point[0], "target": point[1], "simulated_iops": r["iops"], "waf": r["waf"]}]}
 
 
+# seed 001: the 256 GB X400 at 0% (2,131 IOPS) and 28% OP (9,948 at 200 GB), the family's fit
+X400_FIT_POINTS = [(256 * 10**9, 2131), (200 * 10**9, 9948)]
+
 # Readings of the X400's NAND behind its user capacity at 0% OP, (label, physical bytes for a
 # capacity in GB).  The presets use "reserve 6 GB".
 X400_READINGS = [
@@ -103,7 +106,7 @@ def x400_reserve(scale: int = 64, readings=None) -> list[dict]:
 
     out = []
     for label, phys in readings or X400_READINGS:
-        fit = fit_controller("sandisk-x400-256gb", [(256 * 10**9, 2131), (200 * 10**9, 9948)], scale=scale,
+        fit = fit_controller("sandisk-x400-256gb", X400_FIT_POINTS, scale=scale,
                              drive={"physical_capacity": phys(256) // scale})
         timing = {k: fit[k] for k in ("fw_overhead_us", "gc_fw_us")}
         rows = x400_rows(scale, timing, phys)
@@ -142,7 +145,7 @@ FITS = {
     # and 13,000 at 1000 GB are predicted)
     "micron-1100-dwa": lambda: fit_gc_fw("micron-1100-1tb-dwa", 1e6 / 80000, (1024 * 10**9, 11000)),
     # seed 001: 256 GB X400 at 0% (2,131) and 28% (9,948 at 200 GB)
-    "sandisk-x400": lambda: fit_controller("sandisk-x400-256gb", [(256 * 10**9, 2131), (200 * 10**9, 9948)]),
+    "sandisk-x400": lambda: fit_controller("sandisk-x400-256gb", X400_FIT_POINTS),
     # seed 002: 3x with 20% of the native LBAs held back (fw_overhead_us is an estimate)
     "intel-320": lambda: fit_controller("intel-320-160gb", [(160041885696, 1.0), (int(160041885696 * 0.8) // 4096 * 4096, 3.0)],
                                         fw=40.0),
