@@ -30,6 +30,9 @@ def register(sub, common):
     w = ss.add_parser("waf", parents=[common], help="WAF from one snapshot (lifetime) or two (interval)")
     w.add_argument("snapshots", nargs="+", metavar="SNAPSHOT",
                    help="one file: lifetime WAF; two files BEFORE AFTER: WAF over the interval")
+    w.add_argument("--allow-no-serial", action="store_true",
+                   help="interval form: accept snapshots without a serial number as one drive's (by default "
+                        "they are refused: opsim cannot tell that both are the same drive)")
     w.set_defaults(func=run_waf)
 
 
@@ -68,10 +71,19 @@ def _counter_line(c) -> str:
     return s + f"  [{c['counter']}]"
 
 
+def _drive_line(d: dict) -> str:
+    name = " / ".join(x for x in (d.get("model_name"), d.get("model_family")) if x) or "-"
+    kind = {"hdd": "hard disk", "ssd": "SSD"}.get(d.get("media"), "medium unknown")
+    if d.get("media") == "hdd" and d.get("rotation_rate"):
+        kind = f"{d['rotation_rate']} rpm hard disk"
+    what = ", ".join(x for x in (d.get("vendor"), d.get("transport") or d.get("protocol"), kind) if x)
+    return f"{name} ({what})"
+
+
 def waf_text(r: dict) -> str:
     d = r["drive"]
     rows = [
-        ("drive", " / ".join(x for x in (d.get("model_name"), d.get("model_family")) if x) or "-"),
+        ("drive", _drive_line(d)),
         ("serial", d.get("serial_number")),
         ("rule", r["rule"]),
         ("mode", "lifetime (one snapshot)" if r["mode"] == "lifetime" else "interval (AFTER - BEFORE)"),
@@ -95,6 +107,8 @@ def waf_text(r: dict) -> str:
     for k, v in (r.get("raw_other") or {}).items():
         rows.append((f"raw {k}", v))
     rows.append(("units", r.get("rule_note")))
+    for w in r.get("warnings") or []:
+        rows.append(("warning", w))
     return kv_table(rows, title="opsim smart waf")
 
 
@@ -106,5 +120,8 @@ def run_waf(args) -> Output:
         raise InputError("smart waf: give one SNAPSHOT (lifetime) or two, BEFORE AFTER (interval)",
                          key="snapshots")
     snaps = [load_document(p) for p in args.snapshots]
-    r = lifetime_waf(snaps[0]) if len(snaps) == 1 else interval_waf(snaps[0], snaps[1])
+    if len(snaps) == 1:
+        r = lifetime_waf(snaps[0])
+    else:
+        r = interval_waf(snaps[0], snaps[1], allow_no_serial=args.allow_no_serial)
     return Output(data=r, text=waf_text(r))

@@ -9,33 +9,49 @@ Tolerances:
 * nvme-cli prints counters as JSON numbers (1.x), as decimal strings for 128-bit fields
   (2.x), as ``{"hi": .., "lo": ..}`` pairs (OCP plugin) and, in text output, grouped with
   commas and followed by a unit ("1,969,459 (1.01 TB)").  :func:`parse_count` takes them all.
+
+Hostile input: a file is read up to :data:`MAX_BYTES` (smartctl ``-x -j`` of a drive is well
+under 1 MiB); binary data, non-UTF-8 text, a truncated document, ``NaN``, nesting deeper than
+the decoder's limit and counters beyond 128 bits are each an :class:`InputError` that says so;
+a key of the wrong type is an error naming the key.  :mod:`opsim.smart.fuzz` checks this.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 
 from ..errors import InputError
-from ..toolio import extract_json, parse_count  # noqa: F401  (parse_count is part of this API)
+from ..toolio import parse_count as _parse_count
 
 SNAPSHOT_FORMAT = "opsim-smart-snapshot"
+MAX_BYTES = 64 * 2**20
+#: NVMe counters are 128-bit; anything larger is not a drive counter
+MAX_COUNT = 2**128 - 1
 
-SMARTCTL_BITS = {
+SMARTCTL_BITS = {  # smartctl(8), "RETURN VALUES"
     0: "command line did not parse",
-    1: "device open failed (or device did not return an IDENTIFY)",
-    2: "some SMART or other command to the disk failed, or a checksum error in a SMART data structure",
+    1: "device open failed, the device did not return an IDENTIFY, or it is in a low-power mode",
+    2: "some SMART or other command to the disk failed, or a SMART data structure had a checksum error "
+       "(the data may be partial)",
     3: "SMART status check returned 'DISK FAILING'",
-    4: "some prefail attributes are at or below threshold",
-    5: "some attributes were at or below threshold in the past",
+    4: "some prefail attributes are at or below their threshold",
+    5: "SMART status is 'DISK OK', but some (usage or prefail) attributes were at or below their threshold "
+       "in the past",
     6: "the device error log contains records of errors",
     7: "the device self-test log contains records of errors",
 }
 
 
 def smartctl_status(code) -> dict:
-    """Decode smartctl's exit status bitmask."""
-    code = int(code or 0)
+    """Decode smartctl's exit status bitmask (0-255)."""
+    if code is None:
+        code = 0
+    if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= 255:
+        raise InputError(f"smartctl.exit_status: {str(code)[:40]!r} is not an exit status (0-255)",
+                         key="smartctl.exit_status")
     bits = [b for b in range(8) if code & (1 << b)]
     return {
         "exit_status": code,
@@ -46,12 +62,216 @@ def smartctl_status(code) -> dict:
     }
 
 
-def loads_lenient(text: str, source: str = "input") -> dict:
-    """The JSON object in a tool's output, skipping any non-JSON lines printed before it."""
-    return extract_json(text, source, accept=lambda obj: isinstance(obj, dict))
+def status_warnings(status: dict | None) -> list[str]:
+    """One warning per bit set in smartctl's exit status."""
+    if not status or not status.get("exit_status"):
+        return []
+    return [f"smartctl exit status {status['exit_status']}, bit {b}: {m}"
+            for b, m in zip(status["bits"], status["meaning"])]
 
 
-def norm_key(k: str) -> str:
+def parse_count(v, key: str = "counter") -> int:
+    """An unsigned counter (see :func:`opsim.toolio.parse_count` for the forms it takes), at most
+    128 bits; anything else, NaN and infinities included, is an :class:`InputError` naming ``key``."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise InputError(f"{key}: {v!r} is not a counter", key=key)
+    if isinstance(v, str) and len(v) > 200:
+        raise InputError(f"{key}: a {len(v)}-character string is not a counter", key=key)
+    try:
+        n = _parse_count(v, key=key)
+    except (ValueError, OverflowError, TypeError, RecursionError):   # InputError is a ValueError
+        raise InputError(f"{key}: {str(v)[:60]!r} is not a counter", key=key) from None
+    if n > MAX_COUNT:
+        raise InputError(f"{key}: {str(v)[:60]} is larger than any drive counter (128 bits)", key=key)
+    return n
+
+
+# ---------------------------------------------------------------------------------- decoding
+
+
+def _line_col(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+def _reject_constant(name):
+    raise _NonJSON(name)
+
+
+class _NonJSON(ValueError):
+    pass
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_START = re.compile(r"^[ \t]*[\[{]", re.M)
+
+
+def loads_document(data: bytes | str, source: str = "input") -> dict:
+    """The JSON object in a tool's output (non-JSON lines before it are skipped), with a clear
+    error for empty, binary, non-UTF-8, truncated or malformed input."""
+    if isinstance(data, (bytes, bytearray)):
+        if len(data) > MAX_BYTES:
+            raise InputError(f"{source}: too large ({len(data):,} bytes; smartctl and nvme-cli JSON is well "
+                             f"under 1 MiB, the limit is {MAX_BYTES // 2**20} MiB)", key="snapshot")
+        nul = data.find(b"\0")
+        if nul >= 0:
+            raise InputError(f"{source}: binary data (a NUL byte at offset {nul}), not a smartctl or nvme-cli "
+                             "JSON document", key="snapshot")
+        try:
+            text = bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{source}: not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start}); "
+                             "smartctl -j and nvme-cli -o json write UTF-8", key="snapshot") from None
+    else:
+        text = str(data).lstrip("\ufeff")
+        if "\0" in text:
+            raise InputError(f"{source}: binary data (a NUL character), not a JSON document", key="snapshot")
+    if not text.strip():
+        raise InputError(f"{source}: empty file, not a smartctl or nvme-cli JSON document", key="snapshot")
+    end = len(text.rstrip())
+    first_error = None
+    pos = 0
+    while True:
+        m = _START.search(text, pos)
+        if not m:
+            break
+        start = m.end() - 1
+        try:
+            obj, _ = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError as e:
+            if e.pos >= end:
+                raise InputError(f"{source}: truncated: the JSON document that starts at {_line_col(text, start)} "
+                                 f"ends before it is complete (at {_line_col(text, end)}); was the file cut "
+                                 "short?", key="snapshot") from None
+            first_error = first_error or f"{e.msg} at {_line_col(text, e.pos)}"
+            # what lies before the error was valid JSON of this document: resume after it
+            nl = text.find("\n", max(e.pos, start + 1))
+            pos = len(text) if nl < 0 else nl + 1
+            continue
+        except _NonJSON as e:
+            raise InputError(f"{source}: {e} is not valid JSON (smartctl and nvme-cli never write it)",
+                             key="snapshot") from None
+        except RecursionError:
+            raise InputError(f"{source}: JSON nested too deeply to be a smartctl or nvme-cli document",
+                             key="snapshot") from None
+        except ValueError as e:   # e.g. an integer of more than 4300 digits
+            raise InputError(f"{source}: unreadable JSON: {str(e)[:120]}", key="snapshot") from None
+        if isinstance(obj, dict):
+            return obj
+        nl = text.find("\n", start + 1)
+        pos = len(text) if nl < 0 else nl + 1
+    if first_error:
+        raise InputError(f"{source}: not valid JSON: {first_error}", key="snapshot")
+    raise InputError(f"{source}: no JSON object found (not a smartctl -j document, an nvme-cli log or an "
+                     "opsim smart snapshot)", key="snapshot")
+
+
+def loads_lenient(text, source: str = "input") -> dict:
+    """The JSON object in a tool's output; a dict passes through unchanged."""
+    if isinstance(text, dict):
+        return text
+    return loads_document(text, source)
+
+
+def load_document(path) -> dict:
+    """Load a snapshot or a raw tool output and return it as a snapshot dict:
+    ``{"format", "device", "smartctl", "smartctl_status", "nvme": {"smart_log", "endurance_log",
+    "ocp_c0", "vendor_log"}, "warnings"}``."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}", key="snapshot") from None
+    return as_snapshot(loads_document(data, source=path), source=path)
+
+
+# ---------------------------------------------------------------------------------- structure
+
+
+def obj(d, key: str, where: str = "") -> dict:
+    """``d[key]`` as a dict ({} when absent or null); any other type is an error naming the key."""
+    v = d.get(key) if isinstance(d, dict) else None
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise InputError(f"{where}{key}: expected a JSON object, got {type(v).__name__}", key=key)
+    return v
+
+
+def arr(d, key: str, where: str = "") -> list:
+    v = d.get(key) if isinstance(d, dict) else None
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise InputError(f"{where}{key}: expected a JSON array, got {type(v).__name__}", key=key)
+    return v
+
+
+def text_field(d, key: str, where: str = "") -> str | None:
+    v = d.get(key) if isinstance(d, dict) else None
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise InputError(f"{where}{key}: expected a string, got {type(v).__name__}", key=key)
+    return v
+
+
+def int_field(d, key: str, where: str = "", lo: int = 0, hi: int = MAX_COUNT) -> int | None:
+    v = d.get(key) if isinstance(d, dict) else None
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise InputError(f"{where}{key}: {str(v)[:40]!r} is not an integer in {lo}..{hi}", key=key)
+    return v
+
+
+def _looks_smartctl(doc: dict) -> bool:
+    return any(k in doc for k in ("smartctl", "json_format_version", "ata_smart_attributes",
+                                  "nvme_smart_health_information_log", "scsi_error_counter_log"))
+
+
+def as_snapshot(doc: dict, source: str = "input") -> dict:
+    if not isinstance(doc, dict):
+        raise InputError(f"{source}: expected a JSON object", key="snapshot")
+    if doc.get("format") == SNAPSHOT_FORMAT:
+        sc = doc.get("smartctl")
+        if sc is not None and not isinstance(sc, dict):
+            raise InputError(f"{source}: smartctl: expected a JSON object, got {type(sc).__name__}", key="smartctl")
+        nvme = obj(doc, "nvme", f"{source}: ")
+        for k, v in nvme.items():
+            if v is not None and not isinstance(v, dict):
+                raise InputError(f"{source}: nvme.{k}: expected a JSON object, got {type(v).__name__}", key=k)
+        warnings = [str(w)[:500] for w in arr(doc, "warnings", f"{source}: ")]
+        commands = [c for c in arr(doc, "commands", f"{source}: ") if isinstance(c, dict)]
+        status = smartctl_status(int_field(obj(sc, "smartctl", f"{source}: smartctl."), "exit_status",
+                                           f"{source}: smartctl.smartctl.", hi=255))
+        return {**doc, "smartctl": sc, "nvme": nvme, "warnings": warnings, "commands": commands,
+                "smartctl_status": status, "source": source}
+    if _looks_smartctl(doc):
+        status = smartctl_status(int_field(obj(doc, "smartctl", f"{source}: "), "exit_status",
+                                           f"{source}: smartctl.", hi=255))
+        has_data = any(k in doc for k in ("ata_smart_attributes", "nvme_smart_health_information_log",
+                                          "ata_device_statistics", "scsi_error_counter_log",
+                                          "model_name", "scsi_model_name"))
+        if status["fatal"] and not has_data:
+            raise InputError(f"{source}: smartctl failed (exit status {status['exit_status']}: "
+                             f"{'; '.join(status['meaning'])}) and left no device data", key="snapshot")
+        device = text_field(obj(doc, "device", f"{source}: "), "name", f"{source}: device.")
+        return {"format": "smartctl-json", "source": source, "device": device,
+                "smartctl": doc, "smartctl_status": status, "nvme": {}, "warnings": []}
+    # an nvme-cli log JSON on its own
+    if find_key(doc, "data_units_written") is not None:
+        return {"format": "nvme-cli-json", "source": source, "device": None, "smartctl": None,
+                "nvme": {"smart_log": doc}, "warnings": []}
+    if find_key(doc, "Physical media units written") is not None:
+        return {"format": "nvme-cli-json", "source": source, "device": None, "smartctl": None,
+                "nvme": {"ocp_c0": doc}, "warnings": []}
+    raise InputError(f"{source}: not a smartctl -j document, an nvme-cli log or an opsim smart snapshot "
+                     "(none of the keys they have)", key="snapshot")
+
+
+def norm_key(k) -> str:
     return re.sub(r"[^a-z0-9]+", "_", str(k).lower()).strip("_")
 
 
@@ -67,98 +287,52 @@ def find_key(d: dict | None, *names):
     return None
 
 
-def load_document(path) -> dict:
-    """Load a snapshot or a raw tool output and return it as a snapshot dict:
-    ``{"format", "device", "smartctl", "smartctl_status", "nvme": {"smart_log", "endurance_log",
-    "ocp_c0"}, "warnings"}``."""
-    path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}", key="snapshot") from None
-    doc = loads_lenient(text, source=path)
-    return as_snapshot(doc, source=path)
-
-
-def as_snapshot(doc: dict, source: str = "input") -> dict:
-    if not isinstance(doc, dict):
-        raise InputError(f"{source}: expected a JSON object", key="snapshot")
-    if doc.get("format") == SNAPSHOT_FORMAT:
-        snap = dict(doc)
-        snap.setdefault("nvme", {})
-        snap.setdefault("warnings", [])
-        snap["source"] = source
-        return snap
-    if "smartctl" in doc or "json_format_version" in doc or "ata_smart_attributes" in doc \
-            or "nvme_smart_health_information_log" in doc:
-        status = smartctl_status((doc.get("smartctl") or {}).get("exit_status", 0))
-        has_data = any(k in doc for k in ("ata_smart_attributes", "nvme_smart_health_information_log",
-                                          "ata_device_statistics", "scsi_error_counter_log",
-                                          "model_name"))
-        if status["fatal"] and not has_data:
-            raise InputError(f"{source}: smartctl failed (exit status {status['exit_status']}: "
-                             f"{'; '.join(status['meaning'])}) and left no device data", key="snapshot")
-        return {"format": "smartctl-json", "source": source, "device": (doc.get("device") or {}).get("name"),
-                "smartctl": doc, "smartctl_status": status, "nvme": {}, "warnings": []}
-    # an nvme-cli smart-log JSON on its own
-    if find_key(doc, "data_units_written") is not None:
-        return {"format": "nvme-cli-json", "source": source, "device": None, "smartctl": None,
-                "nvme": {"smart_log": doc}, "warnings": []}
-    if find_key(doc, "Physical media units written") is not None:
-        return {"format": "nvme-cli-json", "source": source, "device": None, "smartctl": None,
-                "nvme": {"ocp_c0": doc}, "warnings": []}
-    raise InputError(f"{source}: not a smartctl -j document, an nvme-cli log or an opsim smart snapshot",
-                     key="snapshot")
-
-
 def identity(snap: dict) -> dict:
-    """Model, family, serial, firmware and protocol of the drive in a snapshot."""
-    sc = snap.get("smartctl") or {}
-    dev = sc.get("device") or {}
-    return {
-        "model_family": sc.get("model_family"),
-        "model_name": sc.get("model_name") or sc.get("scsi_model_name"),
-        "serial_number": sc.get("serial_number"),
-        "firmware_version": sc.get("firmware_version"),
-        "protocol": dev.get("protocol") or ("NVMe" if (snap.get("nvme") or {}).get("smart_log") else None),
-        "user_capacity_bytes": (sc.get("user_capacity") or {}).get("bytes"),
-        "logical_block_size": sc.get("logical_block_size") or 512,
-    }
+    """Model, vendor, serial, protocol and medium (SSD or hard disk) of the drive in a snapshot."""
+    from .identify import identify
+    return identify(snap)
 
 
 def ata_attributes(snap: dict) -> dict:
-    """{id: raw value} of the ATA SMART attributes."""
-    sc = snap.get("smartctl") or {}
+    """{id: raw value} of the ATA SMART attributes (entries whose raw value is unreadable are left out)."""
     out = {}
-    for a in (sc.get("ata_smart_attributes") or {}).get("table", []) or []:
+    for a in arr(obj(snap.get("smartctl"), "ata_smart_attributes"), "table", "ata_smart_attributes."):
+        if not isinstance(a, dict):
+            continue
+        i = a.get("id")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 < i < 256:
+            continue
         try:
-            out[int(a["id"])] = parse_count(a.get("raw", {}), key=f"attribute {a.get('id')}")
-        except (KeyError, InputError, ValueError, TypeError):
+            out[i] = parse_count(a.get("raw"), key=f"attribute {i}")
+        except InputError:
             continue
     return out
 
 
 def ata_attribute_names(snap: dict) -> dict:
-    sc = snap.get("smartctl") or {}
-    return {int(a["id"]): a.get("name") for a in (sc.get("ata_smart_attributes") or {}).get("table", []) or []
-            if "id" in a}
+    out = {}
+    for a in arr(obj(snap.get("smartctl"), "ata_smart_attributes"), "table", "ata_smart_attributes."):
+        if isinstance(a, dict) and isinstance(a.get("id"), int) and not isinstance(a.get("id"), bool):
+            n = a.get("name")
+            out[a["id"]] = n[:80] if isinstance(n, str) else None
+    return out
 
 
 def device_statistic(snap: dict, page: int, offset: int | None = None, name: str | None = None):
     """A value from the ATA Device Statistics log (``smartctl -x``), or None."""
-    sc = snap.get("smartctl") or {}
-    for p in (sc.get("ata_device_statistics") or {}).get("pages", []) or []:
-        if p.get("number") != page:
+    for p in arr(obj(snap.get("smartctl"), "ata_device_statistics"), "pages", "ata_device_statistics."):
+        if not isinstance(p, dict) or p.get("number") != page:
             continue
-        for e in p.get("table", []) or []:
+        for e in p.get("table") if isinstance(p.get("table"), list) else []:
+            if not isinstance(e, dict):
+                continue
             if (offset is not None and e.get("offset") == offset) or (name and e.get("name") == name):
-                flags = e.get("flags") or {}
+                flags = e.get("flags") if isinstance(e.get("flags"), dict) else {}
                 if flags.get("valid") is False:
                     return None
                 if "value" in e:
                     try:
-                        return parse_count(e["value"], key=f"device statistic {e.get('name')}")
+                        return parse_count(e["value"], key=f"device statistic {name}")
                     except InputError:
                         return None
     return None
@@ -166,11 +340,10 @@ def device_statistic(snap: dict, page: int, offset: int | None = None, name: str
 
 def nvme_value(snap: dict, log: str, *names):
     """A counter from an NVMe log: nvme-cli's logs first, then smartctl's NVMe health log."""
-    nv = snap.get("nvme") or {}
+    nv = snap.get("nvme") if isinstance(snap.get("nvme"), dict) else {}
     v = find_key(nv.get(log), *names)
     if v is None and log == "smart_log":
-        sc = snap.get("smartctl") or {}
-        v = find_key(sc.get("nvme_smart_health_information_log"), *names)
+        v = find_key(obj(snap.get("smartctl"), "nvme_smart_health_information_log"), *names)
     if v is None:
         return None
     return parse_count(v, key=f"{log}.{names[0]}")
@@ -179,7 +352,8 @@ def nvme_value(snap: dict, log: str, *names):
 def vendor_value(snap: dict, plugins: tuple, name: str):
     """A counter from the vendor log of a snapshot (``nvme.vendor_log``, taken with one of
     ``plugins``): ``{"Device stats": {name: {"normalized", "raw"}}}`` as nvme-cli prints it."""
-    v = (snap.get("nvme") or {}).get("vendor_log") or {}
+    nv = snap.get("nvme") if isinstance(snap.get("nvme"), dict) else {}
+    v = nv.get("vendor_log") if isinstance(nv.get("vendor_log"), dict) else {}
     if v.get("plugin") not in plugins:
         return None
     entry = find_key(find_key(v.get("data"), "Device stats"), name)

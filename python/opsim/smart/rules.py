@@ -19,7 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .parse import ata_attribute_names, ata_attributes, device_statistic, identity, nvme_value, vendor_value
+from decimal import Decimal, InvalidOperation
+
+from .parse import (ata_attribute_names, ata_attributes, device_statistic, identity, nvme_value, obj,
+                    parse_count, vendor_value)
 
 MiB, GiB = 2**20, 2**30
 
@@ -48,6 +51,8 @@ class Counter:
             return f"NVMe Endurance Group log {self.ids[0]}"
         if self.kind == "vendor":
             return f"nvme {self.ids[0][0]} log (CAh) {self.ids[1]}"
+        if self.kind == "scsi":
+            return "SCSI write error counter log, gigabytes processed"
         return str(self.ids)
 
     def read(self, snap: dict, attrs: dict):
@@ -66,6 +71,8 @@ class Counter:
             return nvme_value(snap, "endurance_log", *self.ids)
         if self.kind == "vendor":
             return vendor_value(snap, plugins=self.ids[0], name=self.ids[1])
+        if self.kind == "scsi":
+            return scsi_megabytes_written(snap)
         raise ValueError(self.kind)
 
 
@@ -88,6 +95,29 @@ VENDOR_INTEL_HOST = Counter("vendor", (_INTEL_PLUGINS, "host_bytes_written"), "3
 VENDOR_INTEL_NAND = Counter("vendor", (_INTEL_PLUGINS, "nand_bytes_written"), "32 MiB", 32 * MiB)
 
 
+SCSI_WRITTEN = Counter("scsi", ("write", "gigabytes_processed"), "1,000,000 bytes (smartctl prints gigabytes "
+                       "processed with 3 decimals)", 10**6)
+
+
+def scsi_megabytes_written(snap: dict):
+    """SCSI write error counter log: smartctl prints "gigabytes_processed" as a decimal string
+    (10^9 bytes, 3 decimals); returned as a whole number of 10^6 bytes."""
+    log = obj(snap.get("smartctl"), "scsi_error_counter_log")
+    write = obj(log, "write", "scsi_error_counter_log.")
+    v = write.get("gigabytes_processed")
+    if v is None:
+        return None
+    key = "scsi_error_counter_log.write.gigabytes_processed"
+    if isinstance(v, str) and len(v) <= 60:
+        try:
+            d = Decimal(v.strip().replace(",", ""))
+            if d.is_finite() and 0 <= d < Decimal(2) ** 100 and d == d.quantize(Decimal("0.001")):
+                return parse_count(int(d * 1000), key=key)
+        except InvalidOperation:
+            pass
+    return parse_count(v, key=key) * 1000   # a whole number of gigabytes, or an error naming the key
+
+
 @dataclass(frozen=True)
 class Pair:
     """One way to get host writes, NAND writes and the WAF from a drive."""
@@ -108,11 +138,14 @@ class Rule:
     host_only: tuple = ()       # host-write counters when no pair is complete
     no_nand_reason: str | None = None
     note: str = ""
-    protocol: str | None = None  # "ATA" | "NVMe" | None (any)
+    protocol: str | None = None  # "ATA" | "NVMe" | "SCSI" | None (any)
+    media: str | None = None     # "hdd": matches every hard disk, whatever its name
     reported_waf_name: str | None = None  # a name pattern for a drive-reported WAF (cross-check only)
     extra: dict = field(default_factory=dict)
 
     def matches(self, ident: dict) -> bool:
+        if self.media:
+            return ident.get("media") == self.media
         if self.protocol and (ident.get("protocol") or "").upper() != self.protocol.upper():
             return False
         fam, mod = ident.get("model_family") or "", ident.get("model_name") or ""
@@ -123,7 +156,18 @@ class Rule:
         return self.family is None and self.model is None
 
 
+HDD_RULE_NAME = "hard disk"
+
 RULES: tuple[Rule, ...] = (
+    Rule(
+        HDD_RULE_NAME, family=None, model=None, media="hdd",
+        pairs=(),
+        host_only=(DEVSTAT_LSW, SCSI_WRITTEN),
+        no_nand_reason="this is a hard disk ({why}): write amplification (WAF) comes from flash translation "
+                       "and does not apply to a hard disk, which writes its sectors in place",
+        note="Hard disks write sectors in place; host writes are shown where the drive reports them "
+             "(ATA Device Statistics, SCSI write error counter log).",
+    ),
     Rule(
         "Micron/Crucial (Micron controller)",
         family=r"^(Micron|Crucial)(?!.*Silicon Motion)", model=r"^(Micron_|MTFD|Crucial_CT|CT\d+(MX|M5))",
@@ -149,7 +193,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "Intel/Solidigm data center and client SATA",
-        family=r"^(Intel|Solidigm)", model=r"^(INTEL|SOLIDIGM) ",
+        family=r"^(Dell Certified |HP |Lenovo )?(Intel|Solidigm)\b", model=r"^((INTEL|SOLIDIGM) |SSDS[CA])",
         protocol="ATA",
         pairs=(Pair(ata(241, **MIB32), ata(243, **MIB32), formula="243 NAND_Writes_32MiB / 241 Host_Writes_32MiB"),
                Pair(ata(225, **MIB32), ata(243, **MIB32), formula="243 NAND_Writes_32MiB / 225 Host_Writes_32MiB"),
@@ -169,8 +213,8 @@ RULES: tuple[Rule, ...] = (
         note="Samsung CM871a/PM871: 241 LBAs written (512 bytes), 249 NAND writes in 1 GiB (smartctl drive database).",
     ),
     Rule(
-        "Samsung data center SATA (PM863/SM863/PM883/SM883/PM893/PM897)",
-        family=None, model=r"^SAMSUNG MZ7(LM|KM|LH|KH|L3|KH)",
+        "Samsung data center SATA (SM843T/PM853T/PM863/SM863/PM883/SM883/PM893/PM897)",
+        family=None, model=r"^SAMSUNG MZ7(WD|GE|LM|KM|LH|KH|L3|K3)",
         protocol="ATA",
         pairs=(Pair(ata(241, **SECTORS), ata(251, unit="512-byte sector (assumed, same as 241)", unit_bytes=512),
                     formula="251 NAND_Writes / 241 Total_LBAs_Written"),),
@@ -212,7 +256,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "Seagate SSD (600/1200/Nytro/IronWolf 110/BarraCuda SSD)",
-        family=r"^Seagate.*(SSD|Nytro|IronWolf 110|BarraCuda 1[12]0)", model=r"^(Seagate )?(ST\d+(FN|HM|NM|LM)|ZA\d+)",
+        family=r"^Seagate.*(SSD|Nytro|IronWolf 110|BarraCuda 1[12]0)", model=r"^(Seagate )?(ST\d+(FN|FP|HM)\d|[ZX]A\d+[A-Z]{2}\d)",
         protocol="ATA",
         pairs=(Pair(ata(241, unit="GB (as named by the drive)", unit_bytes=None),
                     ata(233, unit="GB (as named by the drive)", unit_bytes=None),
@@ -224,7 +268,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "WD Blue/Green/Red SSD (SanDisk/WD controller)",
-        family=r"^(WD|Western Digital) (Blue|Green|Red)", model=r"^WDC? ?WDS\d",
+        family=r"^(WD|Western Digital) .*(Blue|Green|Red).*SSD", model=r"^WDC? ?WDS\d",
         protocol="ATA",
         pairs=(Pair(ata(241, **GIB1), ata(233, 234, **GIB1),
                     formula="(233 NAND_GB_Written_TLC + 234 NAND_GB_Written_SLC) / 241 Host_Writes_GiB"),
@@ -287,7 +331,16 @@ RULES: tuple[Rule, ...] = (
              "no NAND counter.",
     ),
     Rule(
-        "ATA, unknown vendor (Device Statistics only)",
+        "SAS/SCSI drive",
+        family=None, model=None, protocol="SCSI",
+        pairs=(),
+        host_only=(SCSI_WRITTEN,),
+        no_nand_reason="SAS/SCSI drives report host writes (the write error counter log) but no NAND-writes "
+                       "total in the logs smartctl reads, so no WAF",
+        note="SCSI write error counter log: gigabytes processed (10^9 bytes, 3 decimals).",
+    ),
+    Rule(
+        "unknown drive (Device Statistics only)",
         family=None, model=None, protocol=None,
         pairs=(),
         host_only=(DEVSTAT_LSW,),
@@ -316,6 +369,28 @@ def _bytes(c: Counter, value, block_size: int):
 def _entry(c: Counter, value, names, block_size):
     unit = c.unit if c is not DEVSTAT_LSW else f"logical sector of {block_size} bytes"
     return {"counter": c.describe(names), "raw": value, "unit": unit, "bytes": _bytes(c, value, block_size)}
+
+
+def _nvme_reason(snap: dict, drive_has_none: str) -> str:
+    """Why an NVMe drive gives no WAF: the *file* may lack the logs that the *drive* has."""
+    logs = "the OCP C0 log (Physical media units written), the Endurance Group log and the vendor's " \
+           "additional SMART log"
+    fmt = snap.get("format")
+    if fmt == "smartctl-json":
+        return (f"this file is smartctl's output, which lacks {logs} (smartctl does not read them), so opsim "
+                "cannot tell whether the drive has a NAND-writes counter; `opsim smart snapshot DEVICE` reads "
+                "them with nvme-cli. The NVMe SMART log here counts host data units only")
+    if fmt == "nvme-cli-json":
+        return (f"this file holds a single nvme-cli log and lacks {logs}; `opsim smart snapshot DEVICE` "
+                "reads them all. The NVMe SMART log counts host data units only")
+    tried = any(isinstance(c.get("argv"), list) and len(c["argv"]) > 2 and c["argv"][1] in ("ocp", "endurance-log")
+                for c in snap.get("commands") or [] if isinstance(c, dict))
+    if not tried:
+        nocli = any("nvme-cli is not installed" in str(w) for w in snap.get("warnings") or [])
+        return (f"this snapshot lacks {logs}: " + ("nvme-cli was not installed when it was taken" if nocli else
+                "it was not taken with nvme-cli") + "; install nvme-cli (Debian package nvme-cli) and take it "
+                "again with `opsim smart snapshot DEVICE`. The NVMe SMART log counts host data units only")
+    return drive_has_none
 
 
 def read_counters(snap: dict) -> dict:
@@ -361,6 +436,11 @@ def read_counters(snap: dict) -> dict:
                 c.describe() for c in (rule.host_only or (DEVSTAT_LSW,))) + ")")
         out["missing"] = list(dict.fromkeys(missing))
         reason = rule.no_nand_reason
+        if rule.media == "hdd":
+            reason = reason.format(why=ident.get("media_reason"))
+            out["missing"] = []
+        elif rule.protocol == "NVMe":
+            reason = _nvme_reason(snap, reason)
         if reason is None:
             who = ident.get("model_name") or "this drive"
             fam = ident.get("model_family")
@@ -368,7 +448,7 @@ def read_counters(snap: dict) -> dict:
                       "drive database)") + "; attribute IDs are vendor-specific, so opsim does not guess. "
                       "Counters it would need: host writes and NAND (media) writes")
             out["missing"].append("a NAND-writes counter (vendor-specific; none known for this drive)")
-        if not rule.pairs and "a NAND-writes counter" not in " ".join(out["missing"]):
+        if not rule.pairs and rule.media != "hdd" and "a NAND-writes counter" not in " ".join(out["missing"]):
             out["missing"].append("a NAND-writes counter (this drive family exposes none that opsim can use)")
         if rule.protocol == "NVMe" and ident.get("model_name"):
             reason = f"{ident['model_name']}: {reason}"

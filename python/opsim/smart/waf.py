@@ -1,14 +1,34 @@
-"""Lifetime WAF from one snapshot, interval WAF from two."""
+"""Lifetime WAF from one snapshot, interval WAF from two.
+
+An interval is refused (:class:`InputError`) when the two snapshots cannot be one drive's
+counters read twice in order: different serial numbers, models or WWNs; a serial number
+missing from either one (unless ``allow_no_serial``: the counters of two drives of the same
+model would give a plausible but meaningless WAF, and the serial is the only identity
+smartctl reports); fewer power-on hours or power cycles in AFTER than in BEFORE; or a counter
+that went backwards.  smartctl's exit status bits of each snapshot are returned as warnings.
+"""
 
 from __future__ import annotations
 
 from ..errors import InputError
+from .parse import int_field, nvme_value, obj, status_warnings
 from .rules import read_counters
+
+
+def snapshot_warnings(snap: dict) -> list[str]:
+    """smartctl's exit status bits (one warning each), then the warnings recorded in the snapshot."""
+    own = [w for w in snap.get("warnings") or [] if not str(w).startswith("smartctl exit status")]
+    return status_warnings(snap.get("smartctl_status")) + [str(w) for w in own]
+
+
+def _ratio(a: int, b: int) -> float:
+    return a / b   # counters are < 2**128 (parse_count), so the ratio is a finite float
 
 
 def lifetime_waf(snap: dict) -> dict:
     c = read_counters(snap)
-    res = {"mode": "lifetime", "source": snap.get("source"), **c}
+    res = {"mode": "lifetime", "source": snap.get("source"), **c,
+           "smartctl_status": snap.get("smartctl_status"), "warnings": snapshot_warnings(snap)}
     if c["waf_num"] is not None:
         den, num = c["waf_den"], c["waf_num"]
         if den["unit"] == num["unit"] or den["bytes"] is None or num["bytes"] is None:
@@ -18,7 +38,7 @@ def lifetime_waf(snap: dict) -> dict:
         if not b:
             res.update(waf=None, available=False, reason="the drive reports no host writes yet (denominator is 0)")
         else:
-            res.update(waf=a / b, available=True)
+            res.update(waf=_ratio(a, b), available=True)
     else:
         res.update(waf=None, available=False)
     return res
@@ -38,16 +58,56 @@ def _delta(after: dict | None, before: dict | None, what: str):
             "unit": after["unit"], "bytes": b}
 
 
-def interval_waf(before_snap: dict, after_snap: dict) -> dict:
+def usage_clock(snap: dict) -> dict:
+    """Power-on hours and power cycles of a snapshot (None where the drive does not say)."""
+    sc = snap.get("smartctl") if isinstance(snap.get("smartctl"), dict) else {}
+    hours = int_field(obj(sc, "power_on_time"), "hours", "power_on_time.")
+    cycles = int_field(sc, "power_cycle_count")
+    if hours is None:
+        hours = nvme_value(snap, "smart_log", "power_on_hours")
+    if cycles is None:
+        cycles = nvme_value(snap, "smart_log", "power_cycles")
+    return {"power_on_hours": hours, "power_cycles": cycles}
+
+
+def check_same_drive(before_snap: dict, after_snap: dict, ib: dict, ia: dict, allow_no_serial: bool) -> list[str]:
+    """Refuse a pair that cannot be one drive read twice, in order; the warnings for one that may be."""
+    names = f"BEFORE ({before_snap.get('source')}) and AFTER ({after_snap.get('source')})"
+    for k, label in (("serial_number", "serial number"), ("model_name", "model"), ("wwn", "WWN")):
+        if ib.get(k) and ia.get(k) and ib[k] != ia[k]:
+            raise InputError(f"{names} are different drives ({label} {ib[k]!r} vs {ia[k]!r})", key="snapshot")
+    warnings = []
+    missing = [n for n, i in (("BEFORE", ib), ("AFTER", ia)) if not (i.get("serial_number") or "").strip()]
+    if missing:
+        which = " and ".join(missing)
+        if not allow_no_serial:
+            raise InputError(f"{names}: {which} {'has' if len(missing) == 1 else 'have'} no serial number, so "
+                             "opsim cannot tell that both are the same drive (two drives of one model give a "
+                             "plausible but meaningless WAF); if you know they are, pass --allow-no-serial",
+                             key="snapshot")
+        warnings.append(f"{which} {'has' if len(missing) == 1 else 'have'} no serial number: the snapshots were "
+                        "taken to be of the same drive (--allow-no-serial)")
+    cb, ca = usage_clock(before_snap), usage_clock(after_snap)
+    for k, label in (("power_on_hours", "power-on hours"), ("power_cycles", "power cycles")):
+        if cb[k] is not None and ca[k] is not None and ca[k] < cb[k]:
+            raise InputError(f"{names}: AFTER has fewer {label} ({ca[k]}) than BEFORE ({cb[k]}); were BEFORE "
+                             "and AFTER swapped, or are they different drives?", key="snapshot")
+    return warnings
+
+
+def interval_waf(before_snap: dict, after_snap: dict, *, allow_no_serial: bool = False) -> dict:
     b, a = read_counters(before_snap), read_counters(after_snap)
     ib, ia = b["drive"], a["drive"]
-    for k in ("serial_number", "model_name"):
-        if ib.get(k) and ia.get(k) and ib[k] != ia[k]:
-            raise InputError(f"BEFORE and AFTER are different drives ({k} {ib[k]!r} vs {ia[k]!r})", key="snapshot")
+    pair_warnings = check_same_drive(before_snap, after_snap, ib, ia, allow_no_serial)
+    warnings = [f"BEFORE: {w}" for w in snapshot_warnings(before_snap)] + \
+               [f"AFTER: {w}" for w in snapshot_warnings(after_snap)] + pair_warnings
     res = {"mode": "interval", "before": before_snap.get("source"), "after": after_snap.get("source"),
            "drive": ia, "rule": a["rule"], "rule_note": a["rule_note"], "formula": a["formula"],
            "assumption": a.get("assumption"), "missing": a["missing"], "reason": a["reason"],
-           "host_writes": None, "nand_writes": None, "waf": None, "available": False}
+           "host_writes": None, "nand_writes": None, "waf": None, "available": False,
+           "smartctl_status": {"before": before_snap.get("smartctl_status"),
+                               "after": after_snap.get("smartctl_status")},
+           "warnings": warnings}
     if a["host_writes"] and b["host_writes"] and a["host_writes"]["counter"] == b["host_writes"]["counter"]:
         res["host_writes"] = _delta(a["host_writes"], b["host_writes"], "host writes")
     if a["pair"] is None or b["pair"] is None or a["pair"] != b["pair"]:
@@ -66,7 +126,7 @@ def interval_waf(before_snap: dict, after_snap: dict) -> dict:
     if y == 0:
         res["reason"] = "no host writes between the two snapshots (the denominator did not move)"
         return res
-    res["waf"] = x / y
+    res["waf"] = _ratio(x, y)
     res["available"] = True
     res["reason"] = None
     # coarse counters: warn when the interval is only a few units long
