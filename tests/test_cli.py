@@ -32,7 +32,7 @@ def test_simulate_table_and_json(cfg, tmp_path):
     # 64 MiB in 256 KiB blocks: whole blocks make the realised OP 28.125%
     assert doc["op"]["user"] == pytest.approx(0.28125, abs=1e-9) and doc["waf"] > 1
     out = tmp_path / "r.json"
-    p = run("simulate", str(cfg), "--json", str(out), check_code=0)
+    p = run("simulate", str(cfg), "--json-file", str(out), check_code=0)
     assert json.loads(out.read_text())["waf"] == doc["waf"]
     assert "JSON written to" in p.stdout
 
@@ -48,7 +48,7 @@ def test_bad_config_exit_2_names_key_no_traceback(tmp_path, text, key):
     path = tmp_path / "bad.toml"
     path.write_text(text)
     out = tmp_path / "out.json"
-    p = run("simulate", str(path), "--json", str(out), check_code=2)
+    p = run("simulate", str(path), "--json-file", str(out), check_code=2)
     assert p.stderr.startswith(f"opsim: error: {key}"), p.stderr
     assert "Traceback" not in p.stderr
     assert not out.exists(), "nothing half-written on error"
@@ -63,7 +63,7 @@ def test_missing_file_and_bad_usage():
 def test_demo_prints_the_study_writes_the_report_and_json(tmp_path):
     # a fast variant of the default study: 1/128 of the NAND in 4 MiB FTL blocks (512 blocks)
     report, out = tmp_path / "demo.html", tmp_path / "demo.json"
-    p = run("demo", "--scale", "128", "--pages-per-block", "1024", "-o", str(report), "--json", str(out),
+    p = run("demo", "--scale", "128", "--pages-per-block", "1024", "-o", str(report), "--json-file", str(out),
             check_code=0)
     # the table for people, and where the report is
     assert "native 256 GB" in p.stdout and f"written to {report}" in p.stdout

@@ -282,7 +282,7 @@ def test_background_gc_outside_the_urgent_state_still_needs_all_dies_idle():
 def test_cli_sk_hynix_suite_json_and_exit_codes(tmp_path):
     out, md = tmp_path / "skh.json", tmp_path / "skh.md"
     p = subprocess.run([sys.executable, "-m", "opsim.cli", "validate", "--suite", "sk-hynix", "--scale", "64",
-                        "--json", str(out), "--markdown", str(md)], capture_output=True, text=True, timeout=300)
+                        "--json-file", str(out), "--markdown", str(md)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "Case #2" in p.stdout and "talk's 1.6%" in p.stdout
     doc = json.loads(out.read_text())

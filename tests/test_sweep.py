@@ -122,7 +122,7 @@ def test_on_an_existing_cluster_by_scheduler_address(tmp_path):
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster:
         code = cli.main(["sweep", str(grid), "-o", str(tmp_path / "r.parquet"),
-                         "--scheduler", cluster.scheduler_address, "--json", str(tmp_path / "r.json")])
+                         "--scheduler", cluster.scheduler_address, "--json-file", str(tmp_path / "r.json")])
     assert code == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["run"]["runner"] == "scheduler" and doc["run"]["computed"] == 12

@@ -2,7 +2,13 @@
 
 A command returns an :class:`Output`: a JSON-serialisable document for programs and a
 human-readable text (usually tables) for people.  ``opsim CMD --json`` prints the
-document on stdout; ``--json FILE`` writes it to FILE atomically and prints the text.
+document on stdout; ``--json-file FILE`` writes it to FILE atomically and prints the text.
+
+Every file a command writes goes through :func:`atomic_write`: readers see the old file or
+the whole new one, never a part, and after a crash the new one is on disk (fsync of the file
+before the rename and of the directory after it).  :func:`check_writable_file` and
+:func:`check_writable_dir` check an output path *before* the work, so a result is never
+computed only to be thrown away at the end.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import os
 import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
+
+from .errors import InputError
 
 
 @dataclass
@@ -122,23 +130,106 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write(path: str | os.PathLike, write, binary: bool = False, suffix: str = "") -> None:
+def _fsync_dir(d: str) -> None:
+    """Make a rename in directory ``d`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - not POSIX
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse fsync on a directory
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike, write, binary: bool = False, suffix: str = "",
+                 prefix: str = ".opsim-") -> None:
     """Write a file so that readers never see it half-written: ``write(f)`` fills a temporary
-    file in the same directory, which is then renamed into place (removed on any error)."""
-    path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".opsim-", suffix=suffix, dir=d)
+    file in the same directory, which is fsynced and then renamed into place (removed on any
+    error), and the directory is fsynced so the rename survives a crash.
+
+    A symbolic link at ``path`` is followed: the file it points to is replaced and the link
+    stays.  Where writing fails (a missing or read-only directory, a full disk) the error is
+    an :class:`~opsim.errors.InputError` naming ``path``."""
+    path = os.path.realpath(os.fspath(path))
+    d = os.path.dirname(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix + ".tmp", dir=d)
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror}", key="output") from None
     try:
         os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb" if binary else "w") as f:
             write(f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+        _fsync_dir(d)
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.strerror:
+            raise InputError(f"cannot write {path}: {e.strerror}", key="output") from None
         raise
+
+
+def check_writable_file(path: str | os.PathLike, key: str = "output") -> str:
+    """Check, before any work, that a file can be written at ``path``: its directory exists
+    and is writable, and ``path`` is not a directory (a symbolic link is followed, as
+    :func:`atomic_write` does).  Returns the path; raises :class:`InputError` naming it."""
+    p = os.fspath(path)
+    if not p or "\0" in p:
+        raise InputError(f"{key}: not a usable file name: {p!r}", key=key)
+    real = os.path.realpath(p)
+    d = os.path.dirname(real)
+    if os.path.isdir(real):
+        raise InputError(f"{key}: {p} is a directory; give a file path", key=key)
+    if not os.path.isdir(d):
+        raise InputError(f"{key}: cannot write {p}: directory {d} does not exist", key=key)
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise InputError(f"{key}: cannot write {p}: directory {d} is not writable", key=key)
+    if os.path.exists(real) and not os.access(real, os.W_OK) and not os.access(d, os.W_OK):
+        raise InputError(f"{key}: cannot write {p}: permission denied", key=key)
+    _check_space(d, p, key)
+    return p
+
+
+def check_writable_dir(path: str | os.PathLike, key: str = "output") -> str:
+    """Check, before any work, that ``path`` is a writable directory or can be created as one
+    (its parent exists and is writable).  Creates nothing.  Returns the path."""
+    p = os.fspath(path)
+    if not p or "\0" in p:
+        raise InputError(f"{key}: not a usable directory name: {p!r}", key=key)
+    real = os.path.realpath(p)
+    if os.path.exists(real):
+        if not os.path.isdir(real):
+            raise InputError(f"{key}: {p} exists and is not a directory", key=key)
+        target = real
+    else:
+        target = os.path.dirname(real)
+        if not os.path.isdir(target):
+            raise InputError(f"{key}: cannot create {p}: directory {target} does not exist", key=key)
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise InputError(f"{key}: cannot write in {target}: permission denied", key=key)
+    _check_space(target, p, key)
+    return p
+
+
+#: an output is refused up front where its filesystem has less free space than this
+MIN_FREE_BYTES = 1 << 20
+
+
+def _check_space(d: str, p: str, key: str) -> None:
+    try:
+        st = os.statvfs(d)
+    except (OSError, AttributeError):  # pragma: no cover - not POSIX
+        return
+    if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
+        raise InputError(f"{key}: cannot write {p}: the filesystem of {d} is full", key=key)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

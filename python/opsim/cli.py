@@ -2,8 +2,11 @@
 
 Every sub-command lives in its own module that exposes ``register(subparsers, common)``;
 ``register`` adds a parser whose ``func(args) -> Output`` does the work.  This module owns
-the conventions: ``--json [FILE]``, exit codes (0 ok, 2 bad input, 1 other failure) and
-error messages without tracebacks (set ``OPSIM_DEBUG=1`` to see them).
+the conventions: ``--json`` (a plain flag: the document on stdout) and ``--json-file FILE``
+(the document written to FILE, the table printed), exit codes (0 ok, 2 bad input, 1 other
+failure, 130 interrupted) and error messages without tracebacks (set ``OPSIM_DEBUG=1`` to see
+them).  No option takes an optional value: one could swallow the positional argument after
+it (``--json before.json after.json``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import os
 import sys
 
 from . import __version__
-from ._output import Output, atomic_write_text, dumps
+from ._output import Output, atomic_write_text, check_writable_file, dumps
 from .errors import InputError, OpsimError
 
 
@@ -35,12 +38,18 @@ class _ArgumentParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+def printable(message: str) -> str:
+    """A message as one terminal-safe line: control characters (a NUL or an escape sequence
+    from a user's file) are shown escaped, never written raw."""
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _ArgumentParser(add_help=False)
-    common.add_argument(
-        "--json", nargs="?", const="-", metavar="FILE", default=None,
-        help="print one JSON document on stdout (or, with FILE, write it there and print the table)",
-    )
+    common.add_argument("--json", action="store_true",
+                        help="print one JSON document on stdout instead of the tables")
+    common.add_argument("--json-file", metavar="FILE", default=None,
+                        help="also write the JSON document to FILE (atomically) and print the tables")
     parser = _ArgumentParser(
         prog="opsim",
         description="SSD over-provisioning: simulate, plan, measure.",
@@ -54,16 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def emit(out: Output, json_target: str | None) -> None:
-    if json_target == "-":
+def emit(out: Output, to_stdout: bool, json_file: str | None) -> None:
+    if json_file:
+        atomic_write_text(json_file, dumps(out.data))
+    if to_stdout:
         sys.stdout.write(dumps(out.data) + "\n")
         return
-    if json_target:
-        atomic_write_text(json_target, dumps(out.data))
     if out.text:
         sys.stdout.write(out.text.rstrip("\n") + "\n")
-    if json_target:
-        sys.stdout.write(f"JSON written to {json_target}\n")
+    if json_file:
+        sys.stdout.write(f"JSON written to {json_file}\n")
 
 
 def main(argv=None) -> int:
@@ -71,14 +80,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     debug = os.environ.get("OPSIM_DEBUG") not in (None, "", "0")
     try:
+        json_file = getattr(args, "json_file", None)
+        if json_file is not None:
+            check_writable_file(json_file, key="--json-file")
         out = args.func(args)
-        emit(out, getattr(args, "json", None))
+        emit(out, bool(getattr(args, "json", False)), json_file)
         return out.exit_code
     except OpsimError as e:
         if debug:
             raise
         kind = "error" if isinstance(e, InputError) else "failed"
-        sys.stderr.write(f"opsim: {kind}: {e}\n")
+        sys.stderr.write(f"opsim: {kind}: {printable(str(e))}\n")
         return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("opsim: interrupted\n")
@@ -88,7 +100,7 @@ def main(argv=None) -> int:
     except Exception as e:  # an opsim bug: say so plainly, exit 1
         if debug:
             raise
-        sys.stderr.write(f"opsim: internal error: {type(e).__name__}: {e} "
+        sys.stderr.write(f"opsim: internal error: {type(e).__name__}: {printable(str(e))} "
                          "(set OPSIM_DEBUG=1 for a traceback)\n")
         return 1
 

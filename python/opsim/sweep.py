@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from . import __version__
+from ._output import atomic_write
 from .errors import CommandError, ConfigError, InputError, InternalError, OpsimError
 
 #: keys of the ``[sweep]`` table
@@ -636,25 +637,18 @@ def to_frame(table):
 
 
 def _write_atomic(table, path: str) -> None:
+    """Replace the results file whole (see :func:`opsim._output.atomic_write`); the temporary
+    file is named ``.NAME.*.tmp`` so that the next holder of the lock can clear one left by a
+    writer that was killed."""
     import pyarrow.parquet as pq
 
     import pyarrow as pa
 
-    d = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        pq.write_table(table, tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(e, (OSError, pa.ArrowException)):
-            raise OpsimError(f"cannot write the results to {path}: {e}") from None
-        raise
+        atomic_write(path, lambda f: pq.write_table(table, f), binary=True,
+                     prefix=f".{os.path.basename(path)}.")
+    except pa.ArrowException as e:
+        raise OpsimError(f"cannot write the results to {path}: {e}") from None
 
 
 class _Store:
@@ -669,7 +663,9 @@ class _Store:
         self._lock = None
         if path is None:
             return
-        path = os.path.abspath(path)
+        # a symbolic link is followed: the lock and the writes are on the file it names, so a
+        # second sweep through another name of the same file finds the lock, and the link stays
+        path = os.path.realpath(path)
         self.path = path
         d = os.path.dirname(path)
         if not os.path.isdir(d):

@@ -126,7 +126,7 @@ def run(args) -> Output:
     from .. import models, report
     from .. import results as R
     from ..errors import CapacityError, InputError
-    from .report import check_output
+    from .._output import check_writable_file
 
     if args.scale < 1:
         raise InputError("--scale must be at least 1", key="scale")
@@ -135,7 +135,7 @@ def run(args) -> Output:
     jobs = args.jobs or os.cpu_count() or 1
     if jobs < 1:
         raise InputError("--jobs must be at least 1", key="jobs")
-    check_output(args.output)
+    check_writable_file(args.output, key="--output")
     show = args.progress or sys.stderr.isatty()
     lv = levels()
     cfgs = configs(args)

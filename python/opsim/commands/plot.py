@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .._output import Output, table
+from .._output import Output, check_writable_file, table
 from ..plots import KINDS
 
 
@@ -81,6 +81,7 @@ def run(args) -> Output:
     from .. import results as R
     from ..errors import InputError
 
+    check_writable_file(args.output, key="--output")
     docs = [R.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)
     opts = {}

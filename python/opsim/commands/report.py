@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._output import Output, table
+from .._output import Output, check_writable_file, table
 from ..units import pct
 
 
@@ -34,22 +34,12 @@ def summary_text(summary: dict) -> str:
                  align="llrrrrr", title=summary["title"])
 
 
-def check_output(path: str) -> None:
-    from ..errors import InputError
-
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise InputError(f"--output: {path}: directory {d} does not exist", key="output")
-    if os.path.isdir(path):
-        raise InputError(f"--output: {path} is a directory", key="output")
-
-
 def run(args) -> Output:
     from .. import report
     from .. import results as R
     from .plot import labels_from
 
-    check_output(args.output)
+    check_writable_file(args.output, key="--output")
     docs = [R.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)
     show = args.progress or sys.stderr.isatty()

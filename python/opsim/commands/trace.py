@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._output import Output, kv_table, table
+from .._output import Output, check_writable_file, kv_table, table
 from ..units import fmt_bytes
 
 
@@ -94,6 +94,7 @@ def run_info(args) -> Output:
 def run_convert(args) -> Output:
     from .. import trace
 
+    check_writable_file(args.output, key="--output")
     n = trace.convert(args.file, args.output, version=args.version, target=args.target, **_opts(args))
     data = {"input": args.file, "output": args.output, "version": args.version, "target": args.target,
             "requests": n}

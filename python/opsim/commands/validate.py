@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .._output import Output, atomic_write_text, table
+from .._output import Output, atomic_write_text, check_writable_file, table
 
 
 def register(sub, common):
@@ -36,6 +36,8 @@ def run(args) -> Output:
         from ..errors import ConfigError
 
         raise ConfigError(f"--scale is used only with --suite sk-hynix (not {args.suite})", key="scale")
+    if args.markdown:
+        check_writable_file(args.markdown, key="--markdown")
     if args.suite == "seeds":
         return run_seeds(args)
     if args.suite == "workloads":
