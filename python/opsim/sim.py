@@ -40,10 +40,16 @@ def _config_text(config: Any) -> tuple[str, str]:
         path = os.fspath(config)
         if os.path.exists(path):
             try:
-                with open(path, encoding="utf-8") as f:
-                    return f.read(), "toml"
-            except (OSError, UnicodeDecodeError) as e:
-                raise ConfigError(f"cannot read config file {path}: {e}", key="config") from e
+                with open(path, "rb") as f:
+                    raw = f.read()
+            except OSError as e:
+                raise ConfigError(f"cannot read config file {path}: {e.strerror}", key="config") from None
+            try:
+                return raw.decode("utf-8"), "toml"
+            except UnicodeDecodeError as e:
+                line = raw[:e.start].count(b"\n") + 1
+                raise ConfigError(f"config file {path} is not UTF-8 text (TOML must be): byte 0x{raw[e.start]:02x} "
+                                  f"on line {line}", key="config") from None
         if "\n" in path or "[" in path:
             return path, "toml"
         raise ConfigError(f"config file {path} does not exist", key="config")

@@ -20,6 +20,8 @@ def parse_size(text, key: str = "size") -> int:
             raise InputError(f"{key}: a size cannot be negative ({text})", key=key)
         return text
     s = str(text).strip().replace("_", "")
+    if s.startswith("-"):
+        raise InputError(f"{key}: a size cannot be negative ({text!r})", key=key)
     m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*([A-Za-z]*)", s)
     if not m:
         raise InputError(f"{key}: {text!r} is not a size (examples: 480GB, 4GiB, 512)", key=key)

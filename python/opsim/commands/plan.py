@@ -105,8 +105,13 @@ def run(args) -> Output:
         notes = parsed["notes"]
     elif args.device:
         import os
-        if not os.path.exists(args.device):
-            raise InputError(f"device: {args.device} does not exist", key="device")
+        import stat
+        try:
+            mode = os.stat(args.device).st_mode
+        except OSError as e:
+            raise InputError(f"device: {args.device}: {e.strerror}", key="device") from None
+        if not (stat.S_ISBLK(mode) or stat.S_ISREG(mode)):
+            raise InputError(f"device: {args.device} is neither a block device nor an image file", key="device")
         parsed = P.parse_all(P.collect(args.device))
         drive = P.describe_drive(args.device, parsed["parsed"])
         notes = parsed["notes"]

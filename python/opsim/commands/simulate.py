@@ -105,8 +105,8 @@ def traces_in(config_path: str) -> list[dict]:
     try:
         with open(config_path, "rb") as f:
             cfg = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
-        return []  # the core reports config errors with their line
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []  # the config is read again (and its errors reported, with their line) below
     base = os.path.dirname(os.path.abspath(config_path))
     wls = [cfg.get("workload", {})] + [p.get("workload", {}) for p in cfg.get("phase", []) if isinstance(p, dict)]
     out = []

@@ -224,8 +224,10 @@ def make_plan(drive: dict, *, user=None, op=None, op_basis=None, max_lba=None, p
     """The capacity solution and the procedure for every mechanism that fits the interface."""
     iface = drive.get("interface")
     if iface not in INTERFACES:
-        raise InputError(f"interface: cannot tell the interface ({iface!r}); give --interface "
-                         "sata|nvme|sas", key="interface")
+        what = (f"{iface!r} is not one of sata, nvme, sas" if iface is not None else
+                f"the probe of {drive.get('path') or 'the drive'} found no interface (no transport in lsblk, "
+                "no ATA, NVMe or SCSI identify data)")
+        raise InputError(f"interface: {what}; give --interface sata|nvme|sas", key="interface")
     ss = drive.get("sector_size")
     if ss not in (512, 4096):
         raise InputError(f"sector_size: {ss!r}; give --sector-size 512|4096", key="sector_size")
