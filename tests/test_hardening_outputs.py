@@ -110,3 +110,15 @@ def test_negative_size_says_negative():
 
     with pytest.raises(opsim.InputError, match="cannot be negative"):
         parse_size("-8MiB", key="size")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["capacity", "--native", "-8MiB"], "native: a size cannot be negative"),     # was "expected one argument"
+    (["plan", "--interface", "sata", "--native", "480GB", "--op", "-5%", "--op-basis", "user"],
+     "op: -5% cannot be negative"),
+    (["advise", "--preset", "samsung-840-pro-256gb", "--min-iops", "nanx"], "'nanx' is not a finite number"),
+])
+def test_negative_and_non_finite_values_reach_their_checks(capsys, argv, message):
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err, err

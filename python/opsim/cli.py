@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from . import __version__
@@ -31,7 +32,17 @@ def command_modules() -> list[str]:
                   if not m.name.startswith("_"))
 
 
+#: what argparse takes for a negative number (a value, not an option): with units and
+#: percentages too, so ``--native -8MiB`` reaches the size check ("cannot be negative")
+#: instead of failing as "expected one argument"
+_NEGATIVE_VALUE = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*[A-Za-z%]*$")
+
+
 class _ArgumentParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE
+
     def error(self, message):  # exit code 2 with a one-line message, like every input error
         self.print_usage(sys.stderr)
         sys.stderr.write(f"opsim: error: {message}\n")

@@ -477,7 +477,9 @@ def parse_target_number(text, option: str, allow_relative: bool = False) -> tupl
     except ValueError:
         hint = " (a number, or a multiple of the native configuration's such as 3x)" if allow_relative else ""
         raise _bad(option, f"{text!r} is not a number{hint}") from None
-    if not (v > 0 and math.isfinite(v)):
+    if not math.isfinite(v):
+        raise _bad(option, f"{text!r} is not a finite number")
+    if v <= 0:
         raise _bad(option, f"{text} must be positive")
     return v, rel
 
