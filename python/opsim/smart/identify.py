@@ -49,6 +49,7 @@ VENDORS = (
     ("ADATA", r"\bADATA\b"),
     ("HP", r"^HP\b"),
 )
+_VENDOR_RX = tuple((name, re.compile(pat, re.I)) for name, pat in VENDORS)
 # PCI vendor IDs of NVMe controllers (smartctl's nvme_pci_vendor.id)
 PCI_VENDORS = {0x8086: "Intel", 0x025E: "Solidigm", 0x144D: "Samsung", 0x1344: "Micron", 0xC0A9: "Crucial",
                0x1179: "Toshiba", 0x1E0F: "Kioxia", 0x1C5C: "SK hynix", 0x15B7: "SanDisk",
@@ -60,9 +61,9 @@ def _vendor(sc: dict, protocol: str | None, family: str | None, model: str | Non
         v = text_field(sc, "scsi_vendor")
         if v and v.strip():
             return v.strip()
-    for name, pat in VENDORS:
+    for name, rx in _VENDOR_RX:
         for s in (family, model):
-            if s and re.search(pat, s, re.I):
+            if s and rx.search(s):
                 return name
     pci = int_field(obj(sc, "nvme_pci_vendor"), "id", "nvme_pci_vendor.", hi=0xFFFF)
     return PCI_VENDORS.get(pci) if pci is not None else None

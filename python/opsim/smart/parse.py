@@ -18,6 +18,7 @@ a key of the wrong type is an error naming the key.  :mod:`opsim.smart.fuzz` che
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -79,7 +80,9 @@ def parse_count(v, key: str = "counter") -> int:
         raise InputError(f"{key}: a {len(v)}-character string is not a counter", key=key)
     try:
         n = _parse_count(v, key=key)
-    except (ValueError, OverflowError, TypeError, RecursionError):   # InputError is a ValueError
+    except InputError:
+        raise
+    except (ValueError, OverflowError, TypeError, RecursionError):
         raise InputError(f"{key}: {str(v)[:60]!r} is not a counter", key=key) from None
     if n > MAX_COUNT:
         raise InputError(f"{key}: {str(v)[:60]} is larger than any drive counter (128 bits)", key=key)
@@ -208,13 +211,24 @@ def arr(d, key: str, where: str = "") -> list:
     return v
 
 
+def clean_text(s: str, limit: int = 200) -> str:
+    """``s`` fit to print: control characters and lone surrogates (JSON can escape both) become
+    "?", and at most ``limit`` characters are kept."""
+    if len(s) > limit:
+        s = s[:limit] + "..."
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else "?" for c in s)
+
+
 def text_field(d, key: str, where: str = "") -> str | None:
+    """``d[key]`` as printable text (None when absent or null); another type is an error naming the key."""
     v = d.get(key) if isinstance(d, dict) else None
     if v is None:
         return None
     if not isinstance(v, str):
         raise InputError(f"{where}{key}: expected a string, got {type(v).__name__}", key=key)
-    return v
+    return clean_text(v)
 
 
 def int_field(d, key: str, where: str = "", lo: int = 0, hi: int = MAX_COUNT) -> int | None:
@@ -222,8 +236,17 @@ def int_field(d, key: str, where: str = "", lo: int = 0, hi: int = MAX_COUNT) ->
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise InputError(f"{where}{key}: {str(v)[:40]!r} is not an integer in {lo}..{hi}", key=key)
+        rng = f"{lo}..{hi}" if hi < 2**32 else f"{lo}..2^{hi.bit_length()}-1"
+        raise InputError(f"{where}{key}: {str(v)[:40]!r} is not an integer in {rng}", key=key)
     return v
+
+
+def naming_source(snap: dict, e: InputError) -> InputError:
+    """``e`` with the snapshot's file in front of its message (unless it is there already)."""
+    src = snap.get("source")
+    if not src or str(e).startswith(f"{src}:"):
+        return e
+    return type(e)(f"{src}: {e}", key=e.key)
 
 
 def _looks_smartctl(doc: dict) -> bool:
@@ -242,7 +265,7 @@ def as_snapshot(doc: dict, source: str = "input") -> dict:
         for k, v in nvme.items():
             if v is not None and not isinstance(v, dict):
                 raise InputError(f"{source}: nvme.{k}: expected a JSON object, got {type(v).__name__}", key=k)
-        warnings = [str(w)[:500] for w in arr(doc, "warnings", f"{source}: ")]
+        warnings = [clean_text(str(w), 500) for w in arr(doc, "warnings", f"{source}: ")]
         commands = [c for c in arr(doc, "commands", f"{source}: ") if isinstance(c, dict)]
         status = smartctl_status(int_field(obj(sc, "smartctl", f"{source}: smartctl."), "exit_status",
                                            f"{source}: smartctl.smartctl.", hi=255))
@@ -271,8 +294,16 @@ def as_snapshot(doc: dict, source: str = "input") -> dict:
                      "(none of the keys they have)", key="snapshot")
 
 
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _norm(k: str) -> str:
+    return _NON_ALNUM.sub("_", k.lower()).strip("_")
+
+
 def norm_key(k) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", str(k).lower()).strip("_")
+    return _norm(k if isinstance(k, str) else str(k))
 
 
 def find_key(d: dict | None, *names):
@@ -314,7 +345,7 @@ def ata_attribute_names(snap: dict) -> dict:
     for a in arr(obj(snap.get("smartctl"), "ata_smart_attributes"), "table", "ata_smart_attributes."):
         if isinstance(a, dict) and isinstance(a.get("id"), int) and not isinstance(a.get("id"), bool):
             n = a.get("name")
-            out[a["id"]] = n[:80] if isinstance(n, str) else None
+            out[a["id"]] = clean_text(n, 80) if isinstance(n, str) else None
     return out
 
 

@@ -16,13 +16,14 @@ counter is missing and why, instead of guessing.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
-
 from decimal import Decimal, InvalidOperation
 
-from .parse import (ata_attribute_names, ata_attributes, device_statistic, identity, nvme_value, obj,
-                    parse_count, vendor_value)
+from ..errors import InputError
+from .parse import (ata_attribute_names, ata_attributes, device_statistic, identity, naming_source, nvme_value,
+                    obj, parse_count, vendor_value)
 
 MiB, GiB = 2**20, 2**30
 
@@ -129,6 +130,11 @@ class Pair:
     formula: str = ""
 
 
+@functools.lru_cache(maxsize=None)
+def _rx(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.I)
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -149,9 +155,9 @@ class Rule:
         if self.protocol and (ident.get("protocol") or "").upper() != self.protocol.upper():
             return False
         fam, mod = ident.get("model_family") or "", ident.get("model_name") or ""
-        if self.family and fam and re.search(self.family, fam, re.I):
+        if self.family and fam and _rx(self.family).search(fam):
             return True
-        if self.model and mod and re.search(self.model, mod, re.I):
+        if self.model and mod and _rx(self.model).search(mod):
             return True
         return self.family is None and self.model is None
 
@@ -394,7 +400,15 @@ def _nvme_reason(snap: dict, drive_has_none: str) -> str:
 
 
 def read_counters(snap: dict) -> dict:
-    """Host writes, NAND writes and the WAF counters of one snapshot, with the rule used."""
+    """Host writes, NAND writes and the WAF counters of one snapshot, with the rule used; an
+    error names the snapshot's file."""
+    try:
+        return _read_counters(snap)
+    except InputError as e:
+        raise naming_source(snap, e) from None
+
+
+def _read_counters(snap: dict) -> dict:
     ident = identity(snap)
     rule = find_rule(ident)
     attrs = ata_attributes(snap)

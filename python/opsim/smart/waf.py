@@ -11,7 +11,7 @@ that went backwards.  smartctl's exit status bits of each snapshot are returned 
 from __future__ import annotations
 
 from ..errors import InputError
-from .parse import int_field, nvme_value, obj, status_warnings
+from .parse import int_field, naming_source, nvme_value, obj, status_warnings
 from .rules import read_counters
 
 
@@ -60,6 +60,13 @@ def _delta(after: dict | None, before: dict | None, what: str):
 
 def usage_clock(snap: dict) -> dict:
     """Power-on hours and power cycles of a snapshot (None where the drive does not say)."""
+    try:
+        return _usage_clock(snap)
+    except InputError as e:
+        raise naming_source(snap, e) from None
+
+
+def _usage_clock(snap: dict) -> dict:
     sc = snap.get("smartctl") if isinstance(snap.get("smartctl"), dict) else {}
     hours = int_field(obj(sc, "power_on_time"), "hours", "power_on_time.")
     cycles = int_field(sc, "power_cycle_count")

@@ -1,0 +1,372 @@
+"""A deterministic mutation fuzzer for the readers of `opsim smart`: smartctl ``-j`` documents,
+nvme-cli JSON logs (SMART, Endurance Group, OCP C0, vendor logs) and opsim smart snapshots.
+
+Every input must give a result or an :class:`opsim.errors.InputError`: any other exception, an
+input that runs longer than ``timeout_s`` (a hang), or a peak memory above ``max_rss_mb`` is a
+failure.  Inputs are the real outputs in the corpus folders plus built-in nvme-cli seeds, mutated
+with a seeded RNG (input ``i`` of seed ``s`` is the same on every machine, so one failing input is
+replayed with ``--only i``):
+
+* most inputs mutate the decoded JSON object (keys dropped, renamed or added, values replaced by
+  other types, huge, negative, NaN or infinite numbers, odd strings, deep nesting; lists cut,
+  repeated or reordered), copying only the path to the change, and go through the snapshot
+  reader, the lifetime WAF, the interval WAF against the unmutated seed, the text report and
+  ``json.dumps``;
+* a share (``byte_share``) are byte-level mutations of the serialised document (truncation, bit
+  flips, inserted or deleted bytes, non-UTF-8 and NUL bytes, very long numbers, deep brackets)
+  that go through the JSON decoder first.
+
+It lives in the package, not under tests/, so that ``python -m opsim.smart.fuzz --count 1000000
+--seed 1`` runs against an installed opsim (``make fuzz``) as well as in a pytest short pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from ..errors import InputError
+from .parse import as_snapshot, loads_document
+from .waf import interval_waf, lifetime_waf
+
+REPO = Path(__file__).resolve().parents[3]
+DEFAULT_CORPUS = (REPO / "tests" / "fixtures" / "measure", REPO.parent / "shared" / "fixtures" / "smartctl",
+                  REPO.parent / "shared" / "fixtures" / "smartctl-exporter")
+
+_SMART_LOG = {"critical_warning": 0, "temperature": 310, "avail_spare": 100, "percent_used": 3,
+              "data_units_read": "12,345,678", "data_units_written": "65,536,000", "host_read_commands": 1,
+              "host_write_commands": 2, "power_cycles": 12, "power_on_hours": 4000, "unsafe_shutdowns": 3}
+_OCP_C0 = {"Physical media units written": {"hi": 0, "lo": 40_000_000_000_000},
+           "Physical media units read": {"hi": 0, "lo": 1}, "Bad user nand blocks - Raw": 0,
+           "Log page version": 3, "Log page GUID": "0xafd514c97c6f4f9ca4f2bfea2810afc5"}
+_ENDURANCE = {"critical_warning": 0, "avl_spare": 100, "percent_used": 3, "data_units_read": 10,
+              "data_units_written": 30_000, "media_units_written": 42_000, "host_read_cmds": 1}
+_INTEL_ADD = {"Intel Smart log": "nvme0", "Device stats": {
+    "program_fail_count": {"normalized": 100, "raw": 0},
+    "nand_bytes_written": {"normalized": 100, "raw": 1_234_567},
+    "host_bytes_written": {"normalized": 100, "raw": 1_000_000}}}
+_NVME_SC = {"json_format_version": [1, 0], "smartctl": {"exit_status": 4, "messages": [{"string": "x"}]},
+            "device": {"name": "/dev/nvme0", "type": "nvme", "protocol": "NVMe"},
+            "model_name": "INTEL SSDPE2KX010T8", "serial_number": "S1", "firmware_version": "1",
+            "nvme_pci_vendor": {"id": 0x8086, "subsystem_id": 0x8086},
+            "power_on_time": {"hours": 4000}, "power_cycle_count": 12,
+            "nvme_smart_health_information_log": {"data_units_written": 65_536_000, "power_on_hours": 4000}}
+_ATA_SC = {"json_format_version": [1, 0], "smartctl": {"exit_status": 0},
+           "device": {"name": "/dev/sda", "type": "sat", "protocol": "ATA"},
+           "model_family": "Micron 5100 Pro / 52x0 / 5300 SSDs", "model_name": "Micron_5300_MTFDDAK240TDS",
+           "serial_number": "S2", "rotation_rate": 0, "logical_block_size": 512, "power_on_time": {"hours": 10},
+           "ata_smart_attributes": {"table": [
+               {"id": 246, "name": "Total_LBAs_Written", "raw": {"value": 13081275632, "string": "13081275632"}},
+               {"id": 247, "name": "Host_Program_Page_Count", "raw": {"value": 429271075, "string": "429271075"}},
+               {"id": 248, "name": "Bckgnd_Program_Page_Cnt", "raw": {"value": 33907658, "string": "33907658"}}]},
+           "ata_device_statistics": {"pages": [{"number": 1, "table": [
+               {"offset": 24, "name": "Logical Sectors Written", "value": 100, "flags": {"valid": True}}]}]}}
+_SCSI_SC = {"json_format_version": [1, 0], "smartctl": {"exit_status": 0},
+            "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"}, "scsi_vendor": "TOSHIBA",
+            "scsi_model_name": "TOSHIBA PX05SMB040", "serial_number": "S3", "rotation_rate": 0,
+            "scsi_transport_protocol": {"name": "SAS (SPL-3)", "value": 6},
+            "scsi_error_counter_log": {"write": {"gigabytes_processed": "1234.567"}}}
+
+BUILTIN_SEEDS = (
+    ("builtin:nvme-cli smart-log", _SMART_LOG),
+    ("builtin:nvme-cli ocp smart-add-log", _OCP_C0),
+    ("builtin:smartctl ata", _ATA_SC),
+    ("builtin:smartctl nvme", _NVME_SC),
+    ("builtin:smartctl scsi", _SCSI_SC),
+    ("builtin:snapshot nvme", {"format": "opsim-smart-snapshot", "version": 1, "device": "/dev/nvme0n1",
+                               "smartctl": _NVME_SC, "warnings": ["smartctl exit status 4: x"],
+                               "commands": [{"argv": ["nvme", "ocp", "smart-add-log", "/dev/nvme0"], "exit_status": 0}],
+                               "nvme": {"smart_log": _SMART_LOG, "ocp_c0": _OCP_C0, "endurance_log": _ENDURANCE,
+                                        "vendor_log": {"vendor": "Intel", "plugin": "intel smart-log-add",
+                                                       "data": _INTEL_ADD}}}),
+    ("builtin:snapshot nvme intel only", {"format": "opsim-smart-snapshot", "smartctl": _NVME_SC,
+                                          "nvme": {"vendor_log": {"plugin": "intel smart-log-add", "data": _INTEL_ADD}}}),
+)
+
+_DEEP = [0]
+for _ in range(150):
+    _DEEP = [_DEEP]
+WEIRD = (None, True, False, 0, 1, -1, 255, 256, 2**31, 2**63, 2**64, 2**128 - 1, 2**128, 2**200, -(2**64), 10**400,
+         float("nan"), float("inf"), float("-inf"), 1e308, -0.0, 0.5, 1e-300, 7.0,
+         "", " ", "0", "-1", "1.5", "abc", "NaN", "1,234", "1,969,459 (1.01 TB)", "0x", "0x" + "f" * 40, "9" * 5000,
+         "\x00", "\ud800", "caf\u00e9", "\x1b[31mred", "A" * 10_000, "REDACTED", "NVMe", "ATA", "SCSI", "sat",
+         [], {}, [1, 2, 3], {"hi": 1, "lo": 2}, {"hi": -1, "lo": 0}, {"hi": 2**64, "lo": 0}, {"value": "x"},
+         {"value": float("nan")}, {"raw": {"value": 2**70}}, {"value": {"value": {"value": 3}}}, _DEEP,
+         {"id": 246, "raw": {"value": 1}}, {"number": 1, "table": None}, {"exit_status": 3})
+KEYS = ("smartctl", "exit_status", "device", "protocol", "type", "model_name", "model_family", "serial_number",
+        "rotation_rate", "logical_block_size", "ata_smart_attributes", "table", "id", "raw", "value", "pages",
+        "number", "offset", "flags", "valid", "nvme_smart_health_information_log", "data_units_written",
+        "power_on_time", "hours", "power_cycle_count", "format", "nvme", "smart_log", "ocp_c0", "endurance_log",
+        "vendor_log", "plugin", "data", "Device stats", "Physical media units written", "media_units_written",
+        "scsi_error_counter_log", "write", "gigabytes_processed", "scsi_vendor", "nvme_pci_vendor", "warnings",
+        "commands", "argv", "wwn", "user_capacity", "bytes", "hi", "lo", "")
+
+
+class _Hang(Exception):
+    pass
+
+
+def load_corpus(dirs=None) -> list[tuple[str, object, bytes]]:
+    """(name, decoded object, original bytes) of every *.json in ``dirs`` plus the built-in seeds."""
+    out = []
+    for d in (DEFAULT_CORPUS if dirs is None else dirs):
+        d = Path(d)
+        if d.is_dir():
+            for p in sorted(d.glob("*.json")):
+                data = p.read_bytes()
+                out.append((p.name, json.loads(data), data))
+    for name, obj in BUILTIN_SEEDS:
+        out.append((name, obj, json.dumps(obj, indent=1).encode()))
+    return out
+
+
+# ----------------------------------------------------------------------------------- mutations
+
+
+def _weird(rng: random.Random, old):
+    r = rng.random()
+    if r < 0.55:
+        return rng.choice(WEIRD)
+    if r < 0.7 and old is not None:       # the same value in another type
+        return rng.choice((str(old)[:100], [old], {"value": old}, {"raw": old}, {"hi": 0, "lo": old}))
+    if r < 0.85 and isinstance(old, (int, float)) and not isinstance(old, bool):
+        op = rng.randrange(7)
+        ops = (lambda: old - 1, lambda: old + 1, lambda: -old, lambda: old * 2**64, lambda: old / 3,
+               lambda: float(old), lambda: str(old)[:100])
+        try:
+            return ops[op]()
+        except (OverflowError, ValueError):
+            return float("inf")
+    op = rng.randrange(3)
+    if op == 0:
+        return rng.randrange(-2**70, 2**70)
+    if op == 1:
+        return rng.random() * float(f"1e{rng.randrange(-5, 400 if rng.random() < 0.1 else 20)}")
+    return "".join(chr(rng.randrange(0, 0x3000)) for _ in range(rng.randrange(0, 12)))
+
+
+def _mutate_container(rng: random.Random, node):
+    """A mutated copy of one dict or list (the node itself is never changed)."""
+    if isinstance(node, dict):
+        new = dict(node)
+        keys = list(new)
+        op = rng.randrange(6) if keys else 4
+        if op == 0:
+            del new[rng.choice(keys)]
+        elif op in (1, 2):
+            k = rng.choice(keys)
+            new[k] = _weird(rng, new[k])
+        elif op == 3:                           # rename a key
+            k = rng.choice(keys)
+            new[rng.choice(KEYS) if rng.random() < 0.7 else k.upper()] = new.pop(k)
+        elif op == 4:
+            new[rng.choice(KEYS)] = _weird(rng, None)
+        else:                                   # keep only a few keys
+            for k in rng.sample(keys, k=rng.randrange(len(keys))):
+                del new[k]
+        return new
+    new = list(node)
+    op = rng.randrange(5) if new else 4
+    if op == 0:
+        del new[rng.randrange(len(new))]
+    elif op == 1:
+        i = rng.randrange(len(new))
+        new[i] = _weird(rng, new[i])
+    elif op == 2:
+        i = rng.randrange(len(new))
+        new[i:i] = [new[i]] * rng.randrange(1, 4)
+    elif op == 3:
+        rng.shuffle(new)
+        del new[rng.randrange(len(new) + 1):]
+    else:
+        new.append(_weird(rng, None))
+    return new
+
+
+def mutate(rng: random.Random, root):
+    """``root`` with one change somewhere, copying only the containers on the path to it."""
+    if not isinstance(root, (dict, list)):
+        return _weird(rng, root)
+    if rng.random() < 0.3:
+        return _mutate_container(rng, root)
+    items = list(root.items()) if isinstance(root, dict) else list(enumerate(root))
+    inner = [(k, v) for k, v in items if isinstance(v, (dict, list)) and v]
+    if not inner:
+        return _mutate_container(rng, root)
+    k, v = rng.choice(inner)
+    new = dict(root) if isinstance(root, dict) else list(root)
+    new[k] = mutate(rng, v)
+    return new
+
+
+def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
+    b = bytearray(data)
+    for _ in range(rng.randrange(1, 4)):
+        n = len(b)
+        op = rng.randrange(9)
+        i = rng.randrange(n + 1)
+        if op == 0:
+            del b[i:]                                           # truncate
+        elif op == 1 and n:
+            j = rng.randrange(n)
+            b[j] ^= 1 << rng.randrange(8)                       # bit flip
+        elif op == 2:
+            b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
+        elif op == 3:
+            del b[i:i + rng.randrange(1, 64)]
+        elif op == 4 and n:
+            j = rng.randrange(n)
+            b[i:i] = b[j:j + rng.randrange(1, 200)]             # duplicate a range
+        elif op == 5:
+            b[i:i] = rng.choice((b"\xff\xfe", b"\xc3", b"\x00", b"\xed\xa0\x80", b"\xef\xbb\xbf"))
+        elif op == 6:
+            b[i:i] = rng.choice((b"NaN", b"-Infinity", b"1e999", b"9" * rng.randrange(10, 6000), b"-0",
+                                 b'"\\ud800"', b"\\u0000", b"null", b"[" * rng.randrange(1, 100_000)))
+        elif op == 7:
+            b[0:0] = rng.choice((b"warning: something\n", b"{\n", b"[notice]\n", b"}\n", b"\n" * 3))
+        else:
+            b = b.replace(b" ", b"", rng.randrange(1, 50))
+    return bytes(b)
+
+
+# ----------------------------------------------------------------------------------- the target
+
+
+def exercise(obj, base_snap: dict | None, allow_no_serial: bool | None) -> None:
+    """Everything `opsim smart waf` does with one document; raises what the code raises."""
+    from ..commands.smart import waf_text
+
+    snap = as_snapshot(obj, "fuzz.json")
+    r = lifetime_waf(snap)
+    waf_text(r).encode("utf-8")
+    json.dumps(r, allow_nan=False).encode("utf-8")
+    if base_snap is not None and allow_no_serial is not None:
+        a, b = (base_snap, snap) if allow_no_serial else (snap, base_snap)
+        try:
+            r = interval_waf(a, b, allow_no_serial=allow_no_serial)
+        except InputError:
+            return
+        waf_text(r).encode("utf-8")
+        json.dumps(r, allow_nan=False).encode("utf-8")
+
+
+def one_input(corpus, seed: int, i: int, byte_share: float):
+    """Input ``i`` of ``seed``: (seed file, "obj" | "bytes", the input, interval mode), where the
+    interval mode is None (lifetime only) or the ``allow_no_serial`` of an interval against the
+    unmutated seed (one in five inputs; as BEFORE when true, as AFTER when false)."""
+    rng = random.Random(seed * 1_000_003 + i)
+    name, obj, raw = corpus[rng.randrange(len(corpus))]
+    interval = rng.random() < 0.5 if rng.random() < 0.2 else None
+    if rng.random() < byte_share:
+        if rng.random() < 0.5:
+            obj = mutate(rng, obj)
+            raw = json.dumps(obj).encode("utf-8", "surrogatepass")
+        return name, "bytes", mutate_bytes(rng, raw), interval
+    for _ in range(rng.randrange(1, 5)):
+        obj = mutate(rng, obj)
+    return name, "obj", obj, interval
+
+
+def run(count: int, seed: int = 1, corpus=None, *, start: int = 0, byte_share: float = 0.15,
+        timeout_s: float = 10.0, max_failures: int = 20, save_dir: str | None = None, progress=None) -> dict:
+    """Run inputs ``start`` .. ``start + count - 1``; return counts and the first failures."""
+    corpus = load_corpus() if corpus is None else corpus
+    if not corpus:
+        raise InputError("fuzz: empty corpus", key="corpus")
+    bases: dict[str, dict | None] = {}
+    for name, obj, _ in corpus:
+        try:
+            bases[name] = as_snapshot(obj, name)
+        except InputError:
+            bases[name] = None
+    use_alarm = hasattr(signal, "setitimer") and timeout_s > 0
+    if use_alarm:
+        def on_alarm(signum, frame):
+            raise _Hang()
+        old = signal.signal(signal.SIGALRM, on_alarm)
+    stats = {"seed": seed, "start": start, "count": count, "ok": 0, "input_errors": 0, "bytes_inputs": 0,
+             "failures": [], "failed": 0, "corpus": len(corpus)}
+    t0 = time.perf_counter()
+    try:
+        for i in range(start, start + count):
+            name, kind, inp, allow = one_input(corpus, seed, i, byte_share)
+            stats["bytes_inputs"] += kind == "bytes"
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, timeout_s)
+            try:
+                obj = loads_document(inp, "fuzz.json") if kind == "bytes" else inp
+                exercise(obj, bases.get(name), allow)
+                stats["ok"] += 1
+            except InputError:
+                stats["input_errors"] += 1
+            except _Hang:
+                _fail(stats, i, name, kind, inp, f"hang: still running after {timeout_s} s", max_failures, save_dir)
+            except Exception as e:  # noqa: BLE001 -- the point: anything else is a failure
+                tb = traceback.extract_tb(e.__traceback__)[-1]
+                _fail(stats, i, name, kind, inp, f"{type(e).__name__}: {str(e)[:200]} at "
+                      f"{Path(tb.filename).name}:{tb.lineno}", max_failures, save_dir)
+            finally:
+                if use_alarm:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            if progress and (i - start + 1) % 100_000 == 0:
+                progress(i - start + 1, stats)
+    finally:
+        if use_alarm:
+            signal.signal(signal.SIGALRM, old)
+    stats["seconds"] = round(time.perf_counter() - t0, 1)
+    stats["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return stats
+
+
+def _fail(stats, i, name, kind, inp, what, max_failures, save_dir):
+    stats["failed"] += 1
+    if len(stats["failures"]) < max_failures:
+        stats["failures"].append({"index": i, "seed_file": name, "kind": kind, "error": what})
+        if save_dir:
+            p = Path(save_dir) / f"fuzz-{stats['seed']}-{i}.json"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(inp if kind == "bytes" else json.dumps(inp).encode("utf-8", "surrogatepass"))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m opsim.smart.fuzz", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=100_000, help="inputs to try (default 100000)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0, help="index of the first input")
+    ap.add_argument("--only", type=int, metavar="INDEX", help="replay one input (same seed)")
+    ap.add_argument("--corpus", action="append", metavar="DIR",
+                    help="folder of seed *.json (repeatable; default: " + ", ".join(map(str, DEFAULT_CORPUS)) + ")")
+    ap.add_argument("--byte-share", type=float, default=0.15, help="share of byte-level mutations (default 0.15)")
+    ap.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take (default 10)")
+    ap.add_argument("--max-rss-mb", type=float, default=1024.0, help="peak memory allowed (default 1024 MiB)")
+    ap.add_argument("--save-dir", help="write failing inputs here")
+    a = ap.parse_args(argv)
+    corpus = load_corpus(a.corpus)
+    start, count = (a.only, 1) if a.only is not None else (a.start, a.count)
+    if a.only is not None:
+        name, kind, inp, allow = one_input(corpus, a.seed, a.only, a.byte_share)
+        print(f"input {a.only}: {kind} mutation of {name}; interval (allow_no_serial): {allow}")
+        print((inp if kind == "bytes" else json.dumps(inp).encode("utf-8", "surrogatepass"))[:2000])
+    print(f"opsim smart fuzz: seed {a.seed}, inputs {start}..{start + count - 1}, corpus {len(corpus)} documents",
+          file=sys.stderr)
+    st = run(count, a.seed, corpus, start=start, byte_share=a.byte_share, timeout_s=a.timeout,
+             save_dir=a.save_dir, progress=lambda n, s: print(f"  {n:,} inputs, {s['failed']} failures",
+                                                              file=sys.stderr, flush=True))
+    for f in st["failures"]:
+        print(f"FAIL input {f['index']} ({f['kind']} mutation of {f['seed_file']}): {f['error']}")
+    over = st["max_rss_mb"] > a.max_rss_mb
+    print(f"{st['count']:,} inputs (seed {st['seed']}, {st['bytes_inputs']:,} byte-level) in {st['seconds']} s: "
+          f"{st['ok']:,} results, {st['input_errors']:,} input errors, {st['failed']} failures; peak memory "
+          f"{st['max_rss_mb']} MiB" + (f" (over the {a.max_rss_mb} MiB limit)" if over else ""))
+    return 1 if st["failed"] or over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
