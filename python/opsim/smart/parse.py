@@ -11,7 +11,7 @@ Tolerances:
   commas and followed by a unit ("1,969,459 (1.01 TB)").  :func:`parse_count` takes them all.
 
 Hostile input: a file is read up to :data:`MAX_BYTES` (smartctl ``-x -j`` of a drive is well
-under 1 MiB); binary data, non-UTF-8 text, a truncated document, ``NaN``, nesting deeper than
+under 1 MiB; a larger regular file is refused unread); binary data, non-UTF-8 text, a truncated document, ``NaN``, nesting deeper than
 the decoder's limit and counters beyond 128 bits are each an :class:`InputError` that says so;
 a key of the wrong type is an error naming the key.  :mod:`opsim.smart.fuzz` checks this.
 """
@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..toolio import parse_count as _parse_count
 
 SNAPSHOT_FORMAT = "opsim-smart-snapshot"
-MAX_BYTES = 64 * 2**20
+MAX_BYTES = 16 * 2**20
 #: NVMe counters are 128-bit; anything larger is not a drive counter
 MAX_COUNT = 2**128 - 1
 
@@ -109,13 +109,17 @@ _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _START = re.compile(r"^[ \t]*[\[{]", re.M)
 
 
+def _too_large(source: str, size: int):
+    raise InputError(f"{source}: too large ({size:,} bytes or more; smartctl and nvme-cli JSON is well under "
+                     f"1 MiB, the limit is {MAX_BYTES // 2**20} MiB)", key="snapshot")
+
+
 def loads_document(data: bytes | str, source: str = "input") -> dict:
     """The JSON object in a tool's output (non-JSON lines before it are skipped), with a clear
     error for empty, binary, non-UTF-8, truncated or malformed input."""
+    if len(data) > MAX_BYTES:
+        _too_large(source, len(data))
     if isinstance(data, (bytes, bytearray)):
-        if len(data) > MAX_BYTES:
-            raise InputError(f"{source}: too large ({len(data):,} bytes; smartctl and nvme-cli JSON is well "
-                             f"under 1 MiB, the limit is {MAX_BYTES // 2**20} MiB)", key="snapshot")
         nul = data.find(b"\0")
         if nul >= 0:
             raise InputError(f"{source}: binary data (a NUL byte at offset {nul}), not a smartctl or nvme-cli "
@@ -183,6 +187,9 @@ def load_document(path) -> dict:
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_BYTES:        # a regular file: refused unread; a pipe or device: read to the limit
+                _too_large(path, size)
             data = f.read(MAX_BYTES + 1)
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}", key="snapshot") from None
