@@ -92,7 +92,7 @@ def test_demo_bad_input():
 
 
 def test_validate_markdown(tmp_path, monkeypatch):
-    from opsim import validation
+    from opsim.validation import oracles as validation
 
     # a fast subset: the suite's own cases are run in test_oracle.py
     cases = [c for c in validation.oracle_cases() if c[0] == "greedy b=32" and c[1] == 0.28]

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from opsim import validation as v
+from opsim.validation import sk_hynix as v
 from opsim.units import parse_size
 
 

@@ -143,7 +143,7 @@ def test_micron_dwa_steady_state_ratios():
     """The DWA preset is fitted to over 80,000 IOPS fresh out of box (the controller's rate)
     and 11,000 IOPS at 1024 GB; 29,000 at 800 GB and 13,000 at 1000 GB are predictions, within
     the issue's 15%."""
-    from opsim.calibration import steady_run
+    from opsim.validation import steady_run
 
     m = {gb: steady_run("micron-1100-1tb-dwa", gb * 10**9, 64)["iops"] for gb in (1024, 1000, 800)}
     assert m[1024] == pytest.approx(11000, rel=0.03)

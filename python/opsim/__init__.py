@@ -6,7 +6,7 @@ The simulator lives in the Rust extension ``opsim._core``; everything that does 
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401
 
 from .errors import (  # noqa: F401
     CapacityError,

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-from . import __version__
+from ._version import __version__
 from ._output import Output, atomic_write_text, check_writable_file, dumps
 from .errors import InputError, OpsimError
 

@@ -19,7 +19,8 @@ import html
 import json
 from typing import Any, Callable, Sequence
 
-from . import __version__, plots
+from . import plots
+from ._version import __version__
 from . import results as R
 from ._output import atomic_write_text
 from .errors import InputError

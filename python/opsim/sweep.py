@@ -35,7 +35,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from . import __version__
+from ._version import __version__
 from ._output import atomic_write
 from .errors import CommandError, ConfigError, InputError, InternalError, OpsimError
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from .._output import Output, table
 
 
@@ -14,14 +12,8 @@ def register(sub, common):
     p.set_defaults(func=run)
 
 
-def load() -> list[dict]:
-    from ..sim import _core
-
-    return json.loads(_core().presets())
-
-
 def run(args) -> Output:
-    from ..errors import ConfigError
+    from ..presets import get, load
 
     presets = load()
     if not args.name:
@@ -37,11 +29,7 @@ def run(args) -> Output:
                      title="Drive presets (use: preset = \"NAME\" at the top of a config; "
                            "`opsim presets NAME` shows every source)")
         return Output(data={"presets": presets}, text=text)
-    match = [p for p in presets if p["name"] == args.name]
-    if not match:
-        raise ConfigError(f"unknown preset {args.name!r}; known: {', '.join(p['name'] for p in presets)}",
-                          key="preset")
-    p = match[0]
+    p = get(args.name)
     rows = []
     for section, values in p["settings"].items():
         for k, v in values.items():

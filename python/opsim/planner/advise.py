@@ -149,20 +149,19 @@ def _probe(base: dict, page: int, ppb: int) -> dict:
 def load_drive(*, preset: str | None = None, native=None, physical=None, pages_per_block=None,
                interface=None, pe=None, gc=None, queue_depth=None, sector_size: int = 512) -> Drive:
     """A :class:`Drive` from a preset name or from parameters (errors name the option)."""
-    from ..commands.presets import load
+    from .. import presets as P
 
     sources: dict = {}
     timing_over: dict = {}
     drive_over: dict = {}
     if preset is not None:
-        presets = {p["name"]: p for p in load()}
-        if preset not in presets:
-            raise _bad("preset", f"unknown preset {preset!r}; known: {', '.join(sorted(presets))}")
+        if preset not in P.names():
+            raise _bad("preset", f"unknown preset {preset!r}; known: {', '.join(sorted(P.names()))}")
         for opt, v in (("native", native), ("physical", physical), ("pages_per_block", pages_per_block),
                        ("interface", interface)):
             if v is not None:
                 raise _bad(opt, f"the preset {preset} fixes this; drop {_opt(opt)} or --preset")
-        p = presets[preset]
+        p = P.get(preset)
         s = p["settings"]
         msrc = p["meta"]["sources"]
         native_text = s["drive"]["user_capacity"]

@@ -10,8 +10,8 @@ bottleneck   1 / IOPS = fw + copies_per_write x gc_fw.   :func:`fit_controller` 
 for two published points, using the copies per write the simulator measures, and repeats
 until the simulated IOPS match.
 
-    python -m opsim.calibration micron-1100      # prints the fitted values
-    python -m opsim.calibration sandisk-x400-reserve   # the X400 NAND readings compared
+    python -m opsim.validation.calibration micron-1100      # prints the fitted values
+    python -m opsim.validation.calibration sandisk-x400-reserve   # the X400 NAND readings compared
 """
 
 from __future__ import annotations
@@ -20,34 +20,10 @@ import sys
 
 import numpy as np
 
-from .sim import simulate
+from .seeds import x400_rows
+from .steady import steady_run
 
 SECTOR = 512
-
-
-def steady_run(preset: str, user_bytes: int, scale: int = 64, timing: dict | None = None,
-               drive: dict | None = None, seed: int = 1, measure: float = 0.5) -> dict:
-    """Steady-state 4 KiB random writes at QD32 on ``preset`` configured to ``user_bytes``."""
-    from .commands.presets import load
-
-    p = {x["name"]: x for x in load()}[preset]["settings"]
-    from .units import parse_size
-
-    phys = parse_size(p["drive"]["physical_capacity"]) // scale
-    user = user_bytes // scale // 4096 * 4096
-    cfg = {
-        "preset": preset,
-        "drive": {"user_capacity": user, "physical_capacity": phys} | (drive or {}),
-        "run": {"seed": seed, "precondition": "analytic", "warmup_drive_writes": 0.25,
-                "measure_drive_writes": measure, "round_drive_writes": measure / 5},
-        "timing": timing or {},
-    }
-    r = simulate(cfg)
-    m = r.measure_counters
-    # pages the controller copies per host write: GC copies and SLC-cache folds (both cost gc_fw_us)
-    return {"iops": r.timed["measured_iops"], "waf": r.waf,
-            "copies_per_write": (m["gc_copy_pages"] + m.get("fold_pages", 0)) / max(1, m["host_write_pages"]),
-            "op_user": r.op["user"], "result": r}
 
 
 def fit_controller(preset: str, points: list[tuple[int, float]], fw: float | None = None,
@@ -102,7 +78,6 @@ def x400_reserve(scale: int = 64, readings=None) -> list[dict]:
     """For each reading of the X400's NAND (default: all of ``X400_READINGS``): refit the family's
     two controller times to the 256 GB drive (0% and 28% OP), then the eight IOPS ratios against
     seed 001."""
-    from .validation import x400_rows
 
     out = []
     for label, phys in readings or X400_READINGS:
@@ -132,7 +107,7 @@ def x400_reserve_markdown(study: list[dict]) -> str:
 
 
 def idema(gb: int) -> int:
-    from .planner.capacity import idema_lba_count
+    from ..planner.capacity import idema_lba_count
 
     return idema_lba_count(gb) * SECTOR
 
@@ -158,7 +133,7 @@ def main(argv=None) -> int:
         print(x400_reserve_markdown(x400_reserve()))
         return 0
     if not argv or argv[0] not in FITS:
-        print(f"usage: python -m opsim.calibration {{{','.join([*FITS, 'sandisk-x400-reserve'])}}}", file=sys.stderr)
+        print(f"usage: python -m opsim.validation.calibration {{{','.join([*FITS, 'sandisk-x400-reserve'])}}}", file=sys.stderr)
         return 2
     import json
 
