@@ -181,3 +181,4 @@ def test_atomic_write_error_names_the_path(tmp_path):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
