@@ -11,7 +11,8 @@ import pytest
 
 import opsim
 from opsim import cli
-from opsim.sweep import _Store, load_grid, run_sweep
+from opsim.sweep import load_grid, run_sweep
+from opsim.sweep.store import _Store
 
 GRID = """\
 [drive]

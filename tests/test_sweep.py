@@ -18,7 +18,7 @@ from opsim import cli
 from opsim.sweep import WALL_CLOCK_COLUMNS, derive_seed, load_grid, run_sweep
 
 OPSIM = [sys.executable, "-m", "opsim.cli"]
-SWEEP = importlib.import_module("opsim.sweep")   # the module (opsim.sweep is the function)
+SWEEP = importlib.import_module("opsim.sweep.run")   # the module that runs points (opsim.sweep is the function)
 
 # 2 capacities x 3 OP levels x 2 GC policies x 2 replicates = 24 points of a few ms each
 GRID_24 = """\
@@ -259,7 +259,7 @@ def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys, mon
 
 
 def test_a_worker_that_dies_is_recorded_as_a_failed_point():
-    from opsim.sweep import _error_fields
+    from opsim.sweep.point import _error_fields
 
     class KilledWorker(Exception):
         pass
@@ -358,7 +358,7 @@ def test_results_file_guards_and_stale_rows(tmp_path, capsys):
     assert code == 2 and "not a readable Parquet file" in err and junk.read_bytes() == b"not parquet"
 
     # two sweeps never write one file at once
-    from opsim.sweep import _Store
+    from opsim.sweep.store import _Store
 
     store = _Store(str(out), load_grid(smaller), fresh=False)
     try:

@@ -1,0 +1,36 @@
+"""Parameter sweeps: many simulations from one grid file, in parallel on Dask.
+
+    >>> import opsim
+    >>> df = opsim.sweep("study.toml", "study.parquet")     # pandas DataFrame, one row per point
+    >>> df.groupby(["drive.op", "ftl.gc"])["waf"].mean()
+
+A grid file is a simulation config (docs/config.md) with a ``[sweep]`` table that says what
+to vary: ``sweep.grid`` (a cartesian product over any config keys) and/or ``sweep.points``
+(an explicit list), ``sweep.replicates`` runs of each with their own seed, and
+``sweep.seed``.  The schema is in docs/sweeps.md.
+
+Every point has an identity: the SHA-256 of its canonical flattened config (dotted keys,
+sorted, canonical JSON).  Its seed is derived from the grid seed, that hash and the
+replicate number, never from the order points are submitted or finish in, so a sweep gives
+the same table serially, on a LocalCluster or on any cluster.  Results go to a Parquet file
+that is only ever replaced whole (written to a temporary file, then renamed), so an
+interruption leaves the previous complete file; a re-run skips the points it already holds
+(matched by point id) and retries failed ones.
+
+This package imports only the standard library at import time; the Rust core, pandas,
+pyarrow, Dask and tqdm are imported when a sweep runs.
+Rooms: :mod:`.grid` (the grid file and its points), :mod:`.point` (one point run),
+:mod:`.table` (the results table and its columns), :mod:`.store` (the results file and its
+lock) and :mod:`.run` (running a sweep serially or on Dask).
+"""
+
+from __future__ import annotations
+
+from .columns import WALL_CLOCK_COLUMNS, metrics
+from .grid import Grid, Point, derive_seed, load_grid
+from .point import run_point
+from .run import SweepOutcome, run_sweep, sweep
+from .table import build_table, columns
+
+__all__ = ["sweep", "run_sweep", "load_grid", "Grid", "Point", "SweepOutcome", "run_point", "metrics",
+           "build_table", "derive_seed", "columns", "WALL_CLOCK_COLUMNS"]

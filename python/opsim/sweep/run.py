@@ -1,0 +1,270 @@
+"""Running a sweep: serially or on Dask (a LocalCluster or a scheduler), with progress,
+checkpoints of finished points, and Ctrl-C ending the run with its results kept."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import CommandError, InputError
+from .grid import Grid, Point, load_grid
+from .point import _error_fields, run_point
+from .store import _Store
+from .table import build_table, to_frame
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_sweep` did, and the table."""
+
+    grid: Grid
+    table: Any                  #: pyarrow.Table, one row per point with a result, grid order
+    output: str | None
+    summary: dict
+
+    @property
+    def frame(self):
+        df = to_frame(self.table)
+        df.attrs["sweep"] = self.summary
+        return df
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover
+        return os.cpu_count() or 1
+
+
+def _progress_bar(total: int, enabled: bool | None):
+    """tqdm on stderr; ``enabled=None``: only when stderr is a terminal."""
+    from tqdm import tqdm
+
+    disable = (not sys.stderr.isatty()) if enabled is None else not enabled
+    return tqdm(total=total, desc="opsim sweep", unit="pt", file=sys.stderr, disable=disable,
+                dynamic_ncols=True, smoothing=0.05)
+
+
+class _Checkpoint:
+    """Write the results file at most every ``interval`` seconds, and never spend more than
+    about a tenth of the time writing it."""
+
+    def __init__(self, store: _Store, interval: float):
+        self.store, self.interval = store, interval
+        self.last = time.monotonic()
+        self.cost = 0.0
+        self.dirty = False
+
+    def mark(self):
+        self.dirty = True
+        if time.monotonic() - self.last >= max(self.interval, 10 * self.cost):
+            self.flush()
+
+    def flush(self):
+        if not self.dirty:
+            return
+        t0 = time.monotonic()
+        self.store.write()
+        self.last = time.monotonic()
+        self.cost = self.last - t0
+        self.dirty = False
+
+
+def _connect(scheduler, workers, client):
+    """(client, cluster or None, description).  The caller closes what it opened."""
+    import logging
+
+    if client is not None:
+        return client, None, {"runner": "client", "scheduler": client.scheduler.address,
+                              "workers": len(client.nthreads())}
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        if not isinstance(scheduler, str) or "://" not in scheduler:
+            raise InputError(f"scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)",
+                             key="scheduler")
+        try:
+            c = Client(scheduler, timeout="15s", set_as_default=False)
+        except (OSError, TimeoutError) as e:
+            raise CommandError(f"cannot connect to the Dask scheduler at {scheduler}: {e}") from None
+        except ValueError as e:
+            raise InputError(f"scheduler: {e}", key="scheduler") from None
+        return c, None, {"runner": "scheduler", "scheduler": scheduler, "workers": len(c.nthreads())}
+    n = workers or _cpu_count()
+    try:
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+        c = Client(cluster, set_as_default=False)
+        # Ctrl-C reaches the whole process group: let the workers of our own cluster ignore it,
+        # so that this process saves what has finished and shuts them down in order
+        c.register_plugin(_ignore_sigint_plugin())
+    except Exception as e:
+        raise CommandError(f"cannot start a Dask LocalCluster with {n} workers: {e}") from None
+    return c, cluster, {"runner": "local-cluster", "scheduler": cluster.scheduler_address, "workers": n}
+
+
+def _ignore_sigint_plugin():
+    """A Dask worker plugin (run on every worker, restarted ones too) that makes the worker
+    ignore SIGINT.  Built here so that importing opsim does not import distributed."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class IgnoreSigint(WorkerPlugin):
+        name = "opsim-ignore-sigint"
+
+        def setup(self, worker):
+            import signal
+            import threading
+
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return IgnoreSigint()
+
+
+def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], g: Grid) -> None:
+    from distributed import as_completed
+
+    nthreads = max(1, sum(client.nthreads().values()))
+    window = max(16, 4 * nthreads)
+    token = uuid.uuid4().hex[:8]
+    pending = iter(todo)
+    inflight: dict[str, tuple[Point, Any]] = {}
+
+    def submit(p: Point):
+        f = client.submit(run_point, p.config_json(), g.documents, g.base_dir,
+                          key=f"opsim-point-{p.point_id}-{token}", pure=False)
+        inflight[f.key] = (p, f)
+        return f
+
+    ac = as_completed([submit(p) for p in itertools.islice(pending, window)], loop=client.loop)
+    try:
+        for fut in ac:
+            p, _ = inflight.pop(fut.key)
+            try:
+                row = fut.result()
+            except Exception as e:  # the worker died (KilledWorker), was lost, ...: record, go on
+                row = _error_fields(e)
+                row["opsim_version"] = None
+                row["wall_seconds"] = None
+            fut.release()
+            record(p, row)
+            nxt = next(pending, None)
+            if nxt is not None:
+                ac.add(submit(nxt))
+    finally:
+        if inflight:  # interrupted: drop what has not finished
+            _quietly(lambda: client.cancel([f for _, f in inflight.values()]))
+
+
+def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | None = None,
+              scheduler: str | None = None, client=None, limit: int | None = None, fresh: bool = False,
+              progress: bool | None = False, checkpoint_seconds: float = 1.0,
+              on_interrupt: str = "raise") -> SweepOutcome:
+    """Run (or resume) a sweep; see :func:`sweep`.  With ``on_interrupt="return"`` a
+    KeyboardInterrupt ends the run like ``limit`` does (results kept, ``summary["interrupted"]``)
+    instead of propagating after the results are saved."""
+    t0 = time.perf_counter()
+    g = grid if isinstance(grid, Grid) else load_grid(grid)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
+        raise InputError(f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})",
+                         key="workers")
+    if workers is not None and (scheduler is not None or client is not None):
+        raise InputError("workers: an existing cluster has its own workers; give workers or a scheduler, "
+                         "not both", key="workers")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
+    import pyarrow.parquet  # noqa: F401  (imported now, not in the middle of the progress bar)
+
+    store = _Store(None if output is None else os.fspath(output), g, fresh)
+    try:
+        done_before = {pid for pid, r in store.rows.items() if r.get("status") == "ok"
+                       and (r.get("result_json") is not None or not g.documents)}
+        todo = [p for p in g.points if p.point_id not in done_before]
+        summary: dict = {
+            "points": len(g.points), "skipped": len(done_before),
+            "retried": sum(1 for p in todo if p.point_id in store.rows),
+            "to_run": len(todo) if limit is None else min(limit, len(todo)),
+            "computed": 0, "failed": 0, "stale_dropped": store.stale, "interrupted": False,
+            "runner": None, "workers": 0, "scheduler": None, "output": store.path,
+        }
+        if limit is not None:
+            todo = todo[:limit]
+        check = _Checkpoint(store, checkpoint_seconds)
+        check.dirty = bool(store.stale or fresh)
+        bar = None
+
+        def record(p: Point, row: dict):
+            store.rows[p.point_id] = row
+            summary["computed"] += 1
+            if row.get("status") != "ok":
+                summary["failed"] += 1
+            if bar is not None:
+                if summary["failed"]:
+                    bar.set_postfix(failed=summary["failed"], refresh=False)
+                bar.update(1)
+            check.mark()
+
+        cl = cluster = None
+        try:
+            if todo and workers == 0:
+                summary["runner"] = "serial"
+                bar = _progress_bar(len(todo), progress)
+                for p in todo:
+                    record(p, run_point(p.config_json(), g.documents, g.base_dir))
+            elif todo:
+                cl, cluster, info = _connect(scheduler, workers, client)
+                summary.update(info)
+                bar = _progress_bar(len(todo), progress)
+                _run_dask(cl, todo, record, g)
+        except KeyboardInterrupt:
+            summary["interrupted"] = True
+            if on_interrupt != "return":
+                raise
+        finally:
+            if bar is not None:
+                bar.close()
+            if cl is not None and cl is not client:
+                _quietly(cl.close)
+            if cluster is not None:
+                _quietly(cluster.close)
+            check.flush()   # also when interrupted: what finished is kept
+        ok = sum(1 for pid, r in store.rows.items() if r.get("status") == "ok")
+        summary.update(ok=ok, errors=len(store.rows) - ok, pending=len(g.points) - ok,
+                       wall_seconds=time.perf_counter() - t0)
+        return SweepOutcome(grid=g, table=build_table(g, store.rows), output=store.path, summary=summary)
+    finally:
+        store.close()
+
+
+def _quietly(fn):
+    try:
+        fn()
+    except Exception:
+        pass
+
+
+def sweep(grid, output: str | os.PathLike | None = None, *, workers: int | None = None,
+          scheduler: str | None = None, client=None, limit: int | None = None, fresh: bool = False,
+          progress: bool | None = False):
+    """Run a sweep and return its results as a pandas DataFrame (one row per point).
+
+    ``grid``: a grid file path, TOML text or a dict with the same structure (docs/sweeps.md).
+    ``output``: a Parquet file; the sweep resumes from it (points already there are skipped,
+    failed ones retried) and it is rewritten atomically as points finish.  Without it
+    nothing is written.  ``workers``: 0 runs the points one after another in this process;
+    N (default: every CPU) starts a Dask LocalCluster of N processes.  ``scheduler``
+    (``tcp://HOST:PORT``) or ``client`` (a ``distributed.Client``) runs on an existing cluster
+    instead.  ``limit``: run at most this many of the points still to do, then stop.
+    ``fresh``: ignore (and replace) what ``output`` holds.
+
+    The table is the same, apart from ``wall_seconds``, however the points are run.
+    ``df.attrs["sweep"]`` holds the counts (computed, skipped, failed, ...).
+    """
+    return run_sweep(grid, output, workers=workers, scheduler=scheduler, client=client, limit=limit,
+                     fresh=fresh, progress=progress).frame
+
