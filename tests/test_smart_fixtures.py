@@ -12,7 +12,7 @@ import pytest
 from opsim.cli import main
 from opsim.errors import InputError
 from opsim.smart import lifetime_waf, load_document
-from opsim.smart.parse import identity
+from opsim.smart.rules import identity
 
 EXPORTER = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "smartctl-exporter"
 FILES = sorted(EXPORTER.glob("*.json")) if EXPORTER.is_dir() else []

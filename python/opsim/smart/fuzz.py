@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .parse import as_snapshot, loads_document
+from .report import waf_text
 from .waf import interval_waf, lifetime_waf
 
 REPO = Path(__file__).resolve().parents[3]
@@ -241,8 +242,6 @@ def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
 
 def exercise(obj, base_snap: dict | None, allow_no_serial: bool | None) -> None:
     """Everything `opsim smart waf` does with one document; raises what the code raises."""
-    from ..commands.smart import waf_text
-
     snap = as_snapshot(obj, "fuzz.json")
     r = lifetime_waf(snap)
     waf_text(r).encode("utf-8")

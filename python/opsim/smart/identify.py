@@ -69,7 +69,8 @@ def _vendor(sc: dict, protocol: str | None, family: str | None, model: str | Non
     return PCI_VENDORS.get(pci) if pci is not None else None
 
 
-def media(protocol: str | None, rotation_rate: int | None, family: str | None, model: str | None):
+def media(protocol: str | None, rotation_rate: int | None, family: str | None, model: str | None,
+          known_ssd=None):
     """("hdd" | "ssd" | None, why)."""
     if (protocol or "").upper() == "NVME":
         return "ssd", "an NVMe drive"
@@ -83,15 +84,17 @@ def media(protocol: str | None, rotation_rate: int | None, family: str | None, m
         return "hdd", f"the family {family!r} is a hard-disk line"
     if model and _HDD_MODEL.search(model):
         return "hdd", f"the model number {model!r} is a hard disk's"
-    if family or model:
-        from .rules import RULES
-        ident = {"protocol": protocol, "model_family": family, "model_name": model}
-        if any((r.family or r.model) and r.matches(ident) for r in RULES):
+    if (family or model) and known_ssd is not None:
+        if known_ssd({"protocol": protocol, "model_family": family, "model_name": model}):
             return "ssd", "an SSD family or model opsim has a rule for"
     return None, "smartctl printed no rotation rate and neither the family nor the model tells"
 
 
-def identify(snap: dict) -> dict:
+def identify(snap: dict, known_ssd=None) -> dict:
+    """Model, vendor, serial, WWN, protocol, transport and medium (SSD or hard disk) of the
+    drive in a snapshot.  ``known_ssd(ident)`` says whether a family or model is an SSD that a
+    WAF rule names (:func:`opsim.smart.rules.identity` passes the rules); without it, a drive
+    that neither its rotation rate nor its names place is "unknown"."""
     sc = snap.get("smartctl") if isinstance(snap.get("smartctl"), dict) else {}
     nvme = snap.get("nvme") if isinstance(snap.get("nvme"), dict) else {}
     dev = obj(sc, "device")
@@ -99,7 +102,7 @@ def identify(snap: dict) -> dict:
     family = text_field(sc, "model_family")
     model = text_field(sc, "model_name") or text_field(sc, "scsi_model_name")
     rr = int_field(sc, "rotation_rate", hi=10**6)
-    med, why = media(protocol, rr, family, model)
+    med, why = media(protocol, rr, family, model, known_ssd)
     transport = text_field(obj(sc, "scsi_transport_protocol"), "name", "scsi_transport_protocol.")
     if transport is None and (protocol or "").upper() == "ATA":
         sata = text_field(obj(sc, "sata_version"), "string", "sata_version.")

@@ -325,12 +325,6 @@ def find_key(d: dict | None, *names):
     return None
 
 
-def identity(snap: dict) -> dict:
-    """Model, vendor, serial, protocol and medium (SSD or hard disk) of the drive in a snapshot."""
-    from .identify import identify
-    return identify(snap)
-
-
 def ata_attributes(snap: dict) -> dict:
     """{id: raw value} of the ATA SMART attributes (entries whose raw value is unreadable are left out)."""
     out = {}

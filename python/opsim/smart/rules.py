@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from ..errors import InputError
-from .parse import (ata_attribute_names, ata_attributes, device_statistic, identity, naming_source, nvme_value,
+from .identify import identify
+from .parse import (ata_attribute_names, ata_attributes, device_statistic, naming_source, nvme_value,
                     obj, parse_count, vendor_value)
 
 MiB, GiB = 2**20, 2**30
@@ -355,6 +356,12 @@ RULES: tuple[Rule, ...] = (
              "attributes are vendor-specific, so opsim does not guess them for a drive it does not know.",
     ),
 )
+
+
+def identity(snap: dict) -> dict:
+    """The drive in a snapshot (:func:`opsim.smart.identify.identify`), with a family or model
+    that one of :data:`RULES` names taken for an SSD."""
+    return identify(snap, known_ssd=lambda ident: any((r.family or r.model) and r.matches(ident) for r in RULES))
 
 
 def find_rule(ident: dict) -> Rule:

@@ -1,0 +1,71 @@
+"""The OP advisor: the smallest over-provisioning that meets a workload's targets.
+
+Given a drive (a preset, or native/physical capacity, P/E rating and interface), a workload
+(read/write mix, transfer size, random/sequential mix, skew or the JEDEC JESD219 profile,
+host writes per day) and targets (steady-state IOPS, TBW, DWPD, lifetime, usable capacity,
+a latency percentile), :func:`advise`
+
+1. **screens** every candidate OP level on a fine grid (by default every 0.5% of the native
+   capacity held back) with the analytic models: WAF from :mod:`opsim.models` at the OP
+   garbage collection sees, steady IOPS from a bottleneck bound on the drive's resources
+   (the same cost rules as the timed model), endurance from the P/E budget;
+2. **confirms** with the simulator: the timed model on a scale model of the drive (every
+   timing and die count kept, the same OP seen by GC, fewer blocks), starting at the level
+   the screen picked and searching down or up until the smallest level that meets every
+   target in simulation is bracketed by one that does not;
+3. says which target **binds** (fails one grid step below the recommendation), and when no
+   OP can meet the targets, **why** (the target is above what the drive gives even with no
+   garbage collection at all, or it needs more OP than the capacity target allows).
+
+Every figure carries the model that produced it; nothing is tabulated.  The CLI is
+``opsim advise`` (:mod:`opsim.commands.advise`); docs/planner.md, section "Advisor".
+Rooms: :mod:`.options` (errors naming the option), :mod:`.drive`, :mod:`.workload`,
+:mod:`.targets`, :mod:`.screen` (the analytic screen), :mod:`.confirm` (the simulator's
+confirmation) and :mod:`.advisor` (the search, the binding target, the diagnosis, the notes).
+"""
+
+from __future__ import annotations
+
+from .advisor import DIAGNOSIS_HELD_BACK, advise, plan_command, why_not
+from .confirm import MIN_MODEL_BLOCKS, ScaleModel, plan_model, sim_config, sim_level
+from .drive import Drive, load_drive
+from .options import _bad
+from .screen import Level, grid, iops_bound, screen_level, waf_gc_model
+from .targets import (
+    Targets,
+    parse_fraction_option,
+    parse_latency,
+    parse_read_write,
+    parse_skew,
+    parse_target_number,
+)
+from .workload import JESD219_SIZES, Workload, zipf_classes
+
+__all__ = [
+    "DIAGNOSIS_HELD_BACK",
+    "JESD219_SIZES",
+    "MIN_MODEL_BLOCKS",
+    "Drive",
+    "Level",
+    "ScaleModel",
+    "Targets",
+    "Workload",
+    "_bad",
+    "advise",
+    "grid",
+    "iops_bound",
+    "load_drive",
+    "parse_fraction_option",
+    "parse_latency",
+    "parse_read_write",
+    "parse_skew",
+    "parse_target_number",
+    "plan_command",
+    "plan_model",
+    "screen_level",
+    "sim_config",
+    "sim_level",
+    "waf_gc_model",
+    "why_not",
+    "zipf_classes",
+]

@@ -1,0 +1,198 @@
+"""The simulator's confirmation: the timed model on a scale model of the drive (every timing
+and die count kept, the same OP seen by GC, fewer blocks), and the search for the smallest
+level that passes in simulation."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .drive import Drive
+from .screen import Level, endurance, level_ops, rmw_factor
+from .targets import Targets
+from .workload import Workload
+
+# Sizes of a simulation run (see the "Simulator confirmation" notes in docs/planner.md).
+AGING_DRIVE_WRITES = {"uniform": 2.0, "skewed": 4.0}   # after a sequential fill, before timing
+
+
+#: a random/sequential mix also ages 1/s drive writes: the core's interleaved pattern
+#: (``sk-hynix``) lets its random writes reach only what its sequential stream has written
+AGING_OPS_CAP = 40_000_000                            # functional IOs spent on aging, at most
+
+
+TIMED_OPS_CAP = 4_000_000                             # timed IOs spent on aging, at most
+
+
+MIN_MODEL_BLOCKS = 512
+
+
+MIN_WINDOW_BLOCKS = 128                               # the measured host writes fill this many blocks
+
+
+@dataclass
+class ScaleModel:
+    blocks: int
+    precondition: str                 # "analytic" or "fill + aging"
+    aging_drive_writes: float
+    warmup_drive_writes: float
+    measure_drive_writes: float
+    notes: list
+
+
+def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) -> ScaleModel:
+    """The scale model: ``model_blocks`` blocks (fewer if aging would take too long) and the
+    run lengths (warm-up and measurement from the IO budget).
+
+    * uniform single-page writes: analytic preconditioning (the mean-field steady state),
+      when the model has at least twice as many blocks as pages per block (the placement
+      rounds block counts per valid-page level; with fewer blocks it starts off steady state);
+    * other workloads: a sequential fill, then aging drive writes of the workload in the
+      functional model (fast), then the timed rounds;
+    * a random/sequential mix: the core's interleaved pattern keeps state (its random writes
+      reach only what its sequential stream has written), so it ages in the timed run itself,
+      after the core's fill."""
+    notes = []
+    blocks = min(drive.blocks, model_blocks)
+    analytic = (wl.skew == "uniform" and wl.sequential == 0 and wl.block_size == drive.page_size
+                and drive.gc in ("greedy", "fifo", "random", "d-choices") and blocks >= 2 * drive.pages_per_block)
+    w = wl.write_fraction
+    bpw = wl.bytes_per_io()
+    per_block_ios = drive.pages_per_block * drive.page_size * 0.8 / (w * bpw)   # IOs per drive write per block
+    aging = 0.0
+    if analytic:
+        kind = "analytic"
+    elif 0 < wl.sequential < 1:
+        kind = "fill + timed aging"
+        seq, rnd = wl.mix_chunks(drive.page_size, drive.pages_per_block)
+        aging = AGING_DRIVE_WRITES["uniform"] + (seq + rnd) / seq
+        cap = TIMED_OPS_CAP
+    else:
+        kind = "fill + aging"
+        aging = 1.0 if wl.sequential >= 1 else AGING_DRIVE_WRITES["skewed" if wl.skewed else "uniform"]
+        cap = AGING_OPS_CAP
+    if aging and aging * blocks * per_block_ios > cap and blocks > MIN_MODEL_BLOCKS:
+        new = max(MIN_MODEL_BLOCKS, int(cap / (aging * per_block_ios)))
+        if new < blocks:
+            notes.append(f"scale model cut to {new:,} blocks to keep the aging run short")
+            blocks = new
+    # about io_budget IOs, and at least MIN_WINDOW_BLOCKS blocks of host writes measured
+    measure = max(2 / 3 * io_budget / (blocks * per_block_ios), MIN_WINDOW_BLOCKS / (0.8 * blocks))
+    measure = min(0.5, measure)
+    return ScaleModel(blocks=blocks, precondition=kind, aging_drive_writes=aging,
+                      warmup_drive_writes=measure / 2, measure_drive_writes=measure, notes=notes)
+
+
+def sim_config(drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: int,
+               arrival_iops: float | None = None) -> dict:
+    """The scale model of ``lv``: ``model.blocks`` blocks holding the user pages that give
+    the same OP seen by GC as the real drive at this capacity."""
+    ppb, page = drive.pages_per_block, drive.page_size
+    op = drive.op_seen(lv.user_bytes)
+    static = math.floor(drive.slc_min_fraction * model.blocks)   # the SLC cache's static part, as op_seen
+    user_pages = math.floor((model.blocks - drive.gc_low - static) * ppb / (1 + op))
+    cfg: dict = {}
+    if drive.preset:
+        cfg["preset"] = drive.preset
+    cfg["drive"] = dict(drive.drive_overrides) | {
+        "user_capacity": user_pages * page, "physical_capacity": model.blocks * ppb * page,
+        "sector_size": drive.native.sector_size}
+    cfg["ftl"] = {"gc": drive.gc}
+    cfg["workload"] = wl.sim_workload(page, ppb)
+    t = dict(drive.timing_overrides)
+    if arrival_iops is not None:
+        t["arrival_iops"] = arrival_iops
+    if t:
+        cfg["timing"] = t
+    m = model.measure_drive_writes
+    pre = {"analytic": "analytic", "fill + timed aging": "fill"}.get(model.precondition, "none")
+    warm = model.warmup_drive_writes + (model.aging_drive_writes if pre == "fill" else 0)
+    cfg["run"] = {"seed": seed, "precondition": pre, "warmup_drive_writes": warm, "measure_drive_writes": m,
+                  "round_drive_writes": m / 5}
+    return cfg
+
+
+def run_sim(cfg: dict, model: ScaleModel) -> dict:
+    """One timed run.  "fill + aging": a sequential fill in 128 KiB commands and
+    ``aging_drive_writes`` of the workload in the functional model, then the timed rounds;
+    otherwise the core does it all (analytic preconditioning, or fill and timed warm-up)."""
+    from ...sim import Simulator, simulate
+
+    if model.precondition != "fill + aging":
+        return simulate(cfg).data
+    s = Simulator(cfg)
+    user = cfg["drive"]["user_capacity"]
+    sector = cfg["drive"]["sector_size"]
+    sectors = user // sector
+    step = (128 * 1024) // sector
+    for lba in range(0, sectors, step):
+        s.write(lba, min(step, sectors - lba))
+    s.run_for(int(model.aging_drive_writes * user))
+    return s.run().data
+
+
+def sim_level(drive: Drive, wl: Workload, targets: Targets, lv: Level, model: ScaleModel, seed: int) -> dict:
+    """One OP level in the timed model, closed loop at the queue depth."""
+    r = run_sim(sim_config(drive, wl, lv, model, seed), model)
+    t = r["timed"]
+    k = rmw_factor(wl, drive.page_size)
+    waf_sim = r["waf"]
+    wg, wb = waf_sim / k, waf_sim
+    iops, bott = t["measured_iops"], None
+    iops_src = "timed model, measurement window"
+    row = {"index": lv.index, "user_bytes": lv.user_bytes, "user_sectors": lv.user.sectors,
+           "user_gb": lv.user.gb, "held_back": float(lv.held_back), "op": level_ops(drive, lv),
+           "waf_gc": wg, "waf": wb, "iops": iops, "bottleneck": bott, "iops_source": iops_src,
+           "latency_us": t["latency_us"],
+           "latency_source": f"timed model, closed loop at queue depth {drive.queue_depth}",
+           "source": "simulator", "steady_state": t["steady_state"]["reached"],
+           "model_op_seen": r["op"]["effective"], "model_blocks": r["drive"]["blocks"],
+           "simulated_seconds": t["simulated_seconds"], "wall_seconds": r["perf"]["wall_seconds"]}
+    row |= endurance(drive, wl, targets, wb, lv.user_bytes, iops)
+    return row
+
+
+def open_loop_latency(drive: Drive, wl: Workload, row: dict, lv: Level, model: ScaleModel, seed: int,
+                      rate: float) -> None:
+    """Replace ``row``'s latency by an open-loop run at ``rate`` IOPS (Poisson arrivals), the
+    load the IOPS target asks for; a level that does not reach that rate is not run."""
+    if row["iops"] < rate:
+        row["latency_us"] = None
+        row["latency_source"] = f"not run: the level does not reach {rate:,.0f} IOPS"
+        return
+    r = run_sim(sim_config(drive, wl, lv, model, seed, arrival_iops=rate), model)
+    row["latency_us"] = r["timed"]["latency_us"]
+    row["latency_source"] = f"timed model, open loop at {rate:,.0f} IOPS (Poisson arrivals)"
+    row["wall_seconds"] += r["perf"]["wall_seconds"]
+
+
+def smallest_passing(n: int, start: int, ok) -> tuple[int | None, int | None]:
+    """For a predicate ``ok`` over 0..n-1 that is false then true (more OP never hurts),
+    the largest index found failing (``lo``) and the smallest passing (``hi``; None: none
+    passes), evaluating ``ok`` as few times as possible from the guess ``start``: gallop
+    down (or up) from it, then bisect."""
+    if ok(start):
+        lo, hi, d = None, start, 1
+        while hi > 0:
+            j = max(0, hi - d)
+            if ok(j):
+                hi, d = j, 2 * d
+            else:
+                lo = j
+                break
+    else:
+        lo, hi, d = start, None, 1
+        while lo < n - 1:
+            j = min(n - 1, lo + d)
+            if ok(j):
+                hi = j
+                break
+            lo, d = j, 2 * d
+    if lo is not None and hi is not None:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+    return lo, hi

@@ -1,0 +1,175 @@
+"""The drive the advisor plans for: a preset, or native/physical capacity, P/E rating and
+interface, resolved with its sources."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+from ...errors import OpsimError
+from ...units import parse_size
+from ..capacity import (
+    Capacity,
+    assumed_physical,
+    parse_capacity,
+)
+from .options import _as_option, _bad, _opt, _option_for_key
+
+
+@dataclass
+class Drive:
+    """The drive being advised on, every parameter with where it came from."""
+
+    name: str
+    title: str
+    preset: str | None
+    native: Capacity
+    physical_bytes: int
+    page_size: int
+    pages_per_block: int
+    gc: str
+    gc_low: int
+    pe: float | None
+    interface: str
+    queue_depth: int
+    write_cache: bool
+    timing_overrides: dict          # what the advisor puts in [timing] on top of the preset
+    drive_overrides: dict           # [drive] keys for a drive given by parameters
+    timing: dict                    # resolved by the core (ns, counts)
+    sources: dict = field(default_factory=dict)
+    slc_min_fraction: float = 0.0   # the SLC cache's static part (fraction of blocks), if it has one
+    slc_folds: bool = False         # steady state: every host write goes to SLC and is folded
+
+    @property
+    def blocks(self) -> int:
+        return self.physical_bytes // (self.pages_per_block * self.page_size)
+
+    @property
+    def slc_static_blocks(self) -> int:
+        return math.floor(self.slc_min_fraction * self.blocks)
+
+    def op_seen(self, user_bytes: int) -> float:
+        """The OP garbage collection sees (user basis): physical pages outside the free-block
+        reserve (and the SLC cache's static part, as the core's analytic preconditioning)
+        over user pages."""
+        up = user_bytes // self.page_size
+        return ((self.blocks - self.gc_low - self.slc_static_blocks) * self.pages_per_block - up) / up
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "title": self.title, "preset": self.preset,
+                "native_bytes": self.native.bytes, "native_sectors": self.native.sectors,
+                "native_gb": self.native.gb, "sector_size": self.native.sector_size,
+                "physical_bytes": self.physical_bytes, "page_size": self.page_size,
+                "pages_per_block": self.pages_per_block, "blocks": self.blocks, "gc": self.gc,
+                "gc_low_watermark": self.gc_low, "pe_cycles": self.pe, "interface": self.interface,
+                "queue_depth": self.queue_depth, "write_cache": self.write_cache,
+                "timing": self.timing, "sources": self.sources}
+
+
+def _probe(base: dict, page: int, ppb: int) -> dict:
+    """The config and timing as the core resolves them (defaults filled, times in ns): a
+    tiny timed run of the same preset/[ftl]/[timing], so the analytic screen uses exactly
+    what the simulator will."""
+    from ...sim import simulate
+
+    cfg = json.loads(json.dumps(base))
+    cfg["drive"] = dict(cfg.get("drive", {})) | {"user_capacity": 8 * ppb * page,
+                                                  "physical_capacity": 16 * ppb * page, "pages_per_block": ppb}
+    cfg["run"] = {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.0005,
+                  "round_drive_writes": 0.0005}
+    r = simulate(cfg)
+    return {"config": r.data["config"], "timing": r.timed["timing"]}
+
+
+def load_drive(*, preset: str | None = None, native=None, physical=None, pages_per_block=None,
+               interface=None, pe=None, gc=None, queue_depth=None, sector_size: int = 512) -> Drive:
+    """A :class:`Drive` from a preset name or from parameters (errors name the option)."""
+    from ... import presets as P
+
+    sources: dict = {}
+    timing_over: dict = {}
+    drive_over: dict = {}
+    if preset is not None:
+        if preset not in P.names():
+            raise _bad("preset", f"unknown preset {preset!r}; known: {', '.join(sorted(P.names()))}")
+        for opt, v in (("native", native), ("physical", physical), ("pages_per_block", pages_per_block),
+                       ("interface", interface)):
+            if v is not None:
+                raise _bad(opt, f"the preset {preset} fixes this; drop {_opt(opt)} or --preset")
+        p = P.get(preset)
+        s = p["settings"]
+        msrc = p["meta"]["sources"]
+        native_text = s["drive"]["user_capacity"]
+        nat = parse_capacity(native_text, sector_size, "native")
+        phys = parse_size(s["drive"]["physical_capacity"], key="physical")
+        sources["native"] = msrc.get("drive.user_capacity", "preset")
+        sources["physical"] = msrc.get("drive.physical_capacity", "preset")
+        sources["timing"] = {k.split(".", 1)[1]: v for k, v in msrc.items() if k.startswith("timing.")}
+        base = {"preset": preset}
+        ppb = int(s["drive"].get("pages_per_block", 256))
+        page = parse_size(s["drive"].get("page_size", 4096), key="page_size")
+        name, title = preset, p["meta"]["title"]
+    else:
+        if native is None:
+            raise _bad("native", "give a drive: --preset NAME (see `opsim presets`) or --native SIZE "
+                                 "(with --physical, --pe, --interface)")
+        nat = _as_option("native", parse_capacity, native, sector_size, "native")
+        if physical is not None:
+            phys = _as_option("physical", parse_size, physical, key="physical")
+            sources["physical"] = "given with --physical"
+        else:
+            phys, note = assumed_physical(nat)
+            if phys is None:
+                raise _bad("physical", note)
+            sources["physical"] = note
+        sources["native"] = "given with --native"
+        if phys <= nat.bytes:
+            raise _bad("physical", f"{phys:,} bytes is not more than the native capacity ({nat.bytes:,} bytes); "
+                                   "the drive would have no spare area at all")
+        if pages_per_block is not None and not (2 <= int(pages_per_block) <= 65536):
+            raise _bad("pages_per_block", f"{pages_per_block} is out of range 2..65536")
+        ppb, page = int(pages_per_block or 256), 4096
+        drive_over = {"pages_per_block": ppb}
+        sources["pages_per_block"] = "given with --pages-per-block" if pages_per_block else "default 256"
+        timing_over["interface"] = interface or "sata"
+        sources["timing"] = "the core's defaults for the interface (docs/timed.md): not a specific drive"
+        base = {"drive": dict(drive_over)}
+        name, title = "custom", f"drive given by parameters ({timing_over['interface']})"
+    if gc is not None:
+        base.setdefault("ftl", {})["gc"] = gc
+    if queue_depth is not None:
+        if int(queue_depth) < 1:
+            raise _bad("queue_depth", "must be at least 1")
+        timing_over["queue_depth"] = int(queue_depth)
+    base["timing"] = dict(timing_over)
+    base["drive"] = {"sector_size": sector_size}
+    try:
+        probe = _probe(base, page, ppb)
+    except OpsimError as e:
+        raise _bad(_option_for_key(e.key), str(e)) from None
+    c, resolved = probe["config"], probe["timing"]
+    t = c.get("timing") or {}
+    if phys // (ppb * page) < 16:
+        raise _bad("physical", f"{phys:,} bytes is fewer than 16 blocks of {ppb} x {page}-byte pages")
+    if pe is not None:
+        try:
+            pe_v = float(str(pe).replace(",", "").replace("_", ""))
+        except ValueError:
+            raise _bad("pe", f"{pe!r} is not a number of P/E cycles") from None
+        if not (pe_v > 0 and math.isfinite(pe_v)):
+            raise _bad("pe", f"{pe} must be a positive number of P/E cycles")
+        sources["pe"] = "given with --pe"
+    else:
+        pe_v = None
+    # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
+    # with one, and "fold" when full, every host write is programmed in SLC mode and folded
+    slc = c["ftl"].get("slc_cache") or {}
+    slc_on = bool(slc) and slc.get("enabled", True) and "slc" in resolved
+    slc_min = float(slc.get("min_fraction", 0)) if slc_on else 0.0
+    return Drive(name=name, title=title, preset=preset, native=nat, physical_bytes=int(phys),
+                 slc_min_fraction=slc_min, slc_folds=slc_on and slc_min > 0 and slc.get("when_full", "fold") == "fold",
+                 page_size=page, pages_per_block=ppb, gc=c["ftl"]["gc"], gc_low=c["ftl"]["gc_low_watermark"],
+                 pe=pe_v, interface=t.get("interface", "sata"), queue_depth=t.get("queue_depth", 32),
+                 write_cache=bool(t.get("write_cache", True)), timing_overrides=timing_over,
+                 drive_overrides=drive_over, timing=resolved, sources=sources)

@@ -1,0 +1,242 @@
+"""The analytic screen: every candidate OP level on a fine grid, WAF from the analytic models
+at the OP garbage collection sees, steady IOPS from a bottleneck bound on the drive's
+resources, endurance from the P/E budget."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .. import endurance as E
+from ..capacity import (
+    GB,
+    IDEMA_MIN_GB,
+    Capacity,
+    capacity_from_sectors,
+    idema_lba_count,
+    op_all,
+)
+from .drive import Drive
+from .targets import Targets, latency_name
+from .workload import Workload
+
+DAYS_PER_YEAR = E.DAYS_PER_YEAR
+
+
+@dataclass
+class Level:
+    index: int
+    user: Capacity
+    held_back: Fraction               # (native - user) / native, by LBAs
+
+    @property
+    def user_bytes(self) -> int:
+        return self.user.bytes
+
+
+def grid(drive: Drive, step: Fraction, max_held_back: Fraction) -> list[Level]:
+    """Candidate user capacities from the native one down to ``max_held_back`` of it, in
+    steps of ``step`` of the native capacity: whole marketed GB (IDEMA LBA counts) when the
+    native capacity is an IDEMA count, else whole sectors (floor, as HDAT2 does)."""
+    nat = drive.native
+    out: list[Level] = []
+    seen = set()
+    k = 0
+    while k * step <= max_held_back:
+        h = k * step
+        if nat.gb is not None and nat.gb * (1 - h) >= IDEMA_MIN_GB:
+            ugb = math.floor(nat.gb * (1 - h))
+            cap = capacity_from_sectors(idema_lba_count(ugb, nat.sector_size), nat.sector_size)
+        else:
+            cap = capacity_from_sectors(max(1, math.floor(nat.sectors * (1 - h))), nat.sector_size)
+        if cap.sectors not in seen and drive.op_seen(cap.bytes) > 0:
+            seen.add(cap.sectors)
+            out.append(Level(len(out), cap, Fraction(nat.sectors - cap.sectors, nat.sectors)))
+        k += 1
+    return out
+
+
+def level_ops(drive: Drive, lv: Level) -> dict:
+    ops = op_all(Fraction(lv.user_bytes), Fraction(drive.physical_bytes), Fraction(drive.native.bytes))
+    return {k: float(v) for k, v in ops.items()} | {"seen_by_gc": drive.op_seen(lv.user_bytes)}
+
+
+def waf_gc_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float, str]:
+    """WAF of garbage collection (NAND pages programmed per host page) and the model's name.
+    The user pages classified (zipf ranks) are the real drive's, at its native capacity."""
+    if wl.sequential >= 1:
+        return 1.0, "sequential overwrite: every block GC meets is fully invalid (WAF 1)"
+    mix = ("" if wl.sequential == 0 else
+           f"; all writes taken as random (no analytic model for a {100 * wl.sequential:g}% sequential mix: "
+           "an upper bound, the simulator runs the mix)")
+    w, src = _waf_random_model(drive, wl, op_seen)
+    return w, src + mix
+
+
+def _waf_random_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float, str]:
+    from ... import models
+
+    b = drive.pages_per_block
+    cls = wl.classes(int(drive.native.bytes // drive.page_size)) if wl.skewed else None
+    if cls is not None:
+        src = {"hot-cold": "hot/cold", "zipf": f"zipf (binned into {len(cls)} classes)",
+               "jesd219": "JESD219 zones"}[wl.skew]
+        w = models.waf_lrw_classes(op_seen, cls)
+        if drive.gc == "fifo":
+            return w, f"non-uniform LRW model (Desnoyers 2012), {src}"
+        return w, (f"non-uniform LRW model (Desnoyers 2012), {src}: the screen for {drive.gc} GC, which has "
+                   "no closed form under skew (LRW is at or above greedy in the simulator)")
+    if drive.gc == "fifo":
+        return models.waf_fifo(op_seen), "LRW Lambert-W (Desnoyers 2012)"
+    if drive.gc == "random":
+        return models.waf_random(op_seen), "(1 + OP) / OP (random victim)"
+    if drive.gc == "greedy":
+        return models.waf_greedy(op_seen, b), f"greedy mean field (Van Houdt 2013), b = {b}"
+    return models.waf_greedy(op_seen, b), (f"greedy mean field (Van Houdt 2013), b = {b}, as an approximation "
+                                           f"for {drive.gc} GC")
+
+
+def rmw_factor(wl: Workload, page: int) -> float:
+    """NAND bytes programmed per host byte before GC: mapping units programmed per write over
+    the bytes written (sub-page writes are read-modify-write of their units)."""
+    return wl.pages_per_io(page) * page / wl.bytes_per_io()
+
+
+def waf_bytes(waf_gc: float, wl: Workload, page: int, folds: bool = False) -> float:
+    """Host-byte WAF: GC's page WAF (plus the SLC-mode program of each page when the SLC cache
+    folds every write) times the units programmed per host byte."""
+    return (waf_gc + (1 if folds else 0)) * rmw_factor(wl, page)
+
+
+def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, dict]:
+    """Steady IOPS bound: 1 / the busiest resource's time per IO (operational bottleneck
+    law), with the timed model's cost rules: controller firmware per command and per copied
+    page, host link per byte, dies (program per mapping unit with the cache on, padded
+    programs with it off; GC copies read and program; erases charge every die for the share
+    of a physical block the FTL block spans), channels per mapping unit moved.  With an SLC
+    cache that folds every write (``drive.slc_folds``) each unit is programmed in SLC mode,
+    then read in SLC mode and programmed in native mode, with the controller's per-page GC
+    time, as the core charges a fold.  Queueing is not modelled, so this is an upper bound;
+    the simulator gives the achieved figure."""
+    t = drive.timing
+    w = wl.write_fraction
+    u = wl.pages_per_io(drive.page_size)
+    copies = u * (waf_gc - 1)
+    folds = u if drive.slc_folds else 0.0
+    xfer, tr, te = t["xfer_ns"], t["t_read_ns"], t["t_erase_ns"]
+    upp = t["units_per_program"]
+    dies, chans = t["dies"], t["channels"]
+    prog_unit = t["t_prog_ns"] / upp
+    if drive.slc_folds:
+        slc = t["slc"]
+        host_prog = u * (xfer + slc["t_prog_ns"] / slc["units_per_program"])
+        fold_ns = folds * (slc["t_read_ns"] + xfer + prog_unit)
+    elif drive.write_cache:
+        host_prog, fold_ns = u * (xfer + prog_unit), 0.0
+    else:
+        # write cache off: every unit pays a padded program of its own (a whole word line,
+        # or with page-by-page times the page it lands on: the mean page time), as the core
+        pages = t.get("pages") or {}
+        pad = sum(pages["t_prog_ns"]) / len(pages["t_prog_ns"]) if pages.get("t_prog_ns") else t["t_prog_ns"]
+        host_prog, fold_ns = u * (xfer + pad), 0.0
+    per_die = min(1.0, drive.pages_per_block / dies / t["block_units"])
+    erases = (u + copies) / drive.pages_per_block
+    die_ns = (w * (host_prog + fold_ns + copies * (tr + xfer + prog_unit) + erases * te * per_die * dies)
+              + (1 - w) * u * tr)
+    ch_ns = w * (u * xfer + (copies + folds) * 2 * xfer) + (1 - w) * u * xfer
+    per_io = {
+        "controller": t["fw_ns"] + w * (copies + folds) * t["gc_fw_ns"],
+        "host link": wl.bytes_per_io() * t["link_ps_per_byte"] / 1000,
+        "NAND dies": die_ns / dies,
+        "flash channels": ch_ns / chans,
+    }
+    per_io = {k: v for k, v in per_io.items() if v > 0}
+    worst = max(per_io, key=per_io.get)
+    return 1e9 / per_io[worst], worst, {k: 1e9 / v for k, v in per_io.items()}
+
+
+def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_bytes: int,
+              iops: float | None) -> dict:
+    """TBW (host TB writable = P/E x NAND / WAF), DWPD, lifetime, price per IOPS."""
+    out = {"tbw_tb": None, "dwpd": None, "lifetime_years": None, "price_per_iops": None,
+           "price_per_gb": None}
+    if drive.pe is not None:
+        proj = E.projection(Fraction(str(drive.pe)), drive.physical_bytes, Fraction(waf).limit_denominator(10**9))
+        tbw = Fraction(proj["host_bytes_writable"], E.TB)
+        out["tbw_tb"] = float(tbw)
+        days = Fraction(str(targets.dwpd_years)) * DAYS_PER_YEAR
+        out["dwpd"] = float(E.dwpd_from_tbw(tbw, Fraction(user_bytes, GB), days))
+        if wl.write_rate:
+            out["lifetime_years"] = float(E.lifetime_days(tbw, wl.write_rate) / DAYS_PER_YEAR)
+    if targets.price is not None:
+        out["price_per_gb"] = targets.price / (user_bytes / GB)
+        if iops:
+            out["price_per_iops"] = targets.price / iops
+    return out
+
+
+def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dict:
+    ops = level_ops(drive, lv)
+    wg, wsrc = waf_gc_model(drive, wl, ops["seen_by_gc"])
+    wg = float(wg)
+    wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
+    iops, bott, _ = iops_bound(drive, wl, wg)
+    row = {"index": lv.index, "user_bytes": lv.user_bytes, "user_sectors": lv.user.sectors,
+           "user_gb": lv.user.gb, "held_back": float(lv.held_back), "op": ops,
+           "waf_gc": wg, "waf": wb, "iops": iops, "bottleneck": bott,
+           "latency_us": None, "source": "model", "waf_model": wsrc}
+    row |= endurance(drive, wl, targets, wb, lv.user_bytes, iops)
+    return row
+
+
+def ceiling(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dict:
+    """What the drive gives at this capacity with no garbage collection at all (WAF = 1 per
+    programmed unit): the limit no amount of OP can pass."""
+    iops, bott, _ = iops_bound(drive, wl, 1.0)
+    wb = waf_bytes(1.0, wl, drive.page_size, drive.slc_folds)
+    return {"iops": iops, "bottleneck": bott, "waf": wb} | endurance(drive, wl, targets, wb, lv.user_bytes, iops)
+
+
+def check(targets: Targets, row: dict, base: dict | None) -> dict:
+    """{target name: (met?, value, required)} for one level's figures (plain bools and
+    floats; met is None when the figure was not measured); ``base`` is the native
+    configuration's row from the same source, for relative targets."""
+    req = []
+    if targets.min_iops is not None:
+        req.append(("iops", row["iops"], targets.min_iops * (base["iops"] if targets.min_iops_relative else 1), 1))
+    if targets.min_tbw is not None:
+        req.append(("tbw", row["tbw_tb"], targets.min_tbw * (base["tbw_tb"] if targets.min_tbw_relative else 1), 1))
+    if targets.min_dwpd is not None:
+        req.append(("dwpd", row["dwpd"], targets.min_dwpd, 1))
+    if targets.min_lifetime_years is not None:
+        req.append(("lifetime", row["lifetime_years"], targets.min_lifetime_years, 1))
+    if targets.min_capacity is not None:
+        req.append(("capacity", row["user_bytes"], targets.min_capacity, 1))
+    for kind, key, us in targets.latency:
+        lat = row.get("latency_us")
+        req.append((latency_name(kind, key), None if not lat else lat.get(kind, {}).get(key), us, -1))
+    out = {}
+    for name, v, need, sign in req:
+        v = None if v is None else float(v)
+        out[name] = (None if v is None else bool(v >= need if sign > 0 else v <= need), v, float(need))
+    return out
+
+
+def failing(checks: dict, skip_unknown: bool = True) -> list[str]:
+    """The targets a level misses; with ``skip_unknown`` False, also those not measured."""
+    return [k for k, (ok, _, _) in checks.items() if ok is False or (ok is None and not skip_unknown)]
+
+
+def jesd219_available() -> bool:
+    """Whether the Rust core accepts ``workload.type = "jesd219"`` (another issue adds it)."""
+    from ...errors import ConfigError
+    from ...sim import simulate
+
+    try:
+        simulate({"drive": {"user_capacity": 60 * 2**20, "physical_capacity": 64 * 2**20, "pages_per_block": 64},
+                  "workload": {"type": "jesd219"},
+                  "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.01}})
+        return True
+    except ConfigError:
+        return False
