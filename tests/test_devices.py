@@ -4,12 +4,12 @@ Real loop devices are used when `losetup` works (root, loop module); otherwise t
 skip and the same logic is covered by the monkeypatched-probe tests below."""
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 
 import pytest
-
 from opsim import devices
 from opsim.devices import Target, guard_destructive, probe_target
 from opsim.errors import DeviceError
@@ -184,3 +184,133 @@ def test_loop_partition_mounted_refuses_whole_disk(tmp_path):
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
         subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+# --------------------------------------------------------------------------- issue 12, item 4: fail closed
+
+
+class FakeRun:
+    """Stands in for subprocess.run in opsim.devices: blkid/wipefs answer as configured."""
+
+    def __init__(self, blkid=(2, "", ""), wipefs=(0, "", "")):
+        self.answers = {"blkid": blkid, "wipefs": wipefs}
+        self.argvs = []
+
+    def __call__(self, argv, **kw):
+        self.argvs.append(argv)
+        rc, out, err = self.answers[os.path.basename(argv[0])]
+        return subprocess.CompletedProcess(argv, rc, out, err)
+
+
+@pytest.fixture
+def target_file(tmp_path):
+    f = tmp_path / "target.dat"
+    f.write_bytes(os.urandom(65536))
+    return str(f)
+
+
+def test_probe_that_cannot_read_is_unknown_not_blank(monkeypatch, target_file):
+    """blkid exits 2 both for "nothing found" and for "cannot open" (with an error line), and
+    wipefs fails: that is "could not check", refused unless --force, and the message says so."""
+    monkeypatch.setattr(devices, "_tool", lambda name: f"/usr/sbin/{name}", raising=False)
+    monkeypatch.setattr(devices.subprocess, "run", FakeRun(
+        blkid=(2, "", f"error: {target_file}: Operation not permitted\n"),
+        wipefs=(1, "", f"wipefs: error: {target_file}: probing initialization failed: Operation not permitted\n")))
+    before = digest(target_file)
+    with pytest.raises(DeviceError) as e:
+        guard_destructive(target_file, confirm=target_file)
+    msg = str(e.value)
+    assert "could not check" in msg and "Operation not permitted" in msg and "--force" in msg
+    t = guard_destructive(target_file, confirm=target_file, force=True)
+    assert t.unchecked and t.fs_signature is None
+    assert digest(target_file) == before
+
+
+def test_no_probe_tool_is_unknown(monkeypatch, target_file):
+    monkeypatch.setattr(devices, "_tool", lambda name: None, raising=False)
+    monkeypatch.setattr(devices.shutil, "which", lambda name: None)
+    monkeypatch.setattr(devices.os.path, "exists", lambda p: False if p.startswith("/usr/sbin/") else os.path.lexists(p))
+    with pytest.raises(DeviceError, match=r"could not check.*util-linux.*--force"):
+        guard_destructive(target_file, confirm=target_file)
+
+
+def test_target_that_cannot_be_read_is_unknown(monkeypatch, target_file):
+    """Whatever a probe's exit status says, a target opsim cannot read itself was not probed."""
+    monkeypatch.setattr(devices, "_readable", lambda p: f"cannot read {p}: Input/output error", raising=False)
+    with pytest.raises(DeviceError, match=r"could not check.*Input/output error"):
+        guard_destructive(target_file, confirm=target_file)
+
+
+def test_blkid_nothing_found_is_blank(monkeypatch, target_file):
+    """The other side: exit 2 without an error line is "no signature" (no needless refusal)."""
+    monkeypatch.setattr(devices, "_tool", lambda name: f"/usr/sbin/{name}", raising=False)
+    monkeypatch.setattr(devices.subprocess, "run", FakeRun(blkid=(2, "", "")))
+    t = guard_destructive(target_file, confirm=target_file)
+    assert t.fs_signature is None and not t.unchecked
+
+
+def test_blkid_ambivalent_is_a_signature(monkeypatch, target_file):
+    monkeypatch.setattr(devices, "_tool", lambda name: f"/usr/sbin/{name}", raising=False)
+    monkeypatch.setattr(devices.subprocess, "run", FakeRun(
+        blkid=(8, "", ""), wipefs=(0, json.dumps({"signatures": [{"type": "ext4"}, {"type": "dos"}]}), "")))
+    with pytest.raises(DeviceError, match=r"ext4/dos signature"):
+        guard_destructive(target_file, confirm=target_file)
+
+
+def test_file_held_open_by_another_process_refused_unless_forced(target_file):
+    with open(target_file, "rb") as f:
+        holder = subprocess.Popen(["sleep", "60"], stdin=f)
+    try:
+        t = probe_target(target_file)
+        assert t.in_use and f"{holder.pid} (sleep)" in t.open_by
+        with pytest.raises(DeviceError, match=rf"in use: held open by process {holder.pid} \(sleep\).*--force"):
+            guard_destructive(target_file, confirm=target_file)
+        assert guard_destructive(target_file, confirm=target_file, force=True).in_use
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not probe_target(target_file).in_use
+
+
+def test_proc_unreadable_is_unknown(monkeypatch, target_file, tmp_path):
+    monkeypatch.setattr(devices._open_by_others, "__defaults__", (str(tmp_path / "no-proc"),))
+    with pytest.raises(DeviceError, match=r"could not check.*cannot list"):
+        guard_destructive(target_file, confirm=target_file)
+
+
+@needs_loop
+def test_loop_device_held_open_non_exclusively_is_refused(loopdev):
+    """A process that opened the device without O_EXCL (dd, a VM...) is not seen by the
+    exclusive-open test; the /proc scan finds it."""
+    dev, _img = loopdev
+    with open(dev, "rb") as f:
+        holder = subprocess.Popen(["sleep", "60"], stdin=f)
+    try:
+        with pytest.raises(DeviceError, match=rf"held open by process {holder.pid} \(sleep\)"):
+            guard_destructive(dev, confirm=dev)
+        guard_destructive(dev, confirm=dev, force=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    guard_destructive(dev, confirm=dev)
+
+
+@needs_loop
+def test_loop_device_exclusive_test_impossible_is_unknown(monkeypatch, loopdev):
+    dev, _img = loopdev
+    why = "could not open read-only with O_EXCL to test exclusive use: Operation not permitted"
+    monkeypatch.setattr(devices, "_exclusive_open", lambda p: (False, why), raising=False)
+    with pytest.raises(DeviceError, match=r"could not check.*exclusive use.*Operation not permitted"):
+        guard_destructive(dev, confirm=dev)
+    guard_destructive(dev, confirm=dev, force=True)
+
+
+@needs_loop
+def test_loop_device_mount_table_unreadable_is_unknown(monkeypatch, loopdev):
+    dev, _img = loopdev
+
+    def unreadable(path="/proc/self/mountinfo"):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(devices, "_mountinfo", unreadable)
+    with pytest.raises(DeviceError, match=r"could not check.*mount table"):
+        guard_destructive(dev, confirm=dev)

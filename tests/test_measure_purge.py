@@ -253,7 +253,7 @@ def test_cli_frozen_drive_exit_2_and_no_test_run(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(P, "run_command", run)
     monkeypatch.setattr(P.shutil, "which", lambda name: f"/usr/sbin/{name}")
     import opsim.measure as M
-    monkeypatch.setattr(M, "run", lambda plan, progress=None: pytest.fail("the test must not start"))
+    monkeypatch.setattr(M, "run", lambda plan, progress=None, **kw: pytest.fail("the test must not start"))
     rc = main(["measure", "wsat", "--device", DEV, f"--destroy-data={DEV}", "--purge", "ata-erase",
                "-o", str(tmp_path / "o")])
     err = capsys.readouterr().err
@@ -279,7 +279,7 @@ def test_cli_purge_then_smart_then_test(monkeypatch, tmp_path, capsys):
     import opsim.measure as M
     import opsim.smart as S
     monkeypatch.setattr(S, "take_snapshot", lambda dev: (order.append("smart"), next(snaps))[1])
-    monkeypatch.setattr(M, "run", lambda plan, progress=None: (order.append("test"), {
+    monkeypatch.setattr(M, "run", lambda plan, progress=None, **kw: (order.append("test"), {
         "test": plan.test, "target": {"path": plan.target, "kind": plan.target_kind, "span_bytes": 1,
                                       "offset_bytes": 0},
         "fio_version": "fio-3.33", "rounds": [], "interrupted": False})[1])

@@ -40,7 +40,7 @@ def sim_doc():
 def fixture_measurement(tmp_path, monkeypatch, test="wsat", rounds=6):
     """Run the runner with fio replaced by the recorded fio output: each round 'writes' the
     fixture's JSON and per-second logs, as fio would."""
-    def fake_run_fio(argv, json_path, timeout=None, on_tick=None):
+    def fake_run_fio(argv, json_path, timeout=None, on_tick=None, stop=None):
         prefix = json_path[:-len(".json")]
         for kind in ("iops", "clat"):
             shutil.copy(FIX / f"randwrite4k_qd32_libaio_{kind}.1.log", f"{prefix}_{kind}.1.log")

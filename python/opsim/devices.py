@@ -12,12 +12,23 @@ A target is a regular file (the safe default of ``opsim measure``) or a block de
 * a block device that is mounted or used as swap, or any of whose partitions (or holders,
   e.g. a device-mapper volume on top of it) is mounted -- ``force`` never overrides this;
 * a target holding a filesystem, RAID member or partition-table signature, or in use
-  (an exclusive open fails, holders exist, or a file backs a loop device) -- only these two
-  are overridden by ``force=True``.
+  (an exclusive open fails, holders exist, a file backs a loop device, or another process
+  holds it open: a ``/proc/*/fd`` link to the same inode or device);
+* a target where one of these checks could not be made (the probe could not run or could not
+  read the target, the exclusive open failed for another reason than EBUSY, the mount table
+  or ``/proc`` could not be read): opsim fails closed, "unknown" is refused like "yes".
 
-Probing only reads ``/proc``, ``/sys`` and the first bytes via ``blkid -p`` (or ``wipefs -n``,
-which never writes with ``-n``), and opens block devices read-only with ``O_EXCL`` to test
-whether someone else holds them.
+Only the last three are overridden by ``force=True`` (the message says so); a mounted device
+never is.
+
+Probing only reads ``/proc``, ``/sys`` and the first bytes (itself, and via ``blkid -p`` or
+``wipefs -n``, which never writes with ``-n``), and opens block devices read-only with
+``O_EXCL`` to test whether someone else holds them.
+
+Limits of the open-file check: only processes visible in this PID namespace are seen, and
+without root the descriptors of other users' processes cannot be read (for a block device that
+is "unknown" and refused without ``force``; for a regular file it is noted only, since another
+user's process could open the file only where its permissions allow).
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 
 from .errors import DeviceError
 
-__all__ = ["Target", "probe_target", "guard_destructive"]
+__all__ = ["Target", "guard_destructive", "overridable_problems", "probe_target"]
 
 
 @dataclass
@@ -54,6 +65,10 @@ class Target:
     signatures: list = field(default_factory=list)  # every signature found, e.g. ["gpt", "ext4"]
     in_use_reason: str | None = None
     notes: list = field(default_factory=list)
+    # checks that could not be made (fail closed: each is refused unless force), e.g.
+    # "signatures: blkid -p: error: /dev/sdz: Operation not permitted"
+    unchecked: list = field(default_factory=list)
+    open_by: list = field(default_factory=list)   # "PID (comm)" of other processes holding it open
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -84,9 +99,11 @@ def _unescape_mount(s: str) -> str:
 
 
 def _mountinfo(path: str = "/proc/self/mountinfo") -> list[tuple[str, str, str]]:
-    """(major:minor, mount point, mount source) for every mount."""
+    """(major:minor, mount point, mount source) for every mount; raises :class:`OSError` when
+    the mount table cannot be read (the caller treats that as "unknown", not "not mounted")."""
     out = []
-    text = _read(path) or ""
+    with open(path) as f:
+        text = f.read()
     for line in text.splitlines():
         parts = line.split()
         if len(parts) < 7 or "-" not in parts:
@@ -98,7 +115,9 @@ def _mountinfo(path: str = "/proc/self/mountinfo") -> list[tuple[str, str, str]]
 
 
 def _swaps(path: str = "/proc/swaps") -> list[str]:
-    text = _read(path) or ""
+    """Swap devices and files; raises :class:`OSError` when the table cannot be read."""
+    with open(path) as f:
+        text = f.read()
     return [_unescape_mount(line.split()[0]) for line in text.splitlines()[1:] if line.split()]
 
 
@@ -147,69 +166,170 @@ def _loop_backing(file_realpath: str) -> list[str]:
     return sorted(out)
 
 
-def _signatures(path: str) -> tuple[list[str], list[str]]:
+def _tool(name: str) -> str | None:
+    return shutil.which(name) or (f"/usr/sbin/{name}" if os.path.exists(f"/usr/sbin/{name}") else None)
+
+
+def _readable(path: str) -> str | None:
+    """None if the first bytes of ``path`` can be read (read-only open), else why not.  A probe
+    that cannot read the target proves nothing, whatever its exit status says."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        return f"cannot open {path} read-only: {e.strerror}"
+    try:
+        os.read(fd, 4096)
+    except OSError as e:
+        return f"cannot read {path}: {e.strerror}"
+    finally:
+        os.close(fd)
+    return None
+
+
+def _first_line(text: str) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0][:200] if lines else "no message"
+
+
+def _signatures(path: str) -> tuple[list[str], list[str], str | None]:
     """Signatures found by ``blkid -p`` (low-level probe, no cache) or ``wipefs -n -J``.
 
-    Returns (signatures, notes).  Neither tool writes: ``blkid -p`` only reads, and
-    ``wipefs -n`` is its no-act mode."""
+    Returns (signatures, notes, unknown): ``unknown`` is None when the probe ran and read the
+    target, else why it could not be checked -- the caller must not read that as "no
+    signature".  Neither tool writes: ``blkid -p`` only reads, and ``wipefs -n`` is its no-act
+    mode.  blkid exits 2 both for "nothing found" and for "could not open the device" (with an
+    ``error:`` line on stderr), so a failed open is caught by reading the target first and by
+    that message."""
     notes: list[str] = []
-    blkid = shutil.which("blkid") or ("/usr/sbin/blkid" if os.path.exists("/usr/sbin/blkid") else None)
+    why = _readable(path)
+    if why:
+        return [], notes, why
+    failures = []
+    ambivalent = False
+    blkid = _tool("blkid")
     if blkid:
         try:
             r = subprocess.run([blkid, "-p", "-o", "export", path], capture_output=True, text=True,
-                               timeout=30)
+                               timeout=30, check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
-            notes.append(f"blkid failed: {e}")
+            failures.append(f"blkid -p failed: {e}")
         else:
-            if r.returncode == 2:  # nothing found
-                return [], notes
+            if r.returncode == 2 and not r.stderr.strip():  # nothing found
+                return [], notes, None
             if r.returncode == 0:
                 kv = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
-                sigs = []
-                for key in ("PTTYPE", "TYPE"):
-                    if kv.get(key):
-                        sigs.append(kv[key])
+                sigs = [kv[key] for key in ("PTTYPE", "TYPE") if kv.get(key)]
                 if not sigs and kv.get("USAGE"):
                     sigs.append(kv["USAGE"])
-                if sigs:
-                    return sigs, notes
                 # blkid may print only e.g. PART_ENTRY_* for a partition: no content signature
-                return [], notes
-            notes.append(f"blkid -p exited {r.returncode}: {r.stderr.strip()[:200]}")
-    wipefs = shutil.which("wipefs") or ("/usr/sbin/wipefs" if os.path.exists("/usr/sbin/wipefs") else None)
+                return sigs, notes, None
+            if r.returncode == 8:  # ambivalent: several signatures; wipefs lists them
+                ambivalent = True
+                notes.append("blkid -p: ambivalent result (several signatures)")
+            else:
+                failures.append(f"blkid -p exited {r.returncode}: {_first_line(r.stderr)}")
+    wipefs = _tool("wipefs")
     if wipefs:
         try:
-            r = subprocess.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30)
+            r = subprocess.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30,
+                               check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
-            notes.append(f"wipefs failed: {e}")
+            failures.append(f"wipefs -n failed: {e}")
         else:
             if r.returncode == 0:
                 if not r.stdout.strip():
-                    return [], notes
-                try:
-                    doc = json.loads(r.stdout)
-                    sigs = [s.get("type") for s in doc.get("signatures", []) if s.get("type")]
-                    return list(dict.fromkeys(sigs)), notes
-                except ValueError:
-                    notes.append("wipefs -J printed no JSON")
+                    sigs = []
+                else:
+                    try:
+                        doc = json.loads(r.stdout)
+                        sigs = [s.get("type") for s in doc.get("signatures", []) if s.get("type")]
+                    except (ValueError, AttributeError):
+                        sigs = None
+                        failures.append("wipefs -n -J printed no JSON")
+                if sigs is not None:
+                    sigs = list(dict.fromkeys(sigs))
+                    if ambivalent and not sigs:
+                        sigs = ["several signatures (blkid: ambivalent)"]
+                    return sigs, notes, None
             else:
-                notes.append(f"wipefs -n exited {r.returncode}: {r.stderr.strip()[:200]}")
-    notes.append("no signature probe available (blkid/wipefs missing or failed)")
-    return [], notes
+                failures.append(f"wipefs -n exited {r.returncode}: {_first_line(r.stderr)}")
+    if ambivalent:
+        return ["several signatures (blkid: ambivalent)"], notes, None
+    if not blkid and not wipefs:
+        failures.append("neither blkid nor wipefs is installed (Debian package util-linux)")
+    return [], notes, "; ".join(failures)
 
 
-def _exclusive_open_fails(path: str) -> tuple[bool, str | None]:
+def _exclusive_open(path: str) -> tuple[bool, str | None]:
     """For a block device, O_EXCL without O_CREAT asks the kernel for an exclusive claim:
-    it fails with EBUSY when the device is mounted, part of md/dm, or held by another
-    exclusive opener.  Read-only: nothing is written."""
+    it fails with EBUSY when the device is mounted, swap, part of md/dm, or held by another
+    exclusive opener.  Read-only: nothing is written.
+
+    Returns (busy, unknown): ``unknown`` says why the test could not be made (any other error
+    than EBUSY), which is not "free"."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_EXCL | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         if e.errno == errno.EBUSY:
-            return True, "an exclusive open failed (EBUSY): mounted, in a RAID/LVM/dm stack, or held by a process"
-        return False, f"could not open read-only to test exclusivity: {e.strerror}"
+            return True, None
+        return False, f"could not open read-only with O_EXCL to test exclusive use: {e.strerror}"
     os.close(fd)
     return False, None
+
+
+PROC = "/proc"
+
+
+def _open_by_others(match, proc: str = PROC) -> tuple[list[str], int, str | None]:
+    """Other processes holding the target open: every ``/proc/PID/fd/N`` is stat'ed (which
+    follows the link to the open file, deleted or not) and ``match(stat_result)`` decides.
+
+    Returns (["PID (comm)", ...], processes whose descriptors could not be read, unknown):
+    ``unknown`` is set when ``/proc`` itself cannot be listed."""
+    me = os.getpid()
+    try:
+        pids = [int(n) for n in os.listdir(proc) if n.isdigit()]
+    except OSError as e:
+        return [], 0, f"cannot list {proc} to look for processes holding it open: {e.strerror}"
+    found, hidden = [], 0
+    for pid in sorted(pids):
+        if pid == me:
+            continue
+        fd_dir = f"{proc}/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except FileNotFoundError:
+            continue   # the process has exited
+        except OSError:
+            hidden += 1
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(f"{fd_dir}/{fd}")
+            except OSError:
+                continue   # closed meanwhile, or a descriptor of something that cannot be stat'ed
+            if match(st):
+                comm = _read(f"{proc}/{pid}/comm") or "?"
+                found.append(f"{pid} ({comm})")
+                break
+    return found, hidden, None
+
+
+def _same_inode(st_target):
+    return lambda st: st.st_dev == st_target.st_dev and st.st_ino == st_target.st_ino
+
+
+def _block_devnums(st_target, sysdir: str | None) -> set:
+    """The device number of the block device and of its partitions."""
+    nums = {st_target.st_rdev}
+    if sysdir:
+        for p in _partitions(sysdir):
+            dn = _devnum(os.path.join(sysdir, p))
+            if dn and ":" in dn:
+                ma, mi = dn.split(":", 1)
+                if ma.isdigit() and mi.isdigit():
+                    nums.add(os.makedev(int(ma), int(mi)))
+    return nums
 
 
 # --------------------------------------------------------------------------- probe
@@ -226,33 +346,55 @@ def probe_target(path) -> Target:
         return Target(path=path, kind="missing", notes=[f"stat failed: {e.strerror}"])
     real = os.path.realpath(path)
     if stat.S_ISREG(st.st_mode):
-        t = Target(path=path, kind="file", size_bytes=st.st_size, realpath=real)
-        loops = _loop_backing(real)
-        if loops:
-            t.holders = loops
-            t.in_use = True
-            t.in_use_reason = f"the file backs loop device(s) {', '.join('/dev/' + n for n in loops)}"
-            mounts = _mountinfo()
-            for n in loops:
-                sd = _holder_sysdir(n)
-                if sd:
-                    t.mounted_paths += _mounts_of(sd, mounts, _swaps())
-            t.is_mounted = bool(t.mounted_paths)
-        if st.st_size > 0:
-            t.signatures, notes = _signatures(path)
-            t.notes += notes
-            t.fs_signature = t.signatures[0] if t.signatures else None
-        return t
+        return _probe_file(path, real, st)
     if not stat.S_ISBLK(st.st_mode):
         kind_name = ("directory" if stat.S_ISDIR(st.st_mode) else "character device" if stat.S_ISCHR(st.st_mode)
                      else "fifo" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode)
                      else "special file")
         return Target(path=path, kind="other", realpath=real, notes=[f"{path} is a {kind_name}"])
+    return _probe_block(path, real, st)
 
+
+def _probe_file(path: str, real: str, st) -> Target:
+    t = Target(path=path, kind="file", size_bytes=st.st_size, realpath=real)
+    reasons = []
+    loops = _loop_backing(real)
+    if loops:
+        t.holders = loops
+        reasons.append(f"the file backs loop device(s) {', '.join('/dev/' + n for n in loops)}")
+        try:
+            mounts, swaps = _mountinfo(), _swaps()
+        except OSError as e:
+            t.unchecked.append(f"mounts of its loop device(s): cannot read the mount table ({e.strerror})")
+        else:
+            for n in loops:
+                sd = _holder_sysdir(n)
+                if sd:
+                    t.mounted_paths += _mounts_of(sd, mounts, swaps)
+        t.is_mounted = bool(t.mounted_paths)
+    t.open_by, hidden, unknown = _open_by_others(_same_inode(st))
+    if unknown:
+        t.unchecked.append(f"open by another process: {unknown}")
+    if hidden:
+        t.notes.append(f"the open files of {hidden} process(es) of other users could not be read (not root)")
+    if t.open_by:
+        reasons.append(f"held open by process {', '.join(t.open_by)}")
+    if reasons:
+        t.in_use, t.in_use_reason = True, "; ".join(reasons)
+    if st.st_size > 0:
+        t.signatures, notes, unknown = _signatures(path)
+        t.notes += notes
+        if unknown:
+            t.unchecked.append(f"signatures: {unknown}")
+        t.fs_signature = t.signatures[0] if t.signatures else None
+    return t
+
+
+def _probe_block(path: str, real: str, st) -> Target:
     t = Target(path=path, kind="block", realpath=real)
     sysdir = _sys_block_dir(st.st_rdev)
     if sysdir is None:
-        t.notes.append("no /sys/dev/block entry; mount and holder checks use /proc only")
+        t.unchecked.append("partitions and holders: no /sys/dev/block entry for the device")
     else:
         t.dev_name = os.path.basename(sysdir)
         t.sysfs_path = sysdir
@@ -266,7 +408,11 @@ def probe_target(path) -> Target:
         for p in t.partitions:
             holders.update(_holders(os.path.join(sysdir, p)))
         t.holders = sorted(holders)
-    mounts, swaps = _mountinfo(), _swaps()
+    try:
+        mounts, swaps = _mountinfo(), _swaps()
+    except OSError as e:
+        t.unchecked.append(f"mounts: cannot read the mount table ({e.strerror})")
+        mounts, swaps = [], []
     paths = _mounts_of(sysdir, mounts, swaps, extra_paths={real})
     # mounts on holders (LVM/dm/md volumes built on the device), one level down and beyond
     seen = set()
@@ -284,16 +430,30 @@ def probe_target(path) -> Target:
         todo += _holders(hs)
     t.mounted_paths = list(dict.fromkeys(paths))
     t.is_mounted = bool(t.mounted_paths)
-    t.signatures, notes = _signatures(path)
+    t.signatures, notes, unknown = _signatures(path)
     t.notes += notes
+    if unknown:
+        t.unchecked.append(f"signatures: {unknown}")
     t.fs_signature = t.signatures[0] if t.signatures else None
-    busy, why = _exclusive_open_fails(path)
+    reasons = []
+    busy, unknown = _exclusive_open(path)
     if busy:
-        t.in_use, t.in_use_reason = True, why
-    elif why:
-        t.notes.append(why)
-    if t.holders and not t.in_use:
-        t.in_use, t.in_use_reason = True, f"held by {', '.join(t.holders)}"
+        reasons.append("an exclusive open failed (EBUSY): mounted, in a RAID/LVM/dm stack, or held by a process")
+    elif unknown:
+        t.unchecked.append(f"exclusive use: {unknown}")
+    if t.holders:
+        reasons.append(f"held by {', '.join(t.holders)}")
+    nums = _block_devnums(st, sysdir)
+    t.open_by, hidden, unknown = _open_by_others(lambda s: stat.S_ISBLK(s.st_mode) and s.st_rdev in nums)
+    if unknown:
+        t.unchecked.append(f"open by another process: {unknown}")
+    elif hidden:
+        t.unchecked.append(f"open by another process: the open files of {hidden} process(es) could not be "
+                           "read (run as root)")
+    if t.open_by:
+        reasons.append(f"held open by process {', '.join(t.open_by)}")
+    if reasons:
+        t.in_use, t.in_use_reason = True, "; ".join(reasons)
     return t
 
 
@@ -325,7 +485,8 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
     """Return the probed target if it is safe to overwrite, else raise :class:`DeviceError`.
 
     ``confirm`` must be exactly ``path`` (the user names the device twice).  ``force``
-    overrides only the signature and in-use checks; a mounted device is always refused."""
+    overrides only the signature, in-use and could-not-check refusals
+    (:func:`overridable_problems`); a mounted device is always refused."""
     path = os.fspath(path)
     t = probe_target(path)
     if t.kind == "missing":
@@ -343,13 +504,23 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
         raise DeviceError(f"{path} is mounted or in use as swap ({', '.join(t.mounted_paths)}); "
                           "unmount it and every partition first (--force does not override this)",
                           key="device")
+    problems = overridable_problems(t)
+    if problems and not force:
+        raise DeviceError(f"{path}: refusing to overwrite: {'; '.join(problems)}. "
+                          "If you are sure the data is disposable, add --force", key="device")
+    return t
+
+
+def overridable_problems(t: Target) -> list[str]:
+    """What ``force`` may override, one phrase each: a signature, use by someone else, and every
+    check that could not be made (refused as if it had found something)."""
     problems = []
     if t.fs_signature:
         problems.append(f"it holds a {'/'.join(t.signatures) or t.fs_signature} signature "
                         "(filesystem, RAID member or partition table)")
     if t.in_use:
         problems.append(f"it is in use: {t.in_use_reason or 'busy'}")
-    if problems and not force:
-        raise DeviceError(f"{path}: refusing to overwrite: {'; '.join(problems)}. "
-                          "If you are sure the data is disposable, add --force", key="device")
-    return t
+    if t.unchecked:
+        problems.append(f"opsim could not check it ({'; '.join(t.unchecked)}), and refuses what it "
+                        "cannot check")
+    return problems

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
 import time
+from decimal import Decimal
 
-from .._output import Output, atomic_write_text, kv_table, table
+from .._output import (
+    Output,
+    atomic_write_text,
+    check_writable_dir,
+    check_writable_file,
+    kv_table,
+    table,
+)
 from ..errors import ConfigError, DeviceError
 from ..units import fmt_bytes, parse_size
 
@@ -23,14 +32,18 @@ def register(sub, common):
     p.add_argument("test", choices=["wsat", "iops", "consistency"])
     t = p.add_mutually_exclusive_group()
     t.add_argument("--file", metavar="PATH", help="target file (created with --size; default opsim-measure.dat "
-                                                  "in the output directory)")
+                                                  "in the output directory); an existing file is refused "
+                                                  "unless it is opsim's scratch file or --force is given")
     t.add_argument("--device", metavar="DEV", help="target block device (DESTROYS its data)")
     p.add_argument("--destroy-data", metavar="DEV", help="confirmation: name the device again")
     p.add_argument("--force", action="store_true",
-                   help="write even if the device holds a signature or is in use (never if mounted)")
-    p.add_argument("--purge", nargs="?", const="auto", default=None, metavar="METHOD",
+                   help="write even if the device holds a signature, is in use or could not be checked "
+                        "(never if mounted); with --file: overwrite an existing file that is not opsim's "
+                        "scratch file")
+    p.add_argument("--purge", default=None, metavar="METHOD",
                    choices=["auto", "discard", "nvme-format", "ata-erase", "ata-erase-enhanced"],
-                   help="purge the device first: auto (nvme format --ses=1 for NVMe, else blkdiscard), discard, "
+                   help="purge the device first (the method is required, so the option never takes a "
+                        "positional): auto (nvme format --ses=1 for NVMe, else blkdiscard), discard, "
                         "nvme-format, ata-erase or ata-erase-enhanced (ATA SECURITY ERASE via hdparm; never "
                         "chosen by auto). Same guard as the test itself")
     p.add_argument("--smart", action="store_true", help="SMART snapshots before and after; report interval WAF")
@@ -56,16 +69,72 @@ def register(sub, common):
                         "from /sys/block/DEV/queue/write_cache; opsim never changes it)")
     p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="progress on stderr: auto (when stderr is a terminal; default), on, off")
-    p.add_argument("-o", "--output-dir", help="directory for result.json and fio files")
+    p.add_argument("-o", "--output-dir", help="directory for result.json and fio files (default "
+                                               "opsim-measure-TEST-DATE-TIME; its parent must exist)")
     p.set_defaults(func=run)
 
 
-def _positive(v, key):
+#: fio's own limit on jobs (FIO_MAX_JOBS); a queue depth beyond 65536 exceeds every engine's queue
+MAX_THREADS = 4096
+MAX_QD = 65536
+
+
+def _int_range(v, key, lo, hi=None):
+    """An integer option (argparse has made it an int) within [lo, hi]."""
     if v is None:
         return v
-    if v <= 0:
-        raise ConfigError(f"{key}: must be positive (got {v})", key=key)
+    if v < lo or (hi is not None and v > hi):
+        rng = f"from {lo} to {hi}" if hi is not None else f"{lo} or more"
+        raise ConfigError(f"--{key}: {v} is out of range; give {rng}", key=key)
     return v
+
+
+def _finite_positive(v, key):
+    """A float option: finite and > 0 (nan and inf pass argparse's ``float``)."""
+    if v is None:
+        return v
+    if not math.isfinite(v) or v <= 0:
+        raise ConfigError(f"--{key}: {v} is not a positive finite number", key=key)
+    return v
+
+
+_PCT = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%\s*")
+
+
+def _span(text: str, total: int) -> int:
+    """``--span``: bytes (``8GiB``) or a percentage of the target (``75%``), rounded down to
+    4 KiB; refused when it is not a number, not finite, not in (0, 100] % or outside the target."""
+    s = str(text).strip()
+    if s.endswith("%"):
+        m = _PCT.fullmatch(s)
+        if not m:
+            raise ConfigError(f"--span: {text!r} is not a percentage (e.g. 75%)", key="span")
+        pct = Decimal(m.group(1))
+        if not 0 < pct <= 100:
+            raise ConfigError(f"--span: {text} is outside (0, 100]%", key="span")
+        span = int(total * pct / 100)
+    else:
+        span = parse_size(s, key="span")
+        if not 0 < span <= total:
+            raise ConfigError(f"--span: {text} is outside the target ({fmt_bytes(total)})", key="span")
+    span -= span % 4096
+    if span <= 0:
+        raise ConfigError(f"--span: {text} is less than 4KiB of the target ({fmt_bytes(total)})", key="span")
+    return span
+
+
+_FIO_SS = re.compile(r"(iops|bw)(_slope)?:([0-9]+(?:\.[0-9]+)?)(%?)")
+
+
+def _fio_steadystate(text):
+    """fio's ``--steadystate`` spec: ``iops|bw[_slope]:NUMBER[%]``."""
+    if text is None:
+        return None
+    m = _FIO_SS.fullmatch(text.strip())
+    if not m or float(m.group(3)) <= 0:
+        raise ConfigError(f"--fio-steadystate: {text!r} is not fio's steady-state spec "
+                          "(iops|bw[_slope]:NUMBER[%], e.g. iops_slope:0.3%)", key="fio-steadystate")
+    return text.strip()
 
 
 def _mixes(text):
@@ -73,7 +142,7 @@ def _mixes(text):
     for part in text.split(","):
         m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", part)
         if not m or int(m.group(1)) + int(m.group(2)) != 100:
-            raise ConfigError(f"rwmix: {part!r} is not R/W percentages adding to 100 (e.g. 65/35)", key="rwmix")
+            raise ConfigError(f"--rwmix: {part!r} is not R/W percentages adding to 100 (e.g. 65/35)", key="rwmix")
         out.append((int(m.group(1)), int(m.group(2))))
     return tuple(out)
 
@@ -85,7 +154,7 @@ def _bs_list(text):
         n = parse_size(b if re.search(r"[a-zA-Z]", b) is None or b[-1:].lower() == "b"
                        else b + ("iB" if b[-1].lower() in "kmg" else ""), key="bs")
         if n <= 0 or n % 512:
-            raise ConfigError(f"bs: {b!r} must be a positive multiple of 512 bytes", key="bs")
+            raise ConfigError(f"--bs: {b!r} must be a positive multiple of 512 bytes", key="bs")
         out.append(b)
     return tuple(out)
 
@@ -115,89 +184,190 @@ def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
     return out, warnings
 
 
-def run(args) -> Output:
-    from ..devices import guard_destructive, probe_target
-    from ..measure import Plan
-    from ..measure import run as run_plan
-    from ..measure.runner import Progress
+def _check_options(args) -> None:
+    """Every numeric option, before anything else (nothing probed, created or run yet)."""
+    _int_range(args.qd, "qd", 1, MAX_QD)
+    _int_range(args.threads, "threads", 1, MAX_THREADS)
+    _int_range(args.round_s, "round", 1)
+    _int_range(args.max_rounds, "max-rounds", 1, 25 if args.test == "iops" else None)
+    _int_range(args.precondition, "precondition", 0)
+    _finite_positive(args.time_cap, "time-cap")
+    _finite_positive(args.capacity_multiple, "capacity-multiple")
+    _fio_steadystate(args.fio_steadystate)
+    if args.rwmix:
+        _mixes(args.rwmix)
+    if args.bs:
+        _bs_list(args.bs)
 
-    for k in ("qd", "threads", "round_s", "max_rounds", "capacity_multiple", "time_cap"):
-        _positive(getattr(args, k), k.replace("_s", ""))
-    if args.max_rounds > 25 and args.test == "iops":
-        raise ConfigError("max-rounds: the PTS IOPS test stops after at most 25 rounds", key="max-rounds")
+
+def _existing_ancestor(d: str) -> str:
+    while d and not os.path.isdir(d) and os.path.dirname(d) != d:
+        d = os.path.dirname(d)
+    return d
+
+
+def _free_bytes(d: str) -> int | None:
+    try:
+        st = os.statvfs(d)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _file_target(args, outdir: str) -> tuple[str, int, bool]:
+    """Check a file target; returns (path, size in bytes, whether opsim must create it).
+
+    A file that does not exist is created by opsim (after every check); an existing one is
+    written only if it is opsim's scratch file (:mod:`opsim.measure.scratch`) or with --force,
+    and never while it backs a mounted loop device."""
+    from ..devices import probe_target
+    from ..measure import scratch
+
+    total = parse_size(args.size, key="size")
+    if total < 2**20:
+        raise ConfigError(f"--size: {args.size} is less than 1MiB", key="size")
+    target = args.file or os.path.join(outdir, "opsim-measure.dat")
+    if args.file:
+        check_writable_file(target, key="file")
+    t = probe_target(target)
+    if t.kind == "missing" and os.path.lexists(target):
+        raise DeviceError(f"{target} is a symbolic link to nothing; give the file itself", key="file")
+    if t.kind == "other":
+        raise DeviceError(f"{target}: {t.notes[0] if t.notes else 'not a regular file'}", key="file")
+    if t.kind == "block":
+        raise DeviceError(f"{target} is a block device: use --device {target} --destroy-data={target}",
+                          key="file")
+    create = t.kind == "missing"
+    if not create:
+        if t.is_mounted:
+            raise DeviceError(f"{target} backs a mounted loop device ({', '.join(t.mounted_paths)}); "
+                              "--force does not override this", key="file")
+        ours, why = scratch.is_scratch(target)
+        problems = [] if ours else [f"it exists and is not opsim's scratch file ({why})"]
+        if t.fs_signature and not ours:
+            problems.append(f"it holds a {'/'.join(t.signatures)} signature")
+        if t.in_use:
+            problems.append(f"it is in use: {t.in_use_reason}")
+        # whether someone holds it open must be known; its signatures need not be (ours, or refused)
+        problems += [f"opsim could not check it ({u}), and refuses what it cannot check"
+                     for u in t.unchecked if not u.startswith("signatures:")]
+        if problems and not args.force:
+            raise DeviceError(f"{target}: refusing to overwrite it with random data: {'; '.join(problems)}. "
+                              "Give a path that does not exist yet (opsim creates it), or add --force if "
+                              "its contents are disposable", key="file")
+    scratch.check_record_slot(target)
+    free = _free_bytes(_existing_ancestor(os.path.dirname(os.path.realpath(target))))
+    grow = total - (t.size_bytes or 0)
+    if free is not None and grow > free:
+        raise ConfigError(f"--size: {fmt_bytes(total)} does not fit beside {target}: "
+                          f"{fmt_bytes(free)} free on its filesystem", key="size")
+    return target, total, create
+
+
+def _seal(target: str) -> str | None:
+    """Record the scratch file as opsim left it; a warning instead of an error when that fails
+    (the result matters more: the next run then refuses the file unless --force)."""
+    from ..errors import OpsimError
+    from ..measure import scratch
+
+    try:
+        scratch.seal(target)
+    except (OpsimError, OSError) as e:
+        return f"could not record {target} as opsim's scratch file ({e}); the next run needs --force for it"
+    return None
+
+
+def run(args) -> Output:
+    from ..devices import guard_destructive
+    from ..measure import Plan, scratch
+    from ..measure import run as run_plan
+    from ..measure.fio import fio_binary, size_bytes
+    from ..measure.runner import Progress
+    from ..measure.signals import StopSignals
+
+    # 1. every check, before anything is created, purged or run
+    _check_options(args)
     outdir = args.output_dir or f"opsim-measure-{args.test}-{time.strftime('%Y%m%d-%H%M%S')}"
+    check_writable_dir(outdir, key="output-dir")
+    create = False
     if args.device:
         tgt = guard_destructive(args.device, args.destroy_data, force=args.force)
         if tgt.kind != "block":
             raise DeviceError(f"{args.device}: --device needs a block device; use --file for files", key="device")
         target, kind, total = args.device, "block", tgt.size_bytes or 0
+        if total <= 0:
+            raise DeviceError(f"{args.device}: cannot tell the device's size (/sys/block)", key="device")
     else:
         if args.destroy_data or args.purge or args.smart:
             raise ConfigError("--destroy-data, --purge and --smart apply to --device targets only", key="device")
-        os.makedirs(outdir, exist_ok=True)
-        target = args.file or os.path.join(outdir, "opsim-measure.dat")
-        total = parse_size(args.size, key="size")
-        if total < 2**20:
-            raise ConfigError("size: at least 1MiB", key="size")
-        t = probe_target(target)
-        if t.kind == "other":
-            raise DeviceError(f"{target}: {t.notes[0] if t.notes else 'not a regular file'}", key="file")
-        if t.kind == "block":
-            raise DeviceError(f"{target} is a block device: use --device {target} --destroy-data={target}",
-                              key="file")
-        if t.kind == "file" and (t.fs_signature or t.in_use) and not args.force:
-            raise DeviceError(f"{target}: refusing to overwrite a file that holds a "
-                              f"{t.fs_signature or ''} signature or is in use ({t.in_use_reason or '-'}); "
-                              "add --force if it is disposable", key="file")
+        target, total, create = _file_target(args, outdir)
         kind = "file"
-    if args.span:
-        s = args.span.strip()
-        span = int(total * float(s[:-1]) / 100) if s.endswith("%") else parse_size(s, key="span")
-        if not 0 < span <= total:
-            raise ConfigError(f"span: {args.span} is outside the target ({fmt_bytes(total)})", key="span")
-    else:
-        span = total
-    span -= span % 4096
+    span = _span(args.span, total) if args.span is not None else total - total % 4096
     default_bs = "512,4k,8k,16k,32k,64k,128k,1m" if args.test == "iops" else "4k"
     bs = _bs_list(args.bs or default_bs)
+    too_big = [b for b in bs if size_bytes(b) > span]
+    if too_big:
+        raise ConfigError(f"--bs: {', '.join(too_big)} is larger than the span ({fmt_bytes(span)})", key="bs")
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
     cache, warnings = _write_cache(args.write_cache, tgt if args.device else None)
     passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
-    if passes < 0:
-        raise ConfigError(f"precondition: {passes} passes; give 0 or more", key="precondition")
+    fio_binary()   # installed?
     plan = Plan(test=args.test, target=target, target_kind=kind, capacity_bytes=span, outdir=outdir,
                 iodepth=args.qd, numjobs=args.threads, round_s=args.round_s, bs=bs,
                 mixes=mixes if args.test == "iops" else ((0, 100),), time_cap_s=args.time_cap,
                 max_rounds=args.max_rounds, capacity_multiple=args.capacity_multiple, ioengine=args.ioengine,
-                direct=not args.buffered, fio_steadystate=args.fio_steadystate, precondition_passes=passes,
+                direct=not args.buffered, fio_steadystate=_fio_steadystate(args.fio_steadystate),
+                precondition_passes=passes,
                 extra={"target_bytes": total, "write_cache": cache, "precondition_passes": passes})
-    os.makedirs(outdir, exist_ok=True)
+
+    # 2. the work: the output directory, the scratch file, purge, SMART, fio
     pre = {}
     smart_before = None
     if args.device and args.purge:
         from ..measure.purge import purge
         pre["purge"] = purge(args.device, args.purge, confirm=args.destroy_data, force=args.force,
                              notify=lambda msg: sys.stderr.write(msg + "\n"))
+    os.makedirs(outdir, exist_ok=True)
     if args.smart:
         from ..smart import take_snapshot
         smart_before = take_snapshot(args.device)
         atomic_write_text(os.path.join(outdir, "smart-before.json"), json.dumps(smart_before, indent=2))
-    result = run_plan(plan, Progress(args.progress))
-    result.update(pre)
-    if warnings:
-        result["warnings"] = warnings
-    result["output_dir"] = os.path.abspath(outdir)
-    if args.smart:
-        from ..smart import interval_waf, take_snapshot
-        from ..smart.parse import as_snapshot
-        after = take_snapshot(args.device)
-        atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
-        w = interval_waf(as_snapshot(smart_before, "smart-before.json"), as_snapshot(after, "smart-after.json"))
-        result["smart"] = {"waf": w["waf"], "available": w["available"], "reason": w["reason"],
-                           "host_writes": w["host_writes"], "nand_writes": w["nand_writes"], "rule": w["rule"]}
-    atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
-    # Ctrl-C: the rounds done so far are printed and kept, and the exit code says so.
-    return Output(data=result, text=summary_text(result), exit_code=130 if result.get("interrupted") else 0)
+    if create:
+        scratch.claim_new(target)
+    with StopSignals() as stop:
+        try:
+            result = run_plan(plan, Progress(args.progress), stop=stop)
+        finally:
+            sealed = _seal(target) if kind == "file" else None
+        if sealed:
+            warnings.append(sealed)
+        result.update(pre)
+        if warnings:
+            result["warnings"] = warnings
+        result["output_dir"] = os.path.abspath(outdir)
+        if args.smart and stop.signum is None:
+            from ..smart import interval_waf, take_snapshot
+            from ..smart.parse import as_snapshot
+            after = take_snapshot(args.device)
+            atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
+            w = interval_waf(as_snapshot(smart_before, "smart-before.json"), as_snapshot(after, "smart-after.json"))
+            result["smart"] = {"waf": w["waf"], "available": w["available"], "reason": w["reason"],
+                               "host_writes": w["host_writes"], "nand_writes": w["nand_writes"], "rule": w["rule"]}
+        elif args.smart:
+            result["interrupted"], result["interrupted_by"] = True, stop.name
+            result["smart"] = {"waf": None, "available": False, "host_writes": None, "nand_writes": None,
+                               "rule": None, "reason": f"no SMART snapshot after the run: {stop.name} stopped it"}
+        atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
+    # A stop signal: the finished rounds are printed and kept, exit 128 + the signal (130 for
+    # SIGINT, 143 SIGTERM, 129 SIGHUP).  fio failed: the same, and exit 1 with the reason.
+    if result.get("error"):
+        sys.stderr.write(f"opsim: failed: {result['error']} (the {len(result['rounds'])} round(s) completed "
+                         f"before are kept in {os.path.join(outdir, 'result.json')})\n")
+    if result.get("interrupted"):
+        code = stop.exit_code or 130
+    else:
+        code = 1 if result.get("error") else 0
+    return Output(data=result, text=summary_text(result), exit_code=code)
 
 
 def summary_text(r: dict) -> str:
@@ -225,7 +395,9 @@ def summary_text(r: dict) -> str:
     if r.get("purge"):
         rows.insert(2, ("purge", f"{r['purge']['method']} ({len(r['purge']['commands'])} commands)"))
     if r.get("interrupted"):
-        rows.append(("interrupted", "yes (rounds so far kept)"))
+        rows.append(("interrupted", f"by {r.get('interrupted_by') or 'a signal'} (rounds so far kept)"))
+    if r.get("error"):
+        rows.append(("FAILED", r["error"]))
     if "smart" in r:
         s = r["smart"]
         rows.append(("SMART WAF (interval)", f"{s['waf']:.3f}" if s["available"] else f"not available: {s['reason']}"))

@@ -18,10 +18,12 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 from ..errors import CommandError, InputError
 from ..toolio import extract_json
+from .signals import signal_name
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 FIO_PERCENTILE_LIST = "50:90:99:99.9:99.99"
@@ -220,60 +222,118 @@ def size_bytes(text) -> int:
 
 
 class Interrupted(Exception):
-    """Ctrl-C during a fio run (fio was stopped cleanly)."""
+    """A stop signal (Ctrl-C, SIGTERM, SIGHUP) during a fio run; fio's process group was stopped."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal_name(signum))
+        self.signum = signum
 
 
-def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_tick=None) -> dict:
+class FioFailed(CommandError):
+    """fio exited non-zero, was killed, hung, wrote no JSON or reported errors."""
+
+
+#: seconds fio gets to stop after SIGTERM before its process group is killed
+STOP_GRACE_S = 2.0
+_POLL_S = 0.1
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _leader_exited(pid: int) -> bool:
+    """True once the process has exited, without reaping it: while it is a zombie its pid, and
+    so its process group id, cannot be reused, so killing the group afterwards is safe."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _reap(proc: subprocess.Popen) -> None:
+    """The leader has exited: kill whatever is left of its process group (fio's job processes
+    go on writing if fio itself was killed or crashed), then reap it."""
+    _killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def stop_fio(proc: subprocess.Popen, grace: float = STOP_GRACE_S) -> None:
+    """Stop fio and every process of its group: SIGTERM (fio ends its jobs and exits), then
+    SIGKILL to the group after ``grace`` seconds or as soon as the leader has gone."""
+    _killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while not _leader_exited(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _reap(proc)
+
+
+def _tail(f, n: int = 3) -> str:
+    f.seek(0)
+    lines = [x.strip() for x in f.read().decode("utf-8", "replace").splitlines() if x.strip()]
+    return " | ".join(lines[-n:]) if lines else "no message"
+
+
+def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_tick=None, stop=None) -> dict:
     """Run fio with ``--output-format=json+ --output=json_path`` (json+ adds the latency
     histogram bins); return the parsed document.
 
-    Ctrl-C: fio (in our process group) receives SIGINT too; we wait for it to exit and
-    write its JSON, then raise :class:`Interrupted`."""
+    fio runs in its own session (process group), so nothing but opsim signals it.  ``stop``:
+    a callable returning the number of a stop signal received (see
+    :class:`opsim.measure.signals.StopSignals`) or None; it is polled every 0.1 s.  On a stop
+    request, or :class:`KeyboardInterrupt` where no handler is installed, fio's group is
+    stopped (:func:`stop_fio`) and :class:`Interrupted` raised.  When fio exits non-zero, is
+    killed, exceeds ``timeout`` or writes no JSON: :class:`FioFailed`, after its whole
+    process group is gone."""
+    if stop is not None and stop():
+        raise Interrupted(stop())
     full = [*argv, "--output-format=json+", f"--output={json_path}"]
-    try:
-        proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    except OSError as e:
-        raise CommandError(f"cannot start fio: {e}") from None
-    interrupted = False
-    start = time.monotonic()
-    try:
-        while True:
-            try:
-                proc.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                if on_tick:
-                    on_tick(time.monotonic() - start)
-                if timeout and time.monotonic() - start > timeout:
-                    proc.send_signal(signal.SIGINT)
-                    try:
-                        proc.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-                    raise CommandError(f"fio did not finish within {timeout:.0f} s")
-    except KeyboardInterrupt:
-        interrupted = True
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    out, err = proc.communicate()
-    if interrupted:
-        raise Interrupted()
-    if proc.returncode != 0:
-        msg = (err or out or "").strip().splitlines()
-        raise CommandError(f"fio exited {proc.returncode}: {' | '.join(msg[-3:]) if msg else 'no message'}")
+            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True)
+        except OSError as e:
+            raise FioFailed(f"cannot start fio: {e.strerror or e}") from None
+        start = last_tick = time.monotonic()
+        why: Exception | None = None
+        try:
+            while not _leader_exited(proc.pid):
+                time.sleep(_POLL_S)
+                now = time.monotonic()
+                if stop is not None and stop():
+                    why = Interrupted(stop())
+                    break
+                if timeout and now - start > timeout:
+                    why = FioFailed(f"fio did not finish within {timeout:.0f} s and was stopped")
+                    break
+                if on_tick and now - last_tick >= 0.5:
+                    last_tick = now
+                    on_tick(now - start)
+        except KeyboardInterrupt:
+            why = Interrupted(signal.SIGINT)
+        except BaseException:
+            stop_fio(proc)
+            raise
+        if why is not None:
+            stop_fio(proc)
+            raise why
+        _reap(proc)
+        if proc.returncode < 0:
+            raise FioFailed(f"fio was killed by {signal_name(-proc.returncode)} ({_tail(err)})")
+        if proc.returncode != 0:
+            raise FioFailed(f"fio exited {proc.returncode}: {_tail(err)}")
     try:
         with open(json_path, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
-        raise CommandError(f"fio wrote no JSON output ({e.strerror})") from None
+        raise FioFailed(f"fio wrote no JSON output ({e.strerror})") from None
     try:
         doc = parse_fio_json(text, source=json_path)
     except InputError as e:
-        raise CommandError(str(e)) from None
+        raise FioFailed(str(e)) from None
     # keep the JSON file clean (fio may prefix notices)
     if not text.lstrip().startswith("{"):
         with open(json_path, "w") as f:

@@ -1,4 +1,4 @@
-"""Purge a drive before a test, only when asked (``opsim measure --purge[=METHOD]``).
+"""Purge a drive before a test, only when asked (``opsim measure --purge METHOD``).
 
 Methods:
 

@@ -1,7 +1,9 @@
 """The measurement tests: WSAT, the PTS IOPS test and the AnandTech IO-consistency run.
 
 Each round is one fio invocation (JSON output and per-second logs in the output
-directory), so an interrupted run keeps every completed round.  The SNIA steady-state rule
+directory), so a run that ends early keeps every completed round: on a stop signal
+(SIGINT, SIGTERM, SIGHUP: fio's process group is stopped, ``interrupted`` is true) and when fio
+fails (exits non-zero, is killed, hangs: ``error`` says how).  The SNIA steady-state rule
 is applied by opsim to the round values with :func:`opsim.sim.steady_state` (Rust core).
 
 The result has the timed simulator's result schema (``iops_series``, ``latency_us``,
@@ -17,9 +19,22 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from ..errors import CommandError
-from .fio import (FIO_PERCENTILE_LIST, Interrupted, Latency, fio_binary, fio_version, log_paths, per_second,
-                  per_second_dirs, run_fio, size_bytes, summarize)
+from ..errors import InputError
+from .fio import (
+    FIO_PERCENTILE_LIST,
+    FioFailed,
+    Interrupted,
+    Latency,
+    fio_binary,
+    fio_version,
+    log_paths,
+    per_second,
+    per_second_dirs,
+    run_fio,
+    size_bytes,
+    summarize,
+)
+from .signals import StopSignals, signal_name
 
 SCHEMA_VERSION = 2
 PTS_BLOCK_SIZES = ("512", "4k", "8k", "16k", "32k", "64k", "128k", "1m")
@@ -49,6 +64,8 @@ class Plan:
     offset_bytes: int = 0
     precondition_passes: int = 0    # SNIA workload-independent preconditioning: 128 KiB sequential passes
     extra: dict = field(default_factory=dict)
+    # polled while fio runs: the number of a stop signal received, or None (set by run())
+    stop: object = field(default=None, repr=False, compare=False)
 
 
 class Progress:
@@ -111,13 +128,16 @@ def _round(plan: Plan, index: int, label: str, phase: str, bs: str, argv: list, 
     """Run one fio round.  Returns (round, per-second points, {"all"|"read"|"write": Latency})."""
     json_path = f"{prefix}.json"
     doc = run_fio(argv, json_path, timeout=(plan.round_s * 3 + 120) if plan.round_s else None,
-                  on_tick=lambda t: prog.show(f"{status} ({t:4.0f}s)"))
+                  on_tick=lambda t: prog.show(f"{status} ({t:4.0f}s)"), stop=plan.stop)
     s = summarize(doc)
     if s["fio_errors"]:
-        raise CommandError(f"fio reported error(s) {s['fio_errors']} in round {index}")
+        raise FioFailed(f"fio reported error(s) {s['fio_errors']} in {label} ({os.path.basename(json_path)})")
     runtime = s["runtime_ms"] / 1000.0 or float(runtime_s or 0)
-    per_dir = per_second_dirs(log_paths(prefix, "iops"))
-    lat_s = per_second(log_paths(prefix, "clat"), reduce_jobs="mean")
+    try:
+        per_dir = per_second_dirs(log_paths(prefix, "iops"))
+        lat_s = per_second(log_paths(prefix, "clat"), reduce_jobs="mean")
+    except InputError as e:   # fio's own log, not the user's input
+        raise FioFailed(f"fio's log is unreadable: {e}") from None
     bs_bytes = size_bytes(bs)
     series = []
     for sec, dirs in per_dir.items():
@@ -140,13 +160,24 @@ def _round(plan: Plan, index: int, label: str, phase: str, bs: str, argv: list, 
     return rnd, series, {k: s["latency"][k] for k in ("all", "read", "write")}
 
 
-def run(plan: Plan, progress: Progress | None = None) -> dict:
+def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None = None) -> dict:
+    """Run the test; return the result document, also when the run ended early.
+
+    ``stop``: an active :class:`StopSignals` (the CLI keeps one over the whole command); without
+    it, one is active for the duration of the rounds.  A stop signal ends the run with
+    ``interrupted: true`` and ``interrupted_by`` (the signal's name); a fio failure with
+    ``error`` (the message); both keep every round finished before."""
+    if stop is None:
+        with StopSignals() as own:
+            return run(plan, progress, own)
+    plan.stop = stop
+    version = fio_version()
     os.makedirs(plan.outdir, exist_ok=True)
     prog = progress or Progress()
     result = {"schema": "opsim-measure", "schema_version": SCHEMA_VERSION, "test": plan.test,
               "target": {"path": plan.target, "kind": plan.target_kind, "span_bytes": plan.capacity_bytes,
                          "offset_bytes": plan.offset_bytes},
-              "fio_version": fio_version(), "source": "fio",
+              "fio_version": version, "source": "fio",
               "parameters": {"iodepth": plan.iodepth, "numjobs": plan.numjobs, "round_s": plan.round_s,
                              "bs": list(plan.bs), "rwmix": [f"{r}/{w}" for r, w in plan.mixes],
                              "time_cap_s": plan.time_cap_s, "max_rounds": plan.max_rounds,
@@ -154,7 +185,8 @@ def run(plan: Plan, progress: Progress | None = None) -> dict:
                              "fio_steadystate": plan.fio_steadystate, **plan.extra},
               "iops_series": [], "latency_us": None, "rounds": [], "steady_state": None, "steady_iops": None,
               "measured_iops": 0.0, "phases": {"fob_end_s": None, "steady_start_s": None},
-              "interrupted": False, "stop_reason": None, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+              "interrupted": False, "interrupted_by": None, "error": None, "stop_reason": None,
+              "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     t0 = time.monotonic()
     tracked: list[dict] = []          # the rounds the steady-state rule looks at
     lat: dict[int, dict] = {}         # round index -> {"all"|"read"|"write": Latency} of its tracked run
@@ -169,9 +201,15 @@ def run(plan: Plan, progress: Progress | None = None) -> dict:
             _consistency(plan, result, tracked, lat, prog, t0)
         else:  # pragma: no cover - argparse restricts it
             raise ValueError(plan.test)
-    except Interrupted:
+    except Interrupted as e:
         result["interrupted"] = True
-        result["stop_reason"] = "interrupted (Ctrl-C); the rounds completed so far are kept"
+        result["interrupted_by"] = signal_name(e.signum)
+        result["stop_reason"] = (f"interrupted by {signal_name(e.signum)}; fio was stopped and the "
+                                 f"{len(result['rounds'])} round(s) completed before are kept")
+    except FioFailed as e:
+        result["error"] = str(e)
+        result["stop_reason"] = (f"fio failed: {e}; the {len(result['rounds'])} round(s) completed before "
+                                 "are kept")
     finally:
         prog.done()
     _finish(plan, result, tracked, lat)

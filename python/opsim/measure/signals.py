@@ -1,0 +1,60 @@
+"""Stop requests during a measurement: SIGINT, SIGTERM and SIGHUP become a flag the run checks.
+
+While a :class:`StopSignals` block is active the three signals no longer kill opsim (SIGTERM,
+SIGHUP) or raise :class:`KeyboardInterrupt` at an arbitrary point (SIGINT): the handler notes
+the first signal, and the code that waits for fio checks :attr:`StopSignals.signum` every
+fraction of a second, stops fio's process group and returns what was finished.  The exit code
+of a stopped run is ``128 + signal number``: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP), as a
+shell reports a process killed by that signal.
+
+Outside the main thread signal handlers cannot be installed; the block is then inert and
+SIGINT keeps raising :class:`KeyboardInterrupt` (which the fio runner also handles).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s)
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+class StopSignals:
+    """``with StopSignals() as stop: ...; stop.signum`` (None, or the first signal received)."""
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._saved: dict = {}
+
+    def _handler(self, signum, frame):
+        if self.signum is None:
+            self.signum = signum
+
+    def __enter__(self):  # -> Self (Python 3.11+)
+        if threading.current_thread() is threading.main_thread():
+            for s in STOP_SIGNALS:
+                self._saved[s] = signal.signal(s, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, old in self._saved.items():
+            signal.signal(s, signal.SIG_DFL if old is None else old)
+        self._saved.clear()
+
+    def __call__(self) -> int | None:
+        return self.signum
+
+    @property
+    def name(self) -> str | None:
+        return None if self.signum is None else signal_name(self.signum)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.signum is None else 128 + self.signum
