@@ -43,7 +43,8 @@ def test_model_limits_refuse_what_the_simulator_cannot_build():
 def test_resolved_timing_is_what_a_run_uses(preset):
     """The timing ``describe`` resolves is the one a timed run of the same config reports
     (the advisor used to run a tiny simulation only to learn it)."""
-    cfg = {"preset": preset, "drive": {"user_capacity": "128MiB", "physical_capacity": "256MiB", "pages_per_block": 256},
+    cfg = {"preset": preset,
+           "drive": {"user_capacity": "128MiB", "physical_capacity": "256MiB", "pages_per_block": 256},
            "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.0005,
                    "round_drive_writes": 0.0005}}
     d = describe(cfg)

@@ -110,8 +110,6 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         sources["physical"] = msrc.get("drive.physical_capacity", "preset")
         sources["timing"] = {k.split(".", 1)[1]: v for k, v in msrc.items() if k.startswith("timing.")}
         base = {"preset": preset}
-        ppb = int(s["drive"].get("pages_per_block", 256))
-        page = parse_size(s["drive"].get("page_size", 4096), key="page_size")
         name, title = preset, p["meta"]["title"]
     else:
         if native is None:
@@ -132,8 +130,7 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
                                    "the drive would have no spare area at all")
         if pages_per_block is not None and not (2 <= int(pages_per_block) <= 65536):
             raise _bad("pages_per_block", f"{pages_per_block} is out of range 2..65536")
-        ppb, page = int(pages_per_block or 256), 4096
-        drive_over = {"pages_per_block": ppb}
+        drive_over = {"pages_per_block": int(pages_per_block or 256)}
         sources["pages_per_block"] = "given with --pages-per-block" if pages_per_block else "default 256"
         timing_over["interface"] = interface or "sata"
         sources["timing"] = "the core's defaults for the interface (docs/timed.md): not a specific drive"
@@ -146,8 +143,6 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
             raise _bad("queue_depth", "must be at least 1")
         timing_over["queue_depth"] = int(queue_depth)
     base["timing"] = dict(timing_over)
-    if phys // (ppb * page) < 16:
-        raise _bad("physical", f"{phys:,} bytes is fewer than 16 blocks of {ppb} x {page}-byte pages")
     # the real drive at its native capacity, described by the core (nothing allocated)
     drive_keys = {"user_capacity": nat.bytes, "native_capacity": nat.bytes, "sector_size": sector_size}
     if preset is None:
@@ -159,8 +154,11 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         desc = describe(cfg, model_limits=False)
     except OpsimError as e:
         raise _bad(_option_for_key(e.key), str(e)) from None
-    c, resolved = desc["config"], desc["timing"]
-    t = c.get("timing") or {}
+    c, resolved, geo = desc["config"], desc["timing"], desc["drive"]
+    t = c["timing"]
+    ppb, page = geo["pages_per_block"], geo["page_size"]
+    if geo["blocks"] < 16:
+        raise _bad("physical", f"{phys:,} bytes is fewer than 16 blocks of {ppb} x {page}-byte pages")
     if pe is not None:
         try:
             pe_v = float(str(pe).replace(",", "").replace("_", ""))
@@ -177,8 +175,8 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
     slc_min = float(c["ftl"]["slc_cache"]["min_fraction"]) if slc else 0.0
     return Drive(name=name, title=title, preset=preset, native=nat, physical_bytes=int(phys),
                  slc_min_fraction=slc_min, slc_folds=bool(slc and slc["steady_folds"]),
-                 page_size=desc["drive"]["page_size"], pages_per_block=desc["drive"]["pages_per_block"],
+                 page_size=page, pages_per_block=ppb,
                  gc=c["ftl"]["gc"], gc_low=c["ftl"]["gc_low_watermark"],
-                 pe=pe_v, interface=t.get("interface", "sata"), queue_depth=t.get("queue_depth", 32),
-                 write_cache=bool(t.get("write_cache", True)), timing_overrides=timing_over,
+                 pe=pe_v, interface=t["interface"], queue_depth=t["queue_depth"],
+                 write_cache=bool(t["write_cache"]), timing_overrides=timing_over,
                  drive_overrides=drive_over, timing=resolved, sources=sources, config=cfg, description=desc)
