@@ -105,10 +105,29 @@ def simulate(config) -> SimResult:
     return SimResult(json.loads(_core().simulate(text, fmt, base)))
 
 
-def describe(config) -> dict:
-    """Validate ``config`` and return the drive geometry and OP in every basis."""
+def describe(config, *, model_limits: bool = True, users=None) -> dict:
+    """Validate ``config`` and return the drive as the core resolves it, without building its
+    model (instant whatever the capacity): ``config`` (preset applied, defaults filled),
+    ``drive`` (geometry), ``op`` (every basis, ``added``, ``seen_by_gc``), ``slc_cache``,
+    ``timing`` (resolved: ns, counts), ``cost_model`` (for :func:`costs`) and ``fits_model``.
+
+    ``model_limits`` (default): refuse, as the simulator would, a drive it cannot model
+    (memory limit, 32-bit mapping tables, no room for garbage collection); False describes any
+    drive.  ``users``: also ``levels``, the ``op`` figures at each of these user capacities
+    (bytes, whole sectors)."""
     text, fmt = _config_text(config)
-    return json.loads(_core().describe(text, fmt))
+    us = None if users is None else [int(u) for u in users]
+    return json.loads(_core().describe(text, fmt, model_limits, us))
+
+
+def costs(model: Mapping, mix: Mapping, waf_gc: float) -> dict:
+    """The timed model's time per IO on each resource, and the bottleneck IOPS bound, for a
+    workload ``mix`` (``write_fraction``, ``units_per_io``, ``bytes_per_io``) at
+    garbage-collection WAF ``waf_gc``; ``model`` is a description's ``cost_model``
+    (``timing`` resolved, ``write_cache``, ``slc_folds``, ``ftl_block_units``).
+
+    Returns ``{"resources": [{"resource", "ns_per_io", "iops"}, ...], "bottleneck", "iops"}``."""
+    return json.loads(_core().costs(json.dumps(dict(model)), json.dumps(dict(mix)), float(waf_gc)))
 
 
 def steady_state(values, eligible=None, window=5, max_range=0.20, max_excursion=0.10) -> dict:

@@ -85,6 +85,13 @@ impl Geometry {
 
     /// Build the geometry from the `[drive]` table, checking every value.
     pub fn from_config(d: &DriveConfig, ftl: &FtlConfig) -> Result<Geometry> {
+        Self::resolve(d, ftl, true)
+    }
+
+    /// The same; `model_limits`: refuse a drive the simulator cannot model: more pages than
+    /// its 32-bit mapping tables hold, or too little spare for its FTL to collect garbage
+    /// (false: describe such a drive all the same, e.g. 100 TB of 4 KiB pages).
+    pub fn resolve(d: &DriveConfig, ftl: &FtlConfig, model_limits: bool) -> Result<Geometry> {
         let sector = d.sector_size as u64;
         if sector != 512 && sector != 4096 {
             return Err(Error::capacity("drive.sector_size", format!("{sector} is not supported; use 512 or 4096")));
@@ -205,7 +212,7 @@ impl Geometry {
         }
         let blocks = blocks_f as u64;
         let user_pages = user_bytes.div_ceil(page);
-        if blocks * ppb as u64 > MAX_PAGES || user_pages > MAX_PAGES {
+        if model_limits && (blocks * ppb as u64 > MAX_PAGES || user_pages > MAX_PAGES) {
             return Err(Error::capacity(
                 "drive.page_size",
                 format!(
@@ -223,7 +230,9 @@ impl Geometry {
             user_pages,
             native_bytes,
         };
-        geo.check_room_for_gc(ftl)?;
+        if model_limits {
+            geo.check_room_for_gc(ftl)?;
+        }
         Ok(geo)
     }
 

@@ -20,6 +20,7 @@
 #![allow(clippy::manual_is_multiple_of)]
 
 pub mod config;
+pub mod describe;
 pub mod error;
 pub mod ftl;
 pub mod geometry;

@@ -214,6 +214,17 @@ fn memory_limit(cfg: &Config) -> Result<(u64, String)> {
     }
 }
 
+/// A config checked and resolved against its drive, nothing allocated: the geometry, the
+/// mapping-table cache, the model's memory, the SLC cache's limits and the GC policy's
+/// parameter.  `Simulator::new` builds the FTL from it; `describe` reports it.
+pub(crate) struct Prepared {
+    pub geo: Geometry,
+    pub map_cache: Option<timed::mapcache::MapCacheParams>,
+    pub memory: u64,
+    pub slc: Option<crate::ftl::SlcParams>,
+    pub policy_param: u32,
+}
+
 pub struct Simulator {
     cfg: Config,
     geo: Geometry,
@@ -243,7 +254,10 @@ impl Simulator {
         Simulator::new(Config::from_toml_str(text)?)
     }
 
-    pub fn new(cfg: Config) -> Result<Simulator> {
+    /// Check `cfg` and resolve it against its drive without allocating the model.
+    /// `model_limits`: also refuse what the simulator cannot model (the memory limit and the
+    /// 32-bit mapping tables), as `new` does; false describes any drive.
+    pub(crate) fn prepare(cfg: &Config, model_limits: bool) -> Result<Prepared> {
         let f = &cfg.ftl;
         if f.gc_low_watermark < 2 {
             return Err(Error::config(
@@ -296,14 +310,14 @@ impl Simulator {
         if r.max_rounds < 5 || r.max_rounds > 100_000 {
             return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
         }
-        let geo = Geometry::from_config(&cfg.drive, &cfg.ftl)?;
+        let geo = Geometry::resolve(&cfg.drive, &cfg.ftl, model_limits)?;
         let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
             Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
             None => None,
         };
         let ftl_memory = geo.memory_estimate(r.track_data);
         let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
-        let (limit, source) = memory_limit(&cfg)?;
+        let (limit, source) = if model_limits { memory_limit(cfg)? } else { (u64::MAX, String::new()) };
         if memory > limit {
             let (key, part, advice) = match &map_cache {
                 Some(m) if ftl_memory <= limit => (
@@ -327,10 +341,16 @@ impl Simulator {
         // (the SLC-mode times of [timing] are ignored without a cache: a preset sets them
         // and `enabled = false` turns its cache off)
         let slc = match &f.slc_cache {
-            Some(c) if c.enabled => Some(slc_params(c, &cfg, &geo)?),
+            Some(c) if c.enabled => Some(slc_params(c, cfg, &geo)?),
             _ => None,
         };
-        check_pts(&cfg)?;
+        check_pts(cfg)?;
+        Ok(Prepared { geo, map_cache, memory, slc, policy_param: param })
+    }
+
+    pub fn new(cfg: Config) -> Result<Simulator> {
+        let Prepared { geo, map_cache, memory, slc, policy_param: param } = Simulator::prepare(&cfg, true)?;
+        let (f, r) = (&cfg.ftl, &cfg.run);
         let params = FtlParams {
             blocks: geo.blocks,
             pages_per_block: geo.pages_per_block,
@@ -677,8 +697,8 @@ impl Simulator {
         };
         let b = self.geo.pages_per_block as usize;
         // the SLC cache's static part is held out of the native-mode pool GC works in
-        let slc_static = self.slc.map(|s| s.min_blocks as u64).unwrap_or(0);
-        let pool = self.geo.blocks as u64 - self.cfg.ftl.gc_low_watermark as u64 - slc_static;
+        let slc_static = self.slc.map(|s| s.min_blocks).unwrap_or(0);
+        let pool = crate::describe::gc_pool_blocks(&self.geo, self.cfg.ftl.gc_low_watermark, slc_static);
         let rho = span_pages as f64 / (pool as f64 * b as f64);
         let counts: Vec<u32> = match self.cfg.ftl.gc {
             GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random => {
@@ -1341,12 +1361,7 @@ impl Simulator {
 
     /// The timing parameters resolved, with the SLC-mode timing when the cache is on.
     fn resolve_timing(&self, tc: &crate::timed::TimingConfig) -> Result<Resolved> {
-        let mut r = tc.resolve(self.geo.page_size)?;
-        if let Some(s) = &self.slc {
-            tc.resolve_slc(&mut r, s.bits)?;
-        }
-        r.map_cache = self.map_cache.clone();
-        Ok(r)
+        resolve_timing(tc, &self.geo, self.slc.as_ref(), self.map_cache.as_ref())
     }
 
     /// The idle delay before the SLC cache folds in idle time, if it does.
@@ -1366,20 +1381,7 @@ impl Simulator {
     }
 
     pub fn drive_report(&self) -> DriveReport {
-        let g = &self.geo;
-        DriveReport {
-            page_size: g.page_size,
-            pages_per_block: g.pages_per_block,
-            blocks: g.blocks,
-            sector_size: g.sector_size,
-            user_bytes: g.user_bytes,
-            user_pages: g.user_pages,
-            physical_bytes: g.physical_bytes(),
-            physical_pages: g.physical_pages(),
-            max_lba: g.user_sectors() - 1,
-            native_bytes: g.native_bytes,
-            model_memory_bytes: self.memory,
-        }
+        drive_report(&self.geo, self.memory)
     }
 
     pub fn wear(&self) -> Wear {
@@ -1396,6 +1398,39 @@ impl Simulator {
 
     pub fn rounds(&self) -> &[Round] {
         &self.rounds
+    }
+}
+
+/// The timing parameters resolved against the drive, with the SLC-mode timing when the
+/// cache is on and the mapping-table cache when it is.
+pub(crate) fn resolve_timing(
+    tc: &crate::timed::TimingConfig,
+    geo: &Geometry,
+    slc: Option<&crate::ftl::SlcParams>,
+    map_cache: Option<&timed::mapcache::MapCacheParams>,
+) -> Result<Resolved> {
+    let mut r = tc.resolve(geo.page_size)?;
+    if let Some(s) = slc {
+        tc.resolve_slc(&mut r, s.bits)?;
+    }
+    r.map_cache = map_cache.cloned();
+    Ok(r)
+}
+
+/// The drive's geometry as reported (`memory`: the model's estimated memory).
+pub(crate) fn drive_report(g: &Geometry, memory: u64) -> DriveReport {
+    DriveReport {
+        page_size: g.page_size,
+        pages_per_block: g.pages_per_block,
+        blocks: g.blocks,
+        sector_size: g.sector_size,
+        user_bytes: g.user_bytes,
+        user_pages: g.user_pages,
+        physical_bytes: g.physical_bytes(),
+        physical_pages: g.physical_pages(),
+        max_lba: g.user_sectors() - 1,
+        native_bytes: g.native_bytes,
+        model_memory_bytes: memory,
     }
 }
 

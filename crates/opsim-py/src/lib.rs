@@ -75,21 +75,55 @@ fn simulate(py: Python<'_>, config: String, format: &str, base_dir: Option<Strin
     })
 }
 
-/// Validate a config and describe the drive it builds (no simulation); JSON text.
+/// Validate a config and describe the drive it builds without building its model: the
+/// config resolved, geometry, OP in every basis, SLC cache, timing and cost model; JSON
+/// text.  `model_limits`: refuse what the simulator cannot model (memory, 32-bit tables);
+/// `users`: also the OP in every basis at each of these user capacities (bytes), `levels`.
 #[pyfunction]
-#[pyo3(signature = (config, format = "json"))]
-fn describe(py: Python<'_>, config: String, format: &str) -> PyResult<String> {
+#[pyo3(signature = (config, format = "json", model_limits = true, users = None))]
+fn describe(py: Python<'_>, config: String, format: &str, model_limits: bool, users: Option<Vec<u64>>) -> PyResult<String> {
     let format = format.to_owned();
     guarded(py, move || {
-        let cfg = parse_config(&config, &format)?;
-        let sim = Simulator::new(cfg)?;
-        let v = serde_json::json!({
-            "config": sim.config(),
-            "drive": sim.drive_report(),
-            "op": sim.op_report(),
-        });
+        let d = opsim_core::describe::describe(parse_config(&config, &format)?, model_limits)?;
+        let mut v = serde_json::to_value(&d).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
+        if let Some(us) = users {
+            let levels = us.iter().map(|&u| d.op_at(u)).collect::<opsim_core::Result<Vec<_>>>()?;
+            v["levels"] = serde_json::to_value(levels).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
+        }
         to_json(&v)
     })
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> opsim_core::Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::config(key, format!("invalid {key}: {e}")))
+}
+
+/// The timed model's time per IO on each resource for a workload mix (`mix`: JSON
+/// `{write_fraction, units_per_io, bytes_per_io}`) at garbage-collection WAF `waf_gc`, and
+/// the bottleneck IOPS bound; `model` is a description's `cost_model` (JSON).  JSON text.
+#[pyfunction]
+fn costs(py: Python<'_>, model: String, mix: String, waf_gc: f64) -> PyResult<String> {
+    guarded(py, move || {
+        let m: opsim_core::timed::costs::CostModel = from_json("cost_model", &model)?;
+        let mix: opsim_core::timed::costs::Mix = from_json("mix", &mix)?;
+        to_json(&opsim_core::timed::costs::costs(&m, &mix, waf_gc)?)
+    })
+}
+
+/// The core's size parser (`480GB`, `4GiB`, `1.5TB`, bytes); errors name `key`.
+#[pyfunction]
+#[pyo3(signature = (text, key = "size"))]
+fn parse_size(py: Python<'_>, text: String, key: &str) -> PyResult<u64> {
+    let key = key.to_owned();
+    guarded(py, move || opsim_core::units::parse_size(&text).map_err(|e| Error::config(&key, e)))
+}
+
+/// The core's fraction parser (`0.07`, `"7%"`); errors name `key`.
+#[pyfunction]
+#[pyo3(signature = (text, key = "fraction"))]
+fn parse_fraction(py: Python<'_>, text: String, key: &str) -> PyResult<f64> {
+    let key = key.to_owned();
+    guarded(py, move || opsim_core::units::parse_fraction(&text).map_err(|e| Error::config(&key, e)))
 }
 
 /// The SNIA PTS steady-state rule applied to a series; JSON text.
@@ -263,6 +297,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(costs, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_fraction, m)?)?;
     m.add_function(wrap_pyfunction!(steady_state, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;

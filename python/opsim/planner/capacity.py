@@ -21,6 +21,12 @@ OP bases (the same names as the simulator's ``op`` block, plus ``added``)::
     added     = (native - user) / user          OP added over the native capacity, user basis
                                                 (SanDisk X400 and SK hynix "level 2": 256 GB
                                                 drive set to 200 GB = 56/200 = 28%)
+
+The core computes the same bases in floating point for the drive it models
+(``opsim.sim.describe``: ``op``, and ``levels`` at other user capacities); this module keeps
+the exact rational forms (the planner prints exact fractions and IDEMA counts) and
+tests/test_core_truth_op.py pins them to the core (1e-12 relative on a grid of capacities, OP
+values and bases; the same for :func:`parse_fraction` against the core's parser).
 """
 
 from __future__ import annotations

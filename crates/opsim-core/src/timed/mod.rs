@@ -35,6 +35,7 @@
 //!   pages are looked up in an LRU; a miss reads its page from NAND before the data access, a
 //!   dirty eviction programs one (`mapcache`).
 
+pub mod costs;
 pub mod engine;
 pub mod hist;
 pub mod mapcache;
@@ -280,7 +281,7 @@ fn d_interval() -> f64 {
 const MAX_PAGE_PERIOD: u64 = 1 << 24;
 
 /// Timing parameters resolved to nanoseconds and counts.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Resolved {
     pub dies: u32,
     pub channels: u32,
@@ -311,8 +312,8 @@ pub struct Resolved {
     /// is then their mean (GC copies' reads) and `t_prog_ns` their sum (a word line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages: Option<PageTiming>,
-    /// The mapping-table cache, when on.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The mapping-table cache, when on (not read back: the cost model does not use it).
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub map_cache: Option<mapcache::MapCacheParams>,
 }
 
@@ -320,7 +321,7 @@ pub struct Resolved {
 /// is one word line on every plane, `bits` pages each; its first `units_per_page` units
 /// are in the lowest page (LSB), the next in the second, and so on.  A mapping unit's page
 /// type follows from its position among its die's units.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PageTiming {
     pub bits: u32,
     /// Mapping units per page type in a program unit (one page on every plane).
@@ -335,7 +336,7 @@ pub struct PageTiming {
 
 /// SLC-mode NAND timing: a program writes `units_per_program` mapping units (a native
 /// program unit divided by the bits per cell) in `t_prog_ns`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SlcTiming {
     pub units_per_program: u32,
     pub t_read_ns: u64,
@@ -607,25 +608,8 @@ impl PageCosts {
         let dies = r.dies;
         let period = dies * r.units_per_program;
         let kind = (0..period).map(|i| ((i / dies) / p.units_per_page) as u8).collect();
-        let mut c = PageCosts {
-            period,
-            kind,
-            read_ns: [r.t_read_ns; 4],
-            prog_unit_ns: [(r.t_prog_ns / r.units_per_program as u64).max(1); 4],
-            prog_pad_ns: [r.t_prog_ns; 4],
-            pad_mean_ns: r.t_prog_ns,
-        };
-        if let Some(v) = &p.t_read_ns {
-            c.read_ns[..v.len()].copy_from_slice(v);
-        }
-        if let Some(v) = &p.t_prog_ns {
-            for (k, &t) in v.iter().enumerate() {
-                c.prog_unit_ns[k] = (t / p.units_per_page as u64).max(1);
-                c.prog_pad_ns[k] = t;
-            }
-            c.pad_mean_ns = (r.t_prog_ns as f64 / v.len() as f64).round() as u64;
-        }
-        c
+        let k = costs::KindCosts::new(r, p);
+        PageCosts { period, kind, read_ns: k.read_ns, prog_unit_ns: k.prog_unit_ns, prog_pad_ns: k.prog_pad_ns, pad_mean_ns: k.pad_mean_ns }
     }
 
     #[inline(always)]
@@ -636,11 +620,7 @@ impl PageCosts {
 
 impl Device {
     fn new(r: Resolved, write_cache: bool, ftl_block_units: u64) -> Self {
-        let prog_unit_ns = (r.t_prog_ns / r.units_per_program as u64).max(1);
-        let (slc_prog_unit_ns, slc_read_ns, slc_program) = match &r.slc {
-            Some(s) => ((s.t_prog_ns / s.units_per_program as u64).max(1), s.t_read_ns, (s.units_per_program as u64, s.t_prog_ns)),
-            None => (prog_unit_ns, r.t_read_ns, (r.units_per_program as u64, r.t_prog_ns)),
-        };
+        let costs::UnitCosts { prog_unit_ns, slc_prog_unit_ns, slc_read_ns, slc_program } = costs::UnitCosts::new(&r);
         Device {
             pages: r.pages.as_ref().map(|p| PageCosts::new(&r, p)),
             slc_prog_unit_ns,
@@ -784,7 +764,7 @@ impl Device {
         if erases > 0 {
             // an FTL block of `ftl_block_units` spans that many units / dies on each die:
             // charge the share of a physical block erase it frees
-            let per_die = (self.ftl_block_units as f64 / dies as f64 / self.r.block_units as f64).min(1.0);
+            let per_die = costs::erase_share(self.ftl_block_units, self.r.dies, self.r.block_units);
             let t = (self.r.t_erase_ns as f64 * per_die * erases as f64).round() as u64;
             for d in 0..dies {
                 let s = ready.max(self.die_free[d]);
@@ -850,7 +830,7 @@ impl Device {
     #[inline]
     fn link(&mut self, ready: u64, bytes: u64) -> u64 {
         let s = ready.max(self.link_free);
-        self.link_free = s + bytes * self.r.link_ps_per_byte / 1000;
+        self.link_free = s + costs::link_ns(bytes, self.r.link_ps_per_byte);
         self.link_free
     }
 

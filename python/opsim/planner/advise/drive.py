@@ -1,9 +1,10 @@
 """The drive the advisor plans for: a preset, or native/physical capacity, P/E rating and
-interface, resolved with its sources."""
+interface, resolved with its sources.  The core describes it (``opsim.sim.describe``: the
+config with defaults filled, geometry, OP in every basis, SLC cache, timing resolved); nothing
+here restates the core's rules."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -40,21 +41,38 @@ class Drive:
     sources: dict = field(default_factory=dict)
     slc_min_fraction: float = 0.0   # the SLC cache's static part (fraction of blocks), if it has one
     slc_folds: bool = False         # steady state: every host write goes to SLC and is folded
+    config: dict = field(default_factory=dict, repr=False)        # the config the core describes
+    description: dict = field(default_factory=dict, repr=False)   # opsim.sim.describe of it
+    _ops: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def blocks(self) -> int:
-        return self.physical_bytes // (self.pages_per_block * self.page_size)
+        return self.description["drive"]["blocks"]
 
     @property
     def slc_static_blocks(self) -> int:
-        return math.floor(self.slc_min_fraction * self.blocks)
+        s = self.description.get("slc_cache")
+        return s["min_blocks"] if s else 0
+
+    def prefetch_ops(self, user_bytes) -> None:
+        """Ask the core, in one call, for the OP figures at each of these user capacities."""
+        from ...sim import describe
+
+        todo = sorted({int(u) for u in user_bytes} - self._ops.keys())
+        if todo:
+            levels = describe(self.config, model_limits=False, users=todo)["levels"]
+            self._ops.update(zip(todo, levels))
+
+    def ops(self, user_bytes: int) -> dict:
+        """The core's OP figures were the drive set to ``user_bytes``: every basis (``user``,
+        ``physical``, ``native``, ``added``), ``seen_by_gc`` and the pool it counts."""
+        self.prefetch_ops([user_bytes])
+        return self._ops[int(user_bytes)]
 
     def op_seen(self, user_bytes: int) -> float:
-        """The OP garbage collection sees (user basis): physical pages outside the free-block
-        reserve (and the SLC cache's static part, as the core's analytic preconditioning)
-        over user pages."""
-        up = user_bytes // self.page_size
-        return ((self.blocks - self.gc_low - self.slc_static_blocks) * self.pages_per_block - up) / up
+        """The OP garbage collection sees (user basis), as the core counts it: physical pages
+        outside the free-block reserve and the SLC cache's static part, over user pages."""
+        return self.ops(user_bytes)["seen_by_gc"]
 
     def to_dict(self) -> dict:
         return {"name": self.name, "title": self.title, "preset": self.preset,
@@ -65,21 +83,6 @@ class Drive:
                 "gc_low_watermark": self.gc_low, "pe_cycles": self.pe, "interface": self.interface,
                 "queue_depth": self.queue_depth, "write_cache": self.write_cache,
                 "timing": self.timing, "sources": self.sources}
-
-
-def _probe(base: dict, page: int, ppb: int) -> dict:
-    """The config and timing as the core resolves them (defaults filled, times in ns): a
-    tiny timed run of the same preset/[ftl]/[timing], so the analytic screen uses exactly
-    what the simulator will."""
-    from ...sim import simulate
-
-    cfg = json.loads(json.dumps(base))
-    cfg["drive"] = dict(cfg.get("drive", {})) | {"user_capacity": 8 * ppb * page,
-                                                  "physical_capacity": 16 * ppb * page, "pages_per_block": ppb}
-    cfg["run"] = {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.0005,
-                  "round_drive_writes": 0.0005}
-    r = simulate(cfg)
-    return {"config": r.data["config"], "timing": r.timed["timing"]}
 
 
 def load_drive(*, preset: str | None = None, native=None, physical=None, pages_per_block=None,
@@ -107,8 +110,6 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         sources["physical"] = msrc.get("drive.physical_capacity", "preset")
         sources["timing"] = {k.split(".", 1)[1]: v for k, v in msrc.items() if k.startswith("timing.")}
         base = {"preset": preset}
-        ppb = int(s["drive"].get("pages_per_block", 256))
-        page = parse_size(s["drive"].get("page_size", 4096), key="page_size")
         name, title = preset, p["meta"]["title"]
     else:
         if native is None:
@@ -129,8 +130,7 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
                                    "the drive would have no spare area at all")
         if pages_per_block is not None and not (2 <= int(pages_per_block) <= 65536):
             raise _bad("pages_per_block", f"{pages_per_block} is out of range 2..65536")
-        ppb, page = int(pages_per_block or 256), 4096
-        drive_over = {"pages_per_block": ppb}
+        drive_over = {"pages_per_block": int(pages_per_block or 256)}
         sources["pages_per_block"] = "given with --pages-per-block" if pages_per_block else "default 256"
         timing_over["interface"] = interface or "sata"
         sources["timing"] = "the core's defaults for the interface (docs/timed.md): not a specific drive"
@@ -143,14 +143,21 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
             raise _bad("queue_depth", "must be at least 1")
         timing_over["queue_depth"] = int(queue_depth)
     base["timing"] = dict(timing_over)
-    base["drive"] = {"sector_size": sector_size}
+    # the real drive at its native capacity, described by the core (nothing allocated)
+    drive_keys = {"user_capacity": nat.bytes, "native_capacity": nat.bytes, "sector_size": sector_size}
+    if preset is None:
+        drive_keys |= {"physical_capacity": int(phys)}
+    cfg = base | {"drive": dict(drive_over) | drive_keys}
+    from ...sim import describe
+
     try:
-        probe = _probe(base, page, ppb)
+        desc = describe(cfg, model_limits=False)
     except OpsimError as e:
         raise _bad(_option_for_key(e.key), str(e)) from None
-    c, resolved = probe["config"], probe["timing"]
-    t = c.get("timing") or {}
-    if phys // (ppb * page) < 16:
+    c, resolved, geo = desc["config"], desc["timing"], desc["drive"]
+    t = c["timing"]
+    ppb, page = geo["pages_per_block"], geo["page_size"]
+    if geo["blocks"] < 16:
         raise _bad("physical", f"{phys:,} bytes is fewer than 16 blocks of {ppb} x {page}-byte pages")
     if pe is not None:
         try:
@@ -164,12 +171,12 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         pe_v = None
     # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
     # with one, and "fold" when full, every host write is programmed in SLC mode and folded
-    slc = c["ftl"].get("slc_cache") or {}
-    slc_on = bool(slc) and slc.get("enabled", True) and "slc" in resolved
-    slc_min = float(slc.get("min_fraction", 0)) if slc_on else 0.0
+    slc = desc["slc_cache"]
+    slc_min = float(c["ftl"]["slc_cache"]["min_fraction"]) if slc else 0.0
     return Drive(name=name, title=title, preset=preset, native=nat, physical_bytes=int(phys),
-                 slc_min_fraction=slc_min, slc_folds=slc_on and slc_min > 0 and slc.get("when_full", "fold") == "fold",
-                 page_size=page, pages_per_block=ppb, gc=c["ftl"]["gc"], gc_low=c["ftl"]["gc_low_watermark"],
-                 pe=pe_v, interface=t.get("interface", "sata"), queue_depth=t.get("queue_depth", 32),
-                 write_cache=bool(t.get("write_cache", True)), timing_overrides=timing_over,
-                 drive_overrides=drive_over, timing=resolved, sources=sources)
+                 slc_min_fraction=slc_min, slc_folds=bool(slc and slc["steady_folds"]),
+                 page_size=page, pages_per_block=ppb,
+                 gc=c["ftl"]["gc"], gc_low=c["ftl"]["gc_low_watermark"],
+                 pe=pe_v, interface=t["interface"], queue_depth=t["queue_depth"],
+                 write_cache=bool(t["write_cache"]), timing_overrides=timing_over,
+                 drive_overrides=drive_over, timing=resolved, sources=sources, config=cfg, description=desc)

@@ -38,10 +38,10 @@ class Level:
 def grid(drive: Drive, step: Fraction, max_held_back: Fraction) -> list[Level]:
     """Candidate user capacities from the native one down to ``max_held_back`` of it, in
     steps of ``step`` of the native capacity: whole marketed GB (IDEMA LBA counts) when the
-    native capacity is an IDEMA count, else whole sectors (floor, as HDAT2 does)."""
+    native capacity is an IDEMA count, else whole sectors (floor, as HDAT2 does); the levels
+    at which garbage collection sees some OP (the core's figure)."""
     nat = drive.native
-    out: list[Level] = []
-    seen = set()
+    caps: dict[int, Capacity] = {}
     k = 0
     while k * step <= max_held_back:
         h = k * step
@@ -50,14 +50,20 @@ def grid(drive: Drive, step: Fraction, max_held_back: Fraction) -> list[Level]:
             cap = capacity_from_sectors(idema_lba_count(ugb, nat.sector_size), nat.sector_size)
         else:
             cap = capacity_from_sectors(max(1, math.floor(nat.sectors * (1 - h))), nat.sector_size)
-        if cap.sectors not in seen and drive.op_seen(cap.bytes) > 0:
-            seen.add(cap.sectors)
-            out.append(Level(len(out), cap, Fraction(nat.sectors - cap.sectors, nat.sectors)))
+        caps.setdefault(cap.sectors, cap)
         k += 1
+    drive.prefetch_ops(c.bytes for c in caps.values())
+    out: list[Level] = []
+    for cap in caps.values():
+        if drive.op_seen(cap.bytes) > 0:
+            out.append(Level(len(out), cap, Fraction(nat.sectors - cap.sectors, nat.sectors)))
     return out
 
 
 def level_ops(drive: Drive, lv: Level) -> dict:
+    """OP in every basis at the level (exact, from the drive's capacities as given: the core
+    rounds the NAND to whole blocks of its model; tests/test_core_truth_op.py pins the two
+    together) and the OP garbage collection sees (the core's figure)."""
     ops = op_all(Fraction(lv.user_bytes), Fraction(drive.physical_bytes), Fraction(drive.native.bytes))
     return {k: float(v) for k, v in ops.items()} | {"seen_by_gc": drive.op_seen(lv.user_bytes)}
 
@@ -111,49 +117,18 @@ def waf_bytes(waf_gc: float, wl: Workload, page: int, folds: bool = False) -> fl
 
 def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, dict]:
     """Steady IOPS bound: 1 / the busiest resource's time per IO (operational bottleneck
-    law), with the timed model's cost rules: controller firmware per command and per copied
-    page, host link per byte, dies (program per mapping unit with the cache on, padded
-    programs with it off; GC copies read and program; erases charge every die for the share
-    of a physical block the FTL block spans), channels per mapping unit moved.  With an SLC
-    cache that folds every write (``drive.slc_folds``) each unit is programmed in SLC mode,
-    then read in SLC mode and programmed in native mode, with the controller's per-page GC
-    time, as the core charges a fold.  Queueing is not modelled, so this is an upper bound;
-    the simulator gives the achieved figure."""
-    t = drive.timing
-    w = wl.write_fraction
-    u = wl.pages_per_io(drive.page_size)
-    copies = u * (waf_gc - 1)
-    folds = u if drive.slc_folds else 0.0
-    xfer, tr, te = t["xfer_ns"], t["t_read_ns"], t["t_erase_ns"]
-    upp = t["units_per_program"]
-    dies, chans = t["dies"], t["channels"]
-    prog_unit = t["t_prog_ns"] / upp
-    if drive.slc_folds:
-        slc = t["slc"]
-        host_prog = u * (xfer + slc["t_prog_ns"] / slc["units_per_program"])
-        fold_ns = folds * (slc["t_read_ns"] + xfer + prog_unit)
-    elif drive.write_cache:
-        host_prog, fold_ns = u * (xfer + prog_unit), 0.0
-    else:
-        # write cache off: every unit pays a padded program of its own (a whole word line,
-        # or with page-by-page times the page it lands on: the mean page time), as the core
-        pages = t.get("pages") or {}
-        pad = sum(pages["t_prog_ns"]) / len(pages["t_prog_ns"]) if pages.get("t_prog_ns") else t["t_prog_ns"]
-        host_prog, fold_ns = u * (xfer + pad), 0.0
-    per_die = min(1.0, drive.pages_per_block / dies / t["block_units"])
-    erases = (u + copies) / drive.pages_per_block
-    die_ns = (w * (host_prog + fold_ns + copies * (tr + xfer + prog_unit) + erases * te * per_die * dies)
-              + (1 - w) * u * tr)
-    ch_ns = w * (u * xfer + (copies + folds) * 2 * xfer) + (1 - w) * u * xfer
-    per_io = {
-        "controller": t["fw_ns"] + w * (copies + folds) * t["gc_fw_ns"],
-        "host link": wl.bytes_per_io() * t["link_ps_per_byte"] / 1000,
-        "NAND dies": die_ns / dies,
-        "flash channels": ch_ns / chans,
-    }
-    per_io = {k: v for k, v in per_io.items() if v > 0}
-    worst = max(per_io, key=per_io.get)
-    return 1e9 / per_io[worst], worst, {k: 1e9 / v for k, v in per_io.items()}
+    law), as the core's cost model (``opsim.sim.costs``, the timed model's own charges)
+    gives it for the drive's resolved timing, write cache and SLC folding, and the
+    workload's mix.  Queueing is not modelled, so this is an upper bound; the simulator
+    gives the achieved figure.  Returns (IOPS, bottleneck, {resource: IOPS it allows})."""
+    from ...sim import costs
+
+    model = {"timing": drive.timing, "write_cache": drive.write_cache, "slc_folds": drive.slc_folds,
+             "ftl_block_units": drive.pages_per_block}
+    mix = {"write_fraction": wl.write_fraction, "units_per_io": wl.pages_per_io(drive.page_size),
+           "bytes_per_io": wl.bytes_per_io()}
+    c = costs(model, mix, waf_gc)
+    return c["iops"], c["bottleneck"], {r["resource"]: r["iops"] for r in c["resources"]}
 
 
 def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_bytes: int,

@@ -1,0 +1,232 @@
+//! The resolved drive, without building its model: the config with the preset applied and
+//! the defaults filled, the geometry, OP in every basis (with the planner's `added` basis and
+//! the OP garbage collection sees), the SLC cache's limits, the timing resolved to the units
+//! the cost model charges, and the cost model's inputs.  Nothing the size of the drive is
+//! allocated (no mapping tables, no block metadata): a 100 TB drive is described as fast as
+//! a small one.
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::geometry::{Geometry, OpReport};
+use crate::sim::{drive_report, resolve_timing, DriveReport, Prepared, Simulator};
+use crate::timed::costs::CostModel;
+use crate::timed::Resolved;
+use serde::Serialize;
+
+/// A drive as the core resolves it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Description {
+    /// The config, preset applied and defaults filled.
+    pub config: Config,
+    pub drive: DriveReport,
+    pub op: OpBases,
+    /// The SLC cache's limits, when it is on.
+    pub slc_cache: Option<SlcReport>,
+    /// The timing resolved (ns, counts), with a `[timing]` table.
+    pub timing: Option<Resolved>,
+    /// What the cost model (`timed::costs`) needs, with a `[timing]` table.
+    pub cost_model: Option<CostModel>,
+    /// Whether the simulator can model this drive (memory limit, 32-bit mapping tables);
+    /// always true when the description was asked with the model's limits checked.
+    pub fits_model: bool,
+}
+
+/// OP in every basis at one user capacity.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct OpBases {
+    #[serde(flatten)]
+    pub report: OpReport,
+    /// (native - user) / user: OP added over the native capacity (SanDisk, SK hynix
+    /// "level 2"), when the native capacity is known.
+    pub added: Option<f64>,
+    /// OP (user basis) garbage collection sees: the physical pages outside the free-block
+    /// reserve and the SLC cache's static part (the pool GC collects in), over the user
+    /// pages.  `report.effective` leaves the SLC cache in.
+    pub seen_by_gc: f64,
+    /// Blocks of that pool.
+    pub gc_pool_blocks: u64,
+}
+
+/// The SLC cache resolved to blocks.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SlcReport {
+    pub max_blocks: u32,
+    pub min_blocks: u32,
+    pub bits: u32,
+    pub fold_when_full: bool,
+    /// In steady state (every LBA written) the cache is its static part; with one and folding
+    /// when full, every host write is programmed in SLC mode and folded.
+    pub steady_folds: bool,
+}
+
+/// Blocks garbage collection works in: all but the free-block reserve (`gc_low`) and the SLC
+/// cache's static part (the analytic preconditioning lays the data out in these).
+pub fn gc_pool_blocks(geo: &Geometry, gc_low: u32, slc_static: u32) -> u64 {
+    (geo.blocks as u64).saturating_sub(gc_low as u64 + slc_static as u64)
+}
+
+/// OP in every basis for the drive's own user capacity.
+pub fn op_bases(geo: &Geometry, gc_low: u32, slc_static: u32) -> OpBases {
+    let report = geo.op_report(gc_low);
+    let pool = gc_pool_blocks(geo, gc_low, slc_static);
+    let up = geo.user_pages as f64;
+    let user = geo.user_bytes as f64;
+    OpBases {
+        added: geo.native_bytes.map(|n| (n as f64 - user) / user),
+        seen_by_gc: (pool as f64 * geo.pages_per_block as f64 - up) / up,
+        gc_pool_blocks: pool,
+        report,
+    }
+}
+
+/// Describe the drive `cfg` builds.  `model_limits`: refuse, as the simulator would, a drive
+/// whose model exceeds the memory limit or the 32-bit mapping tables; false describes any
+/// drive (and says in `fits_model` whether the simulator could model it).
+pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
+    let p = Simulator::prepare(&cfg, model_limits)?;
+    let fits_model = model_limits || Simulator::prepare(&cfg, true).is_ok();
+    let Prepared {
+        geo,
+        map_cache,
+        memory,
+        slc,
+        ..
+    } = p;
+    let gc_low = cfg.ftl.gc_low_watermark;
+    let slc_static = slc.map_or(0, |s| s.min_blocks);
+    let timing = match &cfg.timing {
+        Some(tc) => Some(resolve_timing(tc, &geo, slc.as_ref(), map_cache.as_ref())?),
+        None => None,
+    };
+    let slc_cache = slc.map(|s| SlcReport {
+        max_blocks: s.max_blocks,
+        min_blocks: s.min_blocks,
+        bits: s.bits,
+        fold_when_full: s.fold_when_full,
+        steady_folds: s.min_blocks > 0 && s.fold_when_full,
+    });
+    let cost_model = match (&timing, &cfg.timing) {
+        (Some(r), Some(tc)) => Some(CostModel {
+            timing: r.clone(),
+            write_cache: tc.write_cache,
+            slc_folds: slc_cache.as_ref().is_some_and(|s| s.steady_folds),
+            ftl_block_units: geo.physical_pages() / geo.blocks.max(1) as u64,
+        }),
+        _ => None,
+    };
+    Ok(Description {
+        drive: drive_report(&geo, memory),
+        op: op_bases(&geo, gc_low, slc_static),
+        slc_cache,
+        timing,
+        cost_model,
+        fits_model,
+        config: cfg,
+    })
+}
+
+impl Description {
+    /// OP in every basis were the drive set to `user_bytes` (a whole number of sectors; the
+    /// physical and native capacities, reserve and SLC cache as described).
+    pub fn op_at(&self, user_bytes: u64) -> Result<OpBases> {
+        let d = &self.drive;
+        if user_bytes == 0 || user_bytes % d.sector_size as u64 != 0 {
+            return Err(Error::capacity(
+                "user_bytes",
+                format!(
+                    "{user_bytes} is not a positive whole number of {}-byte sectors",
+                    d.sector_size
+                ),
+            ));
+        }
+        let geo = Geometry {
+            page_size: d.page_size,
+            pages_per_block: d.pages_per_block,
+            blocks: d.blocks,
+            sector_size: d.sector_size,
+            user_bytes,
+            user_pages: user_bytes.div_ceil(d.page_size),
+            native_bytes: d.native_bytes,
+        };
+        let slc_static = self.slc_cache.as_ref().map_or(0, |s| s.min_blocks);
+        Ok(op_bases(&geo, self.config.ftl.gc_low_watermark, slc_static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(toml: &str) -> Config {
+        Config::from_toml_str(toml).unwrap()
+    }
+
+    #[test]
+    fn describes_what_new_builds() {
+        let c =
+            cfg("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n[timing]\n");
+        let sim = Simulator::new(c.clone()).unwrap();
+        let d = describe(c, true).unwrap();
+        assert_eq!(d.drive, sim.drive_report());
+        assert_eq!(d.op.report, sim.op_report());
+        assert!(d.fits_model);
+        let t = d.timing.as_ref().unwrap();
+        assert_eq!(t.dies, 16);
+        assert_eq!(d.cost_model.as_ref().unwrap().ftl_block_units, 64);
+        // the drive's own capacity through op_at: the same figures
+        assert_eq!(d.op_at(d.drive.user_bytes).unwrap(), d.op);
+    }
+
+    #[test]
+    fn added_and_seen_by_gc() {
+        let d = describe(
+            cfg("[drive]\nuser_capacity = \"200GB\"\nphysical_capacity = \"256GiB\"\nnative_capacity = \"256GB\"\npage_size = \"16KiB\"\n"),
+            true,
+        )
+        .unwrap();
+        assert!((d.op.added.unwrap() - 0.28).abs() < 1e-12);
+        assert!((d.op.report.native.unwrap() - 56.0 / 256.0).abs() < 1e-12);
+        // without an SLC cache, GC sees what `effective` reports
+        assert_eq!(d.op.seen_by_gc, d.op.report.effective);
+    }
+
+    #[test]
+    fn slc_static_part_is_out_of_the_gc_pool() {
+        let d = describe(
+            cfg("[drive]\nuser_capacity = \"48MiB\"\nphysical_capacity = \"64MiB\"\npages_per_block = 64\n[ftl.slc_cache]\nmin_fraction = 0.05\nmax_fraction = 0.1\n[timing]\n"),
+            true,
+        )
+        .unwrap();
+        let s = d.slc_cache.as_ref().unwrap();
+        assert_eq!(s.min_blocks, 12);
+        assert!(s.steady_folds && d.cost_model.as_ref().unwrap().slc_folds);
+        assert_eq!(d.op.gc_pool_blocks, 256 - 2 - 12);
+        assert!(d.op.seen_by_gc < d.op.report.effective);
+    }
+
+    /// 100 TB of 4 KiB pages: more pages than the simulator's tables hold and far more memory
+    /// than a test machine has, described from the geometry alone.
+    #[test]
+    fn huge_drive_is_described_not_built() {
+        let c = cfg("[drive]\nuser_capacity = \"100TB\"\nop = 0.07\n[run]\nmemory_limit = \"1MiB\"\n[timing]\n");
+        let d = describe(c.clone(), false).unwrap();
+        assert!(!d.fits_model);
+        assert_eq!(d.drive.user_bytes, 100_000_000_000_000);
+        assert!(d.drive.model_memory_bytes > 100 << 30);
+        assert!((d.op.report.user - 0.07).abs() < 1e-6);
+        // with the model's limits, refused as the simulator refuses it
+        let e = describe(c, true).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("drive.page_size"));
+    }
+
+    #[test]
+    fn op_at_refuses_partial_sectors() {
+        let d = describe(
+            cfg("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n"),
+            true,
+        )
+        .unwrap();
+        assert_eq!(d.op_at(100).unwrap_err().key.as_deref(), Some("user_bytes"));
+        assert!(d.timing.is_none() && d.cost_model.is_none());
+    }
+}

@@ -1,0 +1,391 @@
+//! The timed model's charges, in one place: the per-unit NAND, channel, link and firmware
+//! times the event loop's `Device` charges, and from them the mean time each resource
+//! (controller, host link, NAND dies, flash channels) spends per IO of a workload mix at a
+//! given WAF.  The busiest resource bounds the steady IOPS (operational bottleneck law);
+//! queueing is not modelled, so the bound is an upper one and the event model gives the
+//! achieved figure.  The advisor's analytic screen asks this function; it restates nothing.
+
+use super::{PageTiming, Resolved};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Per-unit charges resolved from the timing, in integer nanoseconds as the event loop
+/// charges them (`Device` takes its own from here).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct UnitCosts {
+    /// Die time to program one mapping unit aggregated into a program (tPROG / units).
+    pub prog_unit_ns: u64,
+    /// The same in SLC mode (native timing without an SLC cache).
+    pub slc_prog_unit_ns: u64,
+    /// SLC-mode read (tR without an SLC cache).
+    pub slc_read_ns: u64,
+    /// An SLC-mode program: (units per program, tPROG).
+    pub slc_program: (u64, u64),
+}
+
+impl UnitCosts {
+    pub fn new(r: &Resolved) -> Self {
+        let prog_unit_ns = (r.t_prog_ns / r.units_per_program as u64).max(1);
+        let (slc_prog_unit_ns, slc_read_ns, slc_program) = match &r.slc {
+            Some(s) => (
+                (s.t_prog_ns / s.units_per_program as u64).max(1),
+                s.t_read_ns,
+                (s.units_per_program as u64, s.t_prog_ns),
+            ),
+            None => (
+                prog_unit_ns,
+                r.t_read_ns,
+                (r.units_per_program as u64, r.t_prog_ns),
+            ),
+        };
+        UnitCosts {
+            prog_unit_ns,
+            slc_prog_unit_ns,
+            slc_read_ns,
+            slc_program,
+        }
+    }
+}
+
+/// Costs by page type (with `t_read_page_us` or `t_prog_page_us`): per type, tR, the
+/// program time of one unit aggregated (the page's time / its units) and padded (the whole
+/// page); the times not given stay uniform.  `pad_mean_ns`: a padded program of a unit whose
+/// page is not known (the mean page).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct KindCosts {
+    pub kinds: usize,
+    pub read_ns: [u64; 4],
+    pub prog_unit_ns: [u64; 4],
+    pub prog_pad_ns: [u64; 4],
+    pub pad_mean_ns: u64,
+}
+
+impl KindCosts {
+    pub fn new(r: &Resolved, p: &PageTiming) -> Self {
+        let mut c = KindCosts {
+            kinds: p.bits as usize,
+            read_ns: [r.t_read_ns; 4],
+            prog_unit_ns: [UnitCosts::new(r).prog_unit_ns; 4],
+            prog_pad_ns: [r.t_prog_ns; 4],
+            pad_mean_ns: r.t_prog_ns,
+        };
+        if let Some(v) = &p.t_read_ns {
+            c.read_ns[..v.len()].copy_from_slice(v);
+        }
+        if let Some(v) = &p.t_prog_ns {
+            for (k, &t) in v.iter().enumerate() {
+                c.prog_unit_ns[k] = (t / p.units_per_page as u64).max(1);
+                c.prog_pad_ns[k] = t;
+            }
+            c.pad_mean_ns = (r.t_prog_ns as f64 / v.len() as f64).round() as u64;
+        }
+        c
+    }
+
+    /// The mean of a per-type cost over a word line (every type holds as many units).
+    fn mean(&self, v: &[u64; 4]) -> f64 {
+        v[..self.kinds].iter().sum::<u64>() as f64 / self.kinds as f64
+    }
+}
+
+/// Share of a physical block erase (tBERS) each die spends per FTL block erased: an FTL
+/// block of `ftl_block_units` spans that many units / dies on each die.
+#[inline]
+pub(crate) fn erase_share(ftl_block_units: u64, dies: u32, block_units: u64) -> f64 {
+    (ftl_block_units as f64 / dies as f64 / block_units as f64).min(1.0)
+}
+
+/// Host link time of `bytes` (integer ns, as a command is charged).
+#[inline]
+pub(crate) fn link_ns(bytes: u64, link_ps_per_byte: u64) -> u64 {
+    bytes * link_ps_per_byte / 1000
+}
+
+/// What the cost model needs of a drive: the resolved timing and how the drive writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostModel {
+    pub timing: Resolved,
+    /// Write cache on: units are aggregated into programs; off: each pays a padded program.
+    pub write_cache: bool,
+    /// Steady state with an SLC cache that has a static part and folds when full: every host
+    /// unit is programmed in SLC mode, then read in SLC mode and programmed in native mode.
+    pub slc_folds: bool,
+    /// Mapping units per FTL block (superblock): pages per block.
+    pub ftl_block_units: u64,
+}
+
+/// A workload mix, per IO on average.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mix {
+    /// Share of IOs that are writes (0..=1); the rest are reads.
+    pub write_fraction: f64,
+    /// Mapping units (pages) an IO touches, on average.
+    pub units_per_io: f64,
+    /// Bytes an IO moves over the host link, on average.
+    pub bytes_per_io: f64,
+}
+
+/// One resource's load.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResourceCost {
+    pub resource: &'static str,
+    /// Time the resource spends per IO (ns; per die or channel for the NAND array's).
+    pub ns_per_io: f64,
+    /// IOPS the resource alone allows: 1e9 / `ns_per_io`.
+    pub iops: f64,
+}
+
+/// Per-IO costs and the bottleneck bound.
+#[derive(Clone, Debug, Serialize)]
+pub struct Costs {
+    /// Every resource with a positive load, in the order controller, host link, NAND dies,
+    /// flash channels.
+    pub resources: Vec<ResourceCost>,
+    /// The busiest resource (the first of equals) and the IOPS it allows.
+    pub bottleneck: &'static str,
+    pub iops: f64,
+}
+
+/// The resources' names, as reports print them.
+pub const CONTROLLER: &str = "controller";
+pub const HOST_LINK: &str = "host link";
+pub const NAND_DIES: &str = "NAND dies";
+pub const FLASH_CHANNELS: &str = "flash channels";
+
+/// Time per IO on each resource for `mix` at garbage-collection WAF `waf_gc` (NAND pages
+/// programmed per host page, >= 1), charged as the event loop charges: controller firmware
+/// per command and per copied or folded page; the host link per byte; on the dies, host
+/// units programmed (aggregated, or padded with the write cache off; in SLC mode when the
+/// cache folds), folds (SLC read, native program), GC copies (read, program on their die),
+/// erases (every die's share of each FTL block) and host reads; on the channels, every unit
+/// moved (GC copies and folds twice).
+pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
+    let w = mix.write_fraction;
+    if !(w.is_finite() && (0.0..=1.0).contains(&w)) {
+        return Err(Error::workload(
+            "mix.write_fraction",
+            format!("{w} is out of range 0..=1"),
+        ));
+    }
+    for (k, v) in [
+        ("mix.units_per_io", mix.units_per_io),
+        ("mix.bytes_per_io", mix.bytes_per_io),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(Error::workload(k, format!("{v} must be a positive number")));
+        }
+    }
+    if !(waf_gc.is_finite() && waf_gc >= 1.0) {
+        return Err(Error::workload(
+            "waf",
+            format!("{waf_gc} must be a number >= 1"),
+        ));
+    }
+    let r = &m.timing;
+    if r.dies == 0
+        || r.channels == 0
+        || r.units_per_program == 0
+        || r.block_units == 0
+        || m.ftl_block_units == 0
+    {
+        return Err(Error::config(
+            "timing",
+            "dies, channels, units per program and block sizes must be positive",
+        ));
+    }
+    let uc = UnitCosts::new(r);
+    let kinds = r.pages.as_ref().map(|p| KindCosts::new(r, p));
+    let u = mix.units_per_io;
+    let copies = u * (waf_gc - 1.0);
+    let folds = if m.slc_folds { u } else { 0.0 };
+    let xfer = r.xfer_ns as f64;
+    let prog_unit = uc.prog_unit_ns as f64;
+    // a host unit's program: at its place on the die, i.e. the mean over the page types
+    let host_prog = match (m.slc_folds, m.write_cache, &kinds) {
+        (true, true, _) => uc.slc_prog_unit_ns as f64,
+        (true, false, _) => uc.slc_program.1 as f64,
+        (false, true, Some(k)) => k.mean(&k.prog_unit_ns),
+        (false, true, None) => prog_unit,
+        (false, false, Some(k)) => k.mean(&k.prog_pad_ns),
+        (false, false, None) => r.t_prog_ns as f64,
+    };
+    let host_read = match &kinds {
+        Some(k) => k.mean(&k.read_ns),
+        None => r.t_read_ns as f64,
+    };
+    let dies = r.dies as f64;
+    let erases = (u + copies) / m.ftl_block_units as f64;
+    let erase_die_ns =
+        r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units) * dies;
+    let die_ns = w
+        * (u * (xfer + host_prog)
+            + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
+            + copies * (r.t_read_ns as f64 + xfer + prog_unit)
+            + erases * erase_die_ns)
+        + (1.0 - w) * u * host_read;
+    let ch_ns = w * (u * xfer + (copies + folds) * 2.0 * xfer) + (1.0 - w) * u * xfer;
+    let loads = [
+        (
+            CONTROLLER,
+            r.fw_ns as f64 + w * (copies + folds) * r.gc_fw_ns as f64,
+        ),
+        (
+            HOST_LINK,
+            mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0,
+        ),
+        (NAND_DIES, die_ns / dies),
+        (FLASH_CHANNELS, ch_ns / r.channels as f64),
+    ];
+    let resources: Vec<ResourceCost> = loads
+        .iter()
+        .filter(|(_, v)| *v > 0.0)
+        .map(|&(name, v)| ResourceCost {
+            resource: name,
+            ns_per_io: v,
+            iops: 1e9 / v,
+        })
+        .collect();
+    let mut worst = &resources[0];
+    for c in &resources[1..] {
+        if c.ns_per_io > worst.ns_per_io {
+            worst = c;
+        }
+    }
+    Ok(Costs {
+        bottleneck: worst.resource,
+        iops: worst.iops,
+        resources,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Device, TimingConfig};
+    use super::*;
+
+    fn resolved(extra: &str) -> Resolved {
+        let t: TimingConfig = toml::from_str(&format!(
+            "channels = 2\ndies_per_channel = 2\nplanes = 2\ncell = \"tlc\"\nnand_page_size = \"48KiB\"\nnand_block_size = \"12MiB\"\nt_read_us = 60\nt_prog_us = 1800\n{extra}"
+        ))
+        .unwrap();
+        let mut r = t.resolve(4096).unwrap();
+        t.resolve_slc(&mut r, 3).unwrap();
+        r
+    }
+
+    fn model(r: Resolved, write_cache: bool, slc_folds: bool) -> CostModel {
+        CostModel {
+            timing: r,
+            write_cache,
+            slc_folds,
+            ftl_block_units: 256,
+        }
+    }
+
+    fn mix(w: f64) -> Mix {
+        Mix {
+            write_fraction: w,
+            units_per_io: 1.0,
+            bytes_per_io: 4096.0,
+        }
+    }
+
+    fn load(c: &Costs, name: &str) -> f64 {
+        c.resources
+            .iter()
+            .find(|x| x.resource == name)
+            .map_or(0.0, |x| x.ns_per_io)
+    }
+
+    /// The per-unit charges are the event loop's own: a mean over every position of what
+    /// `Device` charges a host unit equals the model's host program and read.
+    #[test]
+    fn unit_charges_are_the_devices() {
+        for extra in [
+            "",
+            "t_read_page_us = [50, 100, 150]\nt_prog_page_us = [400, 1200, 2000]",
+        ] {
+            let r = resolved(extra);
+            let d = Device::new(r.clone(), true, 256);
+            let period = (r.dies * r.units_per_program) as u64;
+            let mean = |f: &dyn Fn(u32) -> u64| {
+                (0..period as u32).map(f).sum::<u64>() as f64 / period as f64
+            };
+            let (agg, pad, read) = (
+                mean(&|p| d.prog_ns(p, false, false)),
+                mean(&|p| d.prog_ns(p, true, false)),
+                mean(&|p| d.read_ns(p, false)),
+            );
+            let xfer = r.xfer_ns as f64;
+            let dies = r.dies as f64;
+            // reads only: the die time is the mean read
+            let c = costs(&model(r.clone(), true, false), &mix(0.0), 1.0).unwrap();
+            assert!((load(&c, NAND_DIES) * dies - read).abs() < 1e-9, "{extra}");
+            // writes without GC: transfer + program + the erase share of 1/256 of a block
+            let erase =
+                r.t_erase_ns as f64 * erase_share(256, r.dies, r.block_units) * dies / 256.0;
+            let c = costs(&model(r.clone(), true, false), &mix(1.0), 1.0).unwrap();
+            assert!(
+                (load(&c, NAND_DIES) * dies - (xfer + agg + erase)).abs() < 1e-6,
+                "{extra}"
+            );
+            let c = costs(&model(r.clone(), false, false), &mix(1.0), 1.0).unwrap();
+            assert!(
+                (load(&c, NAND_DIES) * dies - (xfer + pad + erase)).abs() < 1e-6,
+                "{extra}"
+            );
+            // SLC: the device's SLC-mode charges
+            let c = costs(&model(r.clone(), true, true), &mix(1.0), 1.0).unwrap();
+            let fold = d.slc_read_ns as f64 + xfer + d.prog_unit_ns as f64;
+            let want = xfer + d.prog_ns(0, false, true) as f64 + fold + erase;
+            assert!((load(&c, NAND_DIES) * dies - want).abs() < 1e-6, "{extra}");
+        }
+    }
+
+    #[test]
+    fn gc_copies_load_every_resource_they_use() {
+        let r = resolved("gc_fw_us = 3");
+        let m = model(r.clone(), true, false);
+        let (a, b) = (
+            costs(&m, &mix(1.0), 1.0).unwrap(),
+            costs(&m, &mix(1.0), 3.0).unwrap(),
+        );
+        assert!((load(&b, CONTROLLER) - load(&a, CONTROLLER) - 2.0 * 3000.0).abs() < 1e-9);
+        let ch = 2.0 * 2.0 * r.xfer_ns as f64 / r.channels as f64;
+        assert!((load(&b, FLASH_CHANNELS) - load(&a, FLASH_CHANNELS) - ch).abs() < 1e-9);
+        // the event loop truncates each command's link time to whole ns
+        assert!((load(&a, HOST_LINK) - link_ns(4096, r.link_ps_per_byte) as f64).abs() < 1.0);
+        assert!(b.iops < a.iops);
+    }
+
+    #[test]
+    fn bad_mix_is_refused_with_its_key() {
+        let m = model(resolved(""), true, false);
+        let e = costs(
+            &m,
+            &Mix {
+                write_fraction: 1.5,
+                units_per_io: 1.0,
+                bytes_per_io: 1.0,
+            },
+            1.0,
+        )
+        .unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("mix.write_fraction"));
+        let e = costs(&m, &mix(0.5), 0.5).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("waf"));
+        let e = costs(
+            &m,
+            &Mix {
+                write_fraction: 0.5,
+                units_per_io: 0.0,
+                bytes_per_io: 1.0,
+            },
+            1.0,
+        )
+        .unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("mix.units_per_io"));
+    }
+}
