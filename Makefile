@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Debian packages the tests and the measurement harness use: command -> package.
 SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux chromium:chromium
 
-.PHONY: all setup sysdeps venv build test test-rust test-python bench demo clean fmt
+.PHONY: all setup sysdeps venv build test test-rust test-python lint fuzz bench demo clean fmt
 
 all: build
 
@@ -45,6 +45,14 @@ test-rust:
 
 test-python: build
 	$(PY) -m pytest -q
+
+# Fuzzing the parsers of outside input (config, traces, smartctl/nvme-cli JSON): a short pass
+# runs in `make test` (tests/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this
+# runs a million inputs per parser (counts and times in docs/reliability.md).
+FUZZ_COUNT ?= 1000000
+FUZZ_SEED ?= 1
+fuzz: build
+	$(PY) -m opsim.smart.fuzz --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 
 bench: build
 	cargo bench -p opsim-core --bench ftl

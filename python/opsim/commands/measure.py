@@ -350,7 +350,9 @@ def run(args) -> Output:
             from ..smart.parse import as_snapshot
             after = take_snapshot(args.device)
             atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
-            w = interval_waf(as_snapshot(smart_before, "smart-before.json"), as_snapshot(after, "smart-after.json"))
+            # both snapshots are of the device this run wrote: the same drive even without a serial
+            w = interval_waf(as_snapshot(smart_before, "smart-before.json"), as_snapshot(after, "smart-after.json"),
+                             allow_no_serial=True)
             result["smart"] = {"waf": w["waf"], "available": w["available"], "reason": w["reason"],
                                "host_writes": w["host_writes"], "nand_writes": w["nand_writes"], "rule": w["rule"]}
         elif args.smart:
