@@ -23,6 +23,7 @@ pub mod config;
 pub mod error;
 pub mod ftl;
 pub mod geometry;
+pub mod interrupt;
 pub mod meanfield;
 pub mod presets;
 pub mod rng;
@@ -35,4 +36,5 @@ pub mod workload;
 
 pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
+pub use interrupt::Interrupt;
 pub use sim::{SimResult, Simulator};

@@ -1167,6 +1167,8 @@ pub struct TimedState {
     last_done: u64,
     /// The mapping-table cache, when on.
     map: Option<mapcache::MapCache>,
+    /// Polled once per event (Ctrl-C through the caller).
+    interrupt: crate::interrupt::Interrupt,
 }
 
 impl TimedState {
@@ -1194,7 +1196,13 @@ impl TimedState {
             last_done: 0,
             map: r.map_cache.as_ref().map(mapcache::MapCache::new),
             dev: Device::new(r, t.write_cache, ftl_block_units),
+            interrupt: Default::default(),
         }
+    }
+
+    /// Let `interrupt` stop [`TimedState::drive`] (an `Interrupted` error, between events).
+    pub fn set_interrupt(&mut self, interrupt: crate::interrupt::Interrupt) {
+        self.interrupt = interrupt;
     }
 
     pub fn now(&self) -> u64 {
@@ -1281,6 +1289,7 @@ impl TimedState {
     /// applied on the way; nothing is issued at the end of a finite workload).
     fn issue<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, now: u64) -> Result<()> {
         loop {
+            self.interrupt.poll()?; // (a run of TRIMs stays in this loop)
             let op = if wl.pages {
                 // the same two-stage prefetch pipeline as the functional hot loop
                 let (op, ahead) = wl.next_ahead(rng);
@@ -1503,6 +1512,7 @@ impl TimedState {
             if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
                 return Ok(());
             }
+            self.interrupt.poll()?;
             if let Some(rate) = self.open_loop {
                 // next event: an arrival or a completion, whichever is first
                 if !wl.exhausted && self.next_arrival <= self.q.peek_time().unwrap_or(u64::MAX) {
@@ -1526,6 +1536,7 @@ impl TimedState {
             if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
                 return Ok(());
             }
+            self.interrupt.poll()?;
             if self.pending.is_none() && !wl.exhausted {
                 let op = wl.next(rng);
                 if op.len != 0 {
