@@ -25,6 +25,7 @@ pub mod ftl;
 pub mod geometry;
 pub mod interrupt;
 pub mod meanfield;
+pub mod memory;
 pub mod presets;
 pub mod rng;
 pub mod sim;

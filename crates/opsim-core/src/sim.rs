@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
 use crate::geometry::{available_memory, Geometry, OpReport};
 use crate::interrupt::Interrupt;
+use crate::memory::Limit;
 use crate::meanfield;
 use crate::rng::Rng;
 use crate::steady::{self, SteadyRule, SteadyState};
@@ -204,20 +205,34 @@ pub struct TimedReport {
     pub map_cache: Option<timed::mapcache::MapCacheReport>,
 }
 
-/// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available.
-fn memory_limit(cfg: &Config) -> Result<(u64, String)> {
-    if let Some(m) = cfg.run.memory_limit {
-        return Ok((m.0, "run.memory_limit".into()));
-    }
-    if let Ok(v) = std::env::var("OPSIM_MEMORY_LIMIT") {
-        let b = parse_size(&v).map_err(|e| Error::config("OPSIM_MEMORY_LIMIT", e))?;
-        return Ok((b, "OPSIM_MEMORY_LIMIT".into()));
-    }
-    match available_memory() {
-        Some(a) => Ok((a / 10 * 9, "90% of available memory".into())),
-        None => Ok((u64::MAX, "no limit known".into())),
-    }
+/// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available;
+/// and in any case what the process's own limits leave (`ulimit -v`, the cgroup's
+/// memory.max), when that is less.
+fn memory_limit(cfg: &Config) -> Result<Limit> {
+    let set = |bytes, source: &str| Limit { bytes, source: source.into(), raise: "raise run.memory_limit" };
+    let soft = if let Some(m) = cfg.run.memory_limit {
+        set(m.0, "run.memory_limit")
+    } else if let Ok(v) = std::env::var("OPSIM_MEMORY_LIMIT") {
+        set(parse_size(&v).map_err(|e| Error::config("OPSIM_MEMORY_LIMIT", e))?, "OPSIM_MEMORY_LIMIT")
+    } else {
+        match available_memory() {
+            Some(a) => Limit {
+                bytes: a / 10 * 9,
+                source: format!("90% of the available memory, MemAvailable {}", format_size(a)),
+                raise: "free some memory or set run.memory_limit",
+            },
+            None => set(u64::MAX, "no limit known"),
+        }
+    };
+    Ok(match crate::memory::process_limit() {
+        Some(hard) if hard.bytes < soft.bytes => hard,
+        _ => soft,
+    })
 }
+
+/// The advice of a refusal for memory: what makes the model smaller.
+const SMALLER_MODEL: &str = "use a smaller user_capacity, a larger page_size (the mapping unit), or a scale model \
+                             (a smaller drive with the same OP and workload: WAF depends on them, not on the size)";
 
 pub struct Simulator {
     cfg: Config,
@@ -305,31 +320,47 @@ impl Simulator {
         if r.max_rounds < 5 || r.max_rounds > 100_000 {
             return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
         }
-        let geo = Geometry::from_config(&cfg.drive, &cfg.ftl)?;
+        // the memory first, whatever the size (before blocks are counted in 32 bits)
+        let caps = Geometry::capacities(&cfg.drive)?;
+        let limit = memory_limit(&cfg)?;
+        let estimate = caps.memory_estimate(r.track_data);
+        if estimate > limit.bytes as f64 {
+            return Err(Error::capacity(
+                "drive.user_capacity",
+                format!(
+                    "the model of this drive needs about {} of memory, more than the limit of {} ({}); {SMALLER_MODEL}; or {}",
+                    crate::memory::describe(estimate),
+                    format_size(limit.bytes),
+                    limit.source,
+                    limit.raise
+                ),
+            ));
+        }
+        let geo = Geometry::from_capacities(caps, &cfg.ftl)?;
         let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
             Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
             None => None,
         };
         let ftl_memory = geo.memory_estimate(r.track_data);
         let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
-        let (limit, source) = memory_limit(&cfg)?;
-        if memory > limit {
+        if memory > limit.bytes {
             let (key, part, advice) = match &map_cache {
-                Some(m) if ftl_memory <= limit => (
+                Some(m) if ftl_memory <= limit.bytes => (
                     "timing.map_cache",
                     format!(" ({})", timed::mapcache::describe_memory(m)),
                     "use a larger timing.map_cache.translation_page, a smaller size or fraction",
                 ),
-                Some(m) => ("drive.user_capacity", format!(" ({})", timed::mapcache::describe_memory(m)), "use a smaller user_capacity, a larger page_size"),
-                None => ("drive.user_capacity", String::new(), "use a smaller user_capacity, a larger page_size"),
+                Some(m) => ("drive.user_capacity", format!(" ({})", timed::mapcache::describe_memory(m)), SMALLER_MODEL),
+                None => ("drive.user_capacity", String::new(), SMALLER_MODEL),
             };
             return Err(Error::capacity(
                 key,
                 format!(
-                    "the model of this drive needs about {}{part} of memory, more than the limit of {} ({source}); \
-                     {advice}, or raise run.memory_limit",
+                    "the model of this drive needs about {}{part} of memory, more than the limit of {} ({}); {advice}; or {}",
                     format_size(memory),
-                    format_size(limit)
+                    format_size(limit.bytes),
+                    limit.source,
+                    limit.raise
                 ),
             ));
         }
@@ -356,11 +387,11 @@ impl Simulator {
             slc,
         };
         let ftl = match f.gc {
-            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::new(&params)),
-            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::new(&params)),
-            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::new(&params)),
-            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::new(&params)),
-            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::new(&params)),
+            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::try_new(&params)?),
+            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::try_new(&params)?),
+            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::try_new(&params)?),
+            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::try_new(&params)?),
+            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::try_new(&params)?),
         };
         let native_sectors = geo.user_sectors();
         Ok(Simulator {
