@@ -105,15 +105,14 @@ def big_gzip_trace(path: Path, members: int = 400) -> None:
     (a few MB on disk, minutes of parsing)."""
     member = gzip.compress(b"128166372003061629,hm,0,Write,8192,4096,100\n" * 1_000_000, 9)
     with open(path, "wb") as f:
-        for _ in range(members):
-            f.write(member)
+        f.writelines([member] * members)
 
 
 def test_sigint_stops_trace_info(tmp_path):
     trace = tmp_path / "big.csv.gz"
     big_gzip_trace(trace)
     p = start(["trace", "info", str(trace)])
-    out, err, took = stop(p)
+    _, err, took = stop(p)
     assert took < STOP_WITHIN_S, err
     assert p.returncode == 130, err
     assert "interrupted" in err
@@ -125,7 +124,7 @@ def test_sigint_stops_trace_convert_and_leaves_no_file(tmp_path):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     p = start(["trace", "convert", str(trace), "-o", str(out_dir / "big.iolog")])
-    out, err, took = stop(p)
+    _, err, took = stop(p)
     assert took < STOP_WITHIN_S, err
     assert p.returncode == 130, err
     assert os.listdir(out_dir) == [], "no output and no temporary file left"

@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import opsim
+import pytest
 from opsim.errors import CapacityError, InputError, InternalError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -20,7 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 
 def cli(*args: str, preexec_fn=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "opsim.cli", *args], capture_output=True, text=True,
-                          preexec_fn=preexec_fn, timeout=120)
+                          preexec_fn=preexec_fn, timeout=120, check=False)
 
 
 # ---------------------------------------------------------------- item 9: memory

@@ -68,14 +68,37 @@ impl Interrupt {
         }
     }
 
+    /// [`Interrupt::poll`] for the hottest loops, with the count in the caller's local
+    /// `left` (a register, not memory): start it at 1 (ask at once), call once per operation.
+    #[inline(always)]
+    pub fn tick(&mut self, left: &mut u32) -> Result<()> {
+        *left -= 1;
+        if *left == 0 {
+            *left = Self::EVERY;
+            self.ask()
+        } else {
+            Ok(())
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn slow_poll(&mut self) -> Result<()> {
+        self.countdown = if self.hook.is_some() {
+            Self::EVERY
+        } else {
+            u32::MAX
+        };
+        self.ask()
+    }
+
+    /// Read the clock; call the hook when [`Self::INTERVAL`] has passed since the last call.
+    #[cold]
+    #[inline(never)]
+    fn ask(&mut self) -> Result<()> {
         let Some(hook) = &self.hook else {
-            self.countdown = u32::MAX;
             return Ok(());
         };
-        self.countdown = Self::EVERY;
         let now = Instant::now();
         if self.next_call.is_some_and(|t| now < t) {
             return Ok(());
@@ -148,6 +171,22 @@ mod tests {
         assert_eq!(calls.load(Ordering::Relaxed), 1);
         i.check().unwrap();
         assert_eq!(calls.load(Ordering::Relaxed), 2, "check asks at once");
+    }
+
+    #[test]
+    fn tick_asks_at_once_then_every_n_operations() {
+        let flag = Arc::new(AtomicBool::new(true));
+        let mut i = Interrupt::from_flag(flag.clone());
+        let mut left = 1;
+        assert!(i.tick(&mut left).is_err(), "the first tick asks");
+        flag.store(false, Ordering::Relaxed);
+        i.check().unwrap();
+        flag.store(true, Ordering::Relaxed);
+        let mut left = 3;
+        assert!(i.tick(&mut left).is_ok() && i.tick(&mut left).is_ok());
+        // the third tick looks at the clock: within INTERVAL of the last call, no call
+        assert!(i.tick(&mut left).is_ok());
+        assert_eq!(left, Interrupt::EVERY);
     }
 
     #[test]

@@ -49,7 +49,7 @@ fn rlimits() -> (Option<u64>, Option<u64>) {
         };
         // SAFETY: getrlimit writes the struct we own.
         let rc = unsafe { libc::getrlimit(resource, &mut r) };
-        (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+        (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
     };
     (get(libc::RLIMIT_AS), get(libc::RLIMIT_DATA))
 }
@@ -61,7 +61,7 @@ pub fn process_limit() -> Option<Limit> {
     let mut consider = |limit: u64, used: u64, what: &str, raise: &'static str| {
         let headroom = limit.saturating_sub(used);
         let bytes = share(headroom);
-        if best.as_ref().map_or(true, |b| bytes < b.bytes) {
+        if !matches!(&best, Some(b) if b.bytes <= bytes) {
             best = Some(Limit {
                 bytes,
                 source: format!(
@@ -117,9 +117,7 @@ fn cgroup_limit() -> Option<(u64, u64)> {
     };
     let mut best: Option<(u64, u64)> = None;
     let mut keep = |limit: u64, used: u64| {
-        if best.map_or(true, |(l, u)| {
-            limit.saturating_sub(used) < l.saturating_sub(u)
-        }) {
+        if !matches!(best, Some((l, u)) if l.saturating_sub(u) <= limit.saturating_sub(used)) {
             best = Some((limit, used));
         }
     };

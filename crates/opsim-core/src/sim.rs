@@ -320,11 +320,13 @@ impl Simulator {
         if r.max_rounds < 5 || r.max_rounds > 100_000 {
             return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
         }
-        // the memory first, whatever the size (before blocks are counted in 32 bits)
+        // A drive that cannot be cut into blocks (too many pages for 32-bit page numbers)
+        // and would not fit in memory anyway is refused for its memory, with the numbers.
         let caps = Geometry::capacities(&cfg.drive)?;
         let limit = memory_limit(&cfg)?;
         let estimate = caps.memory_estimate(r.track_data);
-        if estimate > limit.bytes as f64 {
+        let geo = Geometry::from_capacities(caps, &cfg.ftl);
+        if geo.is_err() && estimate > limit.bytes as f64 {
             return Err(Error::capacity(
                 "drive.user_capacity",
                 format!(
@@ -336,7 +338,7 @@ impl Simulator {
                 ),
             ));
         }
-        let geo = Geometry::from_capacities(caps, &cfg.ftl)?;
+        let geo = geo?;
         let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
             Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
             None => None,
@@ -948,7 +950,8 @@ impl Simulator {
     /// at round `measure_first`.
     fn result_from_rounds(&mut self, t0: Instant, measure_first: usize) -> Result<SimResult> {
         let page = self.geo.page_size;
-        if measure_first >= self.rounds.len() && !(self.interrupted && !self.rounds.is_empty()) {
+        let empty_window_kept = self.interrupted && !self.rounds.is_empty();
+        if measure_first >= self.rounds.len() && !empty_window_kept {
             return Err(Error::config("run.measure_drive_writes", "the measurement window holds no round"));
         }
         // (interrupted before the measurement window: an empty window, WAF NaN)
@@ -1604,9 +1607,10 @@ fn shift(mut s: SteadyState, by: usize) -> SteadyState {
 #[inline(never)]
 fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, intr: &mut Interrupt) -> Result<()> {
     let limited = stop.cmds != u64::MAX;
+    let mut left = 1; // commands until the interrupt is asked (at once, then every Interrupt::EVERY)
     if wl.pages {
         while f.c.host_write_bytes < stop.write_bytes && !(limited && f.c.commands() >= stop.cmds) {
-            intr.poll()?;
+            intr.tick(&mut left)?;
             // Two-stage prefetch: the mapping entry of a command far ahead, then the block
             // metadata of the page a nearer command will overwrite.
             let (op, ahead) = wl.next_ahead(rng);
@@ -1623,7 +1627,7 @@ fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: 
     } else {
         let spp = f.sectors_per_page();
         while f.c.host_write_bytes < stop.write_bytes && !(limited && f.c.commands() >= stop.cmds) {
-            intr.poll()?;
+            intr.tick(&mut left)?;
             let (op, ahead) = wl.next_ahead(rng);
             if op.len == 0 {
                 break; // the end of a trace

@@ -1289,7 +1289,6 @@ impl TimedState {
     /// applied on the way; nothing is issued at the end of a finite workload).
     fn issue<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, now: u64) -> Result<()> {
         loop {
-            self.interrupt.poll()?; // (a run of TRIMs stays in this loop)
             let op = if wl.pages {
                 // the same two-stage prefetch pipeline as the functional hot loop
                 let (op, ahead) = wl.next_ahead(rng);
@@ -1310,6 +1309,7 @@ impl TimedState {
             if op.len == 0 || self.issue_op(f, op, wl.pages, now)? {
                 return Ok(());
             }
+            self.interrupt.poll()?; // a TRIM: a run of them stays in this loop
         }
     }
 
@@ -1508,11 +1508,12 @@ impl TimedState {
             }
         }
         self.started = true;
+        let mut left = 1; // events until the interrupt is asked (at once, then every EVERY)
         loop {
             if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
                 return Ok(());
             }
-            self.interrupt.poll()?;
+            self.interrupt.tick(&mut left)?;
             if let Some(rate) = self.open_loop {
                 // next event: an arrival or a completion, whichever is first
                 if !wl.exhausted && self.next_arrival <= self.q.peek_time().unwrap_or(u64::MAX) {
@@ -1532,11 +1533,12 @@ impl TimedState {
 
     /// Open-loop replay at the trace's own times (divided by `speed`).
     fn drive_trace_time<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, until_ns: u64, speed: f64) -> Result<()> {
+        let mut left = 1;
         loop {
             if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
                 return Ok(());
             }
-            self.interrupt.poll()?;
+            self.interrupt.tick(&mut left)?;
             if self.pending.is_none() && !wl.exhausted {
                 let op = wl.next(rng);
                 if op.len != 0 {
