@@ -85,9 +85,9 @@ fn interrupted_before_anything_is_an_error_and_run_for_stops() {
     let flag = Arc::new(AtomicBool::new(true));
     let mut s = sim("[run]\nprecondition = \"none\"\n");
     s.set_interrupt(Interrupt::from_flag(flag.clone()));
-    let e = s.run().err().expect("nothing done");
+    let e = s.run().expect_err("nothing done");
     assert_eq!(e.kind, ErrorKind::Interrupted);
-    let e = s.run_for(u64::MAX / 2).err().expect("stopped");
+    let e = s.run_for(u64::MAX / 2).expect_err("stopped");
     assert_eq!(e.kind, ErrorKind::Interrupted);
     // the drive is usable after it
     flag.store(false, Ordering::Relaxed);
