@@ -324,6 +324,10 @@ MODEL_NAMES = {"greedy": "greedy, mean field (Van Houdt 2013)", "fifo": "LRW / F
                "random": "random victim, (1+OP)/OP"}
 
 
+#: why a simulated result has no WAF to draw
+NO_WAF = "WAF undefined: no host writes in the measurement window (a read-only load)"
+
+
 def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequence[str] = ("greedy", "fifo", "random"),
            pages_per_block: int | None = None, title: str | None = None):
     """WAF against OP: the simulated points (at the OP garbage collection sees, user basis)
@@ -342,6 +346,9 @@ def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequen
     for doc, label in zip(docs, labels):
         if R.kind_of(doc) != R.SIM:
             _skip(rec, label, "measured result: the drive's OP (its NAND) is unknown")
+            continue
+        if doc["waf"] is None:
+            _skip(rec, label, NO_WAF)
             continue
         pts.append((doc, label))
     groups: dict[str, list] = {}
@@ -483,11 +490,14 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
     fig, axes = _axes(ax, ncols=2, width=5.2)
     recs = [_record(axes[0], "endurance-tbw", (title + ": " if title else "") + "TBW relative"),
             _record(axes[1], "endurance-dwpd", (title + ": " if title else "") + "DWPD relative")]
-    sims = [(d, lab, g) for d, lab, g in zip(docs, labels, groups) if R.kind_of(d) == R.SIM]
+    sims = [(d, lab, g) for d, lab, g in zip(docs, labels, groups) if R.kind_of(d) == R.SIM and d["waf"] is not None]
     for d, lab, g in zip(docs, labels, groups):
         if R.kind_of(d) != R.SIM:
             for rc in recs:
                 _skip(rc, lab, "measured result: no WAF from the drive's NAND (opsim smart gives one)")
+        elif d["waf"] is None:
+            for rc in recs:
+                _skip(rc, lab, NO_WAF)
     if reference is not None and reference not in [lab for _, lab, _ in sims]:
         raise InputError(f"reference: {reference!r} is not one of the labels", key="reference")
     refs_used = []

@@ -143,7 +143,8 @@ def op_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
     keys = [(g, drive_key(d)) for d, g in zip(docs, grp)]
     refs: dict = {}
     for d, k in zip(docs, keys):
-        if R.kind_of(d) == R.SIM and (k not in refs or d["op"]["user"] < refs[k]["op"]["user"]):
+        # (a result without a WAF, e.g. of a read-only load, is no reference)
+        if R.kind_of(d) == R.SIM and d["waf"] is not None and (k not in refs or d["op"]["user"] < refs[k]["op"]["user"]):
             refs[k] = d
     rows = []
     for d, lab, g, k in zip(docs, labels, grp, keys):
@@ -155,12 +156,13 @@ def op_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
                "steady_iops": ph["steady_iops"] if ph["steady_reached"] else None,
                "measured_iops": R.measured_iops(d), "p99_us": lat.get("p99"), "p99_9_us": lat.get("p99.9")}
         if R.kind_of(d) == R.SIM:
-            ref = refs[k]
             row.update(physical_bytes=d["drive"]["physical_bytes"], op_user=d["op"]["user"],
-                       op_physical=d["op"]["physical"], op_effective=d["op"]["effective"], gc=d["gc"],
-                       tbw_rel=ref["waf"] / d["waf"],
-                       dwpd_rel=ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]),
-                       reference=next(lb for dd, lb in zip(docs, labels) if dd is ref))
+                       op_physical=d["op"]["physical"], op_effective=d["op"]["effective"], gc=d["gc"])
+            ref = refs.get(k)
+            if ref is not None and d["waf"] is not None:  # relative endurance needs both WAFs
+                row.update(tbw_rel=ref["waf"] / d["waf"],
+                           dwpd_rel=ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]),
+                           reference=next(lb for dd, lb in zip(docs, labels) if dd is ref))
         rows.append(row)
     return rows
 

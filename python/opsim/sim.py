@@ -7,16 +7,25 @@
 
 ``simulate`` accepts a dict (the TOML schema as nested dicts) or a path to a TOML file.
 Errors are :mod:`opsim.errors` exceptions naming the offending key.
+
+Ctrl-C stops the Rust core within a fraction of a second: ``simulate`` raises
+KeyboardInterrupt, or with ``on_interrupt="return"`` returns the rounds done so far in a
+result whose ``interrupted`` is true.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .errors import ConfigError, InternalError
+from .errors import ConfigError, InputError, InternalError
+
+#: what a whole run does on Ctrl-C: raise KeyboardInterrupt, or return what was done
+ON_INTERRUPT = ("raise", "return")
 
 
 def _core():
@@ -70,8 +79,15 @@ class SimResult:
             raise AttributeError(name) from None
 
     @property
-    def waf(self) -> float:
+    def waf(self) -> float | None:
+        """WAF over the measurement window; None when the window wrote nothing (a read-only
+        load, or a run interrupted before its measurement window)."""
         return self.data["waf"]
+
+    @property
+    def interrupted(self) -> bool:
+        """True when Ctrl-C stopped the run: the result holds the rounds done until then."""
+        return bool(self.data.get("interrupted", False))
 
     def to_dict(self) -> dict:
         return self.data
@@ -92,17 +108,30 @@ class SimResult:
     def __repr__(self) -> str:
         d = self.data
         ss = d["steady_state"]
-        return (f"SimResult(waf={d['waf']:.4f}, gc={d['gc']!r}, op_user={d['op']['user']:.4f}, "
-                f"rounds={len(d['rounds'])}, steady={ss['reached']})")
+        waf = "None" if d["waf"] is None else f"{d['waf']:.4f}"
+        return (f"SimResult(waf={waf}, gc={d['gc']!r}, op_user={d['op']['user']:.4f}, "
+                f"rounds={len(d['rounds'])}, steady={ss['reached']}"
+                f"{', interrupted=True' if d.get('interrupted') else ''})")
 
 
-def simulate(config) -> SimResult:
-    """Run a simulation described by ``config`` (dict or TOML path) and return its result."""
+def _keep_interrupted(on_interrupt: str) -> bool:
+    if on_interrupt not in ON_INTERRUPT:
+        raise InputError(f"on_interrupt: must be one of {', '.join(ON_INTERRUPT)} (got {on_interrupt!r})",
+                         key="on_interrupt")
+    return on_interrupt == "return"
+
+
+def simulate(config, *, on_interrupt: str = "raise") -> SimResult:
+    """Run a simulation described by ``config`` (dict or TOML path) and return its result.
+
+    On Ctrl-C the core stops within a fraction of a second; ``on_interrupt="raise"`` raises
+    KeyboardInterrupt, ``"return"`` returns the rounds done (``result.interrupted`` true)."""
+    keep = _keep_interrupted(on_interrupt)
     text, fmt = _config_text(config)
     base = None
     if isinstance(config, (str, os.PathLike)) and os.path.exists(os.fspath(config)):
         base = os.path.dirname(os.path.abspath(os.fspath(config)))  # relative trace paths
-    return SimResult(json.loads(_core().simulate(text, fmt, base)))
+    return SimResult(json.loads(_core().simulate(text, fmt, base, keep)))
 
 
 def describe(config, *, model_limits: bool = True, users=None) -> dict:
@@ -140,11 +169,26 @@ def steady_state(values, eligible=None, window=5, max_range=0.20, max_excursion=
     return json.loads(_core().steady_state(vals, el, window, max_range, max_excursion))
 
 
+def _uint(name: str, value: Any, bits: int = 64) -> int:
+    """``value`` as an unsigned integer of ``bits`` bits, or an InputError naming ``name``."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise InputError(f"{name}: must be an integer, not {type(value).__name__}", key=name) from None
+    if not 0 <= v < 1 << bits:
+        raise InputError(f"{name}: {v} is out of range; expected 0..{(1 << bits) - 1}", key=name)
+    return v
+
+
 class Simulator:
     """A simulated drive that takes individual host commands (sector addresses).
 
     >>> s = Simulator({"drive": {"user_capacity": "64MiB", "op": 0.1}})
     >>> s.write(0, 8); s.trim(0, 8); s.security_erase(); s.set_max_address(100_000)
+
+    Arguments out of range (negative, too large) raise :class:`opsim.errors.InputError`
+    naming the argument.  After an internal error (a panic in the core) the drive's state is
+    unknown: every later call raises :class:`opsim.errors.InternalError`.
     """
 
     def __init__(self, config):
@@ -152,22 +196,22 @@ class Simulator:
         self._s = _core().Simulator(text, fmt)
 
     def write(self, lba: int, sectors: int, stream: int = 0) -> None:
-        self._s.write(lba, sectors, stream)
+        self._s.write(_uint("lba", lba), _uint("sectors", sectors), _uint("stream", stream, 32))
 
     def read(self, lba: int, sectors: int) -> None:
-        self._s.read(lba, sectors)
+        self._s.read(_uint("lba", lba), _uint("sectors", sectors))
 
     def trim(self, lba: int, sectors: int) -> None:
-        self._s.trim(lba, sectors)
+        self._s.trim(_uint("lba", lba), _uint("sectors", sectors))
 
     def read_token(self, lba: int):
-        return self._s.read_token(lba)
+        return self._s.read_token(_uint("lba", lba))
 
     def security_erase(self) -> None:
         self._s.security_erase()
 
     def set_max_address(self, sectors: int, volatile: bool = False) -> None:
-        self._s.set_max_address(sectors, volatile)
+        self._s.set_max_address(_uint("sectors", sectors), bool(volatile))
 
     def power_cycle(self) -> None:
         self._s.power_cycle()
@@ -195,12 +239,17 @@ class Simulator:
         return json.loads(self._s.describe())
 
     def precondition(self) -> None:
-        """Apply the configured preconditioning (fill or analytic) without running rounds."""
+        """Apply the configured preconditioning (fill or analytic) without running rounds.
+        Ctrl-C raises KeyboardInterrupt (the drive stays usable, partly preconditioned)."""
         self._s.precondition()
 
     def run_for(self, host_bytes: int) -> None:
-        """Drive the configured workload for ``host_bytes`` more host bytes."""
-        self._s.run_for(int(host_bytes))
+        """Drive the configured workload for ``host_bytes`` more host bytes.  Ctrl-C raises
+        KeyboardInterrupt; the drive stays usable (stopped between two commands)."""
+        if isinstance(host_bytes, float) and math.isfinite(host_bytes):
+            host_bytes = int(host_bytes)  # (a byte count computed in floating point)
+        self._s.run_for(_uint("host_bytes", host_bytes))
 
-    def run(self) -> SimResult:
-        return SimResult(json.loads(self._s.run()))
+    def run(self, *, on_interrupt: str = "raise") -> SimResult:
+        """Run the configured job on this drive (Ctrl-C: as :func:`simulate`)."""
+        return SimResult(json.loads(self._s.run(_keep_interrupted(on_interrupt))))

@@ -17,6 +17,8 @@ pub enum ErrorKind {
     Device,
     /// A bug: an FTL invariant was violated.
     Internal,
+    /// The caller's [`Interrupt`](crate::interrupt::Interrupt) hook asked to stop (Ctrl-C).
+    Interrupted,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -46,9 +48,13 @@ impl Error {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, None, message)
     }
+    /// The run was stopped by the caller's interrupt hook.
+    pub fn interrupted() -> Self {
+        Self::new(ErrorKind::Interrupted, None, "interrupted")
+    }
     /// True for errors caused by the user's input (CLI exit code 2).
     pub fn is_input(&self) -> bool {
-        !matches!(self.kind, ErrorKind::Internal)
+        !matches!(self.kind, ErrorKind::Internal | ErrorKind::Interrupted)
     }
 }
 

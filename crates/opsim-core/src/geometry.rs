@@ -8,10 +8,13 @@
 
 use crate::config::{check_fraction, DriveConfig, FtlConfig, OpBasis};
 use crate::error::{Error, Result};
+pub use crate::memory::available_memory;
 use serde::Serialize;
 
 /// Largest page index the 32-bit mapping tables hold (u32::MAX is the "unmapped" marker).
 pub const MAX_PAGES: u64 = u32::MAX as u64 - 1;
+/// Largest page (mapping unit) size.
+pub const MAX_PAGE_SIZE: u64 = 1 << 20;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Geometry {
@@ -92,6 +95,12 @@ impl Geometry {
     /// its 32-bit mapping tables hold, or too little spare for its FTL to collect garbage
     /// (false: describe such a drive all the same, e.g. 100 TB of 4 KiB pages).
     pub fn resolve(d: &DriveConfig, ftl: &FtlConfig, model_limits: bool) -> Result<Geometry> {
+        Self::from_capacities(Self::capacities(d)?, ftl, model_limits)
+    }
+
+    /// The capacities the `[drive]` table asks for, checked, before they are cut into
+    /// blocks (so that the memory a model of them needs can be told first, whatever the size).
+    pub fn capacities(d: &DriveConfig) -> Result<Capacities> {
         let sector = d.sector_size as u64;
         if sector != 512 && sector != 4096 {
             return Err(Error::capacity("drive.sector_size", format!("{sector} is not supported; use 512 or 4096")));
@@ -103,14 +112,13 @@ impl Geometry {
                 format!("{page} bytes is not a positive multiple of the {sector}-byte sector"),
             ));
         }
-        if page > (1 << 20) {
+        if page > MAX_PAGE_SIZE {
             return Err(Error::capacity("drive.page_size", format!("{page} bytes is larger than 1 MiB")));
         }
         let ppb = d.pages_per_block;
         if !(2..=65536).contains(&ppb) {
             return Err(Error::capacity("drive.pages_per_block", format!("{ppb} is out of range; expected 2..=65536")));
         }
-        let block_bytes = page * ppb as u64;
         let nonzero = |key: &str, v: u64| -> Result<u64> {
             if v == 0 {
                 Err(Error::capacity(key, "must be greater than zero"))
@@ -206,21 +214,35 @@ impl Geometry {
                 format!("{user_bytes} bytes is not a whole number of {sector}-byte sectors"),
             ));
         }
+        Ok(Capacities { page_size: page, pages_per_block: ppb, sector_size: sector, user_bytes, physical_bytes, native_bytes })
+    }
+
+    /// Cut checked capacities into pages and blocks (`model_limits`: as in [`Geometry::resolve`]).
+    pub fn from_capacities(c: Capacities, ftl: &FtlConfig, model_limits: bool) -> Result<Geometry> {
+        let Capacities { page_size: page, pages_per_block: ppb, sector_size: sector, user_bytes, physical_bytes, native_bytes } = c;
+        let block_bytes = page * ppb as u64;
         let blocks_f = (physical_bytes / block_bytes as f64).round();
-        if blocks_f.is_nan() || blocks_f < 1.0 || blocks_f > MAX_PAGES as f64 {
+        if blocks_f.is_nan() || blocks_f < 1.0 {
             return Err(Error::capacity("drive.physical_capacity", "gives no whole NAND block"));
         }
-        let blocks = blocks_f as u64;
         let user_pages = user_bytes.div_ceil(page);
-        if model_limits && (blocks * ppb as u64 > MAX_PAGES || user_pages > MAX_PAGES) {
+        let physical_pages = blocks_f * ppb as f64;
+        if model_limits && (physical_pages > MAX_PAGES as f64 || user_pages > MAX_PAGES) {
+            let (key, advice) = if page < MAX_PAGE_SIZE {
+                ("drive.page_size", "use a larger page_size (up to 1 MiB), a smaller user_capacity or a scale model")
+            } else {
+                ("drive.user_capacity", "use a smaller user_capacity or a scale model (a smaller drive with the same OP and workload)")
+            };
             return Err(Error::capacity(
-                "drive.page_size",
+                key,
                 format!(
-                    "{} physical pages exceed the 2^32-page limit of the mapping tables; use a larger page_size",
-                    blocks * ppb as u64
+                    "{:.0} physical pages of {} exceed the 2^32-page limit of the mapping tables; {advice}",
+                    physical_pages.max(user_pages as f64),
+                    crate::units::format_size(page)
                 ),
             ));
         }
+        let blocks = blocks_f as u64;
         let geo = Geometry {
             page_size: page,
             pages_per_block: ppb,
@@ -278,16 +300,35 @@ impl Geometry {
     }
 }
 
-/// Memory the machine can give us: MemAvailable from /proc/meminfo, if readable.
-pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("MemAvailable:") {
-            let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-            return Some(kb * 1024);
-        }
+/// The capacities of a `[drive]` table, checked but not yet cut into blocks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capacities {
+    pub page_size: u64,
+    pub pages_per_block: u32,
+    pub sector_size: u64,
+    pub user_bytes: u64,
+    /// Physical bytes asked for (whole blocks are made of it).
+    pub physical_bytes: f64,
+    pub native_bytes: Option<u64>,
+}
+
+impl Capacities {
+    /// [`Geometry::memory_estimate`] of the drive these capacities make, in floating point:
+    /// any size, no overflow (a model too large for the mapping tables' 32-bit page numbers
+    /// gets its true size too).
+    pub fn memory_estimate(&self, track_data: bool) -> f64 {
+        let ppb = self.pages_per_block as f64;
+        let blocks = (self.physical_bytes / (self.page_size as f64 * ppb)).round().max(1.0);
+        let physical_pages = blocks * ppb;
+        let user_pages = (self.user_bytes as f64 / self.page_size as f64).ceil();
+        let words_per_block = (self.pages_per_block as u64).div_ceil(64) as f64;
+        let per_block = (4 + 4 + 1 + 8 + 12 + 4) as f64;
+        user_pages * 4.0
+            + physical_pages * 4.0
+            + blocks * words_per_block * 8.0
+            + blocks * per_block
+            + if track_data { physical_pages * 8.0 + user_pages * 8.0 } else { 0.0 }
     }
-    None
 }
 
 #[cfg(test)]

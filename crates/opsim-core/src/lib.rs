@@ -24,7 +24,9 @@ pub mod describe;
 pub mod error;
 pub mod ftl;
 pub mod geometry;
+pub mod interrupt;
 pub mod meanfield;
+pub mod memory;
 pub mod presets;
 pub mod rng;
 pub mod sim;
@@ -36,4 +38,5 @@ pub mod workload;
 
 pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
+pub use interrupt::Interrupt;
 pub use sim::{SimResult, Simulator};

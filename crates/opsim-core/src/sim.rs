@@ -8,6 +8,8 @@ use crate::config::{Config, GcPolicy, Precondition, PtsTest, WorkloadConfig, Wor
 use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
 use crate::geometry::{available_memory, Geometry, OpReport};
+use crate::interrupt::Interrupt;
+use crate::memory::Limit;
 use crate::meanfield;
 use crate::rng::Rng;
 use crate::steady::{self, SteadyRule, SteadyState};
@@ -127,6 +129,10 @@ pub struct SimResult {
     pub timed: Option<TimedReport>,
     /// Wall-clock figures: the only part of a result that depends on the machine.
     pub perf: Perf,
+    /// The run was stopped by the caller's interrupt (Ctrl-C): the result holds the rounds
+    /// done until then (the last one cut short).  Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -199,19 +205,29 @@ pub struct TimedReport {
     pub map_cache: Option<timed::mapcache::MapCacheReport>,
 }
 
-/// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available.
-fn memory_limit(cfg: &Config) -> Result<(u64, String)> {
-    if let Some(m) = cfg.run.memory_limit {
-        return Ok((m.0, "run.memory_limit".into()));
-    }
-    if let Ok(v) = std::env::var("OPSIM_MEMORY_LIMIT") {
-        let b = parse_size(&v).map_err(|e| Error::config("OPSIM_MEMORY_LIMIT", e))?;
-        return Ok((b, "OPSIM_MEMORY_LIMIT".into()));
-    }
-    match available_memory() {
-        Some(a) => Ok((a / 10 * 9, "90% of available memory".into())),
-        None => Ok((u64::MAX, "no limit known".into())),
-    }
+/// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available;
+/// and in any case what the process's own limits leave (`ulimit -v`, the cgroup's
+/// memory.max), when that is less.
+fn memory_limit(cfg: &Config) -> Result<Limit> {
+    let set = |bytes, source: &str| Limit { bytes, source: source.into(), raise: "raise run.memory_limit" };
+    let soft = if let Some(m) = cfg.run.memory_limit {
+        set(m.0, "run.memory_limit")
+    } else if let Ok(v) = std::env::var("OPSIM_MEMORY_LIMIT") {
+        set(parse_size(&v).map_err(|e| Error::config("OPSIM_MEMORY_LIMIT", e))?, "OPSIM_MEMORY_LIMIT")
+    } else {
+        match available_memory() {
+            Some(a) => Limit {
+                bytes: a / 10 * 9,
+                source: format!("90% of the available memory, MemAvailable {}", format_size(a)),
+                raise: "free some memory or set run.memory_limit",
+            },
+            None => set(u64::MAX, "no limit known"),
+        }
+    };
+    Ok(match crate::memory::process_limit() {
+        Some(hard) if hard.bytes < soft.bytes => hard,
+        _ => soft,
+    })
 }
 
 /// A config checked and resolved against its drive, nothing allocated: the geometry, the
@@ -224,6 +240,10 @@ pub(crate) struct Prepared {
     pub slc: Option<crate::ftl::SlcParams>,
     pub policy_param: u32,
 }
+
+/// The advice of a refusal for memory: what makes the model smaller.
+const SMALLER_MODEL: &str = "use a smaller user_capacity, a larger page_size (the mapping unit), or a scale model \
+                             (a smaller drive with the same OP and workload: WAF depends on them, not on the size)";
 
 pub struct Simulator {
     cfg: Config,
@@ -247,6 +267,10 @@ pub struct Simulator {
     slc: Option<crate::ftl::SlcParams>,
     /// The mapping-table cache (timed model), when on.
     map_cache: Option<timed::mapcache::MapCacheParams>,
+    /// Polled by the run loops; the caller's way to stop a run (Ctrl-C).
+    interrupt: Interrupt,
+    /// The current `run` was interrupted.
+    interrupted: bool,
 }
 
 impl Simulator {
@@ -310,31 +334,53 @@ impl Simulator {
         if r.max_rounds < 5 || r.max_rounds > 100_000 {
             return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
         }
-        let geo = Geometry::resolve(&cfg.drive, &cfg.ftl, model_limits)?;
+        // A drive that cannot be cut into blocks (too many pages for 32-bit page numbers)
+        // and would not fit in memory anyway is refused for its memory, with the numbers.
+        let caps = Geometry::capacities(&cfg.drive)?;
+        let limit = if model_limits {
+            memory_limit(cfg)?
+        } else {
+            Limit { bytes: u64::MAX, source: "no limit: a description only".into(), raise: "" }
+        };
+        let estimate = caps.memory_estimate(r.track_data);
+        let geo = Geometry::from_capacities(caps, &cfg.ftl, model_limits);
+        if geo.is_err() && estimate > limit.bytes as f64 {
+            return Err(Error::capacity(
+                "drive.user_capacity",
+                format!(
+                    "the model of this drive needs about {} of memory, more than the limit of {} ({}); {SMALLER_MODEL}; or {}",
+                    crate::memory::describe(estimate),
+                    format_size(limit.bytes),
+                    limit.source,
+                    limit.raise
+                ),
+            ));
+        }
+        let geo = geo?;
         let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
             Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
             None => None,
         };
         let ftl_memory = geo.memory_estimate(r.track_data);
         let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
-        let (limit, source) = if model_limits { memory_limit(cfg)? } else { (u64::MAX, String::new()) };
-        if memory > limit {
+        if memory > limit.bytes {
             let (key, part, advice) = match &map_cache {
-                Some(m) if ftl_memory <= limit => (
+                Some(m) if ftl_memory <= limit.bytes => (
                     "timing.map_cache",
                     format!(" ({})", timed::mapcache::describe_memory(m)),
                     "use a larger timing.map_cache.translation_page, a smaller size or fraction",
                 ),
-                Some(m) => ("drive.user_capacity", format!(" ({})", timed::mapcache::describe_memory(m)), "use a smaller user_capacity, a larger page_size"),
-                None => ("drive.user_capacity", String::new(), "use a smaller user_capacity, a larger page_size"),
+                Some(m) => ("drive.user_capacity", format!(" ({})", timed::mapcache::describe_memory(m)), SMALLER_MODEL),
+                None => ("drive.user_capacity", String::new(), SMALLER_MODEL),
             };
             return Err(Error::capacity(
                 key,
                 format!(
-                    "the model of this drive needs about {}{part} of memory, more than the limit of {} ({source}); \
-                     {advice}, or raise run.memory_limit",
+                    "the model of this drive needs about {}{part} of memory, more than the limit of {} ({}); {advice}; or {}",
                     format_size(memory),
-                    format_size(limit)
+                    format_size(limit.bytes),
+                    limit.source,
+                    limit.raise
                 ),
             ));
         }
@@ -367,11 +413,11 @@ impl Simulator {
             slc,
         };
         let ftl = match f.gc {
-            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::new(&params)),
-            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::new(&params)),
-            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::new(&params)),
-            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::new(&params)),
-            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::new(&params)),
+            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::try_new(&params)?),
+            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::try_new(&params)?),
+            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::try_new(&params)?),
+            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::try_new(&params)?),
+            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::try_new(&params)?),
         };
         let native_sectors = geo.user_sectors();
         Ok(Simulator {
@@ -391,7 +437,34 @@ impl Simulator {
             trace: None,
             slc,
             map_cache,
+            interrupt: Interrupt::none(),
+            interrupted: false,
         })
+    }
+
+    /// Let `interrupt` stop the long loops (runs, preconditioning, trace passes): whole runs
+    /// then return what was done, marked `interrupted`; other calls return an
+    /// [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted) error.  The drive is left in
+    /// a consistent state (stopped between two commands) and stays usable.
+    pub fn set_interrupt(&mut self, interrupt: Interrupt) {
+        let traces = std::iter::once(&mut self.cfg.workload).chain(self.cfg.phases.iter_mut().map(|p| &mut p.workload));
+        for t in traces.filter_map(|w| w.trace.as_mut()) {
+            t.interrupt = interrupt.clone();
+        }
+        self.interrupt = interrupt;
+    }
+
+    /// `r` of a step of a whole run: Ok(true) when the interrupt stopped it (noted for the
+    /// result), Ok(false) when it finished, the error otherwise.
+    fn stopped(&mut self, r: Result<()>) -> Result<bool> {
+        match r {
+            Err(e) if e.kind == crate::ErrorKind::Interrupted => {
+                self.interrupted = true;
+                Ok(true)
+            }
+            Err(e) => Err(e),
+            Ok(()) => Ok(false),
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -600,8 +673,8 @@ impl Simulator {
 
     /// Drive `wl` until `stop` (or the end of a finite workload).
     fn drive(&mut self, wl: &mut Workload, stop: Stop) -> Result<()> {
-        let rng = &mut self.rng;
-        with_ftl!(&mut self.ftl, f => run_until(f, wl, rng, stop))?;
+        let (rng, intr) = (&mut self.rng, &mut self.interrupt);
+        with_ftl!(&mut self.ftl, f => run_until(f, wl, rng, stop, intr))?;
         wl.finish()
     }
 
@@ -647,7 +720,13 @@ impl Simulator {
             if before.commands() >= cmd_end {
                 break;
             }
-            self.drive(wl, Stop { write_bytes: before.host_write_bytes + round.min(total - done), cmds: cmd_end })?;
+            let r = self.drive(wl, Stop { write_bytes: before.host_write_bytes.saturating_add(round.min(total - done)), cmds: cmd_end });
+            if let Err(e) = r {
+                if e.kind == crate::ErrorKind::Interrupted && self.counters().commands() != before.commands() {
+                    self.close_round(phase); // keep the work done, as a round cut short
+                }
+                return Err(e);
+            }
             let after = self.counters();
             done += after.host_write_bytes - before.host_write_bytes;
             if after.commands() == before.commands() {
@@ -677,7 +756,7 @@ impl Simulator {
             c.records += t.records();
             c.passes += t.passes;
             c.skipped_bad_lines += t.skipped_bad();
-            c.ended |= wl.exhausted;
+            c.ended |= wl.exhausted && !self.interrupted;
         }
     }
 
@@ -769,11 +848,30 @@ impl Simulator {
         self.drive(&mut wl, Stop { write_bytes: c.host_write_bytes + host_bytes, cmds: u64::MAX })
     }
 
-    /// Run the configured job and return its result.
+    /// Run the configured job and return its result.  Stopped by the interrupt (see
+    /// [`Simulator::set_interrupt`]), it returns the rounds done so far, the last one cut
+    /// short, with `interrupted` set (the measurement window may then be empty: WAF NaN);
+    /// an `Interrupted` error when not even one command was run.
     pub fn run(&mut self) -> Result<SimResult> {
-        if self.cfg.timing.is_some() {
-            return self.run_timed();
+        self.interrupted = false;
+        let start_rounds = self.rounds.len();
+        let res = if self.cfg.timing.is_some() { self.run_timed() } else { self.run_functional() };
+        if self.interrupted && self.rounds.len() == start_rounds {
+            return Err(Error::interrupted()); // nothing done to report
         }
+        res.map(|mut r| {
+            r.interrupted = self.interrupted;
+            r
+        })
+    }
+
+    /// The result of a run interrupted before its timed rounds: the (preconditioning)
+    /// rounds done, an empty measurement window.
+    fn interrupted_result(&mut self, t0: Instant) -> Result<SimResult> {
+        self.result_from_rounds(t0, self.rounds.len())
+    }
+
+    fn run_functional(&mut self) -> Result<SimResult> {
         let t0 = Instant::now();
         self.run_start = self.counters();
         let page = self.geo.page_size;
@@ -785,38 +883,44 @@ impl Simulator {
         if self.cfg.workload.kind == WorkloadType::SniaPts {
             // SNIA PTS: purge, 2x user capacity of 128 KiB sequential writes, then 4 KiB
             // random writes in rounds until the steady-state rule holds (or max_rounds).
+            let mut wl = self.build_workload(WorkloadType::SniaPts, Some(4096u64.max(page)))?;
             self.security_erase();
             self.last = self.counters();
             let req = (128 * 1024u64).max(page);
-            self.fill(2, req - req % page, "precondition")?;
-            let mut wl = self.build_workload(WorkloadType::SniaPts, Some(4096u64.max(page)))?;
+            let fill = self.fill(2, req - req % page, "precondition");
+            let stopped = self.stopped(fill)?;
             let first = self.rounds.len();
             let mut st = steady::detect(&[], None, SteadyRule::default());
-            for _ in 0..self.cfg.run.max_rounds {
-                self.run_rounds(&mut wl, Amount::DriveWrites(self.cfg.run.round_drive_writes), "steady-state")?;
+            for _ in 0..if stopped { 0 } else { self.cfg.run.max_rounds } {
+                let r = self.run_rounds(&mut wl, Amount::DriveWrites(self.cfg.run.round_drive_writes), "steady-state");
+                let stop = self.stopped(r)?;
                 let (vals, el) = self.round_series(first);
                 st = steady::detect(&vals, Some(&el), SteadyRule::default());
-                if st.reached {
+                if st.reached || stop {
                     break;
                 }
             }
             let n = self.rounds.len() - first;
-            let (ws, we) = match st.window {
-                Some((a, b)) if st.reached => (first + a, first + b),
-                _ => (first + n.saturating_sub(5), first + n - 1),
-            };
-            measure_first = ws;
-            let _ = we;
-            steady = shift(st, first);
-            self.rounds.truncate(we + 1);
-            self.round_start.truncate(we + 1);
+            steady = shift(st.clone(), first);
+            if n == 0 {
+                measure_first = self.rounds.len(); // interrupted in the preconditioning
+            } else {
+                let (ws, we) = match st.window {
+                    Some((a, b)) if st.reached => (first + a, first + b),
+                    _ => (first + n.saturating_sub(5), first + n - 1),
+                };
+                measure_first = ws;
+                self.rounds.truncate(we + 1);
+                self.round_start.truncate(we + 1);
+            }
         } else {
-            self.precondition()?;
             let plan = self.plan()?;
+            let pre = self.precondition();
+            let stopped = self.stopped(pre)?;
             let first = self.rounds.len();
             let mut mf = None;
             let mut wl: Option<Workload> = None;
-            for p in &plan {
+            for p in if stopped { &plan[..0] } else { &plan[..] } {
                 if let Some((w, i)) = &p.workload {
                     if let Some(old) = wl.take() {
                         self.note_trace(&old);
@@ -828,12 +932,18 @@ impl Simulator {
                     mf = Some(self.rounds.len());
                     with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
                 }
-                self.run_rounds(cur, p.amount, &p.name)?;
+                let r = self.run_rounds(cur, p.amount, &p.name);
+                if self.stopped(r)? {
+                    break;
+                }
             }
-            let wl = wl.expect("at least one phase");
-            self.note_trace(&wl);
+            if let Some(wl) = &wl {
+                self.note_trace(wl);
+            }
             measure_first = mf.unwrap_or(self.rounds.len());
-            self.check_window(measure_first, &wl)?;
+            if !self.interrupted {
+                self.check_window(measure_first, wl.as_ref().expect("at least one phase"))?;
+            }
             let (vals, el) = self.round_series(first);
             steady = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first);
         }
@@ -864,10 +974,12 @@ impl Simulator {
     /// at round `measure_first`.
     fn result_from_rounds(&mut self, t0: Instant, measure_first: usize) -> Result<SimResult> {
         let page = self.geo.page_size;
-        if measure_first >= self.rounds.len() {
+        let empty_window_kept = self.interrupted && !self.rounds.is_empty();
+        if measure_first >= self.rounds.len() && !empty_window_kept {
             return Err(Error::config("run.measure_drive_writes", "the measurement window holds no round"));
         }
-        let measured = &self.rounds[measure_first..];
+        // (interrupted before the measurement window: an empty window, WAF NaN)
+        let measured = &self.rounds[measure_first.min(self.rounds.len())..];
         let host: u64 = measured.iter().map(|r| r.host_write_bytes).sum();
         let nand: u64 = measured.iter().map(|r| r.nand_write_pages).sum::<u64>() * page;
         let window = Window {
@@ -877,7 +989,7 @@ impl Simulator {
             nand_write_bytes: nand,
         };
         let now = self.counters();
-        let measure_counters = now.minus(&self.round_start[measure_first]);
+        let measure_counters = now.minus(self.round_start.get(measure_first).unwrap_or(&now));
         let hist = with_ftl!(&mut self.ftl, f => f.take_victim_hist());
         let vcount: u64 = hist.iter().sum();
         let b = self.geo.pages_per_block as f64;
@@ -910,6 +1022,7 @@ impl Simulator {
                 host_pages_per_second: if wall > 0.0 { host_pages / wall } else { 0.0 },
                 timed_ios_per_second: None,
             },
+            interrupted: self.interrupted,
         })
     }
 
@@ -927,13 +1040,17 @@ impl Simulator {
         if pts && self.pts_test() == PtsTest::Iops {
             return self.run_pts_iops(t0, tc, r);
         }
-        if pts {
+        let plan = if pts { Vec::new() } else { self.plan()? };
+        let pre = if pts {
             self.security_erase();
             self.last = self.counters();
             let req = (128 * 1024u64).max(page);
-            self.fill(2, req - req % page, "precondition")?;
+            self.fill(2, req - req % page, "precondition")
         } else {
-            self.precondition()?;
+            self.precondition()
+        };
+        if self.stopped(pre)? {
+            return self.interrupted_result(t0);
         }
         let mut state = TimedState::new(
             &tc,
@@ -946,6 +1063,7 @@ impl Simulator {
             self.cfg.run.seed,
         );
         state.set_idle_fold(self.idle_fold_ms());
+        state.set_interrupt(self.interrupt.clone());
         let plan = if pts {
             let per = if tc.round_s.is_some() { u64::MAX } else { self.round_bytes() };
             vec![PhasePlan {
@@ -955,7 +1073,7 @@ impl Simulator {
                 measure: true,
             }]
         } else {
-            self.plan()?
+            plan
         };
         let mut wl: Option<Workload> =
             if pts { Some(self.build_workload(WorkloadType::SniaPts, Some(4096u64.max(page)))?) } else { None };
@@ -1002,8 +1120,8 @@ impl Simulator {
                 let bytes = if round_ns.is_some() { total - done } else { round_bytes.min(total - done) };
                 let stop = Stop { write_bytes: before.host_write_bytes.saturating_add(bytes), cmds: cmd_end };
                 let rng = &mut self.rng;
-                with_ftl!(&mut self.ftl, f => state.drive(f, cur, rng, stop, until))?;
-                cur.finish()?;
+                let r = with_ftl!(&mut self.ftl, f => state.drive(f, cur, rng, stop, until)).and_then(|()| cur.finish());
+                let stop_now = self.stopped(r)?; // interrupted: this round is the last, cut short
                 let after = self.counters();
                 done += after.host_write_bytes - before.host_write_bytes;
                 let end_ns = state.now().max(start_ns + 1);
@@ -1011,6 +1129,9 @@ impl Simulator {
                 let cd = std::mem::take(&mut state.rec.round_done);
                 let urgent = state.urgent_totals().zip(urgent_before).map(|(a, b)| (a.0 - b.0, a.1 - b.1));
                 if after.commands() == before.commands() && h.count() == 0 {
+                    if stop_now {
+                        break 'phases;
+                    }
                     break; // nothing happened: the workload ended and the queue drained
                 }
                 self.close_round(&p.name);
@@ -1051,6 +1172,9 @@ impl Simulator {
                         break 'phases;
                     }
                 }
+                if stop_now {
+                    break 'phases;
+                }
                 if d.host_write_bytes == 0 && round_ns.is_none() && cmd_end == u64::MAX {
                     break; // nothing more can be written (read-only load): avoid spinning
                 }
@@ -1059,10 +1183,13 @@ impl Simulator {
         let wl = wl.expect("at least one phase");
         self.note_trace(&wl);
         let mut measure_first = measure_first.unwrap_or(self.rounds.len());
-        if !pts {
+        if !pts && !self.interrupted {
             self.check_window(measure_first, &wl)?;
         }
         if timed_rounds.is_empty() {
+            if self.interrupted {
+                return self.interrupted_result(t0);
+            }
             return Err(Error::config("timing.max_time_s", "no round completed; raise max_time_s"));
         }
         // read/write split over the measurement window comes from the whole-run histograms
@@ -1190,7 +1317,10 @@ impl Simulator {
         self.security_erase();
         self.last = self.counters();
         let req = (128 * 1024u64).max(page);
-        self.fill(2, req - req % page, "precondition")?;
+        let fill = self.fill(2, req - req % page, "precondition");
+        if self.stopped(fill)? {
+            return self.interrupted_result(t0);
+        }
         let mut state = TimedState::new(
             &tc,
             r,
@@ -1202,6 +1332,7 @@ impl Simulator {
             self.cfg.run.seed,
         );
         state.set_idle_fold(self.idle_fold_ms());
+        state.set_interrupt(self.interrupt.clone());
         state.rec.round_split = Some(Default::default());
         let first_timed = self.rounds.len();
         let loop_start = (Instant::now(), self.counters());
@@ -1228,7 +1359,11 @@ impl Simulator {
                 let until = start_ns.saturating_add(combo_ns).min(cap_ns);
                 let rng = &mut self.rng;
                 let wl = &mut wls[si];
-                with_ftl!(&mut self.ftl, f => state.drive(f, wl, rng, Stop { write_bytes: u64::MAX, cmds: u64::MAX }, until))?;
+                let r = with_ftl!(&mut self.ftl, f => state.drive(f, wl, rng, Stop { write_bytes: u64::MAX, cmds: u64::MAX }, until));
+                if self.stopped(r)? {
+                    stop = true; // interrupted: this round is not counted
+                    break;
+                }
                 state.drain();
                 let end_ns = state.now().max(start_ns + 1);
                 state.rec.end_segment(end_ns);
@@ -1284,6 +1419,9 @@ impl Simulator {
             }
         }
         if rounds.is_empty() {
+            if self.interrupted {
+                return self.interrupted_result(t0);
+            }
             return Err(Error::config("timing.max_time_s", "no PTS IOPS round completed; raise max_time_s"));
         }
         let n = rounds.len();
@@ -1506,10 +1644,12 @@ fn shift(mut s: SteadyState, by: usize) -> SteadyState {
 
 /// The hot loop: generate commands and apply them until `stop` (or the end of the stream).
 #[inline(never)]
-fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop) -> Result<()> {
+fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, intr: &mut Interrupt) -> Result<()> {
     let limited = stop.cmds != u64::MAX;
+    let mut left = 1; // commands until the interrupt is asked (at once, then every Interrupt::EVERY)
     if wl.pages {
         while f.c.host_write_bytes < stop.write_bytes && !(limited && f.c.commands() >= stop.cmds) {
+            intr.tick(&mut left)?;
             // Two-stage prefetch: the mapping entry of a command far ahead, then the block
             // metadata of the page a nearer command will overwrite.
             let (op, ahead) = wl.next_ahead(rng);
@@ -1526,6 +1666,7 @@ fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: 
     } else {
         let spp = f.sectors_per_page();
         while f.c.host_write_bytes < stop.write_bytes && !(limited && f.c.commands() >= stop.cmds) {
+            intr.tick(&mut left)?;
             let (op, ahead) = wl.next_ahead(rng);
             if op.len == 0 {
                 break; // the end of a trace

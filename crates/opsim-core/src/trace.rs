@@ -80,6 +80,9 @@ fn one() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
     pub path: String,
+    /// Polled once per line by the reader (Ctrl-C through the binding); not a setting.
+    #[serde(skip)]
+    pub interrupt: crate::interrupt::Interrupt,
     #[serde(default)]
     pub format: TraceFormat,
     /// Keep only this device / volume (MSR disk number or host_disk, blkparse maj,min, fio
@@ -117,6 +120,7 @@ impl TraceConfig {
     pub fn new(path: &str) -> Self {
         TraceConfig {
             path: path.to_owned(),
+            interrupt: Default::default(),
             format: TraceFormat::Auto,
             device: None,
             remap: Remap::Error,
@@ -895,6 +899,7 @@ impl Reader {
     /// The next request, or None at the end of the file.
     pub fn next_record(&mut self) -> Result<Option<Record>> {
         loop {
+            self.cfg.interrupt.poll()?;
             // One line, parsed in place in the read buffer when it holds the whole line.
             let (outcome, used) = {
                 let avail = match self.src.fill_buf() {

@@ -4,14 +4,21 @@
 //! side): one schema, no duplicated field lists.  Every entry point releases the GIL while
 //! the core runs, catches panics, and maps core errors to the classes of `opsim.errors`
 //! (which is pure Python, so the pure-Python parts of opsim share the same hierarchy).
+//!
+//! Ctrl-C: the core's long loops poll an [`Interrupt`] whose hook briefly takes the GIL back
+//! and runs Python's signal handlers; when one raises (KeyboardInterrupt), the core stops at
+//! a consistent point and the exception is raised here (whole runs may instead return what
+//! was done, marked `interrupted`).
 
-use opsim_core::{Config, Error, ErrorKind, Simulator};
-use pyo3::exceptions::PyRuntimeError;
+use opsim_core::{Config, Error, ErrorKind, Interrupt, Simulator};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
 
 fn py_error(py: Python<'_>, e: &Error) -> PyErr {
     let class = match e.kind {
+        ErrorKind::Interrupted => return PyKeyboardInterrupt::new_err(e.to_string()),
         ErrorKind::Config => "ConfigError",
         ErrorKind::Capacity => "CapacityError",
         ErrorKind::Workload => "WorkloadError",
@@ -30,21 +37,80 @@ fn py_error(py: Python<'_>, e: &Error) -> PyErr {
     build().unwrap_or_else(|err| err)
 }
 
-/// Run `f` without the GIL, turning errors and panics into Python exceptions.
-fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> opsim_core::Result<T> + Send) -> PyResult<T> {
-    let out = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
-    match out {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(py_error(py, &e)),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(py_error(py, &Error::internal(format!("the Rust core panicked: {msg}"))))
+/// Python's signals seen from the core: an [`Interrupt`] hook that runs the signal handlers
+/// (taking the GIL for a moment) and keeps the exception one raised, to raise it once the
+/// core has stopped.
+#[derive(Clone, Default)]
+struct Signals(Arc<Mutex<Option<PyErr>>>);
+
+impl Signals {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<PyErr>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn interrupt(&self) -> Interrupt {
+        let me = self.clone();
+        Interrupt::new(move || {
+            Python::attach(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    *me.slot() = Some(e);
+                    true
+                }
+            })
+        })
+    }
+
+    /// The exception that stopped the core (a plain KeyboardInterrupt when none was kept).
+    fn take(&self) -> PyErr {
+        self.slot().take().unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"))
+    }
+}
+
+/// What a call into the core gave: its result, or the message of a panic.
+type Caught<T> = Result<opsim_core::Result<T>, String>;
+
+/// Run `f` without the GIL, catching panics.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> opsim_core::Result<T> + Send) -> Caught<T> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(f))).map_err(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into())
+    })
+}
+
+/// A core result as Python sees it: `Interrupted` raises what the signal handler raised.
+fn to_py<T>(py: Python<'_>, signals: &Signals, r: opsim_core::Result<T>) -> PyResult<T> {
+    match r {
+        Ok(v) => Ok(v),
+        Err(e) if e.kind == ErrorKind::Interrupted => Err(signals.take()),
+        Err(e) => Err(py_error(py, &e)),
+    }
+}
+
+/// Run `f` without the GIL with an interrupt on Python's signals, turning errors and panics
+/// into Python exceptions.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce(Interrupt) -> opsim_core::Result<T> + Send) -> PyResult<T> {
+    let signals = Signals::default();
+    let intr = signals.interrupt();
+    match detached(py, move || f(intr)) {
+        Ok(r) => to_py(py, &signals, r),
+        Err(msg) => Err(py_error(py, &Error::internal(format!("the Rust core panicked: {msg}")))),
+    }
+}
+
+/// A whole run's result as JSON.  Interrupted, the result is kept (marked `interrupted`)
+/// when `keep_interrupted`, else the signal handler's exception is raised.
+fn run_result(py: Python<'_>, signals: &Signals, r: opsim_core::SimResult, keep_interrupted: bool) -> PyResult<String> {
+    if r.interrupted {
+        let e = signals.take();
+        if !(keep_interrupted && e.is_instance_of::<PyKeyboardInterrupt>(py)) {
+            return Err(e);
         }
     }
+    to_json(&r).map_err(|e| py_error(py, &e))
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> opsim_core::Result<String> {
@@ -60,19 +126,27 @@ fn parse_config(text: &str, format: &str) -> opsim_core::Result<Config> {
 }
 
 /// Run a whole simulation; returns the result as JSON text.  Relative trace paths are
-/// taken relative to `base_dir` when given (the config file's directory).
+/// taken relative to `base_dir` when given (the config file's directory).  Ctrl-C stops the
+/// run: with `keep_interrupted` the rounds done are returned (`"interrupted": true`), else
+/// KeyboardInterrupt is raised.
 #[pyfunction]
-#[pyo3(signature = (config, format = "json", base_dir = None))]
-fn simulate(py: Python<'_>, config: String, format: &str, base_dir: Option<String>) -> PyResult<String> {
+#[pyo3(signature = (config, format = "json", base_dir = None, keep_interrupted = false))]
+fn simulate(py: Python<'_>, config: String, format: &str, base_dir: Option<String>, keep_interrupted: bool) -> PyResult<String> {
     let format = format.to_owned();
-    guarded(py, move || {
+    let signals = Signals::default();
+    let intr = signals.interrupt();
+    let r = detached(py, move || {
         let mut cfg = parse_config(&config, &format)?;
         if let Some(b) = base_dir {
             cfg.resolve_paths(std::path::Path::new(&b));
         }
         let mut sim = Simulator::new(cfg)?;
-        to_json(&sim.run()?)
+        sim.set_interrupt(intr);
+        sim.run()
     })
+    .map_err(|msg| py_error(py, &Error::internal(format!("the Rust core panicked: {msg}"))))?;
+    let r = to_py(py, &signals, r)?;
+    run_result(py, &signals, r, keep_interrupted)
 }
 
 /// Validate a config and describe the drive it builds without building its model: the
@@ -83,7 +157,7 @@ fn simulate(py: Python<'_>, config: String, format: &str, base_dir: Option<Strin
 #[pyo3(signature = (config, format = "json", model_limits = true, users = None))]
 fn describe(py: Python<'_>, config: String, format: &str, model_limits: bool, users: Option<Vec<u64>>) -> PyResult<String> {
     let format = format.to_owned();
-    guarded(py, move || {
+    guarded(py, move |_| {
         let d = opsim_core::describe::describe(parse_config(&config, &format)?, model_limits)?;
         let mut v = serde_json::to_value(&d).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
         if let Some(us) = users {
@@ -103,7 +177,7 @@ fn from_json<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> opsim_cor
 /// the bottleneck IOPS bound; `model` is a description's `cost_model` (JSON).  JSON text.
 #[pyfunction]
 fn costs(py: Python<'_>, model: String, mix: String, waf_gc: f64) -> PyResult<String> {
-    guarded(py, move || {
+    guarded(py, move |_| {
         let m: opsim_core::timed::costs::CostModel = from_json("cost_model", &model)?;
         let mix: opsim_core::timed::costs::Mix = from_json("mix", &mix)?;
         to_json(&opsim_core::timed::costs::costs(&m, &mix, waf_gc)?)
@@ -115,7 +189,7 @@ fn costs(py: Python<'_>, model: String, mix: String, waf_gc: f64) -> PyResult<St
 #[pyo3(signature = (text, key = "size"))]
 fn parse_size(py: Python<'_>, text: String, key: &str) -> PyResult<u64> {
     let key = key.to_owned();
-    guarded(py, move || opsim_core::units::parse_size(&text).map_err(|e| Error::config(&key, e)))
+    guarded(py, move |_| opsim_core::units::parse_size(&text).map_err(|e| Error::config(&key, e)))
 }
 
 /// The core's fraction parser (`0.07`, `"7%"`); errors name `key`.
@@ -123,7 +197,7 @@ fn parse_size(py: Python<'_>, text: String, key: &str) -> PyResult<u64> {
 #[pyo3(signature = (text, key = "fraction"))]
 fn parse_fraction(py: Python<'_>, text: String, key: &str) -> PyResult<f64> {
     let key = key.to_owned();
-    guarded(py, move || opsim_core::units::parse_fraction(&text).map_err(|e| Error::config(&key, e)))
+    guarded(py, move |_| opsim_core::units::parse_fraction(&text).map_err(|e| Error::config(&key, e)))
 }
 
 /// The SNIA PTS steady-state rule applied to a series; JSON text.
@@ -145,7 +219,7 @@ fn steady_state(
     if window < 2 {
         return Err(py_error(py, &Error::config("window", "must be at least 2")));
     }
-    guarded(py, move || {
+    guarded(py, move |_| {
         let rule = opsim_core::steady::SteadyRule { window, max_range, max_excursion };
         to_json(&opsim_core::steady::detect(&values, eligible.as_deref(), rule))
     })
@@ -154,7 +228,7 @@ fn steady_state(
 /// Every drive preset (name, title, family, sources, settings) as JSON text.
 #[pyfunction]
 fn presets(py: Python<'_>) -> PyResult<String> {
-    guarded(py, || {
+    guarded(py, |_| {
         let mut out = Vec::new();
         for name in opsim_core::presets::names() {
             let mut t = opsim_core::presets::table(name)?;
@@ -165,15 +239,35 @@ fn presets(py: Python<'_>) -> PyResult<String> {
     })
 }
 
-/// A drive you can send individual commands to.
+/// A drive you can send individual commands to.  After a panic in the core its state is
+/// unknown: the drive is dropped and every later call raises InternalError.
 #[pyclass(name = "Simulator", module = "opsim._core")]
 struct PySimulator {
     inner: Option<Simulator>,
+    signals: Signals,
 }
+
+const UNUSABLE: &str = "the simulator is unusable after an internal error (a panic in the Rust core left it in an unknown state); create a new Simulator";
 
 impl PySimulator {
     fn sim(&mut self) -> PyResult<&mut Simulator> {
-        self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("the simulator was lost after an internal error"))
+        match self.inner.as_mut() {
+            Some(s) => Ok(s),
+            None => Python::attach(|py| Err(py_error(py, &Error::internal(UNUSABLE)))),
+        }
+    }
+
+    /// Run `f` on the drive without the GIL; a panic drops the drive.
+    fn call<T: Send>(&mut self, py: Python<'_>, f: impl FnOnce(&mut Simulator) -> opsim_core::Result<T> + Send) -> PyResult<T> {
+        let signals = self.signals.clone();
+        let s = self.sim()?;
+        match detached(py, move || f(s)) {
+            Ok(r) => to_py(py, &signals, r),
+            Err(msg) => {
+                self.inner = None;
+                Err(py_error(py, &Error::internal(format!("the Rust core panicked: {msg}; {UNUSABLE}"))))
+            }
+        }
     }
 }
 
@@ -183,46 +277,47 @@ impl PySimulator {
     #[pyo3(signature = (config, format = "json"))]
     fn new(py: Python<'_>, config: String, format: &str) -> PyResult<Self> {
         let format = format.to_owned();
-        let sim = guarded(py, move || Simulator::new(parse_config(&config, &format)?))?;
-        Ok(PySimulator { inner: Some(sim) })
+        let signals = Signals::default();
+        let intr = signals.interrupt();
+        let sim = guarded(py, move |_| {
+            let mut s = Simulator::new(parse_config(&config, &format)?)?;
+            s.set_interrupt(intr);
+            Ok(s)
+        })?;
+        Ok(PySimulator { inner: Some(sim), signals })
     }
 
     #[pyo3(signature = (lba, sectors, stream = 0))]
     fn write(&mut self, py: Python<'_>, lba: u64, sectors: u64, stream: u32) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || s.write(lba, sectors, stream))
+        self.call(py, |s| s.write(lba, sectors, stream))
     }
     fn read(&mut self, py: Python<'_>, lba: u64, sectors: u64) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || s.read(lba, sectors))
+        self.call(py, |s| s.read(lba, sectors))
     }
     fn trim(&mut self, py: Python<'_>, lba: u64, sectors: u64) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || s.trim(lba, sectors))
+        self.call(py, |s| s.trim(lba, sectors))
     }
     fn read_token(&mut self, py: Python<'_>, lba: u64) -> PyResult<Option<u64>> {
-        let s = self.sim()?;
-        guarded(py, || s.read_token(lba))
+        self.call(py, |s| s.read_token(lba))
     }
     fn security_erase(&mut self, py: Python<'_>) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || {
+        self.call(py, |s| {
             s.security_erase();
             Ok(())
         })
     }
     #[pyo3(signature = (sectors, volatile = false))]
     fn set_max_address(&mut self, py: Python<'_>, sectors: u64, volatile: bool) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || s.set_max_address(sectors, volatile))
+        self.call(py, |s| s.set_max_address(sectors, volatile))
     }
-    fn power_cycle(&mut self) -> PyResult<()> {
-        self.sim()?.power_cycle();
-        Ok(())
+    fn power_cycle(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |s| {
+            s.power_cycle();
+            Ok(())
+        })
     }
     fn check(&mut self, py: Python<'_>) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || s.check())
+        self.call(py, |s| s.check())
     }
     /// Counters as JSON text.
     fn counters(&mut self) -> PyResult<String> {
@@ -247,41 +342,49 @@ impl PySimulator {
         let v = serde_json::json!({"config": s.config(), "drive": s.drive_report(), "op": s.op_report()});
         to_json(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
-    /// Apply the configured preconditioning only.
+    /// Apply the configured preconditioning only (Ctrl-C: KeyboardInterrupt).
     fn precondition(&mut self, py: Python<'_>) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || s.precondition())
+        self.call(py, |s| s.precondition())
     }
-    /// Drive the configured workload for `host_bytes` more host bytes (no rounds recorded).
+    /// Drive the configured workload for `host_bytes` more host bytes (no rounds recorded;
+    /// Ctrl-C: KeyboardInterrupt, the drive stays usable).
     fn run_for(&mut self, py: Python<'_>, host_bytes: u64) -> PyResult<()> {
-        let s = self.sim()?;
-        guarded(py, || s.run_for(host_bytes))
+        self.call(py, |s| s.run_for(host_bytes))
     }
-    /// Run the configured job on this drive; JSON text.
-    fn run(&mut self, py: Python<'_>) -> PyResult<String> {
-        let s = self.sim()?;
-        guarded(py, || to_json(&s.run()?))
+    /// Run the configured job on this drive; JSON text.  Ctrl-C: as `simulate`.
+    #[pyo3(signature = (keep_interrupted = false))]
+    fn run(&mut self, py: Python<'_>, keep_interrupted: bool) -> PyResult<String> {
+        let r = self.call(py, |s| s.run())?;
+        let signals = self.signals.clone();
+        run_result(py, &signals, r, keep_interrupted)
+    }
+    /// Test hook: panic inside the core's call path (to test what a panic leaves).
+    #[cfg(feature = "test-hooks")]
+    fn _test_panic(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |_| panic!("deliberate panic (test hook)"))
     }
 }
 
-fn trace_config(json: &str) -> opsim_core::Result<opsim_core::trace::TraceConfig> {
-    serde_json::from_str(json).map_err(|e| {
+fn trace_config(json: &str, interrupt: Interrupt) -> opsim_core::Result<opsim_core::trace::TraceConfig> {
+    let mut cfg: opsim_core::trace::TraceConfig = serde_json::from_str(json).map_err(|e| {
         let msg = e.to_string();
         let key = msg.split('`').nth(1).filter(|_| msg.contains("unknown field")).map(|k| format!("trace.{k}"));
         Error::config(key.as_deref().unwrap_or("trace"), format!("invalid trace options: {msg}"))
-    })
+    })?;
+    cfg.interrupt = interrupt;
+    Ok(cfg)
 }
 
 /// Summarise a block trace (streaming); `trace` is the JSON of a `[workload.trace]` table.
 #[pyfunction]
 fn trace_info(py: Python<'_>, trace: String) -> PyResult<String> {
-    guarded(py, move || to_json(&opsim_core::trace::info(&trace_config(&trace)?)?))
+    guarded(py, move |intr| to_json(&opsim_core::trace::info(&trace_config(&trace, intr)?)?))
 }
 
 /// The first `n` requests of a trace: JSON [[time_ns, kind, offset, bytes], ...].
 #[pyfunction]
 fn trace_head(py: Python<'_>, trace: String, n: usize) -> PyResult<String> {
-    guarded(py, move || to_json(&opsim_core::trace::head(&trace_config(&trace)?, n)?))
+    guarded(py, move |intr| to_json(&opsim_core::trace::head(&trace_config(&trace, intr)?, n)?))
 }
 
 /// Write a block trace as a fio iolog (version 2 or 3) replaying on `target`, atomically.
@@ -289,7 +392,7 @@ fn trace_head(py: Python<'_>, trace: String, n: usize) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (trace, out, version = 3, target = String::from("/dev/sdX")))]
 fn trace_convert(py: Python<'_>, trace: String, out: String, version: u8, target: String) -> PyResult<u64> {
-    guarded(py, move || opsim_core::trace::convert_to_file(&trace_config(&trace)?, &out, version, &target))
+    guarded(py, move |intr| opsim_core::trace::convert_to_file(&trace_config(&trace, intr)?, &out, version, &target))
 }
 
 #[pymodule]

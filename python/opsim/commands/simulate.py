@@ -1,4 +1,7 @@
-"""``opsim simulate CONFIG.toml``: run the functional simulator."""
+"""``opsim simulate CONFIG.toml``: run the functional simulator.
+
+Ctrl-C stops the run within a fraction of a second: the rounds done so far are printed (and
+the JSON document, marked ``"interrupted": true``), exit code 130."""
 
 from __future__ import annotations
 
@@ -17,10 +20,25 @@ def register(sub, common):
     p.set_defaults(func=run)
 
 
+def waf_text(d: dict) -> str:
+    """The measurement window's WAF, or why there is none."""
+    if d["waf"] is not None:
+        return f"{d['waf']:.4f}"
+    if d["measure_window"]["first_round"] > d["measure_window"]["last_round"]:
+        return "- (interrupted before the measurement window)"
+    return "- (undefined: no host writes in the measurement window, e.g. a read-only load)"
+
+
+def window_text(d: dict) -> str:
+    mw = d["measure_window"]
+    if mw["first_round"] > mw["last_round"]:
+        return "no round"
+    return f"rounds {mw['first_round']}..{mw['last_round']}, {fmt_bytes(mw['host_write_bytes'])} host writes"
+
+
 def summary_text(d: dict, all_rounds: bool = False) -> str:
     op, drv, ss = d["op"], d["drive"], d["steady_state"]
     wl = d["config"]["workload"]
-    mw = d["measure_window"]
     lines = [kv_table([
         ("drive", f"{fmt_bytes(drv['user_bytes'])} user, {fmt_bytes(drv['physical_bytes'])} physical, "
                   f"{drv['blocks']:,} blocks x {drv['pages_per_block']} pages x {fmt_bytes(drv['page_size'])}"),
@@ -32,9 +50,8 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
         ("workload", wl["type"] if not d["config"].get("phase") else
                      "phases: " + ", ".join(f"{p.get('name') or f'phase-{i + 1}'} ({p['workload']['type']})"
                                             for i, p in enumerate(d["config"]["phase"]))),
-        ("WAF (measurement window)", f"{d['waf']:.4f}"),
-        ("measured", f"rounds {mw['first_round']}..{mw['last_round']}, "
-                     f"{fmt_bytes(mw['host_write_bytes'])} host writes"),
+        ("WAF (measurement window)", waf_text(d)),
+        ("measured", window_text(d)),
         ("steady state (SNIA rule on WAF)",
          f"reached at round {ss['round']}" if ss["reached"] else "not reached"),
         ("erase count min / mean / max",
@@ -79,6 +96,8 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
                        align="rllrrrrr"))
     if len(shown) < len(rounds):
         lines.append(f"({len(rounds) - len(shown)} rounds not shown; --rounds shows all)")
+    if d.get("interrupted"):
+        lines.append("interrupted (Ctrl-C): the results above are the rounds done until then, the last one cut short")
     return "\n".join(lines)
 
 
@@ -150,6 +169,6 @@ def run(args) -> Output:
         info = trace.info(t["path"], **opts)
         infos.append(info)
         print(trace_summary(info), file=sys.stderr, flush=True)
-    r = simulate(args.config)
+    r = simulate(args.config, on_interrupt="return")
     data = r.data | ({"trace_info": infos} if infos else {})
-    return Output(data=data, text=summary_text(r.data, args.rounds))
+    return Output(data=data, text=summary_text(r.data, args.rounds), exit_code=130 if r.interrupted else 0)

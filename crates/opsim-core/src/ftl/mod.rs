@@ -22,6 +22,7 @@ pub mod policy;
 pub use policy::{CostBenefit, DChoices, Fifo, Greedy, Policy, WindowedGreedy, NONE};
 
 use crate::error::{Error, Result};
+use crate::memory::{try_deque, try_vec, try_with_capacity};
 use crate::rng::Rng;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -160,11 +161,12 @@ fn set_bit_range(words: &mut [u64], from: u32, to: u32) {
     }
 }
 
-/// A vector of `n` copies of `value`.  Large tables are advised to use transparent huge
-/// pages before they are first touched: the mapping tables are accessed at random, and
-/// 2 MiB pages cut TLB misses (no effect on results).
-fn table<T: Copy>(n: usize, value: T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
+/// A vector of `n` copies of `value` (a capacity error when it cannot be allocated).  Large
+/// tables are advised to use transparent huge pages before they are first touched: the
+/// mapping tables are accessed at random, and 2 MiB pages cut TLB misses (no effect on
+/// results).
+fn table<T: Copy>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v: Vec<T> = try_with_capacity(n, what)?;
     #[cfg(target_os = "linux")]
     {
         let bytes = n * std::mem::size_of::<T>();
@@ -182,7 +184,7 @@ fn table<T: Copy>(n: usize, value: T) -> Vec<T> {
         }
     }
     v.resize(n, value);
-    v
+    Ok(v)
 }
 
 /// Hint that `v[i]` will soon be written (no effect on results).
@@ -280,10 +282,19 @@ pub struct Ftl<P: Policy> {
 }
 
 impl<P: Policy> Ftl<P> {
+    /// The FTL of a fresh drive.  Panics when its tables cannot be allocated: see
+    /// [`Ftl::try_new`].
     pub fn new(p: &FtlParams) -> Self {
+        Self::try_new(p).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The FTL of a fresh drive, or a capacity error when its tables cannot be allocated.
+    pub fn try_new(p: &FtlParams) -> Result<Self> {
         let wpb = p.pages_per_block.div_ceil(64);
         let phys = p.blocks as usize * p.pages_per_block as usize;
-        Ftl {
+        let mut free = try_deque(p.blocks as usize, "free-block queue")?;
+        free.extend(0..p.blocks);
+        Ok(Ftl {
             ppb: p.pages_per_block,
             blocks: p.blocks,
             lpns: p.lpns,
@@ -292,26 +303,29 @@ impl<P: Policy> Ftl<P> {
             page_size: p.page_size,
             sectors_per_page: p.page_size / p.sector_size as u64,
             sector_size: p.sector_size as u64,
-            l2p: table(p.lpns as usize, NONE),
-            p2l: table(phys, NONE),
-            bits: table(p.blocks as usize * wpb as usize, 0u64),
+            l2p: table(p.lpns as usize, NONE, "logical-to-physical map")?,
+            p2l: table(phys, NONE, "physical-to-logical map")?,
+            bits: table(p.blocks as usize * wpb as usize, 0u64, "valid-page bitmap")?,
             meta: BlockMeta {
-                valid: vec![0; p.blocks as usize],
-                erase: vec![0; p.blocks as usize],
-                state: vec![BlockState::Free; p.blocks as usize],
+                valid: try_vec(p.blocks as usize, 0, "block metadata")?,
+                erase: try_vec(p.blocks as usize, 0, "block metadata")?,
+                state: try_vec(p.blocks as usize, BlockState::Free, "block metadata")?,
             },
-            free: (0..p.blocks).collect(),
+            free,
             host: vec![EMPTY_FRONTIER; p.streams as usize],
             gc: EMPTY_FRONTIER,
             fold: EMPTY_FRONTIER,
-            slc: p.slc.map(|sp| Slc {
-                p: sp,
-                ppb: (p.pages_per_block / sp.bits.max(1)).max(1),
-                queue: VecDeque::new(),
-                flag: vec![false; p.blocks as usize],
-                count: 0,
-            }),
-            policy: P::new(p.blocks, p.pages_per_block, p.policy_param),
+            slc: match p.slc {
+                Some(sp) => Some(Slc {
+                    p: sp,
+                    ppb: (p.pages_per_block / sp.bits.max(1)).max(1),
+                    queue: VecDeque::new(),
+                    flag: try_vec(p.blocks as usize, false, "SLC cache flags")?,
+                    count: 0,
+                }),
+                None => None,
+            },
+            policy: P::new(p.blocks, p.pages_per_block, p.policy_param)?,
             rng: Rng::stream(p.seed, 0x6763),
             c: Counters::default(),
             victim_hist: vec![0; p.pages_per_block as usize + 1],
@@ -319,12 +333,12 @@ impl<P: Policy> Ftl<P> {
             low: p.gc_low,
             high: p.gc_high.max(p.gc_low),
             check_each_gc: p.check,
-            data: if p.track_data { Some(table(phys, 0u64)) } else { None },
+            data: if p.track_data { Some(table(phys, 0u64, "data tokens")?) } else { None },
             mapped: 0,
             accessible: p.lpns as u64,
             gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
             gc_tokens: Vec::new(),
-        }
+        })
     }
 
     pub fn pages_per_block(&self) -> u32 {

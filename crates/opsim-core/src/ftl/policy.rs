@@ -13,6 +13,8 @@
 //! | cost-benefit     | max (1-u)/(2u) x age (Kawaguchi 1995)       | O(closed blocks)   |
 
 use super::BlockMeta;
+use crate::error::Result as CoreResult;
+use crate::memory::{try_deque, try_vec, try_with_capacity};
 use crate::rng::Rng;
 
 pub const NONE: u32 = u32::MAX;
@@ -21,7 +23,10 @@ pub trait Policy {
     const NAME: &'static str;
     /// Whether `on_invalidate` does anything (lets the hot path skip the call).
     const TRACKS_INVALIDATE: bool;
-    fn new(blocks: u32, ppb: u32, param: u32) -> Self;
+    /// The empty index of `blocks` blocks (a capacity error when it cannot be allocated).
+    fn new(blocks: u32, ppb: u32, param: u32) -> CoreResult<Self>
+    where
+        Self: Sized;
     fn on_close(&mut self, blk: u32, meta: &BlockMeta, now: u64);
     /// A page of the closed block `blk` was invalidated; it had `old_valid` valid pages.
     fn on_invalidate(&mut self, blk: u32, old_valid: u32, now: u64);
@@ -80,8 +85,14 @@ impl Greedy {
 impl Policy for Greedy {
     const NAME: &'static str = "greedy";
     const TRACKS_INVALIDATE: bool = true;
-    fn new(blocks: u32, ppb: u32, _param: u32) -> Self {
-        Greedy { head: vec![NONE; ppb as usize + 1], link: vec![[NONE, NONE]; blocks as usize], min: ppb + 1, len: 0, ppb }
+    fn new(blocks: u32, ppb: u32, _param: u32) -> CoreResult<Self> {
+        Ok(Greedy {
+            head: try_vec(ppb as usize + 1, NONE, "GC index")?,
+            link: try_vec(blocks as usize, [NONE, NONE], "GC index")?,
+            min: ppb + 1,
+            len: 0,
+            ppb,
+        })
     }
     #[inline]
     fn on_close(&mut self, blk: u32, meta: &BlockMeta, _now: u64) {
@@ -178,8 +189,8 @@ pub struct Fifo {
 impl Policy for Fifo {
     const NAME: &'static str = "fifo";
     const TRACKS_INVALIDATE: bool = false;
-    fn new(blocks: u32, _ppb: u32, _param: u32) -> Self {
-        Fifo { queue: std::collections::VecDeque::with_capacity(blocks as usize) }
+    fn new(blocks: u32, _ppb: u32, _param: u32) -> CoreResult<Self> {
+        Ok(Fifo { queue: try_deque(blocks as usize, "GC queue")? })
     }
     fn on_close(&mut self, blk: u32, _meta: &BlockMeta, _now: u64) {
         self.queue.push_back(blk);
@@ -210,8 +221,8 @@ struct BlockSet {
 }
 
 impl BlockSet {
-    fn new(blocks: u32) -> Self {
-        BlockSet { items: Vec::with_capacity(blocks as usize), pos: vec![NONE; blocks as usize] }
+    fn new(blocks: u32) -> CoreResult<Self> {
+        Ok(BlockSet { items: try_with_capacity(blocks as usize, "GC index")?, pos: try_vec(blocks as usize, NONE, "GC index")? })
     }
     fn insert(&mut self, blk: u32) {
         self.pos[blk as usize] = self.items.len() as u32;
@@ -270,8 +281,8 @@ pub struct DChoices {
 impl Policy for DChoices {
     const NAME: &'static str = "d-choices";
     const TRACKS_INVALIDATE: bool = false;
-    fn new(blocks: u32, _ppb: u32, d: u32) -> Self {
-        DChoices { set: BlockSet::new(blocks), d: d.max(1) }
+    fn new(blocks: u32, _ppb: u32, d: u32) -> CoreResult<Self> {
+        Ok(DChoices { set: BlockSet::new(blocks)?, d: d.max(1) })
     }
     fn on_close(&mut self, blk: u32, _meta: &BlockMeta, _now: u64) {
         self.set.insert(blk);
@@ -306,8 +317,8 @@ pub struct WindowedGreedy {
 impl Policy for WindowedGreedy {
     const NAME: &'static str = "windowed-greedy";
     const TRACKS_INVALIDATE: bool = false;
-    fn new(blocks: u32, _ppb: u32, w: u32) -> Self {
-        WindowedGreedy { queue: std::collections::VecDeque::with_capacity(blocks as usize), w: w.max(1) as usize }
+    fn new(blocks: u32, _ppb: u32, w: u32) -> CoreResult<Self> {
+        Ok(WindowedGreedy { queue: try_deque(blocks as usize, "GC queue")?, w: w.max(1) as usize })
     }
     fn on_close(&mut self, blk: u32, _meta: &BlockMeta, _now: u64) {
         self.queue.push_back(blk);
@@ -357,8 +368,8 @@ pub struct CostBenefit {
 impl Policy for CostBenefit {
     const NAME: &'static str = "cost-benefit";
     const TRACKS_INVALIDATE: bool = true;
-    fn new(blocks: u32, ppb: u32, _param: u32) -> Self {
-        CostBenefit { set: BlockSet::new(blocks), stamp: vec![0; blocks as usize], ppb }
+    fn new(blocks: u32, ppb: u32, _param: u32) -> CoreResult<Self> {
+        Ok(CostBenefit { set: BlockSet::new(blocks)?, stamp: try_vec(blocks as usize, 0, "GC index")?, ppb })
     }
     fn on_close(&mut self, blk: u32, _meta: &BlockMeta, now: u64) {
         self.set.insert(blk);

@@ -1147,6 +1147,8 @@ pub struct TimedState {
     last_done: u64,
     /// The mapping-table cache, when on.
     map: Option<mapcache::MapCache>,
+    /// Polled once per event (Ctrl-C through the caller).
+    interrupt: crate::interrupt::Interrupt,
 }
 
 impl TimedState {
@@ -1174,7 +1176,13 @@ impl TimedState {
             last_done: 0,
             map: r.map_cache.as_ref().map(mapcache::MapCache::new),
             dev: Device::new(r, t.write_cache, ftl_block_units),
+            interrupt: Default::default(),
         }
+    }
+
+    /// Let `interrupt` stop [`TimedState::drive`] (an `Interrupted` error, between events).
+    pub fn set_interrupt(&mut self, interrupt: crate::interrupt::Interrupt) {
+        self.interrupt = interrupt;
     }
 
     pub fn now(&self) -> u64 {
@@ -1281,6 +1289,7 @@ impl TimedState {
             if op.len == 0 || self.issue_op(f, op, wl.pages, now)? {
                 return Ok(());
             }
+            self.interrupt.poll()?; // a TRIM: a run of them stays in this loop
         }
     }
 
@@ -1479,10 +1488,12 @@ impl TimedState {
             }
         }
         self.started = true;
+        let mut left = 1; // events until the interrupt is asked (at once, then every EVERY)
         loop {
             if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
                 return Ok(());
             }
+            self.interrupt.tick(&mut left)?;
             if let Some(rate) = self.open_loop {
                 // next event: an arrival or a completion, whichever is first
                 if !wl.exhausted && self.next_arrival <= self.q.peek_time().unwrap_or(u64::MAX) {
@@ -1502,10 +1513,12 @@ impl TimedState {
 
     /// Open-loop replay at the trace's own times (divided by `speed`).
     fn drive_trace_time<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, until_ns: u64, speed: f64) -> Result<()> {
+        let mut left = 1;
         loop {
             if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
                 return Ok(());
             }
+            self.interrupt.tick(&mut left)?;
             if self.pending.is_none() && !wl.exhausted {
                 let op = wl.next(rng);
                 if op.len != 0 {
