@@ -209,7 +209,7 @@ def test_jesd219_profile_simulated_and_screen_conservative(capsys):
 
 
 def test_json_shape(capsys):
-    code, d, _ = run(capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "2.5x")
+    _, d, _ = run(capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "2.5x")
     assert {"drive", "workload", "targets", "search", "feasible", "recommendation", "reasons",
             "per_target_model", "screen", "simulated", "ceiling", "assumptions"} <= set(d)
     rec = d["recommendation"]

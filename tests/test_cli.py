@@ -69,15 +69,15 @@ def test_demo_prints_the_study_writes_the_report_and_json(tmp_path):
     assert "native 256 GB" in p.stdout and f"written to {report}" in p.stdout
     doc = json.loads(out.read_text())
     levels = doc["levels"]
-    assert [round(l["user_bytes"] / 1e9, 1) for l in levels][:3] == [256.1, 241.9, 240.1]
-    wafs = [l["waf"] for l in levels]
+    assert [round(lv["user_bytes"] / 1e9, 1) for lv in levels][:3] == [256.1, 241.9, 240.1]
+    wafs = [lv["waf"] for lv in levels]
     assert wafs == sorted(wafs, reverse=True), "less capacity (more OP) never raises WAF"
-    for l in levels:
-        assert l["steady_state"]
-        assert abs(l["waf"] - l["waf_model"]) / l["waf_model"] < 0.02
-        w, h = l["workloads"]["random-write"], l["workloads"]["read-heavy"]
+    for lv in levels:
+        assert lv["steady_state"]
+        assert abs(lv["waf"] - lv["waf_model"]) / lv["waf_model"] < 0.02
+        w, h = lv["workloads"]["random-write"], lv["workloads"]["read-heavy"]
         assert w["iops_steady"] and h["iops_steady"]
-    iops = [l["workloads"]["random-write"]["steady_iops"] for l in levels]
+    iops = [lv["workloads"]["random-write"]["steady_iops"] for lv in levels]
     assert iops == sorted(iops), "more OP, more steady-state random-write IOPS"
     assert doc["report"] == str(report) and report.exists()
     html = report.read_text()

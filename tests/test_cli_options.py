@@ -27,7 +27,7 @@ def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                yield from _walk(sub, path + (name,))
+                yield from _walk(sub, (*path, name))
 
 
 def test_no_option_takes_an_optional_value():

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from opsim import devices
 from opsim.devices import Target, guard_destructive, probe_target
 from opsim.errors import DeviceError
@@ -112,7 +113,7 @@ def loopdev(tmp_path):
 
 @needs_loop
 def test_loop_blank_device_passes(loopdev):
-    dev, img = loopdev
+    dev, _img = loopdev
     t = guard_destructive(dev, confirm=dev)
     assert t.kind == "block" and t.size_bytes == 16 * 2**20 and not t.is_mounted and t.fs_signature is None
     with pytest.raises(DeviceError, match="naming it again"):
@@ -138,7 +139,7 @@ def test_loop_formatted_device_refused(loopdev):
 
 @needs_loop
 def test_loop_mounted_device_refused_even_with_force(loopdev, tmp_path):
-    dev, img = loopdev
+    dev, _img = loopdev
     if not shutil.which("mkfs.ext4"):
         pytest.skip("mkfs.ext4 missing")
     subprocess.run(["mkfs.ext4", "-q", dev], check=True)

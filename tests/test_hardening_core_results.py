@@ -10,8 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import opsim
 import pytest
+
+import opsim
 from opsim.errors import CapacityError, InputError, InternalError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -66,7 +67,7 @@ def test_past_the_32_bit_page_numbers_is_a_clear_capacity_error():
 def reads_only(tmp_path) -> Path:
     """A valid MSR trace of reads only, and a config replaying it on a fresh drive."""
     src = (FIXTURES / "msr_hm_0.csv").read_text().splitlines()
-    lines = [",".join(f[:3] + ["Read"] + f[4:]) for f in (line.split(",") for line in src)]
+    lines = [",".join([*f[:3], "Read", *f[4:]]) for f in (line.split(",") for line in src)]
     (tmp_path / "reads.csv").write_text("\n".join(lines) + "\n")
     cfg = tmp_path / "reads.toml"
     cfg.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\n[workload]\ntype = "trace"\n'

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from opsim.cli import build_parser, main
 from opsim.measure import scratch
 from opsim.measure.schema import check_timed

@@ -93,7 +93,7 @@ def test_plan_interface_unknown_names_what_the_probe_lacked():
     from opsim.errors import InputError
     from opsim.planner.plan import make_plan
 
-    with pytest.raises(InputError, match="found no interface.*--interface sata\\|nvme\\|sas"):
+    with pytest.raises(InputError, match=r"found no interface.*--interface sata\|nvme\|sas"):
         make_plan({"path": "/dev/sdz", "interface": None, "sector_size": 512})
 
 

@@ -131,12 +131,12 @@ def test_drifting_series():
 
 def test_noisy_series():
     vals = [20000, 26000, 15000, 25000, 14000, 26000, 15000, 24000]  # range > 20% of mean
-    ss, iops = _steady(vals, _rounds(vals))
+    ss, _iops = _steady(vals, _rounds(vals))
     assert not ss["reached"] and ss["range_ratio"] > 0.2
 
 
 def test_too_few_rounds():
-    ss, iops = _steady([1, 1, 1], _rounds([1, 1, 1]))
+    ss, _iops = _steady([1, 1, 1], _rounds([1, 1, 1]))
     assert not ss["reached"]
 
 

@@ -35,9 +35,9 @@ def test_cases_cover_the_issue():
     for b in (32, 64, 256):
         for op in (0.07, 0.28, 0.50):
             assert (f"greedy b={b}", op) in labels
-    assert any(l.startswith("d-choices d=2") for l, _ in labels)
-    assert any(l.startswith("d-choices d=10") for l, _ in labels)
-    assert any("hot/cold" in l for l, _ in labels)
+    assert any(lab.startswith("d-choices d=2") for lab, _ in labels)
+    assert any(lab.startswith("d-choices d=10") for lab, _ in labels)
+    assert any("hot/cold" in lab for lab, _ in labels)
 
 
 def test_hot_cold_skew_hurts_fifo():
@@ -57,7 +57,7 @@ def test_models_agree_at_their_limits():
         # greedy is best, random worst; greedy approaches FIFO as b grows (Hu 2009, Van Houdt 2013)
         g32, g256 = models.waf_greedy(op, 32), models.waf_greedy(op, 256)
         assert g32 < g256 < models.waf_fifo(op) < models.waf_random(op)
-    x, wa = models.greedy_occupancy(0.28, 64)
+    x, _wa = models.greedy_occupancy(0.28, 64)
     assert abs(x.sum() - 1) < 1e-12
     assert abs((x * range(65)).sum() - 64 / 1.28) < 1e-9
 

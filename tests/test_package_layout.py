@@ -98,7 +98,7 @@ def _package_edges(graph):
 
 def test_the_graph_is_read():
     g = _graph()
-    assert "opsim.cli" in g and "opsim.commands.simulate" in g["opsim.cli"] or "opsim.commands" in g["opsim.cli"]
+    assert ("opsim.cli" in g and "opsim.commands.simulate" in g["opsim.cli"]) or "opsim.commands" in g["opsim.cli"]
     assert "opsim._output" in g["opsim.commands.simulate"]
 
 

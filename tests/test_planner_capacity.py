@@ -11,9 +11,19 @@ from hypothesis import strategies as st
 
 from opsim.cli import main
 from opsim.errors import CapacityError, InputError
-from opsim.planner.capacity import (BASES, convert_op, idema_gb, idema_lba_count, max_lba_hex,
-                                    op_all, parse_fraction, plan_capacity, round_pct, trunc_pct,
-                                    user_from_op)
+from opsim.planner.capacity import (
+    BASES,
+    convert_op,
+    idema_gb,
+    idema_lba_count,
+    max_lba_hex,
+    op_all,
+    parse_fraction,
+    plan_capacity,
+    round_pct,
+    trunc_pct,
+    user_from_op,
+)
 
 # Micron 1100 OP note (seed 000), Table 1, verbatim
 MICRON_TABLE_1 = """\

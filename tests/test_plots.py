@@ -173,7 +173,7 @@ def test_simulated_and_measured_on_the_same_axes(sims, measured):
 
 
 def test_waf_against_op_with_models(sims, measured):
-    fig = plots.waf_op(sims + [measured[0]], ["7%", "28%", "50%", "measured"])
+    fig = plots.waf_op([*sims, measured[0]], ["7%", "28%", "50%", "measured"])
     (ax,) = fig.axes
     assert "OP" in ax.get_xlabel() and "WAF" in ax.get_ylabel()
     pts = lines(ax, "series:")["series:0"]
@@ -271,7 +271,7 @@ def test_panels_one_per_result(sims):
     fig = plots.plot("saturation-panels", sims, ["7%", "28%", "50%"])
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 3
-    for ax, d in zip(visible, sims):
+    for ax, _d in zip(visible, sims):
         rec = ax.opsim_drawn
         assert ax.get_title() == rec["series"][0]["label"] and ax.get_yscale() == "log"
         assert {s["phase"] for s in rec["spans"]} >= {"steady"}
@@ -309,7 +309,7 @@ def run(*args):
 
 def test_plot_command(tmp_path, sims, functional, measured):
     paths = []
-    for i, d in enumerate(sims[:2] + [functional]):
+    for i, d in enumerate([*sims[:2], functional]):
         p = tmp_path / f"r{i}.json"
         p.write_text(json.dumps(d))
         paths.append(str(p))

@@ -56,14 +56,14 @@ def result_files(tmp_path_factory):
         p = d / f"{name}.json"
         p.write_text(json.dumps(simulate(cfg).data))
         paths.append(str(p))
-    return paths + [MEASURED]
+    return [*paths, MEASURED]
 
 
 @pytest.fixture(scope="module")
 def built(result_files, tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "report.html"
-    p = subprocess.run(OPSIM + ["report", *result_files, "-o", str(out), "--title", "opsim test report",
-                                "--json"], capture_output=True, text=True)
+    p = subprocess.run([*OPSIM, "report", *result_files, "-o", str(out), "--title", "opsim test report",
+                        "--json"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return out, json.loads(p.stdout)
 
@@ -165,21 +165,24 @@ def test_the_browser_check_catches_a_broken_figure(built, tmp_path):
 
 
 def test_report_api_and_bad_input(result_files, tmp_path):
-    docs = [json.load(open(p)) for p in result_files[:2]]
+    docs = []
+    for p in result_files[:2]:
+        with open(p) as f:
+            docs.append(json.load(f))
     summary = report.write(tmp_path / "api.html", docs, ["a", "b"], title="api")
     assert summary["results"] == ["a", "b"] and (tmp_path / "api.html").exists()
     target = tmp_path / "keep.html"
     target.write_text("old")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"schema": "something-else"}))
-    p = subprocess.run(OPSIM + ["report", result_files[0], str(bad), "-o", str(target)],
+    p = subprocess.run([*OPSIM, "report", result_files[0], str(bad), "-o", str(target)],
                        capture_output=True, text=True)
     assert p.returncode == 2 and f"{bad}: not an opsim result" in p.stderr and "Traceback" not in p.stderr
     assert target.read_text() == "old", "a failed report leaves the old file alone"
-    p = subprocess.run(OPSIM + ["report", str(tmp_path / "missing.json"), "-o", str(target)],
+    p = subprocess.run([*OPSIM, "report", str(tmp_path / "missing.json"), "-o", str(target)],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "missing.json: no such file" in p.stderr
-    p = subprocess.run(OPSIM + ["report", result_files[0], "-o", str(tmp_path / "nodir" / "r.html")],
+    p = subprocess.run([*OPSIM, "report", result_files[0], "-o", str(tmp_path / "nodir" / "r.html")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "does not exist" in p.stderr
     with pytest.raises(Exception, match="labels"):

@@ -70,9 +70,9 @@ def test_io_consistency_tightens_with_spare_area():
 def test_x400_reserve_study_seed_reading_misses_preset_reading_meets():
     """docs/validation.md: the seed's 262 GB example misses three ratios, the presets' reading
     (binary NAND less a fixed 6 GB) meets all eight, each with the controller refitted."""
-    from opsim.validation.calibration import X400_READINGS, x400_reserve
     from opsim.presets import load
     from opsim.units import parse_size
+    from opsim.validation.calibration import X400_READINGS, x400_reserve
 
     seed, preset = X400_READINGS[0], next(r for r in X400_READINGS if "(the presets)" in r[0])
     presets = {p["name"]: p["settings"] for p in load()}

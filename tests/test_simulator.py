@@ -186,7 +186,7 @@ def test_data_tokens_survive_gc():
     import random
     rnd = random.Random(1)
     last = {}
-    for i in range(60_000):
+    for _ in range(60_000):
         lpn = rnd.randrange(2048)
         s.write(lpn * 8, 8)
         last[lpn] = s.counters["host_write_cmds"]

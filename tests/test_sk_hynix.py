@@ -16,8 +16,8 @@ import sys
 
 import pytest
 
-from opsim.validation import sk_hynix as v
 from opsim.units import parse_size
+from opsim.validation import sk_hynix as v
 
 
 @pytest.fixture(scope="module")

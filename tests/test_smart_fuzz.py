@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_smart_waf import INTEL, MICRON, SAMSUNG_NVME
 
 from opsim.cli import main
 from opsim.errors import InputError
 from opsim.smart import as_snapshot, fuzz, lifetime_waf
+from test_smart_waf import INTEL, MICRON, SAMSUNG_NVME
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 CORPUS = [Path(__file__).parent / "fixtures" / "measure", SHARED / "smartctl", SHARED / "smartctl-exporter"]

@@ -7,11 +7,11 @@ import copy
 import json
 
 import pytest
-from test_smart_waf import INTEL, MICRON, SAMSUNG_860, _bump
 
 from opsim.cli import main
 from opsim.errors import InputError
 from opsim.smart import interval_waf, load_document
+from test_smart_waf import INTEL, MICRON, SAMSUNG_860, _bump
 
 
 def write(tmp_path, name, doc) -> str:

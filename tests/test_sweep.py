@@ -158,7 +158,7 @@ replicates = 4
 "drive.op" = [0.07, 0.12, 0.2, 0.28, 0.4, 0.5]
 """)
     out = tmp_path / "r.parquet"
-    p = subprocess.Popen(OPSIM + ["sweep", str(grid), "-o", str(out), "--workers", "0"],
+    p = subprocess.Popen([*OPSIM, "sweep", str(grid), "-o", str(out), "--workers", "0"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not out.exists() and time.monotonic() < deadline and p.poll() is None:
@@ -311,16 +311,16 @@ def test_bad_grid_files_exit_2_naming_the_key(tmp_path, capsys, text, key):
 
 def test_bad_grid_end_to_end_and_bad_options(tmp_path):
     grid = write(tmp_path, BASE + '[sweep.grid]\n"drive.bogus" = [1]\n')
-    p = subprocess.run(OPSIM + ["sweep", str(grid)], capture_output=True, text=True)
+    p = subprocess.run([*OPSIM, "sweep", str(grid)], capture_output=True, text=True)
     assert p.returncode == 2 and p.stderr.startswith("opsim: error: sweep.grid.drive.bogus: unknown field")
     assert "Traceback" not in p.stderr
     ok = write(tmp_path, GRID_24, "ok.toml")
-    p = subprocess.run(OPSIM + ["sweep", str(ok), "--workers", "2", "--scheduler", "tcp://x:1"],
+    p = subprocess.run([*OPSIM, "sweep", str(ok), "--workers", "2", "--scheduler", "tcp://x:1"],
                        capture_output=True, text=True)
     assert p.returncode == 2
-    p = subprocess.run(OPSIM + ["sweep", str(ok), "--scheduler", "nonsense"], capture_output=True, text=True)
+    p = subprocess.run([*OPSIM, "sweep", str(ok), "--scheduler", "nonsense"], capture_output=True, text=True)
     assert p.returncode == 2 and "opsim: error: scheduler:" in p.stderr
-    p = subprocess.run(OPSIM + ["sweep", str(tmp_path / "missing.toml")], capture_output=True, text=True)
+    p = subprocess.run([*OPSIM, "sweep", str(tmp_path / "missing.toml")], capture_output=True, text=True)
     assert p.returncode == 2 and "does not exist" in p.stderr
 
 
