@@ -17,8 +17,8 @@ import os
 import re
 import sys
 
-from ._version import __version__
 from ._output import Output, atomic_write_text, check_writable_file, dumps
+from ._version import __version__
 from .errors import InputError, OpsimError
 
 

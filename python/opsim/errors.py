@@ -63,13 +63,13 @@ class InternalError(OpsimError):
 
 
 __all__ = [
-    "OpsimError",
-    "InputError",
-    "ConfigError",
     "CapacityError",
-    "WorkloadError",
-    "TraceError",
-    "DeviceError",
     "CommandError",
+    "ConfigError",
+    "DeviceError",
+    "InputError",
     "InternalError",
+    "OpsimError",
+    "TraceError",
+    "WorkloadError",
 ]

@@ -29,7 +29,7 @@ The derivations are in docs/models.md.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy.optimize import brentq
@@ -161,7 +161,7 @@ def dchoices_occupancy(op: float, b: int, d: int) -> tuple[np.ndarray, float]:
         for j in range(b, 0, -1):
             k = 1.0 / (c * j)
             rhs = s[j + 1] + k
-            g = lambda v: v + k * v**d - rhs  # noqa: E731
+            g = lambda v, k=k, rhs=rhs: v + k * v**d - rhs  # noqa: E731
             lo = s[j + 1]
             s[j] = lo if g(lo) >= 0 else brentq(g, lo, 1.0, xtol=1e-15, rtol=1e-15)
         return s

@@ -19,8 +19,9 @@ import json
 import math
 import operator
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ConfigError, InputError, InternalError
 

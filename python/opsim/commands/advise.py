@@ -281,20 +281,20 @@ def render(d: dict) -> str:
                 + ([_num(r["lifetime_years"], "{:,.1f}")] if years else [])
                 + ([_num(r["price_per_iops"], "{:.4f}")] if price else []))
 
-    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by"] + extra_hdr() + ["misses"]
+    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by", *extra_hdr(), "misses"]
     rows = []
     for i in sorted(show):
         r = screen[i]
         rows.append([_pct(r["held_back"]), _cap(r), _pct(r["op"]["added"]), _pct(r["op"]["user"]),
-                     f"{r['waf']:.2f}", _num(r["iops"]), r["bottleneck"]] + extra(r) + [", ".join(r["fails"]) or "-"])
+                     f"{r['waf']:.2f}", _num(r["iops"]), r["bottleneck"], *extra(r), ", ".join(r["fails"]) or "-"])
     lines.append(table(hdr, rows, align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
                        title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
                              "every 5% and the levels around the pick shown)"))
     if d["simulated"]:
         sm = d["search"]["scale_model"]
-        hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us"] + extra_hdr() + ["steady", "misses"]
-        rows = [[_pct(r["held_back"]), _cap(r), f"{r['waf']:.2f}", _num(r["iops"]), _lat(r, tg)] + extra(r)
-                + ["yes" if r["steady_state"] else "no", ", ".join(r["fails"]) or "-"] for r in d["simulated"]]
+        hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us", *extra_hdr(), "steady", "misses"]
+        rows = [[_pct(r["held_back"]), _cap(r), f"{r['waf']:.2f}", _num(r["iops"]), _lat(r, tg), *extra(r),
+                 "yes" if r["steady_state"] else "no", ", ".join(r["fails"]) or "-"] for r in d["simulated"]]
         lines.append("")
         lines.append(table(hdr, rows, align="l" + "r" * (len(hdr) - 2) + "l",
                            title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "

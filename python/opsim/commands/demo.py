@@ -125,8 +125,8 @@ def simulate_all(cfgs, jobs: int, bar) -> dict:
 def run(args) -> Output:
     from .. import models, report
     from .. import results as R
-    from ..errors import CapacityError, InputError
     from .._output import check_writable_file
+    from ..errors import CapacityError, InputError
 
     if args.scale < 1:
         raise InputError("--scale must be at least 1", key="scale")

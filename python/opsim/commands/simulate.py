@@ -61,7 +61,7 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
         ("free blocks (min)", d["free_blocks_min"]),
         *([("trace replayed", f"{d['trace']['records']:,} requests, {d['trace']['passes']} complete pass(es)"
                               f"{', ended' if d['trace']['ended'] else ''}"
-                              f"{', %d bad lines skipped' % d['trace']['skipped_bad_lines'] if d['trace']['skipped_bad_lines'] else ''}")]
+                              + (f", {d['trace']['skipped_bad_lines']} bad lines skipped" if d['trace']['skipped_bad_lines'] else ""))]
           if d.get("trace") else []),
         ("speed", f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s "
                   f"({d['perf']['wall_seconds']:.2f} s)"),

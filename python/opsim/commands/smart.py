@@ -6,8 +6,6 @@ from .._output import Output, atomic_write_text, kv_table
 from ..smart.report import waf_text
 
 
-
-
 def register(sub, common):
     p = sub.add_parser(
         "smart", parents=[common],

@@ -59,8 +59,8 @@ def run(args) -> Output:
 
 
 def run_seeds(args) -> Output:
-    from ..validation import (io_consistency, micron_dwa, micron_dwa_markdown, run_seeds as seeds, seeds_markdown,
-                              write_saturation)
+    from ..validation import io_consistency, micron_dwa, micron_dwa_markdown, seeds_markdown, write_saturation
+    from ..validation import run_seeds as seeds
 
     rows = seeds(progress=_progress)
     ws = write_saturation()

@@ -3,4 +3,4 @@
 from .fio import parse_fio_json, parse_log, per_second, summarize
 from .runner import Plan, run
 
-__all__ = ["parse_fio_json", "parse_log", "per_second", "summarize", "Plan", "run"]
+__all__ = ["Plan", "parse_fio_json", "parse_log", "per_second", "run", "summarize"]

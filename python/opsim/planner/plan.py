@@ -91,7 +91,7 @@ def _ata(drive, cap) -> dict:
         f"Micron Storage Executive: msecli -M -O {gb if gb else '<user GB>'} -n {dev}   "
         f"(-O = user capacity in GB; -o = max LBA {n - 1})",
         f"Intel SSD Toolbox / intelmas / Solidigm sst: MaximumLBA="
-        f"{'%s%%' % cap['input']['max_lba'].rstrip('%') if cap['input'].get('max_lba') else n - 1}"
+        f"{cap['input']['max_lba'].rstrip('%') + '%' if cap['input'].get('max_lba') else n - 1}"
         " (percent of native, or an LBA)",
         f"HDAT2 (DOS): 'Set max (HPA)' menu, user area = {n:,} sectors",
     ]

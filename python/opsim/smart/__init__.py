@@ -9,5 +9,15 @@ from .rules import RULES, find_rule, read_counters
 from .snapshot import take_snapshot
 from .waf import interval_waf, lifetime_waf
 
-__all__ = ["as_snapshot", "load_document", "parse_count", "smartctl_status", "RULES", "find_rule",
-           "read_counters", "take_snapshot", "interval_waf", "lifetime_waf"]
+__all__ = [
+    "RULES",
+    "as_snapshot",
+    "find_rule",
+    "interval_waf",
+    "lifetime_waf",
+    "load_document",
+    "parse_count",
+    "read_counters",
+    "smartctl_status",
+    "take_snapshot",
+]

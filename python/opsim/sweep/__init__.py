@@ -32,5 +32,17 @@ from .point import run_point
 from .run import SweepOutcome, run_sweep, sweep
 from .table import build_table, columns
 
-__all__ = ["sweep", "run_sweep", "load_grid", "Grid", "Point", "SweepOutcome", "run_point", "metrics",
-           "build_table", "derive_seed", "columns", "WALL_CLOCK_COLUMNS"]
+__all__ = [
+    "WALL_CLOCK_COLUMNS",
+    "Grid",
+    "Point",
+    "SweepOutcome",
+    "build_table",
+    "columns",
+    "derive_seed",
+    "load_grid",
+    "metrics",
+    "run_point",
+    "run_sweep",
+    "sweep",
+]

@@ -3,7 +3,7 @@ path in the ``opsim simulate --json`` document, and the values taken from a docu
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 #: columns that depend on the machine and the moment; everything else is deterministic
 WALL_CLOCK_COLUMNS = ("wall_seconds",)

@@ -3,13 +3,15 @@ checkpoints of finished points, and Ctrl-C ending the run with its results kept.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import CommandError, InputError
 from .grid import Grid, Point, load_grid
@@ -242,10 +244,8 @@ def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | N
 
 
 def _quietly(fn):
-    try:
+    with contextlib.suppress(Exception):
         fn()
-    except Exception:
-        pass
 
 
 def sweep(grid, output: str | os.PathLike | None = None, *, workers: int | None = None,

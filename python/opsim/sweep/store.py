@@ -3,6 +3,7 @@ writes, and a lock so that two sweeps never write one file (on the file a symbol
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from ..errors import InputError
@@ -71,17 +72,13 @@ class _Store:
         d, name = os.path.split(self.path)
         for f in os.listdir(d):
             if f.startswith(f".{name}.") and f.endswith(".tmp"):
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(os.path.join(d, f))
-                except OSError:
-                    pass
 
     def close(self):
         if self._lock is not None:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._lock_path)
-            except FileNotFoundError:
-                pass
             os.close(self._lock)
             self._lock = None
 

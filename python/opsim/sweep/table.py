@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from .._output import atomic_write
 from .._version import __version__

@@ -8,6 +8,7 @@ from .._output import markdown_table
 from ..sim import simulate
 from .steady import steady_run
 
+
 def _ratio_row(drive, label, sim, published, tol, status):
     err = (sim - published) / published
     return {"drive": drive, "figure": label, "simulated": sim, "published": published,
@@ -155,7 +156,7 @@ def micron_dwa_markdown(doc: dict) -> str:
         + [f"{r['cliff_ratio']:.1f}" if r["cliff_ratio"] else "-" for r in runs] + ["predicted"],
         ["WAF from FOB to the end (7 drive writes)", "-"] + [f"{r['waf']:.2f}" for r in runs] + ["predicted"],
     ]
-    return markdown_table(["figure", "published (seed 000, Figure 1)"] + names + ["fitted or predicted"],
+    return markdown_table(["figure", "published (seed 000, Figure 1)", *names, "fitted or predicted"],
                           "ll" + "r" * len(names) + "l", rows)
 
 
@@ -185,7 +186,7 @@ def io_consistency(preset: str = "samsung-840-pro-256gb", scale: int = 16) -> li
         med = float(np.median(tail))
         out.append({"configuration": label, "spare_area": r.op["physical"], "waf": r.waf, "median_iops": med,
                     "p99_9_over_p50": float(np.quantile(tail, 0.999)) / med,
-                    "cv": float(tail.std() / tail.mean()), "seconds": int(len(tail)),
+                    "cv": float(tail.std() / tail.mean()), "seconds": len(tail),
                     "zero_iops_seconds": int((tail == 0).sum())})
     return out
 
