@@ -13,12 +13,14 @@ computed only to be thrown away at the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .errors import InputError
 
@@ -102,7 +104,7 @@ def to_jsonable(obj: Any) -> Any:
     try:
         import numpy as np
     except ImportError:  # pragma: no cover
-        np = None
+        np = None  # type: ignore[assignment]  # numpy is optional here; every use checks for None
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -168,10 +170,8 @@ def atomic_write(path: str | os.PathLike, write, binary: bool = False, suffix: s
         os.replace(tmp, path)
         _fsync_dir(d)
     except BaseException as e:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         if isinstance(e, OSError) and e.strerror:
             raise InputError(f"cannot write {path}: {e.strerror}", key="output") from None
         raise

@@ -152,7 +152,7 @@ def _holder_sysdir(name: str) -> str | None:
 
 def _loop_backing(file_realpath: str) -> list[str]:
     """Loop devices whose backing file is this file."""
-    out = []
+    out: list[str] = []
     try:
         names = os.listdir("/sys/block")
     except OSError:
@@ -206,6 +206,7 @@ def _signatures(path: str) -> tuple[list[str], list[str], str | None]:
         return [], notes, why
     failures = []
     ambivalent = False
+    sigs: list[str] | None
     blkid = _tool("blkid")
     if blkid:
         try:

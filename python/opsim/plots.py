@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import results as R
 from ._output import atomic_write
@@ -209,7 +210,7 @@ def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax
                     transform=ax.get_xaxis_transform(), clip_on=False, gid=f"zeros:{len(rec['series'])}")
         ph = R.phases(doc)
         entry = {"label": label, "source": R.kind_of(doc), "x": xs.tolist(), "y": iops.tolist(),
-                 "points": int(len(xs)), "zero_intervals": int(zero.sum()), "phases": ph}
+                 "points": len(xs), "zero_intervals": int(zero.sum()), "phases": ph}
         if smooth:
             entry["smoothed"] = {"window": int(smooth), "y": [None if math.isnan(v) else float(v) for v in med]}
         rec["series"].append(entry)
@@ -376,7 +377,7 @@ def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequen
             if m not in MODEL_NAMES:
                 raise InputError(f"models: no analytic model {m!r} (known: {', '.join(MODEL_NAMES)})", key="models")
             for b in (bs if m == "greedy" else [None]):
-                ys = [M.waf_greedy(o, b) if m == "greedy" else M.waf(m, o) for o in grid]
+                ys = [M.waf_greedy(o, b) if m == "greedy" else M.waf(m, o) for o in grid]  # type: ignore[arg-type]  # b is a block size when m is greedy
                 name = MODEL_NAMES[m] + (f", b = {b}" if b is not None else "")
                 ax.plot(grid, ys, ls=styles[m], color="0.35" if m != "greedy" else "k", lw=1.2, label=name,
                         gid=f"model:{m}:{b}")
@@ -402,7 +403,7 @@ def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequen
 
 def _categories(docs, labels, groups):
     cats, grp = [], []
-    for d, lab in zip(docs, labels):
+    for _d, lab in zip(docs, labels):
         if lab not in cats:
             cats.append(lab)
     if groups is None:
@@ -491,7 +492,7 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
     recs = [_record(axes[0], "endurance-tbw", (title + ": " if title else "") + "TBW relative"),
             _record(axes[1], "endurance-dwpd", (title + ": " if title else "") + "DWPD relative")]
     sims = [(d, lab, g) for d, lab, g in zip(docs, labels, groups) if R.kind_of(d) == R.SIM and d["waf"] is not None]
-    for d, lab, g in zip(docs, labels, groups):
+    for d, lab, _g in zip(docs, labels, groups):
         if R.kind_of(d) != R.SIM:
             for rc in recs:
                 _skip(rc, lab, "measured result: no WAF from the drive's NAND (opsim smart gives one)")
@@ -531,7 +532,7 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
                                      "reference": ref_label})
     if refs_used:
         against = refs_used[0] if len(set(refs_used)) == 1 else "the least OP of each workload"
-        for axx, rc, what in ((axes[0], recs[0], "TBW"), (axes[1], recs[1], "DWPD")):
+        for axx, _rc, what in ((axes[0], recs[0], "TBW"), (axes[1], recs[1], "DWPD")):
             _op_ticks(axx, docs, labels, cats)
             axx.axhline(1.0, color="0.4", lw=0.8)
             axx.set_ylabel(f"{what} relative to {against}")
@@ -587,7 +588,7 @@ def latency(results, labels: Sequence[str] | None = None, direction: str = "all"
     ax.set_xscale("log")
     ax.set_yscale("logit")
     qs = [q for s in rec["series"] for q in s["y"] + ([s["max_q"]] if "max_q" in s else [])]
-    top = max(qs + [0.9999])
+    top = max([*qs, 0.9999])
     ticks = [(q, name) for name, q in LATENCY_PCTS] + [(1 - 10.0**-k, f"p{100 * (1 - 10.0**-k):.{k - 2}f}")
                                                       for k in range(5, 9)]
     ticks = [(q, name) for q, name in ticks if q <= top * (1 + 1e-12) or q <= 0.9999]

@@ -17,12 +17,13 @@ import base64
 import datetime as _dt
 import html
 import json
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import plots
-from ._version import __version__
 from . import results as R
 from ._output import atomic_write_text
+from ._version import __version__
 from .errors import InputError
 
 ASSUMPTIONS = [
@@ -170,7 +171,7 @@ def op_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
 def verdicts(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
     out = []
     for d, lab in zip(docs, labels):
-        v = {"label": lab, "workload": groups_of([d])[0]}
+        v: dict[str, Any] = {"label": lab, "workload": groups_of([d])[0]}
         if R.kind_of(d) == R.SIM:
             ss = d["steady_state"]
             v["waf_rule"] = ({"reached": True, "round": ss["round"], "mean": ss["mean"],
@@ -207,7 +208,7 @@ def pattern_groups(docs: Sequence[dict]) -> list[tuple[str, list[int]]]:
 def figure_plan(docs: Sequence[dict], labels: Sequence[str]) -> list[tuple[str, str, list[int], dict, str]]:
     """(kind, title, indexes of the results drawn, options, caption) for every figure."""
     grp = groups_of(docs)
-    plan = []
+    plan: list[tuple[str, str, list[int], dict, str]] = []
     with_series = [i for i, d in enumerate(docs) if R.series(d) is not None]
     sims = [i for i, d in enumerate(docs) if R.kind_of(d) == R.SIM]
     with_lat = [i for i, d in enumerate(docs) if R.latency(d) is not None]
@@ -274,7 +275,7 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
                              key="labels")
     ctx = context or {}
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    versions = sorted({d.get("opsim_version") for d in docs if d.get("opsim_version")})
+    versions = sorted({d["opsim_version"] for d in docs if d.get("opsim_version")})
     parts = [f"<h1>{_e(title)}</h1>",
              f'<p class="meta">opsim {_e(__version__)} &middot; generated {_e(now)} &middot; {len(docs)} result(s)'
              + (f" (simulated with opsim {_e(', '.join(versions))})" if versions else "")
@@ -392,8 +393,8 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
 
     # assumptions, versions, configs
     parts.append("<h2>Model assumptions</h2><dl>")
-    for k, v in ASSUMPTIONS:
-        parts.append(f"<dt><b>{_e(k)}</b></dt><dd>{_e(v)}</dd>")
+    for k, desc in ASSUMPTIONS:
+        parts.append(f"<dt><b>{_e(k)}</b></dt><dd>{_e(desc)}</dd>")
     parts.append("</dl>")
     parts.append("<h2>Versions and configurations</h2>")
     parts.append(f"<p>Report by opsim {_e(__version__)}." +

@@ -238,7 +238,8 @@ def phases(doc: dict) -> dict:
     fresh-out-of-box plateau does not count as steady); for measured runs the measured
     result's steady-state window.
     """
-    out = {"fob_end_s": None, "steady_start_s": None, "steady_iops": None, "steady_reached": False, "rule": None}
+    out: dict[str, Any] = {"fob_end_s": None, "steady_start_s": None, "steady_iops": None, "steady_reached": False,
+                           "rule": None}
     if kind_of(doc) == SIM:
         t = doc.get("timed")
         if not t:

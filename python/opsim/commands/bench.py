@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import platform
 import time
+from typing import Any
 
 from .._output import Output, table
 
-SCENARIOS = {
+SCENARIOS: dict[str, dict[str, Any]] = {
     "16GiB": {"user_capacity": "16GiB", "pages": 40_000_000},
     "256GiB": {"user_capacity": "256GiB", "pages": 40_000_000},
     "timed-64GiB-qd32": {"user_capacity": "64GiB", "pages": 8_000_000, "timed": True},
@@ -154,7 +155,7 @@ def run(args) -> Output:
             continue
         fn = bench_trace if sc.get("trace") else bench_one
         rows.append(fn(sc["user_capacity"], sc["pages"], args.repeat, args.gc))
-    data = {"machine": machine(), "results": rows}
+    data: dict[str, Any] = {"machine": machine(), "results": rows}
     text = table(["scenario", "M host pages (or records)/s", "WAF", "best s"],
                  [[r["scenario"], r["host_pages_per_second"] / 1e6, r["waf"], r["best_seconds"]] for r in rows],
                  title=f"opsim bench on {data['machine']['cpu']} ({data['machine']['cores']} cores; one used)")

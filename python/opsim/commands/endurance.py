@@ -53,7 +53,7 @@ def _gb(text, key) -> Fraction:
     return Fraction(parse_size(text, key=key), 10**9)
 
 
-def x400(days: int) -> tuple[dict, str]:
+def x400(days: int | Fraction) -> tuple[dict, str]:
     from ..planner import endurance as E
 
     rows, data = [], []

@@ -9,6 +9,7 @@ import re
 import sys
 import time
 from decimal import Decimal
+from typing import Any
 
 from .._output import (
     Output,
@@ -166,18 +167,19 @@ def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
     """The write-cache note: what the user stated and what the kernel reports for the device
     (``queue/write_cache``: "write back" = a volatile cache the kernel flushes, "write through" =
     none or disabled).  Read-only."""
-    out = {"stated": stated, "detected": None, "source": None}
-    warnings = []
+    out: dict[str, Any] = {"stated": stated, "detected": None, "source": None}
+    warnings: list[str] = []
     if tgt is None:
         out["note"] = "file target: a filesystem and the page cache sit between fio and the drive"
         return out, warnings
     disk = tgt.partition_of or tgt.dev_name
     path = f"{SYS_BLOCK}/{disk}/queue/write_cache" if disk else None
-    try:
-        with open(path) as f:
-            out["detected"], out["source"] = f.read().strip(), path
-    except (OSError, TypeError):
-        pass
+    if path is not None:
+        try:
+            with open(path) as f:
+                out["detected"], out["source"] = f.read().strip(), path
+        except OSError:
+            pass
     kernel = {"write back": "on", "write through": "off"}.get(out["detected"] or "")
     if stated and kernel and stated != kernel:
         warnings.append(f"--write-cache {stated} but the kernel reports {out['detected']!r} for {disk} ({path})")
@@ -349,6 +351,7 @@ def run(args) -> Output:
             from ..smart import interval_waf, take_snapshot
             from ..smart.parse import as_snapshot
             after = take_snapshot(args.device)
+            assert smart_before is not None  # taken before the run whenever --smart is given
             atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
             # both snapshots are of the device this run wrote: the same drive even without a serial
             w = interval_waf(as_snapshot(smart_before, "smart-before.json"), as_snapshot(after, "smart-after.json"),

@@ -99,6 +99,7 @@ def run(args) -> Output:
         opts["smooth"] = args.smooth
     fig = plots.plot(args.kind, docs, labels, **opts)
     recs = plots.drawn(fig)
+    assert isinstance(recs, list)  # a figure's records, one per axes
     if not any(rec["series"] for rec in recs):
         why = "; ".join(f"{s['label']}: {s['reason']}" for rec in recs[:1] for s in rec["skipped"])
         raise InputError(f"nothing to draw for {args.kind}: {why}", key="results")

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -79,7 +80,7 @@ def per_second_dirs(paths, reduce_jobs: str = "sum") -> dict[int, dict[int, floa
     for p in paths:
         per_dir: dict[tuple[int, int], list[float]] = {}
         for t, v, d, _bs in parse_log(p):
-            per_dir.setdefault((int(round(t / 1000.0)), d), []).append(v)
+            per_dir.setdefault((round(t / 1000.0), d), []).append(v)
         for key, vs in per_dir.items():
             acc.setdefault(key, []).append(sum(vs) / len(vs))
     out: dict[int, dict[int, float]] = {}
@@ -113,7 +114,7 @@ class Latency:
     percentile (an upper bound).  :meth:`summary_us` has the keys of the timed model's
     latency summaries."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.n = 0
         self.sum_ns = 0.0
         self.min_ns: float | None = None
@@ -122,7 +123,7 @@ class Latency:
         self.fio_pcts: list[dict] = []
 
     @classmethod
-    def from_clat(cls, clat: dict | None) -> "Latency":
+    def from_clat(cls, clat: dict | None) -> Latency:
         lat = cls()
         clat = clat or {}
         n = int(clat.get("N") or 0)
@@ -136,7 +137,7 @@ class Latency:
         lat.fio_pcts = [{float(k): float(v) for k, v in (clat.get("percentile") or {}).items()}]
         return lat
 
-    def merge(self, other: "Latency") -> "Latency":
+    def merge(self, other: Latency) -> Latency:
         if other.n == 0:
             return self
         if self.n == 0:
@@ -146,6 +147,7 @@ class Latency:
                 self.bins[k] = self.bins.get(k, 0) + v
         else:
             self.bins = None
+        assert other.min_ns is not None and other.max_ns is not None  # set whenever n > 0
         self.n += other.n
         self.sum_ns += other.sum_ns
         self.min_ns = other.min_ns if self.min_ns is None else min(self.min_ns, other.min_ns)
@@ -170,7 +172,7 @@ class Latency:
         samples, count 0 and every value 0.0 (as the timed model reports an unused direction)."""
         if self.n == 0:
             return {k: (0 if k == "count" else 0.0) for k in LATENCY_KEYS}
-        out = {"count": self.n, "mean": self.sum_ns / self.n / 1000.0, "min": (self.min_ns or 0.0) / 1000.0}
+        out: dict[str, float | None] = {"count": self.n, "mean": self.sum_ns / self.n / 1000.0, "min": (self.min_ns or 0.0) / 1000.0}
         for p in PERCENTILES:
             v = self._percentile_ns(float(p))
             out["p" + p] = None if v is None else v / 1000.0
@@ -239,10 +241,8 @@ _POLL_S = 0.1
 
 
 def _killpg(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _leader_exited(pid: int) -> bool:

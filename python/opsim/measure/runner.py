@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InputError
 from .fio import (
@@ -174,7 +175,7 @@ def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None =
     version = fio_version()
     os.makedirs(plan.outdir, exist_ok=True)
     prog = progress or Progress()
-    result = {"schema": "opsim-measure", "schema_version": SCHEMA_VERSION, "test": plan.test,
+    result: dict[str, Any] = {"schema": "opsim-measure", "schema_version": SCHEMA_VERSION, "test": plan.test,
               "target": {"path": plan.target, "kind": plan.target_kind, "span_bytes": plan.capacity_bytes,
                          "offset_bytes": plan.offset_bytes},
               "fio_version": version, "source": "fio",
@@ -243,7 +244,7 @@ def _finish(plan: Plan, result: dict, tracked: list, lat: dict) -> None:
         pos = (where[ss["window"][0]], where[ss["window"][1]])
     # measurement window: the steady-state window; else the whole run (wsat, consistency) or the
     # last rounds (iops, like the timed model's PTS run)
-    if ss["reached"]:
+    if pos is not None:  # steady state reached
         window, rule = tracked[pos[0]:pos[1] + 1], "the steady-state window"
     elif plan.test == "iops":
         window, rule = tracked[-LAST_ROUNDS:], f"the last {LAST_ROUNDS} rounds (no steady state)"
@@ -263,7 +264,7 @@ def _finish(plan: Plan, result: dict, tracked: list, lat: dict) -> None:
         first = tracked[0]
         pts = [p for p in pts if p.get("bs") == first.get("bs") and p.get("rwmix") == first.get("rwmix")]
     result["phases"] = {"fob_end_s": fob_end(pts),
-                        "steady_start_s": tracked[pos[0]]["t_start_s"] if ss["reached"] else None}
+                        "steady_start_s": tracked[pos[0]]["t_start_s"] if pos is not None else None}
 
 
 def fob_end(points: list) -> float | None:

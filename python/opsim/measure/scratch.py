@@ -73,6 +73,7 @@ def is_scratch(path) -> tuple[bool, str]:
     """(True, "") when ``path`` is the file opsim left, unchanged since; else (False, why not)."""
     doc, why = _read_record(path)
     if doc is None:
+        assert why is not None  # _read_record gives a reason whenever there is no record
         return False, why
     try:
         st = os.stat(path)

@@ -29,7 +29,7 @@ def signal_name(signum: int) -> str:
 class StopSignals:
     """``with StopSignals() as stop: ...; stop.signum`` (None, or the first signal received)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.signum: int | None = None
         self._saved: dict = {}
 

@@ -299,7 +299,7 @@ def round_pct(x: Fraction, digits: int = 2) -> str:
 # ---------------------------------------------------------------------------- the plan
 
 
-def assumed_physical(native: Capacity) -> tuple[int, str]:
+def assumed_physical(native: Capacity) -> tuple[int | None, str]:
     """SK hynix "level 1" OP: the marketed GB are decimal, the NAND is binary (GiB)."""
     gb = native.gb
     if gb is None:
@@ -334,6 +334,7 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
 
     nat = parse_capacity(native, ss, "native", idema=idema)
     notes = list(nat.notes)
+    phys_bytes: int | None
     if physical is not None:
         phys_bytes = parse_size(physical, key="physical")
         if phys_bytes <= 0:
@@ -355,6 +356,7 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
         how = "user"
     else:
         if op is not None:
+            assert op_basis is not None  # checked on entry: --op needs --op-basis
             opv = parse_fraction(op, "op")
             if op_basis in ("user", "physical"):
                 target_bytes = user_from_op(opv, op_basis, physical=phys_bytes)

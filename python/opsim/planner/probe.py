@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+from typing import Any
 
 from ..errors import InputError
 from ..toolio import extract_json, to_int
@@ -318,7 +319,7 @@ def parse_all(collected: dict) -> dict:
 def describe_drive(path: str | None, parsed: dict) -> dict:
     """Combine the parsed outputs into one drive description."""
     p = parsed
-    drive = {"path": path, "interface": None, "model": None, "serial": None, "sector_size": None,
+    drive: dict[str, Any] = {"path": path, "interface": None, "model": None, "serial": None, "sector_size": None,
              "current_sectors": None, "native_sectors": None, "partitions": [], "mounted": [],
              "ata": None, "nvme": None, "smartctl": p.get("smartctl")}
     if "lsblk" in p:

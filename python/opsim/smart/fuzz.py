@@ -31,6 +31,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .parse import as_snapshot, loads_document
@@ -91,10 +92,10 @@ BUILTIN_SEEDS = (
                                           "nvme": {"vendor_log": {"plugin": "intel smart-log-add", "data": _INTEL_ADD}}}),
 )
 
-_DEEP = [0]
+_DEEP: list[Any] = [0]
 for _ in range(150):
     _DEEP = [_DEEP]
-WEIRD = (None, True, False, 0, 1, -1, 255, 256, 2**31, 2**63, 2**64, 2**128 - 1, 2**128, 2**200, -(2**64), 10**400,
+WEIRD: tuple[Any, ...] = (None, True, False, 0, 1, -1, 255, 256, 2**31, 2**63, 2**64, 2**128 - 1, 2**128, 2**200, -(2**64), 10**400,
          float("nan"), float("inf"), float("-inf"), 1e308, -0.0, 0.5, 1e-300, 7.0,
          "", " ", "0", "-1", "1.5", "abc", "NaN", "1,234", "1,969,459 (1.01 TB)", "0x", "0x" + "f" * 40, "9" * 5000,
          "\x00", "\ud800", "caf\u00e9", "\x1b[31mred", "A" * 10_000, "REDACTED", "NVMe", "ATA", "SCSI", "sat",
@@ -173,22 +174,22 @@ def _mutate_container(rng: random.Random, node):
             for k in rng.sample(keys, k=rng.randrange(len(keys))):
                 del new[k]
         return new
-    new = list(node)
-    op = rng.randrange(5) if new else 4
+    seq = list(node)
+    op = rng.randrange(5) if seq else 4
     if op == 0:
-        del new[rng.randrange(len(new))]
+        del seq[rng.randrange(len(seq))]
     elif op == 1:
-        i = rng.randrange(len(new))
-        new[i] = _weird(rng, new[i])
+        i = rng.randrange(len(seq))
+        seq[i] = _weird(rng, seq[i])
     elif op == 2:
-        i = rng.randrange(len(new))
-        new[i:i] = [new[i]] * rng.randrange(1, 4)
+        i = rng.randrange(len(seq))
+        seq[i:i] = [seq[i]] * rng.randrange(1, 4)
     elif op == 3:
-        rng.shuffle(new)
-        del new[rng.randrange(len(new) + 1):]
+        rng.shuffle(seq)
+        del seq[rng.randrange(len(seq) + 1):]
     else:
-        new.append(_weird(rng, None))
-    return new
+        seq.append(_weird(rng, None))
+    return seq
 
 
 def mutate(rng: random.Random, root):
@@ -290,7 +291,7 @@ def run(count: int, seed: int = 1, corpus=None, *, start: int = 0, byte_share: f
         def on_alarm(signum, frame):
             raise _Hang()
         old = signal.signal(signal.SIGALRM, on_alarm)
-    stats = {"seed": seed, "start": start, "count": count, "ok": 0, "input_errors": 0, "bytes_inputs": 0,
+    stats: dict[str, Any] = {"seed": seed, "start": start, "count": count, "ok": 0, "input_errors": 0, "bytes_inputs": 0,
              "failures": [], "failed": 0, "corpus": len(corpus)}
     t0 = time.perf_counter()
     try:
@@ -307,7 +308,7 @@ def run(count: int, seed: int = 1, corpus=None, *, start: int = 0, byte_share: f
                 stats["input_errors"] += 1
             except _Hang:
                 _fail(stats, i, name, kind, inp, f"hang: still running after {timeout_s} s", max_failures, save_dir)
-            except Exception as e:  # noqa: BLE001 -- the point: anything else is a failure
+            except Exception as e:  # the point: anything else is a failure
                 tb = traceback.extract_tb(e.__traceback__)[-1]
                 _fail(stats, i, name, kind, inp, f"{type(e).__name__}: {str(e)[:200]} at "
                       f"{Path(tb.filename).name}:{tb.lineno}", max_failures, save_dir)

@@ -11,6 +11,7 @@ is left unknown (``media: None``), never guessed.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .parse import arr, int_field, obj, text_field
 
@@ -84,9 +85,9 @@ def media(protocol: str | None, rotation_rate: int | None, family: str | None, m
         return "hdd", f"the family {family!r} is a hard-disk line"
     if model and _HDD_MODEL.search(model):
         return "hdd", f"the model number {model!r} is a hard disk's"
-    if (family or model) and known_ssd is not None:
-        if known_ssd({"protocol": protocol, "model_family": family, "model_name": model}):
-            return "ssd", "an SSD family or model opsim has a rule for"
+    if ((family or model) and known_ssd is not None
+            and known_ssd({"protocol": protocol, "model_family": family, "model_name": model})):
+        return "ssd", "an SSD family or model opsim has a rule for"
     return None, "smartctl printed no rotation rate and neither the family nor the model tells"
 
 
@@ -95,8 +96,8 @@ def identify(snap: dict, known_ssd=None) -> dict:
     drive in a snapshot.  ``known_ssd(ident)`` says whether a family or model is an SSD that a
     WAF rule names (:func:`opsim.smart.rules.identity` passes the rules); without it, a drive
     that neither its rotation rate nor its names place is "unknown"."""
-    sc = snap.get("smartctl") if isinstance(snap.get("smartctl"), dict) else {}
-    nvme = snap.get("nvme") if isinstance(snap.get("nvme"), dict) else {}
+    sc = s if isinstance(s := snap.get("smartctl"), dict) else {}
+    nvme = n if isinstance(n := snap.get("nvme"), dict) else {}
     dev = obj(sc, "device")
     protocol = text_field(dev, "protocol", "device.") or ("NVMe" if nvme.get("smart_log") else None)
     family = text_field(sc, "model_family")
@@ -128,7 +129,7 @@ def identify(snap: dict, known_ssd=None) -> dict:
 
 def _wwn(sc: dict) -> str | None:
     w = obj(sc, "wwn")
-    parts = [w.get(k) for k in ("naa", "oui", "id")]
+    parts: list[Any] = [w.get(k) for k in ("naa", "oui", "id")]
     if all(isinstance(p, int) and not isinstance(p, bool) for p in parts):
         return "{:x}-{:x}-{:x}".format(*parts)
     return None

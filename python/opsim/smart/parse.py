@@ -355,11 +355,11 @@ def device_statistic(snap: dict, page: int, offset: int | None = None, name: str
     for p in arr(obj(snap.get("smartctl"), "ata_device_statistics"), "pages", "ata_device_statistics."):
         if not isinstance(p, dict) or p.get("number") != page:
             continue
-        for e in p.get("table") if isinstance(p.get("table"), list) else []:
+        for e in table if isinstance(table := p.get("table"), list) else []:
             if not isinstance(e, dict):
                 continue
             if (offset is not None and e.get("offset") == offset) or (name and e.get("name") == name):
-                flags = e.get("flags") if isinstance(e.get("flags"), dict) else {}
+                flags = fl if isinstance(fl := e.get("flags"), dict) else {}
                 if flags.get("valid") is False:
                     return None
                 if "value" in e:
@@ -372,7 +372,7 @@ def device_statistic(snap: dict, page: int, offset: int | None = None, name: str
 
 def nvme_value(snap: dict, log: str, *names):
     """A counter from an NVMe log: nvme-cli's logs first, then smartctl's NVMe health log."""
-    nv = snap.get("nvme") if isinstance(snap.get("nvme"), dict) else {}
+    nv = n if isinstance(n := snap.get("nvme"), dict) else {}
     v = find_key(nv.get(log), *names)
     if v is None and log == "smart_log":
         v = find_key(obj(snap.get("smartctl"), "nvme_smart_health_information_log"), *names)
@@ -384,8 +384,8 @@ def nvme_value(snap: dict, log: str, *names):
 def vendor_value(snap: dict, plugins: tuple, name: str):
     """A counter from the vendor log of a snapshot (``nvme.vendor_log``, taken with one of
     ``plugins``): ``{"Device stats": {name: {"normalized", "raw"}}}`` as nvme-cli prints it."""
-    nv = snap.get("nvme") if isinstance(snap.get("nvme"), dict) else {}
-    v = nv.get("vendor_log") if isinstance(nv.get("vendor_log"), dict) else {}
+    nv = n if isinstance(n := snap.get("nvme"), dict) else {}
+    v = vl if isinstance(vl := nv.get("vendor_log"), dict) else {}
     if v.get("plugin") not in plugins:
         return None
     entry = find_key(find_key(v.get("data"), "Device stats"), name)

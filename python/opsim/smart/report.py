@@ -3,6 +3,8 @@ counters with their units and sources, the WAF or why it is not available, the w
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._output import kv_table
 
 
@@ -26,7 +28,8 @@ def _counter_line(c) -> str:
 
 def _drive_line(d: dict) -> str:
     name = " / ".join(x for x in (d.get("model_name"), d.get("model_family")) if x) or "-"
-    kind = {"hdd": "hard disk", "ssd": "SSD"}.get(d.get("media"), "medium unknown")
+    kinds: dict[Any, str] = {"hdd": "hard disk", "ssd": "SSD"}
+    kind = kinds.get(d.get("media"), "medium unknown")
     if d.get("media") == "hdd" and d.get("rotation_rate"):
         kind = f"{d['rotation_rate']} rpm hard disk"
     what = ", ".join(x for x in (d.get("vendor"), d.get("transport") or d.get("protocol"), kind) if x)

@@ -20,11 +20,20 @@ import functools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import Any, TypedDict
 
 from ..errors import InputError
 from .identify import identify
-from .parse import (ata_attribute_names, ata_attributes, device_statistic, naming_source, nvme_value,
-                    obj, parse_count, vendor_value)
+from .parse import (
+    ata_attribute_names,
+    ata_attributes,
+    device_statistic,
+    naming_source,
+    nvme_value,
+    obj,
+    parse_count,
+    vendor_value,
+)
 
 MiB, GiB = 2**20, 2**30
 
@@ -82,9 +91,15 @@ def ata(*ids, unit: str, unit_bytes: int | None) -> Counter:
     return Counter("ata", tuple(ids), unit, unit_bytes)
 
 
-SECTORS = dict(unit="512-byte logical sector", unit_bytes=512)
-MIB32 = dict(unit="32 MiB", unit_bytes=32 * MiB)
-GIB1 = dict(unit="1 GiB", unit_bytes=GiB)
+class _Unit(TypedDict):
+    """``ata(..., **unit)`` keyword arguments shared by many counters."""
+    unit: str
+    unit_bytes: int | None
+
+
+SECTORS: _Unit = dict(unit="512-byte logical sector", unit_bytes=512)
+MIB32: _Unit = dict(unit="32 MiB", unit_bytes=32 * MiB)
+GIB1: _Unit = dict(unit="1 GiB", unit_bytes=GiB)
 DEVSTAT_LSW = Counter("devstat", (1, 0x18, "Logical Sectors Written"), "logical sector", None)  # bytes set per drive
 NVME_DUW = Counter("nvme", ("data_units_written",), "data unit of 1000 x 512 bytes = 512,000 bytes", 512_000)
 OCP_PMUW = Counter("ocp", ("Physical media units written", "physical_media_units_written"), "byte", 1)
@@ -131,7 +146,7 @@ class Pair:
     formula: str = ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rx(pattern: str) -> re.Pattern:
     return re.compile(pattern, re.I)
 
@@ -384,7 +399,7 @@ def _entry(c: Counter, value, names, block_size):
     return {"counter": c.describe(names), "raw": value, "unit": unit, "bytes": _bytes(c, value, block_size)}
 
 
-def _nvme_reason(snap: dict, drive_has_none: str) -> str:
+def _nvme_reason(snap: dict, drive_has_none: str | None) -> str | None:
     """Why an NVMe drive gives no WAF: the *file* may lack the logs that the *drive* has."""
     logs = "the OCP C0 log (Physical media units written), the Endurance Group log and the vendor's " \
            "additional SMART log"
@@ -421,7 +436,7 @@ def _read_counters(snap: dict) -> dict:
     attrs = ata_attributes(snap)
     names = ata_attribute_names(snap)
     bs = ident.get("logical_block_size") or 512
-    out = {"drive": ident, "rule": rule.name, "rule_note": rule.note, "pair": None,
+    out: dict[str, Any] = {"drive": ident, "rule": rule.name, "rule_note": rule.note, "pair": None,
            "host_writes": None, "nand_writes": None, "waf_num": None, "waf_den": None,
            "formula": None, "missing": [], "reason": None, "raw_other": {}, "assumption": rule.extra.get("assumption")}
     for i, p in enumerate(rule.pairs):
@@ -458,6 +473,7 @@ def _read_counters(snap: dict) -> dict:
         out["missing"] = list(dict.fromkeys(missing))
         reason = rule.no_nand_reason
         if rule.media == "hdd":
+            assert reason is not None, "the hard-disk rule always has a reason"
             reason = reason.format(why=ident.get("media_reason"))
             out["missing"] = []
         elif rule.protocol == "NVMe":

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+from typing import Any
 
 from ..errors import CommandError, DeviceError
 from .parse import SNAPSHOT_FORMAT, loads_lenient, smartctl_status
@@ -66,7 +67,7 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
                            f"{'; '.join(status['meaning'])}){': ' + '; '.join(msgs) if msgs else ''}")
     if r.returncode:
         warnings.append(f"smartctl exit status {r.returncode}: {'; '.join(status['meaning'])}")
-    snap = {"format": SNAPSHOT_FORMAT, "version": 1, "device": device,
+    snap: dict[str, Any] = {"format": SNAPSHOT_FORMAT, "version": 1, "device": device,
             "taken_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "smartctl": sc, "smartctl_status": status, "nvme": {}, "warnings": warnings, "commands": []}
     snap["commands"].append({"argv": [smartctl, "-x", "-j", device], "exit_status": r.returncode})
@@ -103,6 +104,7 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
                     warnings.append(f"{' '.join(argv[1:3])}: output is not JSON")
                     continue
                 if key == "vendor_log":
+                    assert vendor is not None  # the vendor log is listed only for a known vendor
                     data = {"vendor": vendor[0], "plugin": " ".join(vendor[1]), "data": data}
                 snap["nvme"][key] = data
     return snap

@@ -10,8 +10,9 @@ import itertools
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import ConfigError, InputError, InternalError, OpsimError
 from .columns import _BASE_METRICS, _TIMED_METRICS
@@ -315,6 +316,7 @@ def load_grid(grid) -> Grid:
 
     # explicit points: each a table of overrides
     explicit: list[tuple[str, dict]] = []
+    loc: str | None  # where a point comes from: sweep.points[i], or None for the grid alone
     pts = sweep.get("points")
     if pts is not None:
         if not isinstance(pts, list):
@@ -353,7 +355,7 @@ def load_grid(grid) -> Grid:
     def overlap(a, b):
         return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
-    for (i, (ka, _)), (j, (kb, _)) in itertools.combinations(enumerate(dims), 2):
+    for (_i, (ka, _)), (_j, (kb, _)) in itertools.combinations(enumerate(dims), 2):
         if overlap(ka, kb):
             raise ConfigError(f"sweep.grid.{kb}: overlaps sweep.grid.{ka}; vary a key in one place",
                               key=f"sweep.grid.{kb}")
@@ -381,7 +383,8 @@ def load_grid(grid) -> Grid:
     points: list[Point] = []
     by_config: dict[str, str] = {}
     by_id: set[str] = set()
-    for loc, ov in (explicit or [(None, {})]):
+    configs: list[tuple[str | None, dict]] = [*explicit] if explicit else [(None, {})]  # None: the grid alone
+    for loc, ov in configs:
         for combo in itertools.product(*(list(enumerate(items)) for _, items in dims)):
             flat = dict(base)
             flat.update(ov)
@@ -389,6 +392,7 @@ def load_grid(grid) -> Grid:
                 flat.update(c)
             where = ", ".join(f"{key}[{i}]" for (key, _), (i, _) in zip(dims, combo))
             if not where:
+                assert loc is not None  # no grid dimensions: every config is an explicit point
                 source = loc
             else:
                 source = f"sweep.grid ({where})" if loc is None else f"{loc} x sweep.grid ({where})"

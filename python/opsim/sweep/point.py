@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from .._version import __version__
 from .columns import metrics
@@ -28,7 +29,7 @@ def run_point(config_json: str, document: bool = False, base_dir: str | None = N
         from ..sim import _core
 
         data = json.loads(_core().simulate(config_json, "json", base_dir))
-        row = {"status": "ok", "error_type": None, "error_key": None, "error_message": None}
+        row: dict[str, Any] = {"status": "ok", "error_type": None, "error_key": None, "error_message": None}
         row.update(metrics(data))
         if document:
             data.pop("perf", None)

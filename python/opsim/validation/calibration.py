@@ -17,6 +17,7 @@ until the simulated IOPS match.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from .steady import steady_run
 SECTOR = 512
 
 
-def fit_controller(preset: str, points: list[tuple[int, float]], fw: float | None = None,
+def fit_controller(preset: str, points: Sequence[tuple[int, float]], fw: float | None = None,
                    scale: int = 64, iterations: int = 3, drive: dict | None = None) -> dict:
     """Fit (fw_overhead_us, gc_fw_us) to [(user_bytes, published IOPS)] (two points), or
     gc_fw_us alone when ``fw`` is given (then the points are ratios: IOPS relative).
@@ -70,7 +71,7 @@ X400_READINGS = [
     ("seed 001's example: 262 GB of NAND per 256 GB (2.3% spare)", lambda cap: cap * 262 // 256 * 10**9),
     ("binary NAND (cap GiB), nothing reserved", lambda cap: cap * 2**30),
     *[(f"binary NAND less a fixed {r} GB" + (" (the presets)" if r == 6 else ""),
-       (lambda r: lambda cap: cap * 2**30 - r * 10**9)(r)) for r in (4, 5, 6, 7, 8)],
+       (lambda reserve: lambda cap: cap * 2**30 - reserve * 10**9)(r)) for r in (4, 5, 6, 7, 8)],
 ]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._output import markdown_table
 from ..sim import simulate
 
@@ -132,7 +134,8 @@ def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, 
     n = float(cfg["timing"].get("urgent_free_pct", preset_t["urgent_free_pct"]))
     threshold = n / 100 * SKH_MAIN_BLOCKS
     user = g["user_blocks"] * g["block_bytes"]
-    cycles, written = [], 0
+    cycles: list[dict[str, Any]] = []
+    written = 0
     for tr in r.timed["rounds"]:
         f = r.rounds[tr["index"]]
         start_occ = _skh_occupation(written, g["seq_chunk"], g["rand_chunk"], user)
@@ -244,7 +247,7 @@ def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
     urgent state's own settings) or the study's choices change, one at a time."""
     base = _skh_preset()["settings"]["timing"]
     w = SKH_SUSTAIN_WINDOW_S / scale
-    variations = [
+    variations: list[tuple[str, dict[str, Any], str]] = [
         ("preset (baseline)", {}, "N = 3% of 1024 blocks, K = 30%; greedy GC; sustain state NAND-bound"),
         ("seed 2", {"seed": 2}, "another random-write sequence"),
         ("seed 3", {"seed": 3}, "another random-write sequence"),
@@ -304,7 +307,7 @@ def skh_case3(scale: int = 64, progress=None) -> list[dict]:
     the same occupation window: from the urgent-state entry of the level's baseline run (N = 3%) to
     100%."""
     k = float(_skh_preset()["settings"]["timing"]["urgent_perf_pct"])
-    steps = []
+    steps: list[tuple[int, str, str, dict[str, Any]]] = []
     for e in SKH_CASE3_OP_BLOCKS:
         steps.append((e, "sustain state", "NAND-bound (preset)", {}))
         for link in SKH_CASE3_LINKS:

@@ -48,9 +48,11 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
     if wl.sequential > 0 and wl.skewed:
         raise _bad("sequential", "a random/sequential mix is simulated with uniform random writes; drop "
                                  "--skew/--profile or --sequential")
-    if 0 < wl.sequential < 1 and wl.block_size % drive.page_size:
-        raise _bad("sequential", f"a random/sequential mix needs a --block-size that is a multiple of the "
-                                 f"{drive.page_size}-byte page (the simulator's interleaved pattern)")
+    if 0 < wl.sequential < 1:
+        assert wl.block_size is not None  # a mix is not skewed (refused above), so it has one transfer size
+        if wl.block_size % drive.page_size:
+            raise _bad("sequential", f"a random/sequential mix needs a --block-size that is a multiple of the "
+                                     f"{drive.page_size}-byte page (the simulator's interleaved pattern)")
     confirm_note = None
     if wl.skew == "jesd219" and confirm and not jesd219_available():
         confirm_note = ("the Rust core has no workload type \"jesd219\" yet: the JESD219 profile is screened "
@@ -86,6 +88,7 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
     latency_rate = None
     lo = hi = None
     if confirm and allowed:
+        assert model is not None  # planned above whenever confirm is set
         def run(i: int) -> dict:
             if i not in sims:
                 if progress:

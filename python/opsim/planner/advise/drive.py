@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import OpsimError
 from ...units import parse_size
@@ -93,6 +94,7 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
     sources: dict = {}
     timing_over: dict = {}
     drive_over: dict = {}
+    phys: int | None
     if preset is not None:
         if preset not in P.names():
             raise _bad("preset", f"unknown preset {preset!r}; known: {', '.join(sorted(P.names()))}")
@@ -109,7 +111,7 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         sources["native"] = msrc.get("drive.user_capacity", "preset")
         sources["physical"] = msrc.get("drive.physical_capacity", "preset")
         sources["timing"] = {k.split(".", 1)[1]: v for k, v in msrc.items() if k.startswith("timing.")}
-        base = {"preset": preset}
+        base: dict[str, Any] = {"preset": preset}
         name, title = preset, p["meta"]["title"]
     else:
         if native is None:

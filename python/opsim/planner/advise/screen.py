@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from .. import endurance as E
 from ..capacity import (
@@ -134,8 +135,8 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
 def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_bytes: int,
               iops: float | None) -> dict:
     """TBW (host TB writable = P/E x NAND / WAF), DWPD, lifetime, price per IOPS."""
-    out = {"tbw_tb": None, "dwpd": None, "lifetime_years": None, "price_per_iops": None,
-           "price_per_gb": None}
+    out: dict[str, float | None] = {"tbw_tb": None, "dwpd": None, "lifetime_years": None,
+                                    "price_per_iops": None, "price_per_gb": None}
     if drive.pe is not None:
         proj = E.projection(Fraction(str(drive.pe)), drive.physical_bytes, Fraction(waf).limit_denominator(10**9))
         tbw = Fraction(proj["host_bytes_writable"], E.TB)
@@ -177,11 +178,19 @@ def check(targets: Targets, row: dict, base: dict | None) -> dict:
     """{target name: (met?, value, required)} for one level's figures (plain bools and
     floats; met is None when the figure was not measured); ``base`` is the native
     configuration's row from the same source, for relative targets."""
+
+    def of_base(key: str, relative: bool) -> Any:
+        """The native configuration's figure a relative target multiplies (1 for an absolute one)."""
+        if not relative:
+            return 1
+        assert base is not None  # relative targets are checked against the native configuration
+        return base[key]
+
     req = []
     if targets.min_iops is not None:
-        req.append(("iops", row["iops"], targets.min_iops * (base["iops"] if targets.min_iops_relative else 1), 1))
+        req.append(("iops", row["iops"], targets.min_iops * of_base("iops", targets.min_iops_relative), 1))
     if targets.min_tbw is not None:
-        req.append(("tbw", row["tbw_tb"], targets.min_tbw * (base["tbw_tb"] if targets.min_tbw_relative else 1), 1))
+        req.append(("tbw", row["tbw_tb"], targets.min_tbw * of_base("tbw_tb", targets.min_tbw_relative), 1))
     if targets.min_dwpd is not None:
         req.append(("dwpd", row["dwpd"], targets.min_dwpd, 1))
     if targets.min_lifetime_years is not None:

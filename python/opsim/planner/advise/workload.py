@@ -48,6 +48,7 @@ class Workload:
         if self.skew == "uniform":
             sk = "uniform over the LBAs"
         elif self.skew == "hot-cold":
+            assert self.hot_fraction is not None and self.hot_write_fraction is not None  # set with the skew
             sk = (f"hot/cold: {100 * self.hot_write_fraction:g}% of writes to {100 * self.hot_fraction:g}% "
                   "of the LBAs")
         elif self.skew == "zipf":
@@ -70,10 +71,12 @@ class Workload:
             return None
         if self.skew == "hot-cold":
             f, r = self.hot_fraction, self.hot_write_fraction
+            assert f is not None and r is not None  # set with the skew
             return [(f, r), (1 - f, 1 - r)] if 0 < f < 1 else None
         if self.skew == "jesd219":
             return models.jesd219_classes()
         if user_pages not in self._classes:
+            assert self.zipf_exponent is not None  # the remaining skew, zipf, sets it
             self._classes[user_pages] = zipf_classes(self.zipf_exponent, user_pages)
         return self._classes[user_pages]
 
@@ -94,6 +97,7 @@ class Workload:
         block of sequential writes, then the random bytes that keep the asked share."""
         seq = ppb * page
         bs = self.block_size
+        assert bs is not None  # a random/sequential mix has one transfer size (the advisor checks)
         rnd = max(bs, round(seq * (1 - self.sequential) / self.sequential / bs) * bs)
         return seq, rnd
 
@@ -158,7 +162,7 @@ def zipf_classes(s: float, n: int, bins: int = 48) -> list[tuple[float, float]]:
 
     m = min(n, 100_000)
     head = np.concatenate([[0.0], np.cumsum(np.arange(1, m + 1, dtype=float) ** -s)])
-    edges = sorted({0, *(int(round(n ** (k / bins))) for k in range(1, bins + 1)), n})
+    edges = sorted({0, *(round(n ** (k / bins)) for k in range(1, bins + 1)), n})
     total = _gen_harmonic(n, s, head)
     out = []
     prev_h = 0.0
