@@ -214,9 +214,10 @@ mod tests {
         assert_eq!(d.drive.user_bytes, 100_000_000_000_000);
         assert!(d.drive.model_memory_bytes > 100 << 30);
         assert!((d.op.report.user - 0.07).abs() < 1e-6);
-        // with the model's limits, refused as the simulator refuses it
+        // with the model's limits, refused as the simulator refuses it: for its memory, first
         let e = describe(c, true).unwrap_err();
-        assert_eq!(e.key.as_deref(), Some("drive.page_size"));
+        assert_eq!(e.key.as_deref(), Some("drive.user_capacity"));
+        assert!(e.message.contains("memory"), "{e}");
     }
 
     #[test]
