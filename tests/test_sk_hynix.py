@@ -10,6 +10,7 @@ the model's measured behaviour and the size of the disagreement, which docs/vali
 explains; nothing is fitted to the talk's figure.
 """
 
+import itertools
 import json
 import subprocess
 import sys
@@ -95,7 +96,7 @@ def test_case1_performance_falls_toward_full_and_rises_with_op(study):
     for r in runs:
         mbps = [c["mbps"] for c in r["cycles"][r["entry_cycle"]:]]
         assert mbps[-1] < 0.2 * r["sustain_mbps"], "from the sustain-state rate down to the garbage collector's"
-        assert all(b <= a * 1.01 for a, b in zip(mbps, mbps[1:])), "no recovery before 100%"
+        assert all(b <= a * 1.01 for a, b in itertools.pairwise(mbps)), "no recovery before 100%"
         # soon after the entry the host is held at K% of the sustained rate while GC keeps up (in
         # the cycle after the entry GC may refill the pool past N% and let the host through) ...
         throttle = r["core"]["throttle_mbps"]
@@ -112,7 +113,7 @@ def test_case1_performance_falls_toward_full_and_rises_with_op(study):
     # one cycle later (that cycle, still at the sustain rate, leaves the window)
     window = [r["urgent_mbps"] for r in runs]
     assert window[-1] > 1.7 * window[0]
-    for a, b in zip(runs, runs[1:]):
+    for a, b in itertools.pairwise(runs):
         if a["entry_cycle"] == b["entry_cycle"]:
             assert b["urgent_mbps"] > a["urgent_mbps"]
 

@@ -274,7 +274,7 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
             raise InputError(f"labels: {', '.join(dup)} label more than one result of the same workload",
                              key="labels")
     ctx = context or {}
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     versions = sorted({d["opsim_version"] for d in docs if d.get("opsim_version")})
     parts = [f"<h1>{_e(title)}</h1>",
              f'<p class="meta">opsim {_e(__version__)} &middot; generated {_e(now)} &middot; {len(docs)} result(s)'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 
 from .._output import Output, atomic_write_text, check_writable_file, table
@@ -102,7 +103,7 @@ def run_workloads(args) -> Output:
               f"{r['published_vs_0']:.2f}x"] for r in rows]
     if args.markdown:
         atomic_write_text(args.markdown, markdown_table(head, "llrrrr", cells))
-    rising = all(a["host_bytes_per_pe"] < b["host_bytes_per_pe"] for a, b in zip(rows, rows[1:]) if a["drive"] == b["drive"])
+    rising = all(a["host_bytes_per_pe"] < b["host_bytes_per_pe"] for a, b in itertools.pairwise(rows) if a["drive"] == b["drive"])
     text = table(head, cells, title="Endurance against OP, JEDEC JESD219 enterprise workload (functional model)")
     text += f"\nTBW rises with OP on every drive: {'yes' if rising else 'NO'}"
     return Output(data={"suite": "workloads", "x400_tbw": rows, "tbw_rises_with_op": rising}, text=text)

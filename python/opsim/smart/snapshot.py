@@ -68,7 +68,7 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
     if r.returncode:
         warnings.append(f"smartctl exit status {r.returncode}: {'; '.join(status['meaning'])}")
     snap: dict[str, Any] = {"format": SNAPSHOT_FORMAT, "version": 1, "device": device,
-            "taken_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "taken_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "smartctl": sc, "smartctl_status": status, "nvme": {}, "warnings": warnings, "commands": []}
     snap["commands"].append({"argv": [smartctl, "-x", "-j", device], "exit_status": r.returncode})
     protocol = ((sc.get("device") or {}).get("protocol") or "").upper()

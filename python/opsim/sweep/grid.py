@@ -10,6 +10,7 @@ import itertools
 import json
 import math
 import os
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,20 +137,7 @@ def _check_value(loc: str, v) -> None:
                           "lists and tables only)", key=loc)
 
 
-def _toml(key: str):
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            raise InputError("reading grid files needs Python 3.11+ (tomllib) or the tomli package",
-                             key=key) from None
-    return tomllib
-
-
 def _read_toml(path: str, key: str) -> dict:
-    tomllib = _toml(key)
     if not os.path.exists(path):
         raise InputError(f"{key}: file {path} does not exist", key=key)
     try:
@@ -167,7 +155,6 @@ def _load_document(grid) -> tuple[dict, str | None]:
     if isinstance(grid, (str, os.PathLike)):
         path = os.fspath(grid)
         if "\n" in path and not os.path.exists(path):  # TOML text
-            tomllib = _toml("grid")
             try:
                 return tomllib.loads(path), None
             except tomllib.TOMLDecodeError as e:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .._output import markdown_table
@@ -360,8 +361,8 @@ def skh_suite(scale: int = 1, model_scale: int = 64, progress=None) -> dict:
     runs = study["runs"]
     t = _skh_preset()["settings"]["timing"]
     checks = {
-        "monotone_common": all(b["common_mbps"] > a["common_mbps"] for a, b in zip(runs, runs[1:])),
-        "monotone_final": all(b["final_mbps"] > a["final_mbps"] for a, b in zip(runs, runs[1:])),
+        "monotone_common": all(b["common_mbps"] > a["common_mbps"] for a, b in itertools.pairwise(runs)),
+        "monotone_final": all(b["final_mbps"] > a["final_mbps"] for a, b in itertools.pairwise(runs)),
         "sustain_fixed": (study["sustain_mbps_max"] - study["sustain_mbps_min"]) / study["sustain_mbps_max"] < 0.01,
         "op_axis_matches_talk": [round(r["op_pct"], 1) for r in runs] == list(SKH_TALK_OP_AXIS),
         "core_urgent_entered": [r["ext_blocks"] for r in runs if r["core"] and r["core"]["entries"] > 0],

@@ -3,6 +3,7 @@ random/sequential mix, skew, host writes per day; and the zipf skew's page class
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -166,7 +167,7 @@ def zipf_classes(s: float, n: int, bins: int = 48) -> list[tuple[float, float]]:
     total = _gen_harmonic(n, s, head)
     out = []
     prev_h = 0.0
-    for a, b in zip(edges, edges[1:]):
+    for a, b in itertools.pairwise(edges):
         if b <= a:
             continue
         h = _gen_harmonic(b, s, head)
