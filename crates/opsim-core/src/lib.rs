@@ -19,12 +19,14 @@
 // `u64::is_multiple_of` is Rust 1.87; the crate supports 1.75 (workspace rust-version).
 #![allow(clippy::manual_is_multiple_of)]
 
+pub mod atomic;
 pub mod config;
 pub mod error;
 pub mod ftl;
 pub mod geometry;
 pub mod meanfield;
 pub mod presets;
+pub mod quote;
 pub mod rng;
 pub mod sim;
 pub mod steady;
