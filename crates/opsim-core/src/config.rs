@@ -503,6 +503,15 @@ fn json_error(
     config_error(path, &msg, "")
 }
 
+/// `v` without the object members that are null.
+fn drop_nulls(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => m.into_iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k, drop_nulls(x))).collect(),
+        serde_json::Value::Array(a) => a.into_iter().map(drop_nulls).collect(),
+        x => x,
+    }
+}
+
 impl Config {
     pub fn from_toml_str(text: &str) -> Result<Config> {
         let table = text
@@ -527,6 +536,8 @@ impl Config {
             .map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
         de.end().map_err(|e| json_error(None, &e, text))?;
         let cfg = if value.get("preset").is_some() {
+            // TOML has no null: a key set to null is a key not given (as without a preset)
+            let value = drop_nulls(value);
             let table: toml::Table = serde_path_to_error::deserialize(value)
                 .map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
             Self::from_table(crate::presets::apply(table)?)?

@@ -767,8 +767,9 @@ const HEAD_BYTES: usize = 64 << 10;
 enum Origin {
     /// The file at `cfg.path` (a regular file, a pipe, a FIFO, a device...).
     Path,
-    /// Bytes in memory (tests, the fuzz harness); `cfg.path` only names them in messages.
-    Bytes(std::sync::Arc<[u8]>),
+    /// Bytes in memory (tests, the fuzz harness), read through buffers of the given size;
+    /// `cfg.path` only names them in messages.
+    Bytes(std::sync::Arc<[u8]>, usize),
 }
 
 /// `Arc<[u8]>` as a byte slice, for a `Cursor` that owns its bytes.
@@ -781,6 +782,10 @@ impl AsRef<[u8]> for Shared {
 }
 
 type Source = Box<dyn BufRead + Send>;
+
+fn not_rereadable(path: &str, what: &str) -> Error {
+    Error::config(what, format!("needs to read the trace twice, and {path} is a pipe or device that reads once; save it to a file"))
+}
 
 fn line_too_long(path: &str, line: u64) -> Error {
     trace_err(
@@ -798,7 +803,7 @@ fn line_too_long(path: &str, line: u64) -> Error {
 /// Nothing here seeks or asks for the size, so a pipe or FIFO reads like a file.
 fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, bool)> {
     let (raw, again): (Box<dyn Read + Send>, bool) = match origin {
-        Origin::Bytes(b) => (Box::new(std::io::Cursor::new(Shared(b.clone()))), true),
+        Origin::Bytes(b, _) => (Box::new(std::io::Cursor::new(Shared(b.clone()))), true),
         Origin::Path => {
             let file = std::fs::File::open(path)
                 .map_err(|e| trace_err(path, 0, format!("cannot open: {e}")))?;
@@ -806,7 +811,11 @@ fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, boo
             (Box::new(file), regular)
         }
     };
-    let mut raw = BufReader::with_capacity(1 << 18, raw);
+    let (raw_cap, dec_cap) = match origin {
+        Origin::Bytes(_, cap) => (*cap, *cap),
+        Origin::Path => (1 << 18, 1 << 16),
+    };
+    let mut raw = BufReader::with_capacity(raw_cap, raw);
     // the magic bytes, however few a pipe hands over at a time; then put them back in front
     let mut magic = [0u8; 4];
     let mut n = 0;
@@ -822,11 +831,11 @@ fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, boo
     let stream = std::io::Cursor::new(head.to_vec()).chain(raw);
     let (src, compression): (Source, &'static str) = if head.starts_with(&GZ) {
         let dec = flate2::bufread::MultiGzDecoder::new(stream);
-        (Box::new(BufReader::with_capacity(1 << 16, dec)), "gzip")
+        (Box::new(BufReader::with_capacity(dec_cap, dec)), "gzip")
     } else if head.starts_with(&ZST) {
         let dec = ruzstd::decoding::StreamingDecoder::new(stream)
             .map_err(|e| trace_err(path, 0, format!("not a valid zstd stream: {e}")))?;
-        (Box::new(BufReader::with_capacity(1 << 16, dec)), "zstd")
+        (Box::new(BufReader::with_capacity(dec_cap, dec)), "zstd")
     } else {
         (Box::new(stream), "none")
     };
@@ -839,15 +848,11 @@ fn read_head(path: &str, src: Source) -> Result<(Vec<u8>, Source)> {
     let mut take = src.take(HEAD_BYTES as u64);
     take.read_to_end(&mut head)
         .map_err(|e| trace_err(path, 1, format!("cannot read: {e}")))?;
-    let src = take.into_inner();
-    Ok((
-        head.clone(),
-        Box::new(std::io::Cursor::new(head).chain(src)),
-    ))
+    Ok((head, take.into_inner()))
 }
 
 /// Guess the format from the first request-looking lines of `head`.
-fn detect(path: &str, head: &[u8]) -> Result<TraceFormat> {
+fn detect(path: &str, head: &[u8], rereadable: bool) -> Result<TraceFormat> {
     if head.len() >= HEAD_BYTES && memchr::memchr(b'\n', head).is_none() {
         return Err(line_too_long(path, 1));
     }
@@ -878,6 +883,9 @@ fn detect(path: &str, head: &[u8]) -> Result<TraceFormat> {
                 }
             }
         }
+    }
+    if head.is_empty() && !rereadable {
+        return Err(trace_err(path, 0, "holds no requests (nothing came through; a pipe can be read only once)"));
     }
     if head.is_empty() {
         return Err(trace_err(path, 0, "holds no requests (the file is empty)"));
@@ -936,7 +944,14 @@ impl Reader {
 
     /// A reader of a trace held in memory (`cfg.path` only names it in messages).
     pub fn from_bytes(cfg: &TraceConfig, bytes: impl Into<std::sync::Arc<[u8]>>) -> Result<Reader> {
-        Self::open_origin(cfg, Origin::Bytes(bytes.into()))
+        Self::open_origin(cfg, Origin::Bytes(bytes.into(), 1 << 18))
+    }
+
+    /// [`Reader::from_bytes`] reading through buffers of `buffer` bytes (at least 1): a
+    /// small one puts lines across buffer ends, for tests of the line splitting.
+    #[doc(hidden)]
+    pub fn from_bytes_buffered(cfg: &TraceConfig, bytes: impl Into<std::sync::Arc<[u8]>>, buffer: usize) -> Result<Reader> {
+        Self::open_origin(cfg, Origin::Bytes(bytes.into(), buffer.max(1)))
     }
 
     fn open_origin(cfg: &TraceConfig, origin: Origin) -> Result<Reader> {
@@ -948,8 +963,9 @@ impl Reader {
         let format = match cfg.format {
             TraceFormat::Auto => {
                 let (head, rest) = read_head(path, src)?;
-                src = rest;
-                detect(path, &head)?
+                let format = detect(path, &head, rereadable)?;
+                src = Box::new(std::io::Cursor::new(head).chain(rest));
+                format
             }
             f => f,
         };
@@ -1030,10 +1046,7 @@ impl Reader {
         if self.rereadable {
             return Ok(());
         }
-        Err(Error::config(
-            what,
-            format!("needs to read the trace twice, and {} is a pipe or device that reads once; save it to a file", self.cfg.path),
-        ))
+        Err(not_rereadable(&self.cfg.path, what))
     }
 
     fn bad(&mut self, msg: String) -> Result<()> {
@@ -1358,6 +1371,9 @@ pub fn empty_error(r: &Reader) -> Error {
 
 /// The highest end offset (bytes) of the trace's requests: the pre-pass of `remap = "scale"`.
 pub fn max_end(cfg: &TraceConfig) -> Result<u64> {
+    if std::fs::metadata(&cfg.path).is_ok_and(|m| !m.is_file()) {
+        return Err(not_rereadable(&cfg.path, "workload.trace.remap"));
+    }
     let mut r = Reader::open(cfg)?;
     r.check_rereadable("workload.trace.remap")?;
     let mut hi = 0;

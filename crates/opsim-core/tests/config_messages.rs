@@ -118,3 +118,18 @@ fn unbounded_integers_are_refused_when_read() {
     let e = toml_err(&format!("{DRIVE}[workload]\ntype = \"snia-pts\"\n[workload.pts]\ntest = \"iops\"\nblock_sizes = [{sizes}]\n"));
     assert_eq!(e.key.as_deref(), Some("workload.pts.block_sizes"), "{e}");
 }
+
+#[test]
+fn a_preset_config_parses_again_from_its_own_json() {
+    // found by the fuzzer: nulls (absent options) could not become TOML with a preset
+    let cfg = Config::from_toml_str("preset = \"micron-1100-1tb\"\n").unwrap();
+    let json = serde_json::to_string(&cfg).unwrap();
+    assert!(json.contains("null"), "{json}");
+    let again = Config::from_json_str(&json).unwrap();
+    assert_eq!(serde_json::to_string(&again).unwrap(), json);
+    // and a dict with None values and a preset
+    Config::from_json_str(
+        r#"{"preset": "intel-320-160gb", "drive": {"op": null}, "ftl": {"d": null}}"#,
+    )
+    .unwrap();
+}
