@@ -503,11 +503,14 @@ fn json_error(
     config_error(path, &msg, "")
 }
 
-/// `v` without the object members that are null.
-fn drop_nulls(v: serde_json::Value) -> serde_json::Value {
+/// `v` as TOML can hold it: object members that are null dropped (a key not given), and
+/// integers past TOML's (past 2^63 - 1) given as strings, which sizes read exactly.
+fn toml_ready(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
     match v {
-        serde_json::Value::Object(m) => m.into_iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k, drop_nulls(x))).collect(),
-        serde_json::Value::Array(a) => a.into_iter().map(drop_nulls).collect(),
+        Value::Object(m) => m.into_iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k, toml_ready(x))).collect(),
+        Value::Array(a) => a.into_iter().map(toml_ready).collect(),
+        Value::Number(n) if n.as_u64().is_some_and(|u| u > i64::MAX as u64) => Value::String(n.to_string()),
         x => x,
     }
 }
@@ -537,7 +540,7 @@ impl Config {
         de.end().map_err(|e| json_error(None, &e, text))?;
         let cfg = if value.get("preset").is_some() {
             // TOML has no null: a key set to null is a key not given (as without a preset)
-            let value = drop_nulls(value);
+            let value = toml_ready(value);
             let table: toml::Table = serde_path_to_error::deserialize(value)
                 .map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
             Self::from_table(crate::presets::apply(table)?)?

@@ -759,6 +759,10 @@ const ZST: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// text trace, and the reader never holds more than this of one line in memory.
 pub const MAX_LINE: usize = 64 << 10;
 
+/// The largest zstd window accepted (the history the decoder keeps in memory): levels up to
+/// 19 use at most 8 MiB, `--long` and `--ultra` more.
+const MAX_ZSTD_WINDOW: u64 = 32 << 20;
+
 /// How much of the (decompressed) start of the trace format detection looks at.
 const HEAD_BYTES: usize = 64 << 10;
 
@@ -833,8 +837,17 @@ fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, boo
         let dec = flate2::bufread::MultiGzDecoder::new(stream);
         (Box::new(BufReader::with_capacity(dec_cap, dec)), "gzip")
     } else if head.starts_with(&ZST) {
-        let dec = ruzstd::decoding::StreamingDecoder::new(stream)
-            .map_err(|e| trace_err(path, 0, format!("not a valid zstd stream: {e}")))?;
+        let dec = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(stream, MAX_ZSTD_WINDOW).map_err(|e| {
+            let e = e.to_string();
+            if e.contains("window_size is too big") {
+                trace_err(path, 0, format!(
+                    "the zstd stream needs a window of more than {} MiB (made with --long or --ultra?); recompress it without them",
+                    MAX_ZSTD_WINDOW >> 20
+                ))
+            } else {
+                trace_err(path, 0, format!("not a valid zstd stream: {}", crate::quote::echo(&e)))
+            }
+        })?;
         (Box::new(BufReader::with_capacity(dec_cap, dec)), "zstd")
     } else {
         (Box::new(stream), "none")
@@ -1219,7 +1232,8 @@ pub struct TraceInfo {
 /// The 4 KiB blocks touched, as bitmaps of [`CHUNK_WORDS`] words made only where a block is
 /// set, so memory follows what the trace touches, not the offsets it names.
 struct BitSet {
-    chunks: std::collections::HashMap<u64, Box<[u64; CHUNK_WORDS]>>,
+    /// Chunk index -> (bits set in it, the bits).
+    chunks: std::collections::HashMap<u64, (u64, Box<[u64; CHUNK_WORDS]>)>,
     count: u64,
     limit_chunks: usize,
     overflow: bool,
@@ -1252,17 +1266,19 @@ impl BitSet {
                 self.overflow = true;
                 break;
             }
-            let words = self
+            let (set, words) = self
                 .chunks
                 .entry(c)
-                .or_insert_with(|| Box::new([0; CHUNK_WORDS]));
+                .or_insert_with(|| (0, Box::new([0; CHUNK_WORDS])));
             let end = (last - b).min(CHUNK_BITS - 1 - i as u64) as usize + i; // last bit in this chunk
-            let mut j = i;
+            let mut j = if *set == CHUNK_BITS { end + 1 } else { i }; // a full chunk: nothing to do
             while j <= end {
                 let w = j / 64;
                 let hi = if end / 64 == w { end % 64 } else { 63 };
                 let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << (j % 64));
-                self.count += (mask & !words[w]).count_ones() as u64;
+                let new = (mask & !words[w]).count_ones() as u64;
+                *set += new;
+                self.count += new;
                 words[w] |= mask;
                 j = w * 64 + hi + 1;
             }

@@ -233,3 +233,32 @@ fn conversion_output_is_whole_with_the_umask_mode_and_nothing_else() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
 }
+
+#[test]
+fn a_zstd_stream_with_a_huge_window_is_refused() {
+    // made with `zstd --long=27` from a pipe (the size unknown): the decoder would keep
+    // 128 MiB of history
+    let d = tmp("zstd");
+    let src = d.join("t.csv");
+    std::fs::write(&src, MSR.repeat(100)).unwrap();
+    let out = d.join("t.csv.zst");
+    let zstd = |args: &[&str]| {
+        std::process::Command::new("zstd")
+            .args(args)
+            .arg("-o")
+            .arg(&out)
+            .stdin(std::fs::File::open(&src).unwrap())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !zstd(&["-q", "-f", "--long=27"]) {
+        eprintln!("zstd not available: skipped");
+        return;
+    }
+    let e = trace::info(&TraceConfig::new(out.to_str().unwrap())).unwrap_err();
+    assert!(e.message.contains("window of more than 32 MiB"), "{e}");
+    // the usual levels read fine
+    assert!(zstd(&["-q", "-f", "-19"]));
+    let info = trace::info(&TraceConfig::new(out.to_str().unwrap())).unwrap();
+    assert_eq!((info.compression, info.records), ("zstd", 300));
+}

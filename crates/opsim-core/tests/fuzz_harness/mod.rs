@@ -305,9 +305,8 @@ pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, tokens: &[&str], others: &[&[u8
                 let (a, b) = (lines[k], lines.get(k + 1).copied().unwrap_or(data.len()));
                 let line = data[a..b].to_vec();
                 let copies = if rng.chance(8) { 1 + rng.below(200) } else { 1 };
-                for _ in 0..copies {
-                    data.splice(b..b, line.iter().copied());
-                }
+                let copies = copies.min(MAX_INPUT.saturating_sub(data.len()) / line.len().max(1));
+                data.splice(b..b, line.repeat(copies));
             }
             5 | 6 if !tokens.is_empty() => {
                 let t = rng.pick(tokens).as_bytes();
@@ -576,7 +575,12 @@ pub fn check_config(data: &[u8], json: bool) -> Result<bool, String> {
         Config::from_toml_str(&text)
     };
     let Ok(cfg) = r else { return Ok(false) };
-    // what parses also parses again from its own JSON (what the binding hands around)
+    // what parses also parses again from its own JSON (what the binding hands around),
+    // unless it holds NaN or an infinity, which JSON cannot (they are refused later, when
+    // the run is set up)
+    if toml::Value::try_from(&cfg).is_ok_and(|v| has_non_finite(&v)) {
+        return Ok(true);
+    }
     let again = serde_json::to_string(&cfg)
         .map_err(|e| format!("cannot serialise a parsed config: {e}"))?;
     if let Err(e) = Config::from_json_str(&again) {
@@ -585,6 +589,15 @@ pub fn check_config(data: &[u8], json: bool) -> Result<bool, String> {
         ));
     }
     Ok(true)
+}
+
+fn has_non_finite(v: &toml::Value) -> bool {
+    match v {
+        toml::Value::Float(f) => !f.is_finite(),
+        toml::Value::Array(a) => a.iter().any(has_non_finite),
+        toml::Value::Table(t) => t.values().any(has_non_finite),
+        _ => false,
+    }
 }
 
 pub struct Report {
