@@ -86,9 +86,16 @@ fn a_fifo_reads_like_a_file() {
             }
         })
     };
-    let info = trace::info(&TraceConfig::new(p.to_str().unwrap())).unwrap();
+    let mut r = Reader::open(&TraceConfig::new(p.to_str().unwrap())).unwrap();
+    let mut n = 0;
+    while r.next_record().unwrap().is_some() {
+        n += 1;
+    }
     writer.join().unwrap();
-    assert_eq!((info.format, info.records, info.write.ios), ("msr", 3, 2));
+    assert_eq!((r.format, n), (TraceFormat::Msr, 3));
+    // `repeat` cannot read a pipe again: it says so
+    let e = r.rewind().unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("workload.trace.repeat"), "{e}");
 
     // what needs a second pass says so instead of finding an "empty" trace (and without
     // opening the FIFO: no writer is waiting)
