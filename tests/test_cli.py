@@ -38,7 +38,7 @@ def test_simulate_table_and_json(cfg, tmp_path):
 
 
 @pytest.mark.parametrize("text,key", [
-    ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\nbogus = 2\n', "bogus"),
+    ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\nbogus = 2\n', "drive.bogus"),
     ('[drive]\nuser_capacity = "1GiB"\nop = -1\n', "drive.op"),
     ('[drive]\nuser_capacity = "1GiB"\nop = 0\n', "drive.op"),
     ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\n[workload]\ntype = "zipf"\n', "workload.zipf_exponent"),

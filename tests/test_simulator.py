@@ -197,12 +197,12 @@ def test_data_tokens_survive_gc():
 
 
 @pytest.mark.parametrize("bad,key,exc", [
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1, "bogus": 1}}, "bogus", ConfigError),
+    ({"drive": {"user_capacity": "1GiB", "op": 0.1, "bogus": 1}}, "drive.bogus", ConfigError),
     ({"drive": {"user_capacity": "1GiB", "op": -0.1}}, "drive.op", ConfigError),
     ({"drive": {"user_capacity": "1GiB", "op": 0.0}}, "drive.op", CapacityError),
     ({"drive": {"user_capacity": 0, "op": 0.1}}, "drive.user_capacity", CapacityError),
     ({"drive": {"user_capacity": "1GiB", "op": 0.1, "page_size": 0}}, "drive.page_size", CapacityError),
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc": "lru"}}, "config", ConfigError),
+    ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc": "lru"}}, "ftl.gc", ConfigError),
     ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc": "d-choices"}}, "ftl.d", ConfigError),
     ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "workload": {"type": "zipf"}},
      "workload.zipf_exponent", WorkloadError),

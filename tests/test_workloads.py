@@ -70,7 +70,7 @@ def test_phases_in_the_timed_model():
     (lambda c: c["phase"][1]["workload"].update(type="snia-pts"), "phase[1].workload.type"),
     (lambda c: c["phase"][2]["workload"].update(hot_fraction=0.2), "phase[2].workload.hot_fraction"),
     (lambda c: c["phase"][2].update(drive_writes=-1), "phase[2].drive_writes"),
-    (lambda c: c["phase"][2].update(color="red"), "color"),
+    (lambda c: c["phase"][2].update(color="red"), "phase[2].color"),
 ])
 def test_phase_errors_name_the_key(change, key):
     cfg = json.loads(json.dumps(phased()))

@@ -105,7 +105,7 @@ impl GcPolicy {
 pub struct FtlConfig {
     #[serde(default)]
     pub gc: GcPolicy,
-    /// Candidates sampled by d-choices.
+    /// Candidates sampled by d-choices (1..=[`MAX_D`]).
     pub d: Option<u32>,
     /// Window (oldest closed blocks considered) of windowed greedy.
     pub window: Option<u32>,
@@ -426,51 +426,167 @@ impl Default for RunConfig {
     }
 }
 
-fn clean_toml_error(e: &toml::de::Error, text: &str) -> (Option<String>, String) {
-    // toml's message already shows the line and the offending key; keep it on few lines.
-    let msg = e.message().to_string();
-    let key = Some(error_key(&msg)).filter(|k| k != "config");
+/// The largest `ftl.d`: d-choices samples this many blocks per collection.
+pub const MAX_D: u32 = 1024;
+
+/// The most entries of a list option (`workload.pts.block_sizes`, `workload.pts.mixes`).
+pub const MAX_LIST: usize = 64;
+
+/// A config error at `path` (the key path serde reached, `.` for the top) with `msg`, the
+/// message cleaned for the user: no position inside a document they never saw, control
+/// characters escaped, at most a few lines.
+fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) -> Error {
+    let key = path.map(ToString::to_string).unwrap_or_default();
+    let key = if key == "." || key.is_empty() {
+        "config".to_owned()
+    } else {
+        crate::quote::echo(&key)
+    };
+    let mut msg = crate::quote::escape(msg.trim());
+    if msg.chars().count() > 600 {
+        msg = msg.chars().take(600).collect::<String>() + "...";
+    }
+    Error::config(&key, format!("invalid config: {msg}{loc}"))
+}
+
+/// " (line L, column C)" of a byte offset of `text`.
+fn line_col(text: &str, at: usize) -> String {
+    let before = &text.as_bytes()[..at.min(text.len())];
+    let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    format!(" (line {line}, column {col})")
+}
+
+/// A toml error on `text` (the user's own file): its message and where.
+fn toml_error(path: Option<&serde_path_to_error::Path>, e: &toml::de::Error, text: &str) -> Error {
     let loc = e
         .span()
-        .map(|s| {
-            let before = &text[..s.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
-            format!(" (line {line}, column {col})")
-        })
+        .map(|s| line_col(text, s.start))
         .unwrap_or_default();
-    (key, format!("{msg}{loc}"))
+    config_error(path, e.message(), &loc)
+}
+
+/// A serde_json error, without serde_json's " at line L column C" (a position in the JSON
+/// the Python binding made from a dict, not in anything the user wrote).
+fn json_error(
+    path: Option<&serde_path_to_error::Path>,
+    e: &serde_json::Error,
+    text: &str,
+) -> Error {
+    let full = e.to_string();
+    let msg = match full.rfind(" at line ") {
+        Some(i) if e.line() > 0 => &full[..i],
+        _ => full.as_str(),
+    };
+    let mut msg = msg.to_owned();
+    if e.is_syntax() && e.line() > 0 {
+        // find what the JSON held there: NaN and infinities are the only way a dict gets here
+        let off: usize = text
+            .split_inclusive('\n')
+            .take(e.line() - 1)
+            .map(str::len)
+            .sum::<usize>()
+            + e.column().saturating_sub(1);
+        let rest = text.get(off..).unwrap_or("");
+        if ["NaN", "Infinity", "-Infinity"]
+            .iter()
+            .any(|t| rest.starts_with(t))
+        {
+            msg = "not a finite number (NaN and infinity are not allowed)".into();
+        }
+    }
+    config_error(path, &msg, "")
+}
+
+/// `v` as TOML can hold it: object members that are null dropped (a key not given), and
+/// integers past TOML's (past 2^63 - 1) given as strings, which sizes read exactly.
+fn toml_ready(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => m.into_iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k, toml_ready(x))).collect(),
+        Value::Array(a) => a.into_iter().map(toml_ready).collect(),
+        Value::Number(n) if n.as_u64().is_some_and(|u| u > i64::MAX as u64) => Value::String(n.to_string()),
+        x => x,
+    }
 }
 
 impl Config {
     pub fn from_toml_str(text: &str) -> Result<Config> {
-        let table = text.parse::<toml::Table>().map_err(|e| {
-            let (key, msg) = clean_toml_error(&e, text);
-            Error::config(key.as_deref().unwrap_or("config"), format!("invalid config: {}", msg.trim()))
-        })?;
-        if !table.contains_key("preset") {
+        let table = text
+            .parse::<toml::Table>()
+            .map_err(|e| toml_error(None, &e, text))?;
+        let cfg = if !table.contains_key("preset") {
             // no preset: deserialise the text itself so errors keep their line numbers
-            return toml::from_str::<Config>(text).map_err(|e| {
-                let (key, msg) = clean_toml_error(&e, text);
-                let key = key.unwrap_or_else(|| "config".into());
-                Error::config(&key, format!("invalid config: {}", msg.trim()))
-            });
-        }
-        Self::from_table(crate::presets::apply(table)?)
+            serde_path_to_error::deserialize(toml::Deserializer::new(text))
+                .map_err(|e| toml_error(Some(e.path()), e.inner(), text))?
+        } else {
+            Self::from_table(crate::presets::apply(table)?)?
+        };
+        cfg.check_limits()?;
+        Ok(cfg)
     }
 
+    /// A config from JSON text (the Python binding's form of a dict).  Errors name the key
+    /// path (`drive.op`), never a position in the JSON text.
     pub fn from_json_str(text: &str) -> Result<Config> {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| Error::config("config", format!("invalid config: {e}")))?;
-        if value.get("preset").is_some() {
-            let table: toml::Table = serde_json::from_value(value)
-                .map_err(|e| Error::config("config", format!("invalid config: {e}")))?;
-            return Self::from_table(crate::presets::apply(table)?);
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value: serde_json::Value = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
+        de.end().map_err(|e| json_error(None, &e, text))?;
+        let cfg = if value.get("preset").is_some() {
+            // TOML has no null: a key set to null is a key not given (as without a preset)
+            let value = toml_ready(value);
+            let table: toml::Table = serde_path_to_error::deserialize(value)
+                .map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
+            Self::from_table(crate::presets::apply(table)?)?
+        } else {
+            serde_path_to_error::deserialize::<_, Config>(value)
+                .map_err(|e| json_error(Some(e.path()), e.inner(), text))?
+        };
+        cfg.check_limits()?;
+        Ok(cfg)
+    }
+
+    /// Bounds on the integers that set how much work or memory a run takes, checked when the
+    /// config is read (before anything is built): a value past them would hang or exhaust
+    /// memory rather than fail.
+    pub fn check_limits(&self) -> Result<()> {
+        if let Some(d) = self.ftl.d {
+            if d > MAX_D {
+                return Err(Error::config(
+                    "ftl.d",
+                    format!("{d} is too large; d-choices samples at most {MAX_D} blocks"),
+                ));
+            }
         }
-        serde_json::from_value::<Config>(value).map_err(|e| {
-            let msg = e.to_string();
-            Error::config(&error_key(&msg), format!("invalid config: {msg}"))
-        })
+        let workloads = std::iter::once(("workload".to_owned(), &self.workload)).chain(
+            self.phases
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (format!("phase[{i}].workload"), &p.workload)),
+        );
+        for (key, w) in workloads {
+            if let Some(pts) = &w.pts {
+                let lens = [
+                    ("block_sizes", pts.block_sizes.as_ref().map(Vec::len)),
+                    ("mixes", pts.mixes.as_ref().map(Vec::len)),
+                ];
+                for (name, n) in lens {
+                    if let Some(n) = n.filter(|&n| n > MAX_LIST) {
+                        return Err(Error::config(
+                            &format!("{key}.pts.{name}"),
+                            format!("{n} entries; at most {MAX_LIST}"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Make relative trace paths relative to `base` (the config file's directory).
@@ -490,23 +606,19 @@ impl Config {
     }
 
     fn from_table(table: toml::Table) -> Result<Config> {
-        toml::Value::Table(table).try_into::<Config>().map_err(|e| {
-            let msg = e.to_string();
-            Error::config(&error_key(&msg), format!("invalid config: {}", msg.trim()))
-        })
+        serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| config_error(Some(e.path()), e.inner().message(), ""))
     }
 }
 
-/// The key an unknown-/missing-field message names, else "config".
-fn error_key(msg: &str) -> String {
-    msg.split('`')
-        .nth(1)
-        .filter(|_| msg.contains("unknown field") || msg.contains("missing field"))
-        .unwrap_or("config")
-        .to_owned()
-}
-
-pub fn check_fraction(key: &str, v: f64, lo: f64, hi: f64, lo_incl: bool, hi_incl: bool) -> Result<f64> {
+pub fn check_fraction(
+    key: &str,
+    v: f64,
+    lo: f64,
+    hi: f64,
+    lo_incl: bool,
+    hi_incl: bool,
+) -> Result<f64> {
     let ok_lo = if lo_incl { v >= lo } else { v > lo };
     let ok_hi = if hi_incl { v <= hi } else { v < hi };
     if !(ok_lo && ok_hi && v.is_finite()) {

@@ -382,7 +382,7 @@ mod tests {
         let e = geo("[drive]\nuser_capacity = 0\nop = 0.1\n").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("drive.user_capacity"));
         let e = geo("[drive]\nuser_capacity = \"1GiB\"\nop = 0.1\nbogus = 1\n").unwrap_err();
-        assert_eq!(e.key.as_deref(), Some("bogus"));
+        assert_eq!(e.key.as_deref(), Some("drive.bogus"));
         let e = geo("[drive]\nuser_capacity = \"1GiB\"\nop = 0.1\npages_per_block = 0\n").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("drive.pages_per_block"));
     }

@@ -19,6 +19,7 @@
 // `u64::is_multiple_of` is Rust 1.87; the crate supports 1.75 (workspace rust-version).
 #![allow(clippy::manual_is_multiple_of)]
 
+pub mod atomic;
 pub mod config;
 pub mod describe;
 pub mod error;
@@ -28,6 +29,7 @@ pub mod interrupt;
 pub mod meanfield;
 pub mod memory;
 pub mod presets;
+pub mod quote;
 pub mod rng;
 pub mod sim;
 pub mod steady;

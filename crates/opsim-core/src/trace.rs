@@ -17,7 +17,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::workload::OpKind;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -392,7 +392,7 @@ fn decimal_ns(s: &[u8], unit_ns: u64) -> Option<u64> {
 }
 
 fn text(s: &[u8]) -> String {
-    String::from_utf8_lossy(&s[..s.len().min(40)]).into_owned()
+    crate::quote::echo_bytes(s)
 }
 
 // ------------------------------------------------------------------ column maps
@@ -438,26 +438,48 @@ fn unit_time(u: &str) -> Option<u64> {
     })
 }
 
+/// The most columns a column map may name (0-based indices below this).
+pub const MAX_COLUMNS: usize = 64;
+
 fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Columns> {
     let key = "workload.trace.columns";
+    let echo = crate::quote::echo;
     let mut time = None;
     let mut op = None;
     let mut offset = None;
     let mut size = None;
     let mut device = None;
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (name, rest) = item
-            .split_once('=')
-            .ok_or_else(|| Error::config(key, format!("\"{item}\" is not name=column[:unit]")))?;
+        let (name, rest) = item.split_once('=').ok_or_else(|| {
+            Error::config(key, format!("\"{}\" is not name=column[:unit]", echo(item)))
+        })?;
         let (col, unit) = match rest.split_once(':') {
             Some((c, u)) => (c, Some(u.trim().to_ascii_lowercase())),
             None => (rest, None),
         };
-        let col: usize = col
-            .trim()
-            .parse()
-            .map_err(|_| Error::config(key, format!("\"{item}\": column must be a 0-based index")))?;
-        let bad_unit = |what: &str| Error::config(key, format!("\"{item}\": unknown unit; expected one of {what}"));
+        let name_key = format!("{key}.{}", echo(name.trim()));
+        let col: usize =
+            match col.trim().parse::<u64>() {
+                Ok(c) if c < MAX_COLUMNS as u64 => c as usize,
+                Ok(c) => return Err(Error::config(
+                    &name_key,
+                    format!(
+                        "column {c} is out of range; expected a 0-based index below {MAX_COLUMNS}"
+                    ),
+                )),
+                Err(_) => {
+                    return Err(Error::config(
+                        &name_key,
+                        format!("\"{}\": column must be a 0-based index", echo(item)),
+                    ))
+                }
+            };
+        let bad_unit = |what: &str| {
+            Error::config(
+                &name_key,
+                format!("\"{}\": unknown unit; expected one of {what}", echo(item)),
+            )
+        };
         match name.trim() {
             "time" => {
                 let u = unit.as_deref().unwrap_or("s");
@@ -482,7 +504,13 @@ fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Columns> {
             }
             "device" => device = Some(col),
             other => {
-                return Err(Error::config(key, format!("unknown column name \"{other}\"; expected time, op, offset, size, device")))
+                return Err(Error::config(
+                    key,
+                    format!(
+                        "unknown column name \"{}\"; expected time, op, offset, size, device",
+                        echo(other)
+                    ),
+                ))
             }
         }
     }
@@ -494,7 +522,12 @@ fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Columns> {
         Some(d) if d == " " || d.eq_ignore_ascii_case("whitespace") => Some(None),
         Some("\\t") | Some("\t") => Some(Some(b'\t')),
         Some(d) if d.len() == 1 => Some(Some(d.as_bytes()[0])),
-        Some(d) => return Err(Error::config("workload.trace.delimiter", format!("\"{d}\" must be one character (or \"whitespace\")"))),
+        Some(d) => {
+            return Err(Error::config(
+                "workload.trace.delimiter",
+                format!("\"{}\" must be one character (or \"whitespace\")", echo(d)),
+            ))
+        }
     };
     let min_fields = [Some(op.0), Some(offset.0), Some(size.0), time.map(|t| t.0), device].iter().flatten().max().unwrap() + 1;
     Ok(Columns { time, op, offset, size, device, delim, min_fields })
@@ -672,8 +705,14 @@ impl Parser {
                 rec(t, kind, scaled(lba, 512, "LBA")?, size)
             }
             Parser::Columns(c) => {
-                let delim = c.delim.unwrap_or_else(|| if line.contains(&b',') { Some(b',') } else { None });
-                let mut v: [&[u8]; 16] = [&[]; 16];
+                let delim = c.delim.unwrap_or_else(|| {
+                    if line.contains(&b',') {
+                        Some(b',')
+                    } else {
+                        None
+                    }
+                });
+                let mut v: [&[u8]; MAX_COLUMNS] = [&[]; MAX_COLUMNS];
                 let mut n = 0;
                 for x in fields(line, delim) {
                     if n == v.len() {
@@ -720,34 +759,123 @@ impl Parser {
 const GZ: [u8; 2] = [0x1f, 0x8b];
 const ZST: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
-fn open_source(path: &str) -> Result<(Box<dyn BufRead + Send>, &'static str)> {
-    let file = std::fs::File::open(path).map_err(|e| trace_err(path, 0, format!("cannot open: {e}")))?;
-    let mut raw = BufReader::with_capacity(1 << 18, file);
-    let head = raw.fill_buf().map_err(|e| trace_err(path, 0, format!("cannot read: {e}")))?;
-    if head.starts_with(&GZ) {
-        let dec = flate2::bufread::MultiGzDecoder::new(raw);
-        Ok((Box::new(BufReader::with_capacity(1 << 16, dec)), "gzip"))
-    } else if head.starts_with(&ZST) {
-        let dec = ruzstd::decoding::StreamingDecoder::new(raw)
-            .map_err(|e| trace_err(path, 0, format!("not a valid zstd stream: {e}")))?;
-        Ok((Box::new(BufReader::with_capacity(1 << 16, dec)), "zstd"))
-    } else {
-        Ok((Box::new(raw), "none"))
+/// The longest line a trace may hold (after decompression): longer means the file is not a
+/// text trace, and the reader never holds more than this of one line in memory.
+pub const MAX_LINE: usize = 64 << 10;
+
+/// The largest zstd window accepted (the history the decoder keeps in memory): levels up to
+/// 19 use at most 8 MiB, `--long` and `--ultra` more.
+const MAX_ZSTD_WINDOW: u64 = 32 << 20;
+
+/// How much of the (decompressed) start of the trace format detection looks at.
+const HEAD_BYTES: usize = 64 << 10;
+
+/// Where the trace's bytes come from.
+#[derive(Clone)]
+enum Origin {
+    /// The file at `cfg.path` (a regular file, a pipe, a FIFO, a device...).
+    Path,
+    /// Bytes in memory (tests, the fuzz harness), read through buffers of the given size;
+    /// `cfg.path` only names them in messages.
+    Bytes(std::sync::Arc<[u8]>, usize),
+}
+
+/// `Arc<[u8]>` as a byte slice, for a `Cursor` that owns its bytes.
+struct Shared(std::sync::Arc<[u8]>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 
-/// Guess the format from the first request-looking lines.
-fn detect(path: &str) -> Result<TraceFormat> {
-    let (mut src, _) = open_source(path)?;
-    let mut buf = Vec::new();
-    let mut seen = false;
-    for _ in 0..20 {
-        buf.clear();
-        let n = src.read_until(b'\n', &mut buf).map_err(|e| trace_err(path, 0, format!("cannot read: {e}")))?;
-        if n == 0 {
-            break;
+type Source = Box<dyn BufRead + Send>;
+
+fn not_rereadable(path: &str, what: &str) -> Error {
+    Error::config(what, format!("needs to read the trace twice, and {path} is a pipe or device that reads once; save it to a file"))
+}
+
+fn line_too_long(path: &str, line: u64) -> Error {
+    trace_err(
+        path,
+        line,
+        format!(
+            "line longer than {} KiB: not a text trace (or a corrupt one)",
+            MAX_LINE >> 10
+        ),
+    )
+}
+
+/// Open the trace once, as a stream: the raw bytes, whether they can be read again (a
+/// regular file or memory; not a pipe), and the decompressor the first bytes call for.
+/// Nothing here seeks or asks for the size, so a pipe or FIFO reads like a file.
+fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, bool)> {
+    let (raw, again): (Box<dyn Read + Send>, bool) = match origin {
+        Origin::Bytes(b, _) => (Box::new(std::io::Cursor::new(Shared(b.clone()))), true),
+        Origin::Path => {
+            let file = std::fs::File::open(path)
+                .map_err(|e| trace_err(path, 0, format!("cannot open: {e}")))?;
+            let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+            (Box::new(file), regular)
         }
-        let line = trim(strip_eol(&buf));
+    };
+    let (raw_cap, dec_cap) = match origin {
+        Origin::Bytes(_, cap) => (*cap, *cap),
+        Origin::Path => (1 << 18, 1 << 16),
+    };
+    let mut raw = BufReader::with_capacity(raw_cap, raw);
+    // the magic bytes, however few a pipe hands over at a time; then put them back in front
+    let mut magic = [0u8; 4];
+    let mut n = 0;
+    while n < magic.len() {
+        match raw.read(&mut magic[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(trace_err(path, 0, format!("cannot read: {e}"))),
+        }
+    }
+    let head = &magic[..n];
+    let stream = std::io::Cursor::new(head.to_vec()).chain(raw);
+    let (src, compression): (Source, &'static str) = if head.starts_with(&GZ) {
+        let dec = flate2::bufread::MultiGzDecoder::new(stream);
+        (Box::new(BufReader::with_capacity(dec_cap, dec)), "gzip")
+    } else if head.starts_with(&ZST) {
+        let dec = ruzstd::decoding::StreamingDecoder::new_with_max_window_size(stream, MAX_ZSTD_WINDOW).map_err(|e| {
+            let e = e.to_string();
+            if e.contains("window_size is too big") {
+                trace_err(path, 0, format!(
+                    "the zstd stream needs a window of more than {} MiB (made with --long or --ultra?); recompress it without them",
+                    MAX_ZSTD_WINDOW >> 20
+                ))
+            } else {
+                trace_err(path, 0, format!("not a valid zstd stream: {}", crate::quote::echo(&e)))
+            }
+        })?;
+        (Box::new(BufReader::with_capacity(dec_cap, dec)), "zstd")
+    } else {
+        (Box::new(stream), "none")
+    };
+    Ok((src, compression, again))
+}
+
+/// The first [`HEAD_BYTES`] of the (decompressed) stream, and the stream with them put back.
+fn read_head(path: &str, src: Source) -> Result<(Vec<u8>, Source)> {
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    let mut take = src.take(HEAD_BYTES as u64);
+    take.read_to_end(&mut head)
+        .map_err(|e| trace_err(path, 1, format!("cannot read: {e}")))?;
+    Ok((head, take.into_inner()))
+}
+
+/// Guess the format from the first request-looking lines of `head`.
+fn detect(path: &str, head: &[u8], rereadable: bool) -> Result<TraceFormat> {
+    if head.len() >= HEAD_BYTES && memchr::memchr(b'\n', head).is_none() {
+        return Err(line_too_long(path, 1));
+    }
+    let mut seen = false;
+    for raw in head.split(|&c| c == b'\n').take(20) {
+        let line = trim(strip_eol(raw));
         if line.is_empty() || line[0] == b'#' {
             continue;
         }
@@ -755,14 +883,16 @@ fn detect(path: &str) -> Result<TraceFormat> {
         if line.starts_with(b"fio version 2 iolog") || line.starts_with(b"fio version 3 iolog") {
             return Ok(TraceFormat::FioIolog);
         }
-        let csv: Vec<&[u8]> = fields(line, Some(b',')).collect();
-        if csv.len() >= 7 && (csv[3].eq_ignore_ascii_case(b"Read") || csv[3].eq_ignore_ascii_case(b"Write")) {
+        let csv: Vec<&[u8]> = fields(line, Some(b',')).take(8).collect();
+        if csv.len() >= 7
+            && (csv[3].eq_ignore_ascii_case(b"Read") || csv[3].eq_ignore_ascii_case(b"Write"))
+        {
             return Ok(TraceFormat::Msr);
         }
         if csv.len() >= 5 && matches!(csv[3], b"r" | b"w" | b"R" | b"W") && uint(csv[0]).is_some() {
             return Ok(TraceFormat::Spc);
         }
-        let ws: Vec<&[u8]> = fields(line, None).collect();
+        let ws: Vec<&[u8]> = fields(line, None).take(8).collect();
         if ws.len() >= 7 {
             if let Some(c) = ws[0].iter().position(|&b| b == b',') {
                 if uint(&ws[0][..c]).is_some() && uint(&ws[0][c + 1..]).is_some() {
@@ -771,8 +901,18 @@ fn detect(path: &str) -> Result<TraceFormat> {
             }
         }
     }
-    if !seen {
+    if head.is_empty() && !rereadable {
+        return Err(trace_err(path, 0, "holds no requests (nothing came through; a pipe can be read only once)"));
+    }
+    if head.is_empty() {
         return Err(trace_err(path, 0, "holds no requests (the file is empty)"));
+    }
+    if !seen {
+        return Err(trace_err(
+            path,
+            0,
+            "cannot tell the trace format: the first lines are blank or comments; set workload.trace.format",
+        ));
     }
     Err(trace_err(
         path,
@@ -794,7 +934,10 @@ pub struct Reader {
     cfg: TraceConfig,
     pub format: TraceFormat,
     pub compression: &'static str,
-    src: Box<dyn BufRead + Send>,
+    src: Source,
+    origin: Origin,
+    /// The source can be read again (a regular file or memory): `repeat`, `remap = "scale"`.
+    rereadable: bool,
     parser: Parser,
     initial: Parser,
     line: u64,
@@ -811,13 +954,36 @@ pub struct Reader {
 }
 
 impl Reader {
+    /// A reader of the file at `cfg.path` (a regular file, a pipe, a FIFO...).
     pub fn open(cfg: &TraceConfig) -> Result<Reader> {
+        Self::open_origin(cfg, Origin::Path)
+    }
+
+    /// A reader of a trace held in memory (`cfg.path` only names it in messages).
+    pub fn from_bytes(cfg: &TraceConfig, bytes: impl Into<std::sync::Arc<[u8]>>) -> Result<Reader> {
+        Self::open_origin(cfg, Origin::Bytes(bytes.into(), 1 << 18))
+    }
+
+    /// [`Reader::from_bytes`] reading through buffers of `buffer` bytes (at least 1): a
+    /// small one puts lines across buffer ends, for tests of the line splitting.
+    #[doc(hidden)]
+    pub fn from_bytes_buffered(cfg: &TraceConfig, bytes: impl Into<std::sync::Arc<[u8]>>, buffer: usize) -> Result<Reader> {
+        Self::open_origin(cfg, Origin::Bytes(bytes.into(), buffer.max(1)))
+    }
+
+    fn open_origin(cfg: &TraceConfig, origin: Origin) -> Result<Reader> {
         let path = cfg.path.as_str();
         if !(cfg.speed > 0.0 && cfg.speed.is_finite()) {
             return Err(Error::config("workload.trace.speed", format!("{} must be a positive number", cfg.speed)));
         }
+        let (mut src, compression, rereadable) = open_source(path, &origin)?;
         let format = match cfg.format {
-            TraceFormat::Auto => detect(path)?,
+            TraceFormat::Auto => {
+                let (head, rest) = read_head(path, src)?;
+                let format = detect(path, &head, rereadable)?;
+                src = Box::new(std::io::Cursor::new(head).chain(rest));
+                format
+            }
             f => f,
         };
         if cfg.columns.is_some() && format != TraceFormat::Columns {
@@ -831,7 +997,13 @@ impl Reader {
             TraceFormat::Blkparse => {
                 let a = cfg.action.as_deref().unwrap_or("D");
                 if a.len() != 1 || !"QGIDCMFXAB".contains(a) {
-                    return Err(Error::config("workload.trace.action", format!("\"{a}\" is not a blkparse action letter (Q, G, I, D, C...)")));
+                    return Err(Error::config(
+                        "workload.trace.action",
+                        format!(
+                            "\"{}\" is not a blkparse action letter (Q, G, I, D, C...)",
+                            crate::quote::echo(a)
+                        ),
+                    ));
                 }
                 Parser::Blkparse { action: a.as_bytes()[0] }
             }
@@ -848,12 +1020,13 @@ impl Reader {
             }
             TraceFormat::Auto => unreachable!(),
         };
-        let (src, compression) = open_source(path)?;
         Ok(Reader {
             cfg: cfg.clone(),
             format,
             compression,
             src,
+            origin,
+            rereadable,
             initial: parser.clone(),
             parser,
             line: 0,
@@ -876,12 +1049,21 @@ impl Reader {
 
     /// Back to the first record (for `repeat`); times restart from zero.
     pub fn rewind(&mut self) -> Result<()> {
-        let (src, _) = open_source(&self.cfg.path)?;
+        self.check_rereadable("workload.trace.repeat")?;
+        let (src, _, _) = open_source(&self.cfg.path, &self.origin)?;
         self.src = src;
         self.parser = self.initial.clone();
         self.line = 0;
         self.first_ts = None;
         Ok(())
+    }
+
+    /// An error unless the trace can be read a second time (not a pipe): `what` needs that.
+    pub fn check_rereadable(&self, what: &str) -> Result<()> {
+        if self.rereadable {
+            return Ok(());
+        }
+        Err(not_rereadable(&self.cfg.path, what))
     }
 
     fn bad(&mut self, msg: String) -> Result<()> {
@@ -917,6 +1099,9 @@ impl Reader {
                     (o, 0)
                 } else {
                     match memchr::memchr(b'\n', avail) {
+                        Some(k) if self.buf.len() + k > MAX_LINE => {
+                            return Err(line_too_long(&self.cfg.path, self.line + 1))
+                        }
                         Some(k) if self.buf.is_empty() => {
                             self.line += 1;
                             (classify(&avail[..k], &mut self.parser, self.device.as_deref(), self.line <= self.cfg.skip_lines), k + 1)
@@ -932,6 +1117,9 @@ impl Reader {
                         }
                         None => {
                             let n = avail.len();
+                            if self.buf.len() + n > MAX_LINE {
+                                return Err(line_too_long(&self.cfg.path, self.line + 1));
+                            }
                             self.buf.extend_from_slice(avail);
                             self.src.consume(n);
                             continue;
@@ -1046,36 +1234,66 @@ pub struct TraceInfo {
     pub first_bad_line: Option<(u64, String)>,
 }
 
+/// The 4 KiB blocks touched, as bitmaps of [`CHUNK_WORDS`] words made only where a block is
+/// set, so memory follows what the trace touches, not the offsets it names.
 struct BitSet {
-    words: Vec<u64>,
+    /// Chunk index -> (bits set in it, the bits).
+    chunks: std::collections::HashMap<u64, (u64, Box<[u64; CHUNK_WORDS]>)>,
     count: u64,
-    limit_words: usize,
+    limit_chunks: usize,
     overflow: bool,
 }
 
+/// Words per chunk: 8 KiB of bits, 256 MiB of offsets.
+const CHUNK_WORDS: usize = 1024;
+const CHUNK_BITS: u64 = CHUNK_WORDS as u64 * 64;
+
 impl BitSet {
     fn new(limit_bytes: usize) -> Self {
-        BitSet { words: Vec::new(), count: 0, limit_words: limit_bytes / 8, overflow: false }
+        BitSet {
+            chunks: Default::default(),
+            count: 0,
+            limit_chunks: limit_bytes / (CHUNK_WORDS * 8),
+            overflow: false,
+        }
     }
     fn set_range(&mut self, first: u64, last: u64) {
         if self.overflow {
             return;
         }
-        let need = (last / 64 + 1) as usize;
-        if need > self.limit_words {
+        if (last - first) / CHUNK_BITS + 1 > self.limit_chunks as u64 {
             self.overflow = true;
-            self.words = Vec::new();
-            return;
         }
-        if need > self.words.len() {
-            self.words.resize(need.max(self.words.len() * 2).min(self.limit_words), 0);
-        }
-        for b in first..=last {
-            let (w, m) = ((b / 64) as usize, 1u64 << (b % 64));
-            if self.words[w] & m == 0 {
-                self.words[w] |= m;
-                self.count += 1;
+        let mut b = first;
+        while !self.overflow && b <= last {
+            let (c, i) = (b / CHUNK_BITS, (b % CHUNK_BITS) as usize);
+            if !self.chunks.contains_key(&c) && self.chunks.len() >= self.limit_chunks {
+                self.overflow = true;
+                break;
             }
+            let (set, words) = self
+                .chunks
+                .entry(c)
+                .or_insert_with(|| (0, Box::new([0; CHUNK_WORDS])));
+            let end = (last - b).min(CHUNK_BITS - 1 - i as u64) as usize + i; // last bit in this chunk
+            let mut j = if *set == CHUNK_BITS { end + 1 } else { i }; // a full chunk: nothing to do
+            while j <= end {
+                let w = j / 64;
+                let hi = if end / 64 == w { end % 64 } else { 63 };
+                let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << (j % 64));
+                let new = (mask & !words[w]).count_ones() as u64;
+                *set += new;
+                self.count += new;
+                words[w] |= mask;
+                j = w * 64 + hi + 1;
+            }
+            match b.checked_add((end - i) as u64 + 1) {
+                Some(n) => b = n,
+                None => break,
+            }
+        }
+        if self.overflow {
+            self.chunks = Default::default();
         }
     }
     fn bytes(&self) -> Option<u64> {
@@ -1085,22 +1303,32 @@ impl BitSet {
 
 /// Read the whole trace (streaming) and summarise it.
 pub fn info(cfg: &TraceConfig) -> Result<TraceInfo> {
-    let mut r = Reader::open(cfg)?;
-    let (mut rd, mut wr, mut tr) = (KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 });
+    summarise(Reader::open(cfg)?, u64::MAX)
+}
+
+/// Summarise the first `max_records` requests of `r` (all of them: `u64::MAX`).  Memory
+/// stays bounded: the size histogram keeps 4096 sizes, the footprints 32 MiB of bits each.
+pub fn summarise(mut r: Reader, max_records: u64) -> Result<TraceInfo> {
+    let (mut rd, mut wr, mut tr) = (
+        KindStats { ios: 0, bytes: 0 },
+        KindStats { ios: 0, bytes: 0 },
+        KindStats { ios: 0, bytes: 0 },
+    );
     let (mut lo, mut hi, mut last_t) = (u64::MAX, 0u64, 0u64);
     let mut unaligned = 0;
     let mut sizes: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    // 256 MiB of bits covers an 8 TiB span exactly
-    let mut touched = BitSet::new(256 << 20);
-    let mut written = BitSet::new(256 << 20);
-    while let Some(x) = r.next_record()? {
+    // 32 MiB of bits covers 1 TiB touched exactly
+    let mut touched = BitSet::new(32 << 20);
+    let mut written = BitSet::new(32 << 20);
+    while r.records < max_records {
+        let Some(x) = r.next_record()? else { break };
         let s = match x.kind {
             OpKind::Read => &mut rd,
             OpKind::Write => &mut wr,
             OpKind::Trim => &mut tr,
         };
         s.ios += 1;
-        s.bytes += x.len;
+        s.bytes = s.bytes.saturating_add(x.len);
         lo = lo.min(x.offset);
         hi = hi.max(x.offset + x.len);
         last_t = last_t.max(x.t_ns);
@@ -1124,10 +1352,10 @@ pub fn info(cfg: &TraceConfig) -> Result<TraceInfo> {
     top.truncate(16);
     let total = rd.ios + wr.ios + tr.ios;
     Ok(TraceInfo {
-        path: cfg.path.clone(),
+        path: r.cfg.path.clone(),
         format: r.format.name(),
         compression: r.compression,
-        device: cfg.device.clone(),
+        device: r.cfg.device.clone(),
         lines: r.line,
         records: r.records,
         write_fraction: wr.ios as f64 / total as f64,
@@ -1149,8 +1377,10 @@ pub fn info(cfg: &TraceConfig) -> Result<TraceInfo> {
 pub fn empty_error(r: &Reader) -> Error {
     let why = if r.other_lines > 0 {
         let filt = match (&r.cfg.device, r.format) {
-            (Some(d), _) => format!(" for device \"{d}\""),
-            (None, TraceFormat::Blkparse) => format!(" of action {}", r.cfg.action.as_deref().unwrap_or("D")),
+            (Some(d), _) => format!(" for device \"{}\"", crate::quote::echo(d)),
+            (None, TraceFormat::Blkparse) => {
+                format!(" of action {}", r.cfg.action.as_deref().unwrap_or("D"))
+            }
             _ => String::new(),
         };
         format!("holds no requests{filt} ({} other lines; check workload.trace.device / action)", r.other_lines)
@@ -1162,7 +1392,11 @@ pub fn empty_error(r: &Reader) -> Error {
 
 /// The highest end offset (bytes) of the trace's requests: the pre-pass of `remap = "scale"`.
 pub fn max_end(cfg: &TraceConfig) -> Result<u64> {
+    if std::fs::metadata(&cfg.path).is_ok_and(|m| !m.is_file()) {
+        return Err(not_rereadable(&cfg.path, "workload.trace.remap"));
+    }
     let mut r = Reader::open(cfg)?;
+    r.check_rereadable("workload.trace.remap")?;
     let mut hi = 0;
     while let Some(x) = r.next_record()? {
         hi = hi.max(x.offset + x.len);
@@ -1181,7 +1415,13 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
         return Err(Error::config("version", format!("{version} is not a fio iolog version (2 or 3)")));
     }
     if target.is_empty() || target.contains(char::is_whitespace) {
-        return Err(Error::config("target", format!("\"{target}\" must be a file name without blanks")));
+        return Err(Error::config(
+            "target",
+            format!(
+                "\"{}\" must be a file name without blanks",
+                crate::quote::echo(target)
+            ),
+        ));
     }
     let io = |e: std::io::Error| Error::new(ErrorKind::Trace, Some("output"), format!("cannot write: {e}"));
     let mut r = Reader::open(cfg)?;
@@ -1245,24 +1485,18 @@ pub fn head(cfg: &TraceConfig, n: usize) -> Result<Vec<(u64, &'static str, u64, 
     Ok(v)
 }
 
-/// [`write_fio_iolog`] into `out_path`, atomically: a temporary file in the same
-/// directory is renamed into place, so a failed conversion leaves nothing behind.
-pub fn convert_to_file(cfg: &TraceConfig, out_path: &str, version: u8, target: &str) -> Result<u64> {
-    let out = std::path::Path::new(out_path);
-    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let name = out.file_name().ok_or_else(|| Error::config("output", format!("{out_path} is not a file path")))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+/// [`write_fio_iolog`] into `out_path`, atomically ([`crate::atomic::write_file`]): the
+/// file appears whole, and a failed or killed conversion leaves nothing behind.
+pub fn convert_to_file(
+    cfg: &TraceConfig,
+    out_path: &str,
+    version: u8,
+    target: &str,
+) -> Result<u64> {
     let io = |e: std::io::Error| Error::config("output", format!("cannot write {out_path}: {e}"));
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    let res = write_fio_iolog(cfg, &mut f, version, target).and_then(|n| {
-        f.sync_all().map_err(io)?;
-        std::fs::rename(&tmp, out).map_err(io)?;
-        Ok(n)
-    });
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
+    crate::atomic::write_file(std::path::Path::new(out_path), io, |f| {
+        write_fio_iolog(cfg, f, version, target)
+    })
 }
 
 #[cfg(test)]

@@ -27,12 +27,22 @@ const UNITS: &[(&str, u128)] = &[
     ("pib", 1 << 50),
 ];
 
+/// `text` quoted for a message: control characters escaped, long text cut short.
+fn q(text: &str) -> String {
+    format!("\"{}\"", crate::quote::echo(text))
+}
+
 pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("empty size".into());
     }
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
+    if t.starts_with('-') {
+        return Err(format!("{}: negative sizes are not allowed", q(text)));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let num: String = num.chars().filter(|&c| c != '_').collect();
     let unit = unit.trim().to_ascii_lowercase();
@@ -43,8 +53,9 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
             Some(&(_, m)) => m,
             None => {
                 return Err(format!(
-                    "unknown unit {:?} in {:?}; use B, KB/MB/GB/TB (powers of 10) or KiB/MiB/GiB/TiB (powers of 2)",
-                    unit, text
+                    "unknown unit {} in {}; use B, KB/MB/GB/TB (powers of 10) or KiB/MiB/GiB/TiB (powers of 2)",
+                    q(&unit),
+                    q(text)
                 ))
             }
         }
@@ -54,27 +65,39 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
         None => (num.as_str(), ""),
     };
     if int_part.is_empty() && frac_part.is_empty() {
-        return Err(format!("{:?} is not a size", text));
+        return Err(format!("{} is not a size", q(text)));
     }
-    if !int_part.chars().all(|c| c.is_ascii_digit()) || !frac_part.chars().all(|c| c.is_ascii_digit()) {
-        return Err(format!("{:?} is not a size", text));
+    if !int_part.chars().all(|c| c.is_ascii_digit())
+        || !frac_part.chars().all(|c| c.is_ascii_digit())
+    {
+        return Err(format!("{} is not a size", q(text)));
     }
     if frac_part.len() > 18 {
-        return Err(format!("{:?} has too many decimals", text));
+        return Err(format!("{} has too many decimals", q(text)));
     }
-    let int_v: u128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| format!("{:?} is too large", text))? };
-    let frac_v: u128 = if frac_part.is_empty() { 0 } else { frac_part.parse().unwrap() };
+    let int_v: u128 = if int_part.is_empty() {
+        0
+    } else {
+        int_part
+            .parse()
+            .map_err(|_| format!("{} is too large", q(text)))?
+    };
+    let frac_v: u128 = if frac_part.is_empty() {
+        0
+    } else {
+        frac_part.parse().unwrap()
+    };
     let scale = 10u128.pow(frac_part.len() as u32);
     let total_num = int_v
         .checked_mul(mult)
         .and_then(|a| a.checked_mul(scale))
         .and_then(|a| a.checked_add(frac_v * mult))
-        .ok_or_else(|| format!("{:?} is too large", text))?;
+        .ok_or_else(|| format!("{} is too large", q(text)))?;
     if total_num % scale != 0 {
-        return Err(format!("{:?} is not a whole number of bytes", text));
+        return Err(format!("{} is not a whole number of bytes", q(text)));
     }
     let bytes = total_num / scale;
-    u64::try_from(bytes).map_err(|_| format!("{:?} is too large", text))
+    u64::try_from(bytes).map_err(|_| format!("{} is too large", q(text)))
 }
 
 /// A human form of a byte count: exact binary units when exact, else decimal GB with decimals.
@@ -145,9 +168,12 @@ pub fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
         Some(n) => (n.trim(), true),
         None => (t, false),
     };
-    let v: f64 = num.parse().map_err(|_| format!("{:?} is not a number or a percentage", text))?;
+    const EXPECTED: &str = "expected a fraction such as 0.07 or a percentage such as \"7%\"";
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{} is not a number or a percentage; {EXPECTED}", q(text)))?;
     if !v.is_finite() {
-        return Err(format!("{:?} is not finite", text));
+        return Err(format!("{} is not a finite number; {EXPECTED}", q(text)));
     }
     Ok(if pct { v / 100.0 } else { v })
 }
@@ -201,13 +227,40 @@ mod tests {
         assert!(parse_size("-1GB").is_err());
         assert!(parse_size("").is_err());
         assert!(parse_size("99999999PiB").is_err());
+        assert_eq!(
+            parse_size("-8MiB").unwrap_err(),
+            "\"-8MiB\": negative sizes are not allowed"
+        );
+        assert!(
+            parse_size("4\0KiB").unwrap_err().contains("\\0"),
+            "NUL echoed raw"
+        );
+        assert!(
+            parse_size(&format!("1{}", "x".repeat(500)))
+                .unwrap_err()
+                .len()
+                < 300,
+            "long echo not cut"
+        );
     }
 
     #[test]
     fn fractions() {
         assert_eq!(parse_fraction("7%").unwrap(), 0.07);
         assert_eq!(parse_fraction("0.28").unwrap(), 0.28);
-        assert!(parse_fraction("x%").is_err());
+        for bad in ["nan%", "inf", "-inf%", "1e999%"] {
+            let e = parse_fraction(bad).unwrap_err();
+            assert!(
+                e.contains("not a finite number") && e.contains("7%"),
+                "{bad}: {e}"
+            );
+        }
+        let e = parse_fraction("x%").unwrap_err();
+        assert!(
+            e.contains("is not a number or a percentage") && e.contains("0.07"),
+            "{e}"
+        );
+        assert!(!parse_fraction("\u{1}%").unwrap_err().contains('\u{1}'));
     }
 
     #[test]

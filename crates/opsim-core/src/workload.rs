@@ -244,7 +244,7 @@ impl TraceFeed {
                 }
                 self.pass_writes = 0;
                 self.reader.rewind()?;
-                self.t_offset = self.last_t + 1_000;
+                self.t_offset = self.last_t.saturating_add(1_000);
                 match self.reader.next_record()? {
                     Some(r) => r,
                     None => return Ok(None),
@@ -281,7 +281,7 @@ impl TraceFeed {
         if rec.kind == OpKind::Write {
             self.pass_writes += 1;
         }
-        self.last_t = rec.t_ns + self.t_offset;
+        self.last_t = rec.t_ns.saturating_add(self.t_offset);
         Ok(Some(Op { kind: rec.kind, start, len: len as u32, stream: 0, t_ns: self.last_t }))
     }
 

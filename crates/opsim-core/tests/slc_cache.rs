@@ -213,7 +213,7 @@ fn config_errors_name_the_key() {
     assert_eq!(err("bits_per_cell = 7", ""), "ftl.slc_cache.bits_per_cell");
     assert_eq!(err("", "[timing]\ncell = \"slc\""), "ftl.slc_cache");
     assert_eq!(err("idle_ms = -1", ""), "ftl.slc_cache.idle_ms");
-    assert_eq!(err("size = 3", ""), "size");
+    assert_eq!(err("size = 3", ""), "ftl.slc_cache.size");
     // a preset's cache turned off: its SLC-mode times are ignored, its other keys unchecked
     let off = Simulator::from_toml(
         "[drive]\nuser_capacity = \"64MiB\"\nop = 0.07\npages_per_block = 64\n[ftl.slc_cache]\nenabled = false\nmin_fraction = 0.9\n[timing]\nt_prog_slc_us = 200\n",
