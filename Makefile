@@ -38,7 +38,17 @@ setup: sysdeps venv
 build: venv
 	VIRTUAL_ENV=$(VENV) PATH=$(VENV)/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 
-test: setup build test-rust test-python
+# make test runs the lint gate first: formatting (rustfmt, ruff format), clippy with warnings
+# as errors, ruff's lint rules and mypy on the package (configuration in rustfmt.toml and
+# pyproject.toml).
+test: setup build lint test-rust test-python
+
+lint: venv
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -q -- -D warnings
+	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/mypy
 
 test-rust:
 	cargo test --workspace --exclude opsim-py -q
@@ -61,8 +71,10 @@ bench: build
 demo: setup build
 	$(VENV)/bin/opsim demo
 
-fmt:
+fmt: venv
 	cargo fmt --all
+	$(VENV)/bin/ruff format python tests
+	$(VENV)/bin/ruff check --fix python tests
 
 clean:
 	cargo clean

@@ -67,8 +67,21 @@ def test_micron_write_heavy_nearly_three_times_iops(capsys):
 def test_micron_same_targets_write_heavy_vs_read_heavy(capsys, rw, lo, hi):
     """The same targets (28,000 steady IOPS, 5 years at 50 GB/day, the top of the Micron
     note's client write range): write-heavy needs about 20%, 95:5 little or none."""
-    code, d, _ = run(capsys, "--preset", "micron-1100-1tb", "--read-write", rw, "--min-iops", "28000",
-                     "--pe", "3000", "--write-rate", "50GB", "--min-lifetime", "5")
+    code, d, _ = run(
+        capsys,
+        "--preset",
+        "micron-1100-1tb",
+        "--read-write",
+        rw,
+        "--min-iops",
+        "28000",
+        "--pe",
+        "3000",
+        "--write-rate",
+        "50GB",
+        "--min-lifetime",
+        "5",
+    )
     assert code == 0
     rec = d["recommendation"]
     assert lo <= rec["held_back"] <= hi, (rw, rec["held_back"])
@@ -136,17 +149,34 @@ def test_write_cache_off_screen_matches_the_simulator(block_size, page_times):
     from opsim.planner.advise import Workload, iops_bound, load_drive
     from opsim.sim import simulate
 
-    timing = {"write_cache": False, "cell": "tlc", "nand_page_size": "48KiB", "nand_block_size": "12MiB",
-              "channels": 4, "dies_per_channel": 2, "t_prog_us": 3000}
+    timing = {
+        "write_cache": False,
+        "cell": "tlc",
+        "nand_page_size": "48KiB",
+        "nand_block_size": "12MiB",
+        "channels": 4,
+        "dies_per_channel": 2,
+        "t_prog_us": 3000,
+    }
     if page_times:
         timing["t_prog_page_us"] = page_times
-    r = simulate({"drive": {"user_capacity": "6GiB", "physical_capacity": "8GiB", "pages_per_block": 1024},
-                  "timing": timing, "workload": {"type": "uniform", "request_size": block_size},
-                  "run": {"precondition": "none", "warmup_drive_writes": 0.01, "measure_drive_writes": 0.05,
-                          "round_drive_writes": 0.01}})
+    r = simulate(
+        {
+            "drive": {"user_capacity": "6GiB", "physical_capacity": "8GiB", "pages_per_block": 1024},
+            "timing": timing,
+            "workload": {"type": "uniform", "request_size": block_size},
+            "run": {
+                "precondition": "none",
+                "warmup_drive_writes": 0.01,
+                "measure_drive_writes": 0.05,
+                "round_drive_writes": 0.01,
+            },
+        }
+    )
     assert r.waf == 1.0
-    drive = dataclasses.replace(load_drive(native="6GiB", physical="8GiB", pages_per_block=1024),
-                                write_cache=False, timing=r.timed["timing"])
+    drive = dataclasses.replace(
+        load_drive(native="6GiB", physical="8GiB", pages_per_block=1024), write_cache=False, timing=r.timed["timing"]
+    )
     iops, bottleneck, _ = iops_bound(drive, Workload(block_size=block_size), 1.0)
     assert bottleneck == "NAND dies"
     assert abs(iops / r.timed["measured_iops"] - 1) < 0.01, (iops, r.timed["measured_iops"])
@@ -169,8 +199,9 @@ def test_infeasible_above_the_drive_ceiling(capsys):
 
 def test_infeasible_capacity_conflict(capsys):
     """28,000 IOPS needs about 20% held back; 900 GB usable allows about 12%."""
-    code, d, _ = run(capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "28000",
-                     "--min-capacity", "900GB")
+    code, d, _ = run(
+        capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "28000", "--min-capacity", "900GB"
+    )
     assert code == 1
     (r,) = d["reasons"]
     assert r["target"] == "iops" and "capacity target" in r["reason"]
@@ -182,8 +213,9 @@ def test_infeasible_capacity_conflict(capsys):
 
 
 def test_latency_target_measured_at_the_iops_target(capsys):
-    code, d, _ = run(capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "20000",
-                     "--max-latency", "p99=10ms")
+    code, d, _ = run(
+        capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "20000", "--max-latency", "p99=10ms"
+    )
     assert code == 0
     rec = d["recommendation"]
     assert d["search"]["latency_load_iops"] == 20000
@@ -194,8 +226,19 @@ def test_latency_target_measured_at_the_iops_target(capsys):
 
 
 def test_jesd219_profile_simulated_and_screen_conservative(capsys):
-    code, d, _ = run(capsys, "--preset", "micron-1100-1tb", "--profile", "jesd219", "--min-tbw", "1000",
-                     "--pe", "3000", "--model-blocks", "512")
+    code, d, _ = run(
+        capsys,
+        "--preset",
+        "micron-1100-1tb",
+        "--profile",
+        "jesd219",
+        "--min-tbw",
+        "1000",
+        "--pe",
+        "3000",
+        "--model-blocks",
+        "512",
+    )
     assert code == 0
     assert d["search"]["confirmed"] and d["search"]["scale_model"]["precondition"] == "fill + aging"
     assert d["workload"]["skew"] == "jesd219" and d["workload"]["block_size"] is None
@@ -210,19 +253,53 @@ def test_jesd219_profile_simulated_and_screen_conservative(capsys):
 
 def test_json_shape(capsys):
     _, d, _ = run(capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "2.5x")
-    assert {"drive", "workload", "targets", "search", "feasible", "recommendation", "reasons",
-            "per_target_model", "screen", "simulated", "ceiling", "assumptions"} <= set(d)
+    assert {
+        "drive",
+        "workload",
+        "targets",
+        "search",
+        "feasible",
+        "recommendation",
+        "reasons",
+        "per_target_model",
+        "screen",
+        "simulated",
+        "ceiling",
+        "assumptions",
+    } <= set(d)
     rec = d["recommendation"]
-    assert {"held_back", "user_bytes", "user_sectors", "op", "figures", "binding", "below", "plan_command",
-            "source", "checks", "model_pick"} <= set(rec)
+    assert {
+        "held_back",
+        "user_bytes",
+        "user_sectors",
+        "op",
+        "figures",
+        "binding",
+        "below",
+        "plan_command",
+        "source",
+        "checks",
+        "model_pick",
+    } <= set(rec)
     assert set(rec["op"]) == {"user", "physical", "native", "added", "seen_by_gc"}
     assert rec["plan_command"].startswith("opsim plan --interface sata --native 1024GB --user ")
     for row in d["screen"]:
-        assert {"held_back", "user_bytes", "waf", "iops", "bottleneck", "tbw_tb", "dwpd", "checks", "fails",
-                "waf_model", "source"} <= set(row) and row["source"] == "model"
+        assert {
+            "held_back",
+            "user_bytes",
+            "waf",
+            "iops",
+            "bottleneck",
+            "tbw_tb",
+            "dwpd",
+            "checks",
+            "fails",
+            "waf_model",
+            "source",
+        } <= set(row) and row["source"] == "model"
     for row in d["simulated"]:
         assert row["source"] == "simulator" and row["iops_source"] and row["latency_source"]
-    assert len(d["screen"]) > 100                       # the fine grid
+    assert len(d["screen"]) > 100  # the fine grid
     assert all(isinstance(a, str) for a in d["assumptions"])
     assert any("Van Houdt" in a for a in d["assumptions"])
     held = [r["held_back"] for r in d["screen"]]
@@ -239,8 +316,7 @@ def test_screen_close_to_simulator_for_uniform_writes(capsys):
 
 
 def test_table_says_recommendation_binding_and_sources(capsys):
-    code = main(["advise", "--preset", "micron-1100-1tb", "--min-iops", "28000", "--price", "150",
-                 "--no-simulate"])
+    code = main(["advise", "--preset", "micron-1100-1tb", "--min-iops", "28000", "--price", "150", "--no-simulate"])
     out, _ = capsys.readouterr()
     assert code == 0
     assert "Recommendation: hold back" in out and "binding target: iops" in out
@@ -262,28 +338,35 @@ def test_plan_command_reproduces_the_recommendation(capsys):
 # ---------------------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("argv,option", [
-    (["--preset", "micron-1100-1tb", "--read-write", "95"], "--read-write"),
-    (["--preset", "micron-1100-1tb", "--read-write", "100:0", "--min-iops", "1"], "--read-write"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "lots"], "--min-iops"),
-    (["--preset", "no-such-drive", "--min-iops", "1"], "--preset"),
-    (["--preset", "micron-1100-1tb"], "--min-iops"),
-    (["--preset", "micron-1100-1tb", "--min-dwpd", "1"], "--min-dwpd"),
-    (["--preset", "micron-1100-1tb", "--min-lifetime", "5", "--pe", "3000"], "--min-lifetime"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--skew", "zipf:0"], "--skew"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--max-latency", "p97=1ms"], "--max-latency"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--native", "480GB"], "--native"),
-    (["--native", "480GB", "--physical", "400GB", "--min-iops", "1"], "--physical"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--min-capacity", "2TB"], "--min-capacity"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--block-size", "1000"], "--block-size"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--sequential", "150%"], "--sequential"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--sequential", "50%", "--skew", "hot-cold:20/80"],
-     "--sequential"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--max-held-back", "90%"], "--max-held-back"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--gc", "lru"], "--gc"),
-    (["--preset", "micron-1100-1tb", "--min-iops", "1", "--max-latency", "p99=1ms", "--no-simulate"],
-     "--max-latency"),
-])
+@pytest.mark.parametrize(
+    "argv,option",
+    [
+        (["--preset", "micron-1100-1tb", "--read-write", "95"], "--read-write"),
+        (["--preset", "micron-1100-1tb", "--read-write", "100:0", "--min-iops", "1"], "--read-write"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "lots"], "--min-iops"),
+        (["--preset", "no-such-drive", "--min-iops", "1"], "--preset"),
+        (["--preset", "micron-1100-1tb"], "--min-iops"),
+        (["--preset", "micron-1100-1tb", "--min-dwpd", "1"], "--min-dwpd"),
+        (["--preset", "micron-1100-1tb", "--min-lifetime", "5", "--pe", "3000"], "--min-lifetime"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--skew", "zipf:0"], "--skew"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--max-latency", "p97=1ms"], "--max-latency"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--native", "480GB"], "--native"),
+        (["--native", "480GB", "--physical", "400GB", "--min-iops", "1"], "--physical"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--min-capacity", "2TB"], "--min-capacity"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--block-size", "1000"], "--block-size"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--sequential", "150%"], "--sequential"),
+        (
+            ["--preset", "micron-1100-1tb", "--min-iops", "1", "--sequential", "50%", "--skew", "hot-cold:20/80"],
+            "--sequential",
+        ),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--max-held-back", "90%"], "--max-held-back"),
+        (["--preset", "micron-1100-1tb", "--min-iops", "1", "--gc", "lru"], "--gc"),
+        (
+            ["--preset", "micron-1100-1tb", "--min-iops", "1", "--max-latency", "p99=1ms", "--no-simulate"],
+            "--max-latency",
+        ),
+    ],
+)
 def test_bad_input_exit_2_names_the_option(capsys, argv, option):
     assert main(["advise", *argv]) == 2
     out, err = capsys.readouterr()
@@ -296,16 +379,30 @@ def test_bad_input_exit_2_names_the_option(capsys, argv, option):
 
 def test_drive_given_by_parameters(capsys):
     """No preset: native, NAND, P/E and interface; the core's default timing for NVMe."""
-    code, d, _ = run(capsys, "--native", "480GB", "--physical", "512GiB", "--pe", "3000", "--interface", "nvme",
-                     "--min-dwpd", "1", "--model-blocks", "512")
+    code, d, _ = run(
+        capsys,
+        "--native",
+        "480GB",
+        "--physical",
+        "512GiB",
+        "--pe",
+        "3000",
+        "--interface",
+        "nvme",
+        "--min-dwpd",
+        "1",
+        "--model-blocks",
+        "512",
+    )
     assert code == 0
     rec = d["recommendation"]
     assert rec["binding"] == ["dwpd"] and rec["figures"]["dwpd"] >= 1
     assert rec["below"]["checks"]["dwpd"][0] is False
     assert d["drive"]["interface"] == "nvme" and d["drive"]["native_gb"] == 480
     assert any("the core's defaults" in a for a in d["assumptions"])
-    assert rec["plan_command"] == (f"opsim plan --interface nvme --native 480GB --user {rec['user_gb']}GB "
-                                   "--physical 512GiB")
+    assert rec["plan_command"] == (
+        f"opsim plan --interface nvme --native 480GB --user {rec['user_gb']}GB --physical 512GiB"
+    )
 
 
 def test_random_sequential_mix_is_simulated_below_the_all_random_screen():
@@ -337,7 +434,7 @@ def test_zipf_classes_partition_the_lbas_hottest_first():
     assert dens == sorted(dens, reverse=True)
     # exact against a direct sum on a small drive
     n, s = 1000, 1.2
-    h = [i ** -s for i in range(1, n + 1)]
+    h = [i**-s for i in range(1, n + 1)]
     first = zipf_classes(s, n)[0]
     assert first[1] == pytest.approx(h[0] / sum(h))
 
@@ -346,17 +443,21 @@ def test_units_touched_follow_the_simulator_alignment():
     from opsim.planner.advise import Workload
 
     assert Workload(block_size=4096).pages_per_io(4096) == 1
-    assert Workload(block_size=512).pages_per_io(4096) == 1          # aligned to its size
+    assert Workload(block_size=512).pages_per_io(4096) == 1  # aligned to its size
     assert Workload(block_size=16384).pages_per_io(4096) == 4
-    assert Workload(block_size=6144).pages_per_io(4096) == 2         # page-aligned start
+    assert Workload(block_size=6144).pages_per_io(4096) == 2  # page-aligned start
     # JESD219: sub-4 KiB transfers start on any sector, so some straddle two pages; the
     # size table agrees with the core's generator (mean bytes per write command)
     import opsim
 
     j = Workload(block_size=None)
     assert 1.9 < j.pages_per_io(4096) < 2.1
-    r = opsim.simulate({"drive": {"user_capacity": "1GiB", "op": 0.28, "pages_per_block": 64},
-                        "workload": {"type": "jesd219"},
-                        "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 2}})
+    r = opsim.simulate(
+        {
+            "drive": {"user_capacity": "1GiB", "op": 0.28, "pages_per_block": 64},
+            "workload": {"type": "jesd219"},
+            "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 2},
+        }
+    )
     c = r.counters
     assert c["host_write_bytes"] / c["host_write_cmds"] == pytest.approx(j.bytes_per_io(), rel=0.02)

@@ -19,8 +19,10 @@ def run(*args, check_code=None):
 @pytest.fixture
 def cfg(tmp_path):
     path = tmp_path / "c.toml"
-    path.write_text('[drive]\nuser_capacity = "64MiB"\nop = "28%"\npages_per_block = 64\n'
-                    '[run]\nwarmup_drive_writes = 1\nmeasure_drive_writes = 1\n')
+    path.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = "28%"\npages_per_block = 64\n'
+        "[run]\nwarmup_drive_writes = 1\nmeasure_drive_writes = 1\n"
+    )
     return path
 
 
@@ -37,13 +39,16 @@ def test_simulate_table_and_json(cfg, tmp_path):
     assert "JSON written to" in p.stdout
 
 
-@pytest.mark.parametrize("text,key", [
-    ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\nbogus = 2\n', "drive.bogus"),
-    ('[drive]\nuser_capacity = "1GiB"\nop = -1\n', "drive.op"),
-    ('[drive]\nuser_capacity = "1GiB"\nop = 0\n', "drive.op"),
-    ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\n[workload]\ntype = "zipf"\n', "workload.zipf_exponent"),
-    ('[drive\n', "config"),
-])
+@pytest.mark.parametrize(
+    "text,key",
+    [
+        ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\nbogus = 2\n', "drive.bogus"),
+        ('[drive]\nuser_capacity = "1GiB"\nop = -1\n', "drive.op"),
+        ('[drive]\nuser_capacity = "1GiB"\nop = 0\n', "drive.op"),
+        ('[drive]\nuser_capacity = "1GiB"\nop = 0.1\n[workload]\ntype = "zipf"\n', "workload.zipf_exponent"),
+        ("[drive\n", "config"),
+    ],
+)
 def test_bad_config_exit_2_names_key_no_traceback(tmp_path, text, key):
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -63,8 +68,9 @@ def test_missing_file_and_bad_usage():
 def test_demo_prints_the_study_writes_the_report_and_json(tmp_path):
     # a fast variant of the default study: 1/128 of the NAND in 4 MiB FTL blocks (512 blocks)
     report, out = tmp_path / "demo.html", tmp_path / "demo.json"
-    p = run("demo", "--scale", "128", "--pages-per-block", "1024", "-o", str(report), "--json-file", str(out),
-            check_code=0)
+    p = run(
+        "demo", "--scale", "128", "--pages-per-block", "1024", "-o", str(report), "--json-file", str(out), check_code=0
+    )
     # the table for people, and where the report is
     assert "native 256 GB" in p.stdout and f"written to {report}" in p.stdout
     doc = json.loads(out.read_text())

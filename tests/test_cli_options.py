@@ -88,8 +88,10 @@ def test_smart_waf_json_before_after_leaves_both_files(tmp_path, capsys):
 
 def _sim_config(tmp_path: Path) -> Path:
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
-                   '[run]\nwarmup_drive_writes = 0.5\nmeasure_drive_writes = 0.5\n')
+    cfg.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
+        "[run]\nwarmup_drive_writes = 0.5\nmeasure_drive_writes = 0.5\n"
+    )
     return cfg
 
 
@@ -109,8 +111,9 @@ def test_json_file_that_cannot_be_written_is_refused_before_the_work(tmp_path, c
         target = ro / "r.json"
         if os.geteuid() == 0:  # root writes anywhere: pretend the directory is read-only
             real_access = os.access
-            monkeypatch.setattr(os, "access", lambda p, m, **kw: False if os.fspath(p) == str(ro)
-                                else real_access(p, m, **kw))
+            monkeypatch.setattr(
+                os, "access", lambda p, m, **kw: False if os.fspath(p) == str(ro) else real_access(p, m, **kw)
+            )
         else:  # pragma: no cover - CI runs as root
             ro.chmod(0o500)
     ran = []
@@ -124,10 +127,13 @@ def test_json_file_that_cannot_be_written_is_refused_before_the_work(tmp_path, c
     assert ran == [], "the simulation must not start"
 
 
-@pytest.mark.parametrize("argv", [
-    ["report", "{res}", "-o", "{missing}/r.html"],
-    ["plot", "saturation", "{res}", "-o", "{missing}/p.png"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{res}", "-o", "{missing}/r.html"],
+        ["plot", "saturation", "{res}", "-o", "{missing}/p.png"],
+    ],
+)
 def test_report_and_plot_outputs_checked_before_the_work(tmp_path, capsys, argv):
     res = tmp_path / "r.json"
     code = cli.main(["simulate", str(_sim_config(tmp_path)), "--json-file", str(res)])
@@ -156,7 +162,7 @@ def test_atomic_write_fsyncs_file_and_directory(tmp_path, monkeypatch):
     assert target.read_text() == "hello\n"
     assert len(synced) == 2
     assert Path(synced[0]).name.startswith(".opsim-")  # the temporary file, before the rename
-    assert synced[1] == str(tmp_path)                  # then the directory
+    assert synced[1] == str(tmp_path)  # then the directory
     assert os.listdir(tmp_path) == ["out.txt"]
 
 
@@ -181,4 +187,3 @@ def test_atomic_write_error_names_the_path(tmp_path):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
-

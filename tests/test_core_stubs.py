@@ -15,8 +15,13 @@ PYTHON_DIR = Path(__file__).resolve().parent.parent / "python"
 
 def test_core_stub_matches_the_extension():
     pytest.importorskip("mypy")
-    p = subprocess.run([sys.executable, "-m", "mypy.stubtest", "opsim._core"], cwd=PYTHON_DIR,
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "opsim._core"],
+        cwd=PYTHON_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
 
 

@@ -17,10 +17,12 @@ HUGE = {"drive": {"user_capacity": "100TB", "op": 0.07}, "timing": {"interface":
 
 def test_huge_drive_is_described_without_its_model():
     """In a fresh process: the peak RSS stays far below the model's size (hundreds of GB)."""
-    code = ("import json, resource; from opsim.sim import describe; "
-            f"d = describe({HUGE!r}, model_limits=False); "
-            "print(json.dumps([d['drive']['model_memory_bytes'], d['drive']['user_bytes'], d['fits_model'], "
-            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024]))")
+    code = (
+        "import json, resource; from opsim.sim import describe; "
+        f"d = describe({HUGE!r}, model_limits=False); "
+        "print(json.dumps([d['drive']['model_memory_bytes'], d['drive']['user_bytes'], d['fits_model'], "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     model, user, fits, rss = json.loads(out.stdout)
     assert user == 100 * 10**12 and not fits
@@ -45,10 +47,16 @@ def test_model_limits_refuse_what_the_simulator_cannot_build():
 def test_resolved_timing_is_what_a_run_uses(preset):
     """The timing ``describe`` resolves is the one a timed run of the same config reports
     (the advisor used to run a tiny simulation only to learn it)."""
-    cfg = {"preset": preset,
-           "drive": {"user_capacity": "128MiB", "physical_capacity": "256MiB", "pages_per_block": 256},
-           "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.0005,
-                   "round_drive_writes": 0.0005}}
+    cfg = {
+        "preset": preset,
+        "drive": {"user_capacity": "128MiB", "physical_capacity": "256MiB", "pages_per_block": 256},
+        "run": {
+            "precondition": "none",
+            "warmup_drive_writes": 0,
+            "measure_drive_writes": 0.0005,
+            "round_drive_writes": 0.0005,
+        },
+    }
     d = describe(cfg)
     r = simulate(cfg)
     assert d["timing"] == r.timed["timing"]
@@ -57,8 +65,14 @@ def test_resolved_timing_is_what_a_run_uses(preset):
 
 
 def test_levels_give_every_basis_at_each_user_capacity():
-    cfg = {"drive": {"user_capacity": "1000GB", "physical_capacity": "1100GB", "native_capacity": "1000GB",
-                     "page_size": "16KiB"}}
+    cfg = {
+        "drive": {
+            "user_capacity": "1000GB",
+            "physical_capacity": "1100GB",
+            "native_capacity": "1000GB",
+            "page_size": "16KiB",
+        }
+    }
     d = describe(cfg, model_limits=False, users=[1000 * 10**9, 800 * 10**9])
     top, low = d["levels"]
     assert top == d["op"]

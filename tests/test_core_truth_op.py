@@ -39,7 +39,7 @@ def _drive(user: int, physical: int, native: int) -> dict:
 def test_op_all_matches_the_core(gb, held, spare):
     native = capacity_from_bytes(gb * 10**9, 512, "native")
     user = capacity_from_bytes(max(1, math.floor(native.sectors * (1 - held))) * 512, 512, "user", idema=False)
-    physical = math.ceil(native.bytes * (1 + spare) / BLOCK) * BLOCK          # whole blocks, as the core models
+    physical = math.ceil(native.bytes * (1 + spare) / BLOCK) * BLOCK  # whole blocks, as the core models
     core = describe(_drive(user.bytes, physical, native.bytes), model_limits=False)["op"]
     exact = op_all(Fraction(user.bytes), Fraction(physical), Fraction(native.bytes))
     for basis in BASES:
@@ -97,9 +97,14 @@ _UNITS = ["", "B", "b", "kB", "KB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB",
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=999),
-       st.integers(min_value=0, max_value=3), st.sampled_from(_UNITS), st.sampled_from(["", " "]),
-       st.booleans())
+@given(
+    st.integers(min_value=0, max_value=10**6),
+    st.integers(min_value=0, max_value=999),
+    st.integers(min_value=0, max_value=3),
+    st.sampled_from(_UNITS),
+    st.sampled_from(["", " "]),
+    st.booleans(),
+)
 def test_size_parsers_agree(whole, frac, digits, unit, space, underscore):
     """On the grammar both accept (digits, `_` separators, a decimal part, a unit in any case),
     the planner's parser and the core's give the same bytes, or both refuse."""
@@ -116,7 +121,7 @@ def test_size_parsers_agree(whole, frac, digits, unit, space, underscore):
     except InputError:
         core = None
     if py is not None and py >= 2**64:
-        assert core is None                      # the core's sizes are 64-bit
+        assert core is None  # the core's sizes are 64-bit
     else:
         assert py == core, text
 

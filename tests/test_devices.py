@@ -83,12 +83,14 @@ def test_confirmation_checked_before_anything_else(monkeypatch):
 
 def test_mountinfo_parser(tmp_path):
     mi = tmp_path / "mountinfo"
-    mi.write_text("36 35 8:17 / /mnt/my\\040disk rw,noatime shared:1 - ext4 /dev/sdb1 rw\n"
-                  "37 35 0:50 / /proc rw - proc proc rw\n")
+    mi.write_text(
+        "36 35 8:17 / /mnt/my\\040disk rw,noatime shared:1 - ext4 /dev/sdb1 rw\n37 35 0:50 / /proc rw - proc proc rw\n"
+    )
     assert devices._mountinfo(str(mi)) == [("8:17", "/mnt/my disk", "/dev/sdb1"), ("0:50", "/proc", "proc")]
 
 
 # --------------------------------------------------------------------------- real loop devices
+
 
 def _losetup_works():
     if os.geteuid() != 0 or not shutil.which("losetup"):
@@ -104,8 +106,9 @@ def loopdev(tmp_path):
     img = tmp_path / "loop.img"
     with open(img, "wb") as f:
         f.truncate(16 * 2**20)
-    dev = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    dev = subprocess.run(
+        ["losetup", "-f", "--show", str(img)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     yield dev, img
     subprocess.run(["umount", dev], capture_output=True)
     subprocess.run(["losetup", "-d", dev], capture_output=True)
@@ -167,8 +170,9 @@ def test_loop_partition_mounted_refuses_whole_disk(tmp_path):
         subprocess.run(["sgdisk", "-n", "1:2048:0", str(img)], check=True, capture_output=True)
     else:
         subprocess.run(["sfdisk", str(img)], input="2048,\n", text=True, check=True, capture_output=True)
-    dev = subprocess.run(["losetup", "-f", "--show", "-P", str(img)], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    dev = subprocess.run(
+        ["losetup", "-f", "--show", "-P", str(img)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     mnt = tmp_path / "m"
     mnt.mkdir()
     try:
@@ -214,9 +218,14 @@ def test_probe_that_cannot_read_is_unknown_not_blank(monkeypatch, target_file):
     """blkid exits 2 both for "nothing found" and for "cannot open" (with an error line), and
     wipefs fails: that is "could not check", refused unless --force, and the message says so."""
     monkeypatch.setattr(devices, "_tool", lambda name: f"/usr/sbin/{name}", raising=False)
-    monkeypatch.setattr(devices.subprocess, "run", FakeRun(
-        blkid=(2, "", f"error: {target_file}: Operation not permitted\n"),
-        wipefs=(1, "", f"wipefs: error: {target_file}: probing initialization failed: Operation not permitted\n")))
+    monkeypatch.setattr(
+        devices.subprocess,
+        "run",
+        FakeRun(
+            blkid=(2, "", f"error: {target_file}: Operation not permitted\n"),
+            wipefs=(1, "", f"wipefs: error: {target_file}: probing initialization failed: Operation not permitted\n"),
+        ),
+    )
     before = digest(target_file)
     with pytest.raises(DeviceError) as e:
         guard_destructive(target_file, confirm=target_file)
@@ -230,7 +239,9 @@ def test_probe_that_cannot_read_is_unknown_not_blank(monkeypatch, target_file):
 def test_no_probe_tool_is_unknown(monkeypatch, target_file):
     monkeypatch.setattr(devices, "_tool", lambda name: None, raising=False)
     monkeypatch.setattr(devices.shutil, "which", lambda name: None)
-    monkeypatch.setattr(devices.os.path, "exists", lambda p: False if p.startswith("/usr/sbin/") else os.path.lexists(p))
+    monkeypatch.setattr(
+        devices.os.path, "exists", lambda p: False if p.startswith("/usr/sbin/") else os.path.lexists(p)
+    )
     with pytest.raises(DeviceError, match=r"could not check.*util-linux.*--force"):
         guard_destructive(target_file, confirm=target_file)
 
@@ -252,8 +263,11 @@ def test_blkid_nothing_found_is_blank(monkeypatch, target_file):
 
 def test_blkid_ambivalent_is_a_signature(monkeypatch, target_file):
     monkeypatch.setattr(devices, "_tool", lambda name: f"/usr/sbin/{name}", raising=False)
-    monkeypatch.setattr(devices.subprocess, "run", FakeRun(
-        blkid=(8, "", ""), wipefs=(0, json.dumps({"signatures": [{"type": "ext4"}, {"type": "dos"}]}), "")))
+    monkeypatch.setattr(
+        devices.subprocess,
+        "run",
+        FakeRun(blkid=(8, "", ""), wipefs=(0, json.dumps({"signatures": [{"type": "ext4"}, {"type": "dos"}]}), "")),
+    )
     with pytest.raises(DeviceError, match=r"ext4/dos signature"):
         guard_destructive(target_file, confirm=target_file)
 
@@ -312,6 +326,7 @@ def test_loop_device_mount_table_unreadable_is_unknown(monkeypatch, loopdev):
 
     def unreadable(path="/proc/self/mountinfo"):
         raise PermissionError(13, "Permission denied", path)
+
     monkeypatch.setattr(devices, "_mountinfo", unreadable)
     with pytest.raises(DeviceError, match=r"could not check.*mount table"):
         guard_destructive(dev, confirm=dev)

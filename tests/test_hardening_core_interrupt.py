@@ -44,8 +44,9 @@ max_rounds = 100000
 
 
 def start(args: list[str], script: str = CLI) -> subprocess.Popen:
-    p = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     line = p.stderr.readline()
     assert line.strip() == "ready", line + p.stderr.read()
     return p
@@ -95,8 +96,12 @@ def test_sigint_stops_timed_simulate_with_the_table_and_exit_130(tmp_path):
 def test_uninterrupted_result_has_no_interrupted_field():
     import opsim
 
-    r = opsim.simulate({"drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
-                        "run": {"warmup_drive_writes": 0.2, "measure_drive_writes": 0.5}})
+    r = opsim.simulate(
+        {
+            "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
+            "run": {"warmup_drive_writes": 0.2, "measure_drive_writes": 0.5},
+        }
+    )
     assert "interrupted" not in r.data and r.interrupted is False
 
 

@@ -19,8 +19,14 @@ FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 
 
 def cli(*args: str, preexec_fn=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "opsim.cli", *args], capture_output=True, text=True,
-                          preexec_fn=preexec_fn, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "opsim.cli", *args],
+        capture_output=True,
+        text=True,
+        preexec_fn=preexec_fn,
+        timeout=120,
+        check=False,
+    )
 
 
 # ---------------------------------------------------------------- item 9: memory
@@ -52,8 +58,10 @@ def test_100pb_is_refused_for_its_memory():
 
 def test_past_the_32_bit_page_numbers_is_a_clear_capacity_error():
     # memory allowed: the mapping tables' 2^32 pages are the limit, said with the numbers
-    for drive, key in [({"physical_capacity": "18000PB", "op": 0.07}, "drive.page_size"),
-                       ({"user_capacity": "100PB", "op": 0.07, "page_size": "1MiB"}, "drive.user_capacity")]:
+    for drive, key in [
+        ({"physical_capacity": "18000PB", "op": 0.07}, "drive.page_size"),
+        ({"user_capacity": "100PB", "op": 0.07, "page_size": "1MiB"}, "drive.user_capacity"),
+    ]:
         with pytest.raises(CapacityError) as e:
             opsim.simulate({"drive": drive, "run": {"memory_limit": "18000PB"}})
         assert e.value.key == key
@@ -70,9 +78,11 @@ def reads_only(tmp_path) -> Path:
     lines = [",".join([*f[:3], "Read", *f[4:]]) for f in (line.split(",") for line in src)]
     (tmp_path / "reads.csv").write_text("\n".join(lines) + "\n")
     cfg = tmp_path / "reads.toml"
-    cfg.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\n[workload]\ntype = "trace"\n'
-                   '[workload.trace]\npath = "reads.csv"\nremap = "wrap"\n'
-                   '[run]\nprecondition = "none"\nwarmup_drive_writes = 0\n')
+    cfg.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\n[workload]\ntype = "trace"\n'
+        '[workload.trace]\npath = "reads.csv"\nremap = "wrap"\n'
+        '[run]\nprecondition = "none"\nwarmup_drive_writes = 0\n'
+    )
     return cfg
 
 
@@ -104,8 +114,7 @@ def test_a_read_only_trace_simulates_with_an_undefined_waf(reads_only, tmp_path)
 # ---------------------------------------------------------------- item 11: the binding
 
 
-SMALL = {"drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
-         "run": {"precondition": "none"}}
+SMALL = {"drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64}, "run": {"precondition": "none"}}
 
 
 def test_a_panic_leaves_the_simulator_unusable():
@@ -116,8 +125,15 @@ def test_a_panic_leaves_the_simulator_unusable():
     with pytest.raises(InternalError) as e:
         s._s._test_panic()
     assert "panicked" in str(e.value) and "unusable" in str(e.value)
-    for call in (lambda: s.write(0, 8), lambda: s.read(0, 8), s.power_cycle, lambda: s.counters,
-                 lambda: s.run_for(4096), s.check, lambda: s.max_address):
+    for call in (
+        lambda: s.write(0, 8),
+        lambda: s.read(0, 8),
+        s.power_cycle,
+        lambda: s.counters,
+        lambda: s.run_for(4096),
+        s.check,
+        lambda: s.max_address,
+    ):
         with pytest.raises(InternalError, match="unusable after an internal error"):
             call()
     # another simulator is not affected
@@ -131,18 +147,21 @@ def test_power_cycle_is_guarded_and_keeps_working():
     assert s.max_address == 64 * 2**20 // 512
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda s: s.write(-1, 8), "lba"),
-    (lambda s: s.write(0, -8), "sectors"),
-    (lambda s: s.write(0, 8, -1), "stream"),
-    (lambda s: s.write(0, 8, 2**32), "stream"),
-    (lambda s: s.read(2**64, 8), "lba"),
-    (lambda s: s.trim(0, -1), "sectors"),
-    (lambda s: s.read_token(-5), "lba"),
-    (lambda s: s.set_max_address(-1), "sectors"),
-    (lambda s: s.run_for(-4096), "host_bytes"),
-    (lambda s: s.write("0", 8), "lba"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda s: s.write(-1, 8), "lba"),
+        (lambda s: s.write(0, -8), "sectors"),
+        (lambda s: s.write(0, 8, -1), "stream"),
+        (lambda s: s.write(0, 8, 2**32), "stream"),
+        (lambda s: s.read(2**64, 8), "lba"),
+        (lambda s: s.trim(0, -1), "sectors"),
+        (lambda s: s.read_token(-5), "lba"),
+        (lambda s: s.set_max_address(-1), "sectors"),
+        (lambda s: s.run_for(-4096), "host_bytes"),
+        (lambda s: s.write("0", 8), "lba"),
+    ],
+)
 def test_bad_arguments_are_input_errors_naming_them(call, name):
     s = opsim.Simulator(SMALL)
     with pytest.raises(InputError) as e:

@@ -84,6 +84,7 @@ def fake_fio(tmp_path, monkeypatch):
         monkeypatch.setenv("FAKE_FIO_OK", str(ok))
         monkeypatch.setenv("FAKE_FIO_THEN", then)
         return state
+
     configure()
     return configure
 
@@ -114,8 +115,20 @@ def env_with_src():
 
 
 # one fake round writes 10 GB (the fixture's), so --capacity-multiple 1 is one round; LONG runs until stopped
-WSAT = ["measure", "wsat", "--size", "64MiB", "--round", "1", "--qd", "4", "--capacity-multiple", "1",
-        "--progress", "off"]
+WSAT = [
+    "measure",
+    "wsat",
+    "--size",
+    "64MiB",
+    "--round",
+    "1",
+    "--qd",
+    "4",
+    "--capacity-multiple",
+    "1",
+    "--progress",
+    "off",
+]
 LONG = ["--capacity-multiple", "100000", "--time-cap", "600"]
 
 
@@ -133,9 +146,9 @@ def test_existing_file_is_refused_and_left_alone(tmp_path, fake_fio, capsys):
     assert rc == 2
     assert str(f) in err and "not opsim's scratch file" in err and "--force" in err
     assert digest(f) == before and f.stat().st_mtime_ns == mtime
-    assert not out.exists()                                  # nothing created on refusal
+    assert not out.exists()  # nothing created on refusal
     assert not Path(scratch.record_path(f)).exists()
-    assert calls(state) == []                                # fio never ran
+    assert calls(state) == []  # fio never ran
 
 
 def test_existing_file_with_force_is_used_and_becomes_scratch(tmp_path, fake_fio, capsys):
@@ -180,8 +193,7 @@ def test_scratch_file_changed_or_replaced_is_refused(tmp_path, fake_fio, capsys)
     rc = main([*WSAT, "--file", str(f), "--time-cap", "2", "-o", str(tmp_path / "b")])
     assert rc == 2 and "changed since opsim last wrote it" in capsys.readouterr().err
     # replaced by another file of the same size (a new inode), record left behind
-    assert main([*WSAT, "--file", str(f), "--time-cap", "2", "-o", str(tmp_path / "c"), "--force",
-                 "--json"]) == 0
+    assert main([*WSAT, "--file", str(f), "--time-cap", "2", "-o", str(tmp_path / "c"), "--force", "--json"]) == 0
     capsys.readouterr()
     other = tmp_path / "other"
     other.write_bytes(b"y" * f.stat().st_size)
@@ -239,8 +251,14 @@ def test_real_fio_rerun_on_its_scratch_file_and_refusal_of_others(tmp_path, caps
 
 
 def _start(args, tmp_path):
-    return subprocess.Popen([sys.executable, "-m", "opsim.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env_with_src(), cwd=tmp_path)
+    return subprocess.Popen(
+        [sys.executable, "-m", "opsim.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_with_src(),
+        cwd=tmp_path,
+    )
 
 
 def _wait_for_calls(state, n, proc, timeout=30):
@@ -264,21 +282,21 @@ def test_signal_stops_fio_and_keeps_finished_rounds(tmp_path, fake_fio, sig, cod
     _wait_for_calls(state, 4, proc)
     fio_pid = calls(state)[-1][0]
     group = [p for p in map(int, filter(str.isdigit, os.listdir("/proc"))) if _pgid(p) == fio_pid]
-    assert fio_pid in group and len(group) == 2          # fio and its child (a "job")
+    assert fio_pid in group and len(group) == 2  # fio and its child (a "job")
     t0 = time.monotonic()
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=20)
     stopped_in = time.monotonic() - t0
     assert proc.returncode == code, stderr
-    assert stopped_in < 6                                # grace 2 s, then SIGKILL
-    assert not any(alive(p) for p in group)              # nothing of fio's group is left
+    assert stopped_in < 6  # grace 2 s, then SIGKILL
+    assert not any(alive(p) for p in group)  # nothing of fio's group is left
     d = json.loads(stdout)
     kept = json.loads((out / "result.json").read_text())
     for doc in (d, kept):
         assert doc["interrupted"] is True and doc["interrupted_by"] == signal.Signals(sig).name
         assert len(doc["rounds"]) == 3 and doc["error"] is None
         assert check_timed(doc) == []
-    assert not list(out.glob(".opsim-*"))                # no temporary file left
+    assert not list(out.glob(".opsim-*"))  # no temporary file left
 
 
 def _pgid(pid):
@@ -288,8 +306,9 @@ def _pgid(pid):
         return None
 
 
-@pytest.mark.parametrize("then,msg", [("exit", "fio exited 3: fio: pretend I/O error on the target"),
-                                      ("kill", "fio was killed by SIGKILL")])
+@pytest.mark.parametrize(
+    "then,msg", [("exit", "fio exited 3: fio: pretend I/O error on the target"), ("kill", "fio was killed by SIGKILL")]
+)
 def test_fio_dying_keeps_finished_rounds_and_exits_1(tmp_path, fake_fio, capsys, then, msg):
     state = fake_fio(ok=2, then=then)
     out = tmp_path / "o"
@@ -320,8 +339,26 @@ def test_sigterm_with_real_fio(tmp_path):
     """The real fio on a small file: SIGTERM to opsim stops fio within seconds, nothing holds
     the file open afterwards, the finished rounds are in result.json, exit 143."""
     out = tmp_path / "o"
-    proc = _start(["measure", "wsat", "--size", "32MiB", "--round", "1", "--time-cap", "120", "--qd", "4",
-                   "--capacity-multiple", "100000", "-o", str(out), "--json"], tmp_path)
+    proc = _start(
+        [
+            "measure",
+            "wsat",
+            "--size",
+            "32MiB",
+            "--round",
+            "1",
+            "--time-cap",
+            "120",
+            "--qd",
+            "4",
+            "--capacity-multiple",
+            "100000",
+            "-o",
+            str(out),
+            "--json",
+        ],
+        tmp_path,
+    )
     deadline = time.monotonic() + 40
     while not list(out.glob("round-003*.json")) and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
@@ -343,28 +380,49 @@ def test_sigterm_with_real_fio(tmp_path):
                     holders.append(pid)
         except OSError:
             continue
-    assert holders == []                                 # no fio left writing to the target
+    assert holders == []  # no fio left writing to the target
     d = json.loads((out / "result.json").read_text())
     assert d["interrupted_by"] == "SIGTERM" and len(d["rounds"]) >= 2
     assert json.loads(stdout)["rounds"] == d["rounds"]
-    assert scratch.is_scratch(target)[0]                 # sealed after the stop: a re-run may use it
+    assert scratch.is_scratch(target)[0]  # sealed after the stop: a re-run may use it
 
 
 # --------------------------------------------------------------------------- items 12, 13: checks up front
 
 
 BAD = [
-    ("--span=nan%", "--span"), ("--span=abc%", "--span"), ("--span=inf%", "--span"), ("--span=-5%", "--span"),
-    ("--span=150%", "--span"), ("--span=0%", "--span"), ("--span=0.00001%", "--span"), ("--span=nan", "span"),
-    ("--span=1TiB", "--span"), ("--span=-8MiB", "span"), ("--span=", "span"),
-    ("--time-cap=nan", "--time-cap"), ("--time-cap=inf", "--time-cap"), ("--time-cap=-1", "--time-cap"),
+    ("--span=nan%", "--span"),
+    ("--span=abc%", "--span"),
+    ("--span=inf%", "--span"),
+    ("--span=-5%", "--span"),
+    ("--span=150%", "--span"),
+    ("--span=0%", "--span"),
+    ("--span=0.00001%", "--span"),
+    ("--span=nan", "span"),
+    ("--span=1TiB", "--span"),
+    ("--span=-8MiB", "span"),
+    ("--span=", "span"),
+    ("--time-cap=nan", "--time-cap"),
+    ("--time-cap=inf", "--time-cap"),
+    ("--time-cap=-1", "--time-cap"),
     ("--time-cap=0", "--time-cap"),
-    ("--capacity-multiple=nan", "--capacity-multiple"), ("--capacity-multiple=-inf", "--capacity-multiple"),
-    ("--qd=0", "--qd"), ("--qd=-3", "--qd"), ("--qd=1000000", "--qd"),
-    ("--threads=0", "--threads"), ("--threads=100000", "--threads"),
-    ("--round=0", "--round"), ("--max-rounds=0", "--max-rounds"), ("--precondition=-1", "--precondition"),
-    ("--size=nan", "size"), ("--size=-8MiB", "size"), ("--size=4KiB", "--size"), ("--size=1PiB", "--size"),
-    ("--bs=nan", "bs"), ("--bs=1000", "--bs"), ("--bs=1g", "--bs"),
+    ("--capacity-multiple=nan", "--capacity-multiple"),
+    ("--capacity-multiple=-inf", "--capacity-multiple"),
+    ("--qd=0", "--qd"),
+    ("--qd=-3", "--qd"),
+    ("--qd=1000000", "--qd"),
+    ("--threads=0", "--threads"),
+    ("--threads=100000", "--threads"),
+    ("--round=0", "--round"),
+    ("--max-rounds=0", "--max-rounds"),
+    ("--precondition=-1", "--precondition"),
+    ("--size=nan", "size"),
+    ("--size=-8MiB", "size"),
+    ("--size=4KiB", "--size"),
+    ("--size=1PiB", "--size"),
+    ("--bs=nan", "bs"),
+    ("--bs=1000", "--bs"),
+    ("--bs=1g", "--bs"),
     ("--rwmix=50/60", "--rwmix"),
     ("--fio-steadystate=iops_slope:nan%", "--fio-steadystate"),
 ]
@@ -376,11 +434,11 @@ def test_bad_numbers_refused_up_front_with_nothing_created(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     before = sorted(os.listdir(tmp_path))
     size = [] if opt.startswith("--size") else ["--size", "64MiB"]
-    rc = main(["measure", "wsat", *size, opt])             # the default output folder goes in the cwd
+    rc = main(["measure", "wsat", *size, opt])  # the default output folder goes in the cwd
     err = capsys.readouterr().err
     assert rc == 2, err
     assert key in err and "internal error" not in err, err
-    assert sorted(os.listdir(tmp_path)) == before        # no output folder, no scratch file
+    assert sorted(os.listdir(tmp_path)) == before  # no output folder, no scratch file
     assert calls(state) == []
 
 
@@ -407,8 +465,15 @@ def test_unwritable_output_dir_fails_before_fio(tmp_path, monkeypatch, fake_fio,
     else:
         out = tmp_path / "out"
         real = os.statvfs
-        monkeypatch.setattr(os, "statvfs", lambda p: os.statvfs_result((4096, 4096, 100, 0, 0, 10, 0, 0, 0, 255))
-                            if str(p).startswith(str(tmp_path)) else real(p))
+        monkeypatch.setattr(
+            os,
+            "statvfs",
+            lambda p: (
+                os.statvfs_result((4096, 4096, 100, 0, 0, 10, 0, 0, 0, 255))
+                if str(p).startswith(str(tmp_path))
+                else real(p)
+            ),
+        )
     before = sorted(p.name for p in tmp_path.iterdir())
     rc = main([*WSAT, "--time-cap", "2", "-o", str(out)])
     err = capsys.readouterr().err
@@ -431,9 +496,9 @@ def test_file_target_that_does_not_fit_is_refused(tmp_path, monkeypatch, fake_fi
 def test_purge_needs_its_method():
     p = build_parser()
     with pytest.raises(SystemExit):
-        p.parse_args(["measure", "--device", "/dev/sdz", "--purge", "wsat"])   # "wsat" is no method
+        p.parse_args(["measure", "--device", "/dev/sdz", "--purge", "wsat"])  # "wsat" is no method
     with pytest.raises(SystemExit):
-        p.parse_args(["measure", "wsat", "--device", "/dev/sdz", "--purge"])   # a value is required
+        p.parse_args(["measure", "wsat", "--device", "/dev/sdz", "--purge"])  # a value is required
     a = p.parse_args(["measure", "--purge", "auto", "wsat", "--device", "/dev/sdz"])
     assert a.purge == "auto" and a.test == "wsat"
 

@@ -51,13 +51,16 @@ def test_symlinked_sweep_output_shares_the_lock_and_keeps_the_link(tmp_path):
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert real.is_file() and real.stat().st_size > 0
     assert sorted(os.listdir(tmp_path)) == ["data", "g.toml", "r.parquet"]
-    assert sorted(os.listdir(real.parent)) == ["r.parquet"]   # no lock or temporary file left
+    assert sorted(os.listdir(real.parent)) == ["r.parquet"]  # no lock or temporary file left
 
 
-@pytest.mark.parametrize("content", [
-    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",          # a binary file
-    b'[drive]\nuser_capacity = "1GiB" # caf\xe9\n',     # Latin-1, not UTF-8
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",  # a binary file
+        b'[drive]\nuser_capacity = "1GiB" # caf\xe9\n',  # Latin-1, not UTF-8
+    ],
+)
 def test_binary_or_non_utf8_config_is_an_input_error(tmp_path, capsys, content):
     """Item 13: was 'internal error: UnicodeDecodeError'."""
     cfg = tmp_path / "bad.toml"
@@ -113,12 +116,17 @@ def test_negative_size_says_negative():
         parse_size("-8MiB", key="size")
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["capacity", "--native", "-8MiB"], "native: a size cannot be negative"),     # was "expected one argument"
-    (["plan", "--interface", "sata", "--native", "480GB", "--op", "-5%", "--op-basis", "user"],
-     "op: -5% cannot be negative"),
-    (["advise", "--preset", "samsung-840-pro-256gb", "--min-iops", "nanx"], "'nanx' is not a finite number"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["capacity", "--native", "-8MiB"], "native: a size cannot be negative"),  # was "expected one argument"
+        (
+            ["plan", "--interface", "sata", "--native", "480GB", "--op", "-5%", "--op-basis", "user"],
+            "op: -5% cannot be negative",
+        ),
+        (["advise", "--preset", "samsung-840-pro-256gb", "--min-iops", "nanx"], "'nanx' is not a finite number"),
+    ],
+)
 def test_negative_and_non_finite_values_reach_their_checks(capsys, argv, message):
     code = cli.main(argv)
     err = capsys.readouterr().err

@@ -84,7 +84,7 @@ def _feed(path, data):
     def w():
         with open(path, "wb") as f:
             for i in range(0, len(data), 1000):  # in pieces, as a pipe hands them over
-                f.write(data[i:i + 1000])
+                f.write(data[i : i + 1000])
                 f.flush()
 
     t = threading.Thread(target=w, daemon=True)
@@ -104,8 +104,12 @@ def test_a_fifo_trace_reads_like_the_file(tmp_path):
     for k in ("format", "records", "read", "write", "min_offset", "max_end", "duration_s"):
         assert got[k] == want[k], k
     # the shell's <(...) form, through the CLI
-    p = subprocess.run(["bash", "-c", 'exec "$@" <(cat "$0")', MSR, *OPSIM, "trace", "info"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        ["bash", "-c", 'exec "$@" <(cat "$0")', MSR, *OPSIM, "trace", "info"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert re.search(rf"requests\s+{want['records']}\b", p.stdout), p.stdout
 
@@ -113,11 +117,14 @@ def test_a_fifo_trace_reads_like_the_file(tmp_path):
 # ---------------------------------------------------------------- item 11: column indices
 
 
-@pytest.mark.parametrize("spec,key", [
-    ("time=0,op=1,offset=18446744073709551615,size=3", "workload.trace.columns.offset"),
-    ("time=0,op=1,offset=2,size=99999999999999999999999", "workload.trace.columns.size"),
-    ("time=18446744073709551614,op=1,offset=2,size=3", "workload.trace.columns.time"),
-])
+@pytest.mark.parametrize(
+    "spec,key",
+    [
+        ("time=0,op=1,offset=18446744073709551615,size=3", "workload.trace.columns.offset"),
+        ("time=0,op=1,offset=2,size=99999999999999999999999", "workload.trace.columns.size"),
+        ("time=18446744073709551614,op=1,offset=2,size=3", "workload.trace.columns.time"),
+    ],
+)
 def test_a_huge_column_index_is_an_input_error(tmp_path, spec, key):
     t = tmp_path / "c.csv"
     t.write_text("0,w,0,4096\n")
@@ -164,8 +171,11 @@ def test_a_conversion_killed_midway_leaves_nothing(tmp_path):
     fifo = src_dir / "t.fifo"
     os.mkfifo(fifo)
     line = b"128166372003061629,hm,0,Write,8192,4096,1\n"
-    p = subprocess.Popen(OPSIM + ["trace", "convert", "--format", "msr", str(fifo), "-o", str(out_dir / "t.iolog")],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        OPSIM + ["trace", "convert", "--format", "msr", str(fifo), "-o", str(out_dir / "t.iolog")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     f = open(fifo, "wb")  # noqa: SIM115 - held open so the conversion waits mid-way
     try:
         deadline = time.monotonic() + 60

@@ -17,9 +17,19 @@ import pytest
 from opsim import simulate
 from opsim.errors import CapacityError, ConfigError
 
-TIMING = {"channels": 4, "dies_per_channel": 2, "planes": 2, "nand_page_size": "16KiB",
-          "t_read_us": 60, "t_prog_us": 1600, "t_erase_us": 4000, "channel_mbps": 800,
-          "fw_overhead_us": 1.0, "queue_depth": 32, "background_gc": False}
+TIMING = {
+    "channels": 4,
+    "dies_per_channel": 2,
+    "planes": 2,
+    "nand_page_size": "16KiB",
+    "t_read_us": 60,
+    "t_prog_us": 1600,
+    "t_erase_us": 4000,
+    "channel_mbps": 800,
+    "fw_overhead_us": 1.0,
+    "queue_depth": 32,
+    "background_gc": False,
+}
 TR_XFER_US = 60 + 4096 / 800
 PAGES = 128
 
@@ -28,15 +38,19 @@ def cfg(map_cache=None, timing=None, workload=None, phases=None, **run):
     t = TIMING | (timing or {})
     if map_cache is not None:
         t["map_cache"] = map_cache
-    c = {"drive": {"user_capacity": "512MiB", "op": 0.28, "pages_per_block": 256},
-         "run": {"seed": 11, "warmup_drive_writes": 0.5, "measure_drive_writes": 0.5, "round_drive_writes": 0.25} | run,
-         "timing": t}
+    c = {
+        "drive": {"user_capacity": "512MiB", "op": 0.28, "pages_per_block": 256},
+        "run": {"seed": 11, "warmup_drive_writes": 0.5, "measure_drive_writes": 0.5, "round_drive_writes": 0.25} | run,
+        "timing": t,
+    }
     if workload is not None:
         c["workload"] = workload
     if phases is not None:
         warm, ios, w = phases
-        c["phase"] = [{"name": "warm", "ios": warm, "workload": w},
-                      {"name": "measure", "ios": ios, "measure": True, "workload": w}]
+        c["phase"] = [
+            {"name": "warm", "ios": warm, "workload": w},
+            {"name": "measure", "ios": ios, "measure": True, "workload": w},
+        ]
     return c
 
 
@@ -47,10 +61,10 @@ def mc(r):
 def test_whole_table_cached_gives_the_uncached_iops_after_warm_up():
     w = {"read_fraction": 0.3}
     none = simulate(cfg(workload=w))
-    full = simulate(cfg({"size": "1GiB"}, workload=w))   # more than the table: it all fits
+    full = simulate(cfg({"size": "1GiB"}, workload=w))  # more than the table: it all fits
     m = mc(full)
     assert (m["translation_pages"], m["cached_pages"]) == (PAGES, PAGES)
-    assert m["total"]["map_reads"] == PAGES and m["total"]["map_writes"] == 0   # cold misses only
+    assert m["total"]["map_reads"] == PAGES and m["total"]["map_writes"] == 0  # cold misses only
     assert m["hit_ratio"] == 1.0 and m["map_reads"] == 0
     assert full.timed["measured_iops"] == pytest.approx(none.timed["measured_iops"], rel=0.005)
     assert full.waf == none.waf
@@ -76,7 +90,7 @@ def test_sequential_reads_hit_1023_of_1024():
     m = mc(r)
     assert m["cached_pages"] == math.ceil(0.05 * PAGES)
     assert m["lookups"] == 51_200
-    assert m["lookups"] - m["hits"] == 50   # one miss per 1024 sequential 4 KiB commands
+    assert m["lookups"] - m["hits"] == 50  # one miss per 1024 sequential 4 KiB commands
     assert m["hit_ratio"] == pytest.approx(1023 / 1024, abs=2e-5)
 
 
@@ -93,13 +107,15 @@ def test_qd1_random_read_latency_rises_by_one_read_per_miss():
 
 
 def test_bad_input_names_the_key(tmp_path):
-    for bad, key in [({}, "timing.map_cache.size"),
-                     ({"size": "1MiB", "fraction": 0.1}, "timing.map_cache.fraction"),
-                     ({"size": "1KiB"}, "timing.map_cache.size"),
-                     ({"fraction": 0}, "timing.map_cache.fraction"),
-                     ({"fraction": "150%"}, "timing.map_cache.fraction"),
-                     ({"size": "1MiB", "translation_page": "6KiB"}, "timing.map_cache.translation_page"),
-                     ({"size": "1MiB", "translation_page": "64KiB"}, "timing.map_cache.translation_page")]:
+    for bad, key in [
+        ({}, "timing.map_cache.size"),
+        ({"size": "1MiB", "fraction": 0.1}, "timing.map_cache.fraction"),
+        ({"size": "1KiB"}, "timing.map_cache.size"),
+        ({"fraction": 0}, "timing.map_cache.fraction"),
+        ({"fraction": "150%"}, "timing.map_cache.fraction"),
+        ({"size": "1MiB", "translation_page": "6KiB"}, "timing.map_cache.translation_page"),
+        ({"size": "1MiB", "translation_page": "64KiB"}, "timing.map_cache.translation_page"),
+    ]:
         with pytest.raises(ConfigError) as e:
             simulate(cfg(bad))
         assert e.value.key == key, bad
@@ -133,8 +149,10 @@ def test_same_seed_bit_identical_and_off_unchanged():
 
 def test_cli_prints_the_cache(tmp_path):
     path = tmp_path / "c.toml"
-    path.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\n[run]\nwarmup_drive_writes = 0.2\n'
-                    'measure_drive_writes = 0.2\nround_drive_writes = 0.1\n[timing]\n[timing.map_cache]\nsize = "8KiB"\n')
+    path.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\n[run]\nwarmup_drive_writes = 0.2\n'
+        'measure_drive_writes = 0.2\nround_drive_writes = 0.1\n[timing]\n[timing.map_cache]\nsize = "8KiB"\n'
+    )
     p = subprocess.run([sys.executable, "-m", "opsim.cli", "simulate", str(path)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "2 of 16 translation pages" in p.stdout

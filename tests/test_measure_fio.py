@@ -15,8 +15,10 @@ from opsim.measure.schema import check_timed
 from opsim.sim import steady_state
 
 # `make test` installs fio; only outside CI may these tests be skipped for want of it.
-pytestmark = [pytest.mark.fio, pytest.mark.skipif(shutil.which("fio") is None and not os.environ.get("CI"),
-                                                  reason="fio not installed")]
+pytestmark = [
+    pytest.mark.fio,
+    pytest.mark.skipif(shutil.which("fio") is None and not os.environ.get("CI"), reason="fio not installed"),
+]
 
 
 def run(capsys, *argv):
@@ -28,12 +30,13 @@ def run(capsys, *argv):
 
 def check_common(d, outdir):
     assert d["fio_version"].startswith("fio-")
-    assert check_timed(d) == []          # the timed simulator's schema (docs/measure.md)
+    assert check_timed(d) == []  # the timed simulator's schema (docs/measure.md)
     # rounds present
     assert d["rounds"] and all(r["iops"] > 0 and r["runtime_s"] > 0 for r in d["rounds"])
     # the per-second series, on one time axis
-    assert d["iops_series"] and all({"t_s", "iops", "read_iops", "write_iops", "mbps"} <= set(s)
-                                    for s in d["iops_series"])
+    assert d["iops_series"] and all(
+        {"t_s", "iops", "read_iops", "write_iops", "mbps"} <= set(s) for s in d["iops_series"]
+    )
     ts = [s["t_s"] for s in d["iops_series"]]
     end = max(c["t_end_s"] for r in d["rounds"] for c in r.get("combinations", [r]))
     assert ts == sorted(ts) and ts[-1] <= end + 1
@@ -48,7 +51,7 @@ def check_common(d, outdir):
     ss = steady_state([r["iops"] for r in d["rounds"]])
     assert d["steady_state"]["reached"] == ss["reached"]
     assert d["steady_state"]["range_ratio"] == pytest.approx(ss["range_ratio"])
-    if ss["window"]:   # reported as round indexes
+    if ss["window"]:  # reported as round indexes
         assert d["steady_state"]["window"] == [d["rounds"][i]["index"] for i in ss["window"]]
     assert (d["steady_iops"] is not None) == ss["reached"]
     for r in d["rounds"]:
@@ -59,8 +62,23 @@ def check_common(d, outdir):
 
 def test_wsat_real_fio(tmp_path, capsys):
     out = tmp_path / "w"
-    d = run(capsys, "measure", "wsat", "--size", "64MiB", "--round", "2", "--time-cap", "12",
-            "--capacity-multiple", "1000", "--qd", "8", "-o", str(out))
+    d = run(
+        capsys,
+        "measure",
+        "wsat",
+        "--size",
+        "64MiB",
+        "--round",
+        "2",
+        "--time-cap",
+        "12",
+        "--capacity-multiple",
+        "1000",
+        "--qd",
+        "8",
+        "-o",
+        str(out),
+    )
     assert d["test"] == "wsat" and d["target"]["kind"] == "file"
     assert len(d["rounds"]) >= 5 and d["stop_reason"] == "time cap reached"
     assert d["rounds"][-1]["written_total_bytes"] > 0
@@ -69,8 +87,25 @@ def test_wsat_real_fio(tmp_path, capsys):
 
 def test_iops_real_fio(tmp_path, capsys):
     out = tmp_path / "i"
-    d = run(capsys, "measure", "iops", "--size", "64MiB", "--round", "2", "--bs", "4k",
-            "--rwmix", "0/100,100/0", "--max-rounds", "6", "--qd", "4", "-o", str(out))
+    d = run(
+        capsys,
+        "measure",
+        "iops",
+        "--size",
+        "64MiB",
+        "--round",
+        "2",
+        "--bs",
+        "4k",
+        "--rwmix",
+        "0/100,100/0",
+        "--max-rounds",
+        "6",
+        "--qd",
+        "4",
+        "-o",
+        str(out),
+    )
     assert d["test"] == "iops"
     # SNIA workload-independent preconditioning first: the span twice, 128 KiB sequential
     assert d["precondition"]["io_bytes"]["write"] == 2 * 64 * 2**20 and d["precondition"]["phase"] == "precondition"
@@ -86,15 +121,33 @@ def test_iops_real_fio(tmp_path, capsys):
 
 def test_iops_mixed_workload_splits_directions(tmp_path, capsys):
     out = tmp_path / "mix"
-    d = run(capsys, "measure", "iops", "--size", "32MiB", "--round", "2", "--bs", "4k",
-            "--rwmix", "65/35", "--max-rounds", "1", "--qd", "4", "-o", str(out))
+    d = run(
+        capsys,
+        "measure",
+        "iops",
+        "--size",
+        "32MiB",
+        "--round",
+        "2",
+        "--bs",
+        "4k",
+        "--rwmix",
+        "65/35",
+        "--max-rounds",
+        "1",
+        "--qd",
+        "4",
+        "-o",
+        str(out),
+    )
     r = d["rounds"][0]
     assert r["read_iops"] > 0 and r["write_iops"] > 0
     assert r["iops"] == pytest.approx(r["read_iops"] + r["write_iops"])
     assert set(r["directions"]) == {"read", "write"}
     # the round's merged latency counts both directions
-    assert r["latency_us"]["count"] == (r["directions"]["read"]["latency_us"]["count"]
-                                        + r["directions"]["write"]["latency_us"]["count"])
+    assert r["latency_us"]["count"] == (
+        r["directions"]["read"]["latency_us"]["count"] + r["directions"]["write"]["latency_us"]["count"]
+    )
     p = d["iops_series"][0]
     assert p["read_iops"] > 0 and p["write_iops"] > 0 and p["iops"] == pytest.approx(p["read_iops"] + p["write_iops"])
     assert d["latency_us"]["read"]["count"] > 0 and d["latency_us"]["write"]["count"] > 0
@@ -102,8 +155,21 @@ def test_iops_mixed_workload_splits_directions(tmp_path, capsys):
 
 def test_consistency_real_fio(tmp_path, capsys):
     out = tmp_path / "c"
-    d = run(capsys, "measure", "consistency", "--size", "32MiB", "--round", "2", "--time-cap", "4",
-            "--qd", "8", "-o", str(out))
+    d = run(
+        capsys,
+        "measure",
+        "consistency",
+        "--size",
+        "32MiB",
+        "--round",
+        "2",
+        "--time-cap",
+        "4",
+        "--qd",
+        "8",
+        "-o",
+        str(out),
+    )
     assert d["fill"]["phase"] == "fill" and d["fill"]["io_bytes"]["write"] == 32 * 2**20
     assert d["stop_reason"] == "time cap reached" and len(d["rounds"]) >= 1
     check_common(d, out)
@@ -112,8 +178,27 @@ def test_consistency_real_fio(tmp_path, capsys):
 def test_progress_display(tmp_path, capsys):
     """--progress on: one line per finished round on stderr (stderr is not a terminal here);
     stdout still holds only the JSON document."""
-    rc = main(["measure", "wsat", "--size", "32MiB", "--round", "1", "--time-cap", "3", "--capacity-multiple",
-               "1000", "--qd", "4", "--progress", "on", "-o", str(tmp_path / "p"), "--json"])
+    rc = main(
+        [
+            "measure",
+            "wsat",
+            "--size",
+            "32MiB",
+            "--round",
+            "1",
+            "--time-cap",
+            "3",
+            "--capacity-multiple",
+            "1000",
+            "--qd",
+            "4",
+            "--progress",
+            "on",
+            "-o",
+            str(tmp_path / "p"),
+            "--json",
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 0
     d = json.loads(out.out)
@@ -121,8 +206,25 @@ def test_progress_display(tmp_path, capsys):
     assert len(lines) == len(d["rounds"]) >= 2
     assert lines[0].startswith("[") and "IOPS" in lines[0] and "GiB written" in lines[0]
     # off: nothing on stderr
-    rc = main(["measure", "wsat", "--size", "32MiB", "--round", "1", "--time-cap", "1", "--qd", "4",
-               "--progress", "off", "-o", str(tmp_path / "q"), "--json"])
+    rc = main(
+        [
+            "measure",
+            "wsat",
+            "--size",
+            "32MiB",
+            "--round",
+            "1",
+            "--time-cap",
+            "1",
+            "--qd",
+            "4",
+            "--progress",
+            "off",
+            "-o",
+            str(tmp_path / "q"),
+            "--json",
+        ]
+    )
     assert rc == 0 and capsys.readouterr().err == ""
 
 
@@ -150,9 +252,29 @@ def test_ctrl_c_keeps_rounds_and_exits_130(tmp_path):
     cleanly; the rounds done so far are printed and kept in result.json; exit code 130."""
     out = tmp_path / "int"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "opsim.cli", "measure", "wsat", "--size", "64MiB", "--round", "2",
-         "--time-cap", "60", "--capacity-multiple", "1000", "--output-dir", str(out), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "opsim.cli",
+            "measure",
+            "wsat",
+            "--size",
+            "64MiB",
+            "--round",
+            "2",
+            "--time-cap",
+            "60",
+            "--capacity-multiple",
+            "1000",
+            "--output-dir",
+            str(out),
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 40
     # fio creates a round's JSON file when the round starts: wait until round 2 is running
     while not list(out.glob("round-002*.json")) and time.monotonic() < deadline:
@@ -166,4 +288,4 @@ def test_ctrl_c_keeps_rounds_and_exits_130(tmp_path):
     assert len(d["rounds"]) >= 1
     kept = json.loads((out / "result.json").read_text())
     assert kept["interrupted"] is True and len(kept["rounds"]) == len(d["rounds"])
-    assert check_timed(kept) == []      # a complete document, in the same schema
+    assert check_timed(kept) == []  # a complete document, in the same schema

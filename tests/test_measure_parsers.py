@@ -54,8 +54,7 @@ def test_latency_merge_is_exact_with_bins_and_an_upper_bound_without():
 def test_mixed_log_per_direction(tmp_path):
     # a randrw iops log: one read (ddir 0) and one write (ddir 1) line per second
     p = tmp_path / "mix_iops.1.log"
-    p.write_text("1000, 300, 0, 0, 0\n1000, 100, 1, 0, 0\n2000, 320, 0, 0, 0\n2000, 110, 1, 0, 0\n"
-                 "2001, 10, 1, 0, 0\n")
+    p.write_text("1000, 300, 0, 0, 0\n1000, 100, 1, 0, 0\n2000, 320, 0, 0, 0\n2000, 110, 1, 0, 0\n2001, 10, 1, 0, 0\n")
     assert per_second_dirs([p]) == {1: {0: 300, 1: 100}, 2: {0: 320, 1: 60}}
     assert per_second([p]) == {1: 400, 2: 380} and per_second([p], ddirs={0}) == {1: 300, 2: 320}
 

@@ -21,7 +21,7 @@ PASSWORD_SET = (HD / "samsung860-password-set.txt").read_text()
 FROZEN = (HD / "samsung860-frozen.txt").read_text()
 LOCKED = (HD / "samsung860-locked.txt").read_text()
 NO_SECURITY = (HD / "qemu-harddisk-no-security.txt").read_text()
-INTEL320 = (PLANNER / "sata-intel320-hpa" / "hdparm-I.txt").read_text()   # no enhanced erase
+INTEL320 = (PLANNER / "sata-intel320-hpa" / "hdparm-I.txt").read_text()  # no enhanced erase
 DEV = "/dev/sdz"
 
 
@@ -49,8 +49,13 @@ class FakeRunner:
 
 
 def fake_device(monkeypatch, **kw):
-    base = dict(path=DEV, kind="block", size_bytes=500107862016, dev_name="sdz",
-                sysfs_path="/sys/devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sdz")
+    base = dict(
+        path=DEV,
+        kind="block",
+        size_bytes=500107862016,
+        dev_name="sdz",
+        sysfs_path="/sys/devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sdz",
+    )
     base.update(kw)
     monkeypatch.setattr(devices, "probe_target", lambda p: Target(**{**base, "path": p}))
 
@@ -62,8 +67,9 @@ def hd(*args):
 # --------------------------------------------------------------------------- the ATA erase
 
 
-@pytest.mark.parametrize("method,flag", [("ata-erase", "--security-erase"),
-                                         ("ata-erase-enhanced", "--security-erase-enhanced")])
+@pytest.mark.parametrize(
+    "method,flag", [("ata-erase", "--security-erase"), ("ata-erase-enhanced", "--security-erase-enhanced")]
+)
 def test_ata_erase_issues_set_pass_then_erase(monkeypatch, method, flag):
     fake_device(monkeypatch)
     run = FakeRunner(identify=[READY, PASSWORD_SET, READY])
@@ -72,9 +78,9 @@ def test_ata_erase_issues_set_pass_then_erase(monkeypatch, method, flag):
     assert run.argvs == [
         hd("-I", DEV),
         hd("--user-master", "u", "--security-set-pass", "opsim", DEV),
-        hd("-I", DEV),                                   # the password took: security enabled
+        hd("-I", DEV),  # the password took: security enabled
         hd("--user-master", "u", flag, "opsim", DEV),
-        hd("-I", DEV),                                   # the erase cleared it again
+        hd("-I", DEV),  # the erase cleared it again
     ]
     # only the erase runs shielded from Ctrl-C
     assert [u for _, u in run.calls] == [False, False, False, True, False]
@@ -90,7 +96,7 @@ def test_frozen_refused_with_unfreeze_hint(monkeypatch):
         purge(DEV, "ata-erase", confirm=DEV, runner=run)
     msg = str(e.value)
     assert "frozen" in msg and "suspend" in msg and "hot-plug" in msg and "not frozen" in msg
-    assert run.argvs == [hd("-I", DEV)]                  # read-only identify, nothing else
+    assert run.argvs == [hd("-I", DEV)]  # read-only identify, nothing else
 
 
 def test_planner_fixture_frozen_micron_refused(monkeypatch):
@@ -101,12 +107,15 @@ def test_planner_fixture_frozen_micron_refused(monkeypatch):
     assert run.argvs == [hd("-I", DEV)]
 
 
-@pytest.mark.parametrize("text,words", [
-    (LOCKED, ["locked", "--security-unlock"]),
-    (PASSWORD_SET, ["already set", "does not know", "--security-disable", "'opsim'"]),
-    (NO_SECURITY, ["no ATA Security feature set", "discard"]),
-    (READY.replace("\tnot\texpired: security count", "\t\texpired: security count"), ["expired", "power-cycle"]),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (LOCKED, ["locked", "--security-unlock"]),
+        (PASSWORD_SET, ["already set", "does not know", "--security-disable", "'opsim'"]),
+        (NO_SECURITY, ["no ATA Security feature set", "discard"]),
+        (READY.replace("\tnot\texpired: security count", "\t\texpired: security count"), ["expired", "power-cycle"]),
+    ],
+)
 def test_security_states_refused_before_any_command(monkeypatch, text, words):
     fake_device(monkeypatch)
     run = FakeRunner(identify=[text])
@@ -139,8 +148,7 @@ def test_failed_erase_removes_the_password_again(monkeypatch):
 
 def test_failed_disable_says_which_password(monkeypatch):
     fake_device(monkeypatch)
-    run = FakeRunner(identify=[READY, PASSWORD_SET, PASSWORD_SET],
-                     fail={"--security-erase", "--security-disable"})
+    run = FakeRunner(identify=[READY, PASSWORD_SET, PASSWORD_SET], fail={"--security-erase", "--security-disable"})
     with pytest.raises(CommandError) as e:
         purge(DEV, "ata-erase", confirm=DEV, runner=run)
     assert "LOCKED after a power cycle" in str(e.value)
@@ -253,9 +261,11 @@ def test_cli_frozen_drive_exit_2_and_no_test_run(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(P, "run_command", run)
     monkeypatch.setattr(P.shutil, "which", lambda name: f"/usr/sbin/{name}")
     import opsim.measure as M
+
     monkeypatch.setattr(M, "run", lambda plan, progress=None, **kw: pytest.fail("the test must not start"))
-    rc = main(["measure", "wsat", "--device", DEV, f"--destroy-data={DEV}", "--purge", "ata-erase",
-               "-o", str(tmp_path / "o")])
+    rc = main(
+        ["measure", "wsat", "--device", DEV, f"--destroy-data={DEV}", "--purge", "ata-erase", "-o", str(tmp_path / "o")]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and "frozen" in err and "suspend" in err
     assert run.argvs == [["/usr/sbin/hdparm", "-I", DEV]]
@@ -274,22 +284,55 @@ def test_cli_purge_then_smart_then_test(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(P.shutil, "which", lambda name: name)
     before = json.loads(MICRON.read_text())
     after = _bump(before, {246: 8_000_000, 247: 1_000_000, 248: 2_500_000})
-    snaps = iter([{"format": "opsim-smart-snapshot", "smartctl": before},
-                  {"format": "opsim-smart-snapshot", "smartctl": after}])
+    snaps = iter(
+        [{"format": "opsim-smart-snapshot", "smartctl": before}, {"format": "opsim-smart-snapshot", "smartctl": after}]
+    )
     import opsim.measure as M
     import opsim.smart as S
+
     monkeypatch.setattr(S, "take_snapshot", lambda dev: (order.append("smart"), next(snaps))[1])
-    monkeypatch.setattr(M, "run", lambda plan, progress=None, **kw: (order.append("test"), {
-        "test": plan.test, "target": {"path": plan.target, "kind": plan.target_kind, "span_bytes": 1,
-                                      "offset_bytes": 0},
-        "fio_version": "fio-3.33", "rounds": [], "interrupted": False})[1])
-    rc = main(["measure", "wsat", "--device", DEV, f"--destroy-data={DEV}", "--purge", "ata-erase",
-               "--smart", "-o", str(tmp_path / "o"), "--json"])
+    monkeypatch.setattr(
+        M,
+        "run",
+        lambda plan, progress=None, **kw: (
+            order.append("test"),
+            {
+                "test": plan.test,
+                "target": {"path": plan.target, "kind": plan.target_kind, "span_bytes": 1, "offset_bytes": 0},
+                "fio_version": "fio-3.33",
+                "rounds": [],
+                "interrupted": False,
+            },
+        )[1],
+    )
+    rc = main(
+        [
+            "measure",
+            "wsat",
+            "--device",
+            DEV,
+            f"--destroy-data={DEV}",
+            "--purge",
+            "ata-erase",
+            "--smart",
+            "-o",
+            str(tmp_path / "o"),
+            "--json",
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 0, out.err
     d = json.loads(out.out)
-    assert order == ["purge:-I", "purge:--user-master", "purge:-I", "purge:--user-master", "purge:-I",
-                     "smart", "test", "smart"]
+    assert order == [
+        "purge:-I",
+        "purge:--user-master",
+        "purge:-I",
+        "purge:--user-master",
+        "purge:-I",
+        "smart",
+        "test",
+        "smart",
+    ]
     assert d["purge"]["method"] == "ata-erase" and len(d["purge"]["commands"]) == 5
     assert d["smart"]["available"] and d["smart"]["waf"] == pytest.approx(3.5)
     assert (tmp_path / "o" / "smart-before.json").exists() and (tmp_path / "o" / "smart-after.json").exists()

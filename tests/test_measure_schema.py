@@ -26,22 +26,33 @@ FIO_DOC = parse_fio_json((FIX / "randwrite4k_qd32_libaio_jsonplus.json").read_te
 TINY_TIMED = {
     "drive": {"user_capacity": "256MiB", "op": 0.28, "pages_per_block": 256},
     "run": {"seed": 2, "warmup_drive_writes": 1, "measure_drive_writes": 1, "round_drive_writes": 0.25},
-    "timing": {"channels": 4, "dies_per_channel": 2, "planes": 2, "nand_page_size": "16KiB", "t_read_us": 60,
-               "t_prog_us": 1600, "t_erase_us": 4000, "channel_mbps": 800, "fw_overhead_us": 1.0,
-               "queue_depth": 32, "series_interval_s": 0.01},
+    "timing": {
+        "channels": 4,
+        "dies_per_channel": 2,
+        "planes": 2,
+        "nand_page_size": "16KiB",
+        "t_read_us": 60,
+        "t_prog_us": 1600,
+        "t_erase_us": 4000,
+        "channel_mbps": 800,
+        "fw_overhead_us": 1.0,
+        "queue_depth": 32,
+        "series_interval_s": 0.01,
+    },
 }
 
 
 @pytest.fixture(scope="module")
 def sim_doc():
-    return json.loads(json.dumps(simulate(TINY_TIMED).data))     # as a program reads it
+    return json.loads(json.dumps(simulate(TINY_TIMED).data))  # as a program reads it
 
 
 def fixture_measurement(tmp_path, monkeypatch, test="wsat", rounds=6):
     """Run the runner with fio replaced by the recorded fio output: each round 'writes' the
     fixture's JSON and per-second logs, as fio would."""
+
     def fake_run_fio(argv, json_path, timeout=None, on_tick=None, stop=None):
-        prefix = json_path[:-len(".json")]
+        prefix = json_path[: -len(".json")]
         for kind in ("iops", "clat"):
             shutil.copy(FIX / f"randwrite4k_qd32_libaio_{kind}.1.log", f"{prefix}_{kind}.1.log")
         shutil.copy(FIX / "randwrite4k_qd32_libaio_jsonplus.json", json_path)
@@ -52,9 +63,18 @@ def fixture_measurement(tmp_path, monkeypatch, test="wsat", rounds=6):
     monkeypatch.setattr(runner, "fio_version", lambda: FIO_DOC["fio version"])
     span = 256 * 2**20
     written = FIO_DOC["jobs"][0]["write"]["io_bytes"]
-    plan = runner.Plan(test=test, target=str(tmp_path / "pts.dat"), target_kind="file", capacity_bytes=span,
-                       outdir=str(tmp_path / "out"), round_s=20, bs=("4k",), mixes=((0, 100),),
-                       capacity_multiple=(rounds - 0.5) * written / span, max_rounds=rounds)
+    plan = runner.Plan(
+        test=test,
+        target=str(tmp_path / "pts.dat"),
+        target_kind="file",
+        capacity_bytes=span,
+        outdir=str(tmp_path / "out"),
+        round_s=20,
+        bs=("4k",),
+        mixes=((0, 100),),
+        capacity_multiple=(rounds - 0.5) * written / span,
+        max_rounds=rounds,
+    )
     return json.loads(json.dumps(runner.run(plan, runner.Progress("off"))))
 
 
@@ -78,8 +98,11 @@ def shapes_agree(sim, meas, spec=TIMED_SCHEMA, path=""):
                 problems += shapes_agree(a[0], b[0], want[0], f"{where}[0]")
         else:
             ta, tb = json_type(a), json_type(b)
-            same = (ta == tb or ({ta, tb} <= {"integer", "number"} and "integer" not in want)
-                    or ("null" in (ta, tb) and "null" in want))
+            same = (
+                ta == tb
+                or ({ta, tb} <= {"integer", "number"} and "integer" not in want)
+                or ("null" in (ta, tb) and "null" in want)
+            )
             if not same:
                 problems.append(f"{where}: simulation {ta}, measurement {tb}")
     return problems
@@ -142,9 +165,11 @@ def test_check_timed_names_what_is_wrong(sim_doc):
     del t["phases"]
     t["rounds"][1]["latency_us"]["p99"] = "slow"
     t["latency_us"]["read"]["count"] = 1.5
-    assert check_timed(t) == ["latency_us.read.count: expected integer, got number (1.5)",
-                              "rounds[1].latency_us.p99: expected number, got string ('slow')",
-                              "phases: missing"]
+    assert check_timed(t) == [
+        "latency_us.read.count: expected integer, got number (1.5)",
+        "rounds[1].latency_us.p99: expected number, got string ('slow')",
+        "phases: missing",
+    ]
     with pytest.raises(InputError):
         timed_view({"hello": 1})
 
@@ -153,8 +178,25 @@ def test_check_timed_names_what_is_wrong(sim_doc):
 @pytest.mark.skipif(shutil.which("fio") is None and not os.environ.get("CI"), reason="fio not installed")
 def test_real_fio_measurement_matches_the_simulation(sim_doc, tmp_path, capsys):
     """The CI run: a real fio WSAT on a temporary file; its result has the simulator's schema."""
-    rc = main(["measure", "wsat", "--size", "32MiB", "--round", "2", "--time-cap", "5", "--capacity-multiple",
-               "1000", "--qd", "8", "-o", str(tmp_path / "w"), "--json"])
+    rc = main(
+        [
+            "measure",
+            "wsat",
+            "--size",
+            "32MiB",
+            "--round",
+            "2",
+            "--time-cap",
+            "5",
+            "--capacity-multiple",
+            "1000",
+            "--qd",
+            "8",
+            "-o",
+            str(tmp_path / "w"),
+            "--json",
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 0, out.err
     meas = json.loads(out.out)

@@ -17,8 +17,7 @@ CASES = oracle_cases()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("label,op,cfg,model,source", CASES,
-                         ids=[f"{c[0]}-op{c[1]}" for c in CASES])
+@pytest.mark.parametrize("label,op,cfg,model,source", CASES, ids=[f"{c[0]}-op{c[1]}" for c in CASES])
 def test_simulator_matches_model(label, op, cfg, model, source):
     r = simulate(cfg)
     assert r.drive["blocks"] >= MIN_BLOCKS

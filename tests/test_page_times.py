@@ -16,9 +16,20 @@ from opsim import simulate
 from opsim.errors import ConfigError
 
 DIES, UPP, PER_PAGE = 4, 24, 8
-TIMING = {"channels": 2, "dies_per_channel": 2, "planes": 2, "cell": "tlc", "nand_page_size": "48KiB",
-          "nand_block_size": "12MiB", "t_read_us": 60, "t_prog_us": 1800, "t_erase_us": 4000,
-          "channel_mbps": 800, "fw_overhead_us": 1.0, "background_gc": False}
+TIMING = {
+    "channels": 2,
+    "dies_per_channel": 2,
+    "planes": 2,
+    "cell": "tlc",
+    "nand_page_size": "48KiB",
+    "nand_block_size": "12MiB",
+    "t_read_us": 60,
+    "t_prog_us": 1800,
+    "t_erase_us": 4000,
+    "channel_mbps": 800,
+    "fw_overhead_us": 1.0,
+    "background_gc": False,
+}
 USER_PAGES = (64 << 20) // 4096
 # firmware + channel transfer + SATA link of one unloaded 4 KiB read
 OVERHEAD_US = 1.0 + 4096 / 800 + 4096 / 600
@@ -33,13 +44,20 @@ def reads(tmp_path, lpns, timing):
     trace of 4 KiB reads of `lpns` at queue depth 1."""
     trace = tmp_path / "reads.disksim"
     trace.write_text("".join(f"{i}.0 0 {lpn * 8} 8 1\n" for i, lpn in enumerate(lpns)))
-    return simulate({
-        "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 96},
-        "run": {"seed": 5, "precondition": "fill"},
-        "phase": [{"name": "reads", "ios": len(lpns),
-                   "workload": {"type": "trace", "trace": {"path": str(trace), "format": "disksim"}}}],
-        "timing": TIMING | {"queue_depth": 1} | timing,
-    })
+    return simulate(
+        {
+            "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 96},
+            "run": {"seed": 5, "precondition": "fill"},
+            "phase": [
+                {
+                    "name": "reads",
+                    "ios": len(lpns),
+                    "workload": {"type": "trace", "trace": {"path": str(trace), "format": "disksim"}},
+                }
+            ],
+            "timing": TIMING | {"queue_depth": 1} | timing,
+        }
+    )
 
 
 def test_random_reads_cost_the_mean_page_read_time(tmp_path):
@@ -75,12 +93,19 @@ def test_without_page_times_reads_cost_t_read(tmp_path):
 
 
 def fob(timing, drive_writes=0.5):
-    return simulate({
-        "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 96},
-        "run": {"seed": 5, "precondition": "none", "warmup_drive_writes": 0,
-                "measure_drive_writes": drive_writes, "round_drive_writes": drive_writes},
-        "timing": TIMING | {"queue_depth": 32, "write_buffer": "128KiB"} | timing,
-    })
+    return simulate(
+        {
+            "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 96},
+            "run": {
+                "seed": 5,
+                "precondition": "none",
+                "warmup_drive_writes": 0,
+                "measure_drive_writes": drive_writes,
+                "round_drive_writes": drive_writes,
+            },
+            "timing": TIMING | {"queue_depth": 32, "write_buffer": "128KiB"} | timing,
+        }
+    )
 
 
 def test_page_by_page_word_line_costs_the_sum_of_its_pages():
@@ -108,8 +133,10 @@ def test_bad_page_times_name_the_key(tmp_path):
     assert e.value.key == "timing.t_read_page_us" and "nand_page_size" in str(e.value)
     # the CLI: exit code 2, the key in the message, no traceback
     cfg = tmp_path / "bad.toml"
-    cfg.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\n[timing]\ncell = "mlc"\n'
-                   'nand_page_size = "32KiB"\nt_prog_page_us = [300, 900, 1500]\n')
+    cfg.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\n[timing]\ncell = "mlc"\n'
+        'nand_page_size = "32KiB"\nt_prog_page_us = [300, 900, 1500]\n'
+    )
     p = subprocess.run([sys.executable, "-m", "opsim.cli", "simulate", str(cfg)], capture_output=True, text=True)
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert "timing.t_prog_page_us" in p.stderr and "MLC needs 2 values" in p.stderr

@@ -58,8 +58,9 @@ def test_micron_table_1_rows(gb, count, maxlba, hexa, nbytes):
 def test_micron_table_1_cli(capsys):
     assert main(["capacity", "--table", ",".join(r[0] for r in ROWS), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["idema"]
-    assert [(str(r["gb"]), str(r["lba_count"]), str(r["max_lba"]), r["max_lba_hex"], str(r["bytes"]))
-            for r in got] == [tuple(r) for r in ROWS]
+    assert [(str(r["gb"]), str(r["lba_count"]), str(r["max_lba"]), r["max_lba_hex"], str(r["bytes"])) for r in got] == [
+        tuple(r) for r in ROWS
+    ]
 
 
 def test_idema_4k_formula():
@@ -100,8 +101,8 @@ def test_micron_op_examples():
     assert d1000["held_back"]["sectors"] == idema_lba_count(1024) - idema_lba_count(1000)
     assert round_pct(Fraction(d1000["op_exact"]["native"]), 1) == "2.3%"
     assert round_pct(Fraction(d800["op_exact"]["native"]), 2) == "21.87%"  # LBA-exact 21.8748%
-    assert d800["op_nominal"]["native"] == 0.21875                       # marketed GB 224/1024
-    assert trunc_pct(Fraction(224, 1024)) == "21.87%"                       # the seed truncates
+    assert d800["op_nominal"]["native"] == 0.21875  # marketed GB 224/1024
+    assert trunc_pct(Fraction(224, 1024)) == "21.87%"  # the seed truncates
     assert d1000["op_nominal"]["native"] == 24 / 1024
     assert trunc_pct(Fraction(24, 1024), 1) == "2.3%"
 
@@ -162,15 +163,18 @@ def test_user_basis_from_physical():
     assert d["op"]["user"] >= 0.28
 
 
-@pytest.mark.parametrize("kwargs,key", [
-    ({"user": "2000GB"}, "user"),
-    ({"op": "28%"}, "op_basis"),
-    ({"op": "28", "op_basis": "user"}, "op"),
-    ({"op": "100%", "op_basis": "native"}, "op"),
-    ({"user": "400GB", "op": "7%", "op_basis": "user"}, "op"),
-    ({"max_lba": "0%"}, "max_lba"),
-    ({"physical": "100GB"}, "physical"),
-])
+@pytest.mark.parametrize(
+    "kwargs,key",
+    [
+        ({"user": "2000GB"}, "user"),
+        ({"op": "28%"}, "op_basis"),
+        ({"op": "28", "op_basis": "user"}, "op"),
+        ({"op": "100%", "op_basis": "native"}, "op"),
+        ({"user": "400GB", "op": "7%", "op_basis": "user"}, "op"),
+        ({"max_lba": "0%"}, "max_lba"),
+        ({"physical": "100GB"}, "physical"),
+    ],
+)
 def test_bad_input_names_the_field(kwargs, key):
     with pytest.raises(InputError) as e:
         plan_capacity("480GB", **kwargs)
@@ -195,8 +199,13 @@ fractions = st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(9, 10),
 
 
 @settings(max_examples=300)
-@given(fractions, st.sampled_from(BASES), st.sampled_from(BASES),
-       st.integers(min_value=10**9, max_value=10**13), st.fractions(min_value=0, max_value=Fraction(1, 2)))
+@given(
+    fractions,
+    st.sampled_from(BASES),
+    st.sampled_from(BASES),
+    st.integers(min_value=10**9, max_value=10**13),
+    st.fractions(min_value=0, max_value=Fraction(1, 2)),
+)
 def test_op_conversions_round_trip(op, a, b, native, extra):
     physical = Fraction(native) * (1 + extra)
     try:
@@ -210,8 +219,9 @@ def test_op_conversions_round_trip(op, a, b, native, extra):
 
 
 @settings(max_examples=200)
-@given(st.integers(min_value=50, max_value=30_000), st.integers(min_value=1, max_value=99),
-       st.sampled_from([512, 4096]))
+@given(
+    st.integers(min_value=50, max_value=30_000), st.integers(min_value=1, max_value=99), st.sampled_from([512, 4096])
+)
 def test_native_share_truncates_never_exceeds(gb, pct, ss):
     d = plan_capacity(f"{gb}GB", op=f"{pct}%", op_basis="native", sector_size=ss)
     assert d["user"]["sectors"] <= d["native"]["sectors"]

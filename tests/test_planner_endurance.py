@@ -47,8 +47,11 @@ def test_seed_example_72tbw(capsys):
 
 
 @settings(max_examples=200)
-@given(st.fractions(min_value=Fraction(1, 100), max_value=100_000),
-       st.integers(min_value=1, max_value=100_000), st.integers(min_value=1, max_value=20 * 365))
+@given(
+    st.fractions(min_value=Fraction(1, 100), max_value=100_000),
+    st.integers(min_value=1, max_value=100_000),
+    st.integers(min_value=1, max_value=20 * 365),
+)
 def test_tbw_dwpd_round_trip(tbw, gb, days):
     assert E.tbw_from_dwpd(E.dwpd_from_tbw(tbw, gb, days), gb, days) == tbw
 

@@ -38,7 +38,7 @@ def test_to_int_tolerates_nvme_cli_spellings():
 
 
 def test_extract_json_skips_leading_lines():
-    assert P.extract_json("Warning: x\nsmartctl 7.3 blah\n{\"a\": 1}\ntrailing") == {"a": 1}
+    assert P.extract_json('Warning: x\nsmartctl 7.3 blah\n{"a": 1}\ntrailing') == {"a": 1}
     with pytest.raises(InputError):
         P.extract_json("no json here")
 
@@ -119,8 +119,7 @@ def test_plan_intel_hpa_hdat2(capsys):
 
 
 def test_plan_nvme(capsys):
-    d = _plan_json(capsys, "/dev/nvme0n1", "--records", str(FIX / "nvme-pm983"), "--op", "28%",
-                   "--op-basis", "added")
+    d = _plan_json(capsys, "/dev/nvme0n1", "--records", str(FIX / "nvme-pm983"), "--op", "28%", "--op-basis", "added")
     nv = d["mechanisms"][0]
     assert nv["name"] == "nvme"
     # 960 GB (tnvmcap is exactly IDEMA 960) / 1.28 = 750 GB -> IDEMA(750) LBAs of 512 B
@@ -132,8 +131,20 @@ def test_plan_nvme(capsys):
 
 
 def test_plan_nvme_4k_and_granularity(capsys):
-    d = _plan_json(capsys, "/dev/nvme0n1", "--records", str(FIX / "nvme-pm983"), "--sector-size", "4096",
-                   "--native", "960GB", "--user", "800GB", "--ns-granularity", "1GiB")
+    d = _plan_json(
+        capsys,
+        "/dev/nvme0n1",
+        "--records",
+        str(FIX / "nvme-pm983"),
+        "--sector-size",
+        "4096",
+        "--native",
+        "960GB",
+        "--user",
+        "800GB",
+        "--ns-granularity",
+        "1GiB",
+    )
     v = d["mechanisms"][0]["values"]
     assert v["flbas"] == 1 and v["lba_size"] == 4096
     assert v["nsze"] % (2**30 // 4096) == 0 and v["nsze"] <= 12212046 + 244188 * 750
@@ -175,8 +186,10 @@ def image(tmp_path):
 
 @needs_sgdisk
 def test_apply_on_image(image, capsys):
-    assert main(["plan", image, "--op", "25%", "--op-basis", "native", "--apply",
-                 f"--destroy-data={image}", "--json"]) == 0
+    assert (
+        main(["plan", image, "--op", "25%", "--op-basis", "native", "--apply", f"--destroy-data={image}", "--json"])
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)["applied"]
     native = 256 * 2**20 // 512
     user = native * 3 // 4
@@ -225,14 +238,12 @@ def test_apply_refuses_mounted_block_device():
 
 
 def test_destroy_data_without_apply_is_an_error(capsys):
-    assert main(["plan", "--interface", "sata", "--native", "480GB", "--user", "400GB",
-                 "--destroy-data=/dev/sdb"]) == 2
+    assert main(["plan", "--interface", "sata", "--native", "480GB", "--user", "400GB", "--destroy-data=/dev/sdb"]) == 2
 
 
 @needs_sgdisk
 def test_apply_4k_on_image_refused_before_any_write(image, capsys):
     Path(image).write_bytes(b"\x5a" * (256 * 2**20))
     before = _sha(image)
-    assert main(["plan", image, "--user", "200MB", "--sector-size", "4096", "--apply",
-                 f"--destroy-data={image}"]) == 2
+    assert main(["plan", image, "--user", "200MB", "--sector-size", "4096", "--apply", f"--destroy-data={image}"]) == 2
     assert _sha(image) == before

@@ -24,12 +24,22 @@ OPS = (0.07, 0.28, 0.50)
 
 def timed_config(op, **run):
     """A small timed drive (the 840 Pro preset's timings, 512 blocks of 1 MiB) from fresh out of box."""
-    return {"preset": "samsung-840-pro-256gb",
-            "drive": {"physical_capacity": NAND, "user_capacity": int(NAND / (1 + op)) // 4096 * 4096,
-                      "pages_per_block": 256},
-            "timing": {"series_interval_s": 0.1},
-            "run": {"precondition": "none", "warmup_drive_writes": 5, "measure_drive_writes": 2,
-                    "round_drive_writes": 0.25, **run}}
+    return {
+        "preset": "samsung-840-pro-256gb",
+        "drive": {
+            "physical_capacity": NAND,
+            "user_capacity": int(NAND / (1 + op)) // 4096 * 4096,
+            "pages_per_block": 256,
+        },
+        "timing": {"series_interval_s": 0.1},
+        "run": {
+            "precondition": "none",
+            "warmup_drive_writes": 5,
+            "measure_drive_writes": 2,
+            "round_drive_writes": 0.25,
+            **run,
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +49,12 @@ def sims():
 
 @pytest.fixture(scope="module")
 def functional():
-    return simulate({"drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
-                     "run": {"warmup_drive_writes": 1, "measure_drive_writes": 1}}).data
+    return simulate(
+        {
+            "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
+            "run": {"warmup_drive_writes": 1, "measure_drive_writes": 1},
+        }
+    ).data
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +74,7 @@ def test_phases_exclude_fresh_out_of_box_rounds(sims):
         assert ph["steady_reached"]
         # the window starts at a round boundary, every round in it erased blocks, and it holds the rule
         start = next(i for i, r in enumerate(rounds) if r["t_start_s"] == ph["steady_start_s"])
-        win = rounds[start:start + 5]
+        win = rounds[start : start + 5]
         assert all(r["erases"] > 0 for r in win)
         iops = [r["iops"] for r in win]
         assert (max(iops) - min(iops)) / np.mean(iops) <= 0.20
@@ -103,8 +117,12 @@ def test_saturation_against_time(sims):
     rec = plots.drawn(fig)[0]
     assert rec["kind"] == "saturation" and rec["yscale"] == "log" and not rec["skipped"]
     assert {(m["label"], m["phase"]) for m in rec["markers"]} == {
-        ("7%", "fob_end"), ("7%", "steady_start"), ("28%", "fob_end"), ("28%", "steady_start"),
-        ("50%", "steady_start")}
+        ("7%", "fob_end"),
+        ("7%", "steady_start"),
+        ("28%", "fob_end"),
+        ("28%", "steady_start"),
+        ("50%", "steady_start"),
+    }
     assert "spans" not in rec  # several results: no shading
 
 
@@ -115,8 +133,11 @@ def test_one_result_shades_its_phases(sims):
     ph = R.phases(doc)
     spans = {s["phase"]: (s["x0"], s["x1"]) for s in plots.drawn(fig)[0]["spans"]}
     end = doc["timed"]["iops_series"][-1]["t_s"]
-    assert spans == {"FOB": (0.0, ph["fob_end_s"]), "transition": (ph["fob_end_s"], ph["steady_start_s"]),
-                     "steady": (ph["steady_start_s"], end)}
+    assert spans == {
+        "FOB": (0.0, ph["fob_end_s"]),
+        "transition": (ph["fob_end_s"], ph["steady_start_s"]),
+        "steady": (ph["steady_start_s"], end),
+    }
     texts = {t.get_gid(): t.get_text() for t in ax.texts}
     assert texts == {"spanlabel:FOB": "FOB", "spanlabel:transition": "transition", "spanlabel:steady": "steady"}
     # FOB IOPS above the steady IOPS: the cliff
@@ -168,8 +189,9 @@ def test_simulated_and_measured_on_the_same_axes(sims, measured):
     fig = plots.latency([sims[0], *measured], ["sim", "m1", "m2"])
     rec = plots.drawn(fig)[0]
     assert rec["series"][1]["x"] == [measured[0]["latency_us"][k] for k in ("p50", "p90", "p99", "p99.9", "p99.99")]
-    assert rec["series"][2]["x"] == [measured[1]["latency_us"]["all"][k]
-                                     for k in ("p50", "p90", "p99", "p99.9", "p99.99")]
+    assert rec["series"][2]["x"] == [
+        measured[1]["latency_us"]["all"][k] for k in ("p50", "p90", "p99", "p99.9", "p99.99")
+    ]
 
 
 def test_waf_against_op_with_models(sims, measured):
@@ -203,13 +225,15 @@ def test_steady_iops_and_endurance_bars(sims):
     assert heights == sorted(heights), "more OP, more steady-state IOPS"
     assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()] == labels
     assert [t.get_text().split("\n")[1] for t in ax.get_xticklabels()] == [
-        f"OP {d['op']['user'] * 100:.1f}%" for d in sims]
+        f"OP {d['op']['user'] * 100:.1f}%" for d in sims
+    ]
     fig = plots.endurance(sims, labels)
     tbw_ax, dwpd_ax = fig.axes
     ref = sims[0]
     assert [p.get_height() for p in tbw_ax.patches] == pytest.approx([ref["waf"] / d["waf"] for d in sims])
     assert [p.get_height() for p in dwpd_ax.patches] == pytest.approx(
-        [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]) for d in sims])
+        [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]) for d in sims]
+    )
     assert tbw_ax.patches[0].get_height() == 1.0 and "relative to 7%" in tbw_ax.get_ylabel()
 
 

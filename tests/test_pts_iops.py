@@ -18,10 +18,12 @@ from opsim.measure.schema import check_timed, timed_view
 
 
 def cfg(pts=None, timing=None, **drive):
-    return {"drive": {"user_capacity": "512MiB", "op": 0.12, "pages_per_block": 64} | drive,
-            "workload": {"type": "snia-pts", "pts": {"test": "iops"} | (pts or {})},
-            "timing": {"round_s": 0.5, "series_interval_s": 0.1, "write_buffer": "256KiB"} | (timing or {}),
-            "run": {"seed": 4}}
+    return {
+        "drive": {"user_capacity": "512MiB", "op": 0.12, "pages_per_block": 64} | drive,
+        "workload": {"type": "snia-pts", "pts": {"test": "iops"} | (pts or {})},
+        "timing": {"round_s": 0.5, "series_interval_s": 0.1, "write_buffer": "256KiB"} | (timing or {}),
+        "run": {"seed": 4},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -130,17 +132,24 @@ def test_tracked_combination_without_4k_writes_is_the_first():
     assert all(x["label"] == "8k R/W 50/50" for x in r.timed["rounds"])
 
 
-@pytest.mark.parametrize("change,key", [
-    ({"workload": {"type": "uniform", "pts": {"test": "iops"}}}, "workload.pts"),
-    ({"workload": {"type": "snia-pts", "pts": {"mixes": ["0/100"]}}}, "workload.pts.mixes"),
-    ({"workload": {"type": "snia-pts", "pts": {"test": "iops", "mixes": ["60/30"]}}}, "workload.pts.mixes"),
-    ({"workload": {"type": "snia-pts", "pts": {"test": "iops", "block_sizes": ["4KiB", "4KiB"]}}},
-     "workload.pts.block_sizes"),
-    ({"workload": {"type": "snia-pts", "pts": {"test": "iops", "block_sizes": ["1GiB"]}}},
-     "workload.pts.block_sizes"),
-    ({"timing": None}, "workload.pts.test"),
-    ({"timing": {"arrival_iops": 1000}}, "timing.arrival_iops"),
-])
+@pytest.mark.parametrize(
+    "change,key",
+    [
+        ({"workload": {"type": "uniform", "pts": {"test": "iops"}}}, "workload.pts"),
+        ({"workload": {"type": "snia-pts", "pts": {"mixes": ["0/100"]}}}, "workload.pts.mixes"),
+        ({"workload": {"type": "snia-pts", "pts": {"test": "iops", "mixes": ["60/30"]}}}, "workload.pts.mixes"),
+        (
+            {"workload": {"type": "snia-pts", "pts": {"test": "iops", "block_sizes": ["4KiB", "4KiB"]}}},
+            "workload.pts.block_sizes",
+        ),
+        (
+            {"workload": {"type": "snia-pts", "pts": {"test": "iops", "block_sizes": ["1GiB"]}}},
+            "workload.pts.block_sizes",
+        ),
+        ({"timing": None}, "workload.pts.test"),
+        ({"timing": {"arrival_iops": 1000}}, "timing.arrival_iops"),
+    ],
+)
 def test_errors_name_the_key(change, key):
     c = cfg()
     for k, v in change.items():

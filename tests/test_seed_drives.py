@@ -19,12 +19,15 @@ def pick(rows, drive, figure):
     return next(r for r in rows if r["drive"].startswith(drive) and r["figure"] == figure)
 
 
-@pytest.mark.parametrize("drive,figure", [
-    ("Micron", "IOPS 1000 GB / 1024 GB"),
-    ("Micron", "IOPS 800 GB / 1024 GB"),
-    ("Intel 320", "IOPS 20% held back / native"),
-    ("Intel 320", "IOPS 40% held back / native"),
-])
+@pytest.mark.parametrize(
+    "drive,figure",
+    [
+        ("Micron", "IOPS 1000 GB / 1024 GB"),
+        ("Micron", "IOPS 800 GB / 1024 GB"),
+        ("Intel 320", "IOPS 20% held back / native"),
+        ("Intel 320", "IOPS 40% held back / native"),
+    ],
+)
 def test_micron_and_intel_ratios_within_15_percent(rows, drive, figure):
     r = pick(rows, drive, figure)
     assert abs(r["error"]) <= 0.15, r
@@ -50,7 +53,7 @@ def test_write_saturation_shape():
     assert w["steady_iops"] is not None, "steady state reached"
     assert w["fob_iops"] > 3 * w["steady_iops"], "a cliff from fresh-out-of-box to steady state"
     assert w["fob_end_s"] < w["steady_start_s"]
-    tail = s[-len(s) // 5:]
+    tail = s[-len(s) // 5 :]
     assert (max(tail) - min(tail)) / w["steady_iops"] < 0.2, "a flat steady state"
 
 

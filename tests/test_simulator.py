@@ -38,15 +38,25 @@ def test_dynamic_op_trimmed_space_acts_as_spare():
     """20% of the LBA space never written: WAF equals that of a drive whose OP includes it."""
     user_pages = 16_000 * 64
     op = 0.07
-    r = simulate(cfg(user_pages, op, b=64, workload={"type": "uniform", "span": 0.8},
-                     warmup_drive_writes=3, measure_drive_writes=4))
+    r = simulate(
+        cfg(
+            user_pages,
+            op,
+            b=64,
+            workload={"type": "uniform", "span": 0.8},
+            warmup_drive_writes=3,
+            measure_drive_writes=4,
+        )
+    )
     # Equivalent drive: the same physical pages, user capacity = the span.
     phys = r.drive["physical_pages"]
     span_pages = math.floor(user_pages * 0.8)
-    eq = simulate({
-        "drive": {"user_capacity": span_pages * 4096, "physical_capacity": phys * 4096, "pages_per_block": 64},
-        "run": {"seed": 3, "warmup_drive_writes": 3 * 1.25, "measure_drive_writes": 4 * 1.25},
-    })
+    eq = simulate(
+        {
+            "drive": {"user_capacity": span_pages * 4096, "physical_capacity": phys * 4096, "pages_per_block": 64},
+            "run": {"seed": 3, "warmup_drive_writes": 3 * 1.25, "measure_drive_writes": 4 * 1.25},
+        }
+    )
     assert abs(r.waf - eq.waf) / eq.waf < 0.02, (r.waf, eq.waf)
     # ... and the nominal 7% drive would be far worse: the trimmed space really is spare.
     assert r.waf < 0.5 * models.waf_greedy(op, 64)
@@ -68,8 +78,18 @@ def test_analytic_precondition_starts_in_steady_state():
     base = cfg(16_400 * 256 // 1.07, 0.07, b=256)
     base["drive"]["user_capacity"] = int(16_400 * 256 / 1.07) * 4096
     long = simulate(base | {"run": {"seed": 5, "warmup_drive_writes": 4, "measure_drive_writes": 4}})
-    pre = simulate(base | {"run": {"seed": 5, "precondition": "analytic", "warmup_drive_writes": 0,
-                                   "measure_drive_writes": 1, "round_drive_writes": 0.25}})
+    pre = simulate(
+        base
+        | {
+            "run": {
+                "seed": 5,
+                "precondition": "analytic",
+                "warmup_drive_writes": 0,
+                "measure_drive_writes": 1,
+                "round_drive_writes": 0.25,
+            }
+        }
+    )
     first = pre.rounds[0]
     assert first["phase"] == "measure"
     assert abs(first["waf"] - long.waf) / long.waf < 0.02, (first["waf"], long.waf)
@@ -79,8 +99,18 @@ def test_analytic_precondition_starts_in_steady_state():
 def test_analytic_precondition_other_policies(gc):
     c = cfg(200_000, 0.28, b=64, gc=gc)
     long = simulate(c | {"run": {"seed": 5, "warmup_drive_writes": 4, "measure_drive_writes": 4}})
-    pre = simulate(c | {"run": {"seed": 5, "precondition": "analytic", "warmup_drive_writes": 0,
-                                "measure_drive_writes": 1, "round_drive_writes": 0.25}})
+    pre = simulate(
+        c
+        | {
+            "run": {
+                "seed": 5,
+                "precondition": "analytic",
+                "warmup_drive_writes": 0,
+                "measure_drive_writes": 1,
+                "round_drive_writes": 0.25,
+            }
+        }
+    )
     assert abs(pre.rounds[0]["waf"] - long.waf) / long.waf < 0.02, (pre.rounds[0]["waf"], long.waf)
 
 
@@ -97,8 +127,10 @@ def test_snia_pts_sequence():
 
 
 def test_policies_order_at_same_op():
-    w = {p: simulate(cfg(100_000, 0.15, b=64, gc=p)).waf for p in
-         ["greedy", "fifo", "random", "cost-benefit", "windowed-greedy"]}
+    w = {
+        p: simulate(cfg(100_000, 0.15, b=64, gc=p)).waf
+        for p in ["greedy", "fifo", "random", "cost-benefit", "windowed-greedy"]
+    }
     assert w["greedy"] < w["fifo"] < w["random"]
     assert w["greedy"] <= w["windowed-greedy"] <= w["fifo"] * 1.01
     assert w["cost-benefit"] < w["random"]
@@ -122,8 +154,8 @@ def test_zipf_and_read_mix_run():
 
 def test_sub_page_writes_do_read_modify_write():
     s = Simulator(cfg(1024, 0.5, precondition="none"))
-    s.write(0, 8)        # whole page
-    s.write(1, 1)        # 512 B inside a mapped page: RMW
+    s.write(0, 8)  # whole page
+    s.write(1, 1)  # 512 B inside a mapped page: RMW
     s.write(8 * 5 + 3, 2)  # inside an unmapped page: no read needed
     c = s.counters
     assert c["rmw_pages"] == 1
@@ -184,6 +216,7 @@ def test_hpa_without_purge_keeps_hidden_data():
 def test_data_tokens_survive_gc():
     s = Simulator(cfg(2048, 0.1, b=32, precondition="none", track_data=True))
     import random
+
     rnd = random.Random(1)
     last = {}
     for _ in range(60_000):
@@ -196,20 +229,29 @@ def test_data_tokens_survive_gc():
     assert s.counters["gc_copy_pages"] > 0
 
 
-@pytest.mark.parametrize("bad,key,exc", [
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1, "bogus": 1}}, "drive.bogus", ConfigError),
-    ({"drive": {"user_capacity": "1GiB", "op": -0.1}}, "drive.op", ConfigError),
-    ({"drive": {"user_capacity": "1GiB", "op": 0.0}}, "drive.op", CapacityError),
-    ({"drive": {"user_capacity": 0, "op": 0.1}}, "drive.user_capacity", CapacityError),
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1, "page_size": 0}}, "drive.page_size", CapacityError),
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc": "lru"}}, "ftl.gc", ConfigError),
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc": "d-choices"}}, "ftl.d", ConfigError),
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "workload": {"type": "zipf"}},
-     "workload.zipf_exponent", WorkloadError),
-    ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "workload": {"span": 1.5}}, "workload.span", WorkloadError),
-    ({"drive": {"user_capacity": "8TiB", "op": 0.1}, "run": {"memory_limit": "1GiB"}},
-     "drive.user_capacity", CapacityError),
-])
+@pytest.mark.parametrize(
+    "bad,key,exc",
+    [
+        ({"drive": {"user_capacity": "1GiB", "op": 0.1, "bogus": 1}}, "drive.bogus", ConfigError),
+        ({"drive": {"user_capacity": "1GiB", "op": -0.1}}, "drive.op", ConfigError),
+        ({"drive": {"user_capacity": "1GiB", "op": 0.0}}, "drive.op", CapacityError),
+        ({"drive": {"user_capacity": 0, "op": 0.1}}, "drive.user_capacity", CapacityError),
+        ({"drive": {"user_capacity": "1GiB", "op": 0.1, "page_size": 0}}, "drive.page_size", CapacityError),
+        ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc": "lru"}}, "ftl.gc", ConfigError),
+        ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc": "d-choices"}}, "ftl.d", ConfigError),
+        (
+            {"drive": {"user_capacity": "1GiB", "op": 0.1}, "workload": {"type": "zipf"}},
+            "workload.zipf_exponent",
+            WorkloadError,
+        ),
+        ({"drive": {"user_capacity": "1GiB", "op": 0.1}, "workload": {"span": 1.5}}, "workload.span", WorkloadError),
+        (
+            {"drive": {"user_capacity": "8TiB", "op": 0.1}, "run": {"memory_limit": "1GiB"}},
+            "drive.user_capacity",
+            CapacityError,
+        ),
+    ],
+)
 def test_bad_input_names_the_key(bad, key, exc):
     with pytest.raises(exc) as ei:
         simulate(bad)

@@ -34,8 +34,8 @@ def test_geometry_is_the_talks_block_usage():
     assert abs(g["user_blocks"] - 0.93 * 1024) < 1
     assert abs(g["free_blocks"] - 0.02 * 1024) < 1
     assert abs(g["system_blocks"] - 0.05 * 1024) < 1
-    assert g["full_block_bytes"] == 64 << 20          # 1024 blocks of 64 GiB of NAND
-    assert g["seq_chunk"] == 16 * g["block_bytes"]      # 1 GiB = 16 blocks
+    assert g["full_block_bytes"] == 64 << 20  # 1024 blocks of 64 GiB of NAND
+    assert g["seq_chunk"] == 16 * g["block_bytes"]  # 1 GiB = 16 blocks
 
 
 def test_op_levels_are_the_talks_axis():
@@ -61,8 +61,12 @@ def test_scale_model_keeps_the_block_structure_and_costs():
         assert t["urgent_sustain_window_s"] * g["scale"] == t["series_interval_s"] * g["scale"] * 10 == 10
     # erase time per page of a collected block is the same: the core charges tBERS per physical
     # block a collected block spans (at most one per die); 4 dies, 12 MiB NAND blocks
-    per_page = {s: c["timing"]["t_erase_us"] * min(1.0, c["drive"]["pages_per_block"] / 4 / 3072)
-                / c["drive"]["pages_per_block"] for s, c in ((1, full), (64, small))}
+    per_page = {
+        s: c["timing"]["t_erase_us"]
+        * min(1.0, c["drive"]["pages_per_block"] / 4 / 3072)
+        / c["drive"]["pages_per_block"]
+        for s, c in ((1, full), (64, small))
+    }
     assert per_page[64] == pytest.approx(per_page[1])
     assert not [k for k in v.skh_config(0, 64, urgent=False)["timing"] if k.startswith("urgent")]
 
@@ -71,7 +75,7 @@ def test_occupation_follows_the_sequential_chunks():
     seq, rand, user = 16, 3, 100
     assert v._skh_occupation(0, seq, rand, user) == 0
     assert v._skh_occupation(8, seq, rand, user) == 0.08
-    assert v._skh_occupation(seq + rand, seq, rand, user) == 0.16       # random writes add nothing
+    assert v._skh_occupation(seq + rand, seq, rand, user) == 0.16  # random writes add nothing
     assert v._skh_occupation(seq + 2, seq, rand, user) == 0.16
     assert v._skh_occupation(10 * (seq + rand), seq, rand, user) == 1.0
 
@@ -84,9 +88,9 @@ def test_case1_every_level_enters_the_urgent_state_before_full(study):
         # the core entered it when the free pool fell under N% of the 1024 main blocks: above
         # the threshold in every cycle before, under it in the entry cycle
         assert r["core"]["entries"] >= 1 and r["core"]["enter_below_blocks"] == pytest.approx(30.72)
-        assert all(c["free_blocks_min"] >= r["threshold_blocks"] for c in r["cycles"][:r["entry_cycle"]])
+        assert all(c["free_blocks_min"] >= r["threshold_blocks"] for c in r["cycles"][: r["entry_cycle"]])
         assert r["cycles"][r["entry_cycle"]]["free_blocks_min"] < r["threshold_blocks"]
-        assert all(c["urgent_s"] == 0 for c in r["cycles"][:r["entry_cycle"]])
+        assert all(c["urgent_s"] == 0 for c in r["cycles"][: r["entry_cycle"]])
     entries = [r["entry_occupation"] for r in runs]
     assert entries == sorted(entries) and entries[-1] > entries[0], "more OP: the urgent state comes later"
 
@@ -94,7 +98,7 @@ def test_case1_every_level_enters_the_urgent_state_before_full(study):
 def test_case1_performance_falls_toward_full_and_rises_with_op(study):
     runs = study["runs"]
     for r in runs:
-        mbps = [c["mbps"] for c in r["cycles"][r["entry_cycle"]:]]
+        mbps = [c["mbps"] for c in r["cycles"][r["entry_cycle"] :]]
         assert mbps[-1] < 0.2 * r["sustain_mbps"], "from the sustain-state rate down to the garbage collector's"
         assert all(b <= a * 1.01 for a, b in itertools.pairwise(mbps)), "no recovery before 100%"
         # soon after the entry the host is held at K% of the sustained rate while GC keeps up (in
@@ -158,13 +162,16 @@ def test_skh_fit_on_a_known_line():
     assert f["ratio_to_talk"] == pytest.approx(10 / 1.6)
 
 
-@pytest.mark.parametrize("label,kw", [
-    ("seed 2", {"seed": 2}),
-    ("GC fifo", {"ftl": {"gc": "fifo"}}),
-    ("tPROG x2", {"timing": {"t_prog_us": 2800}}),
-    ("sustain window 60 s", {"timing": {"urgent_sustain_window_s": 60 / 64}}),
-    ("no urgent state", {"urgent": False}),
-])
+@pytest.mark.parametrize(
+    "label,kw",
+    [
+        ("seed 2", {"seed": 2}),
+        ("GC fifo", {"ftl": {"gc": "fifo"}}),
+        ("tPROG x2", {"timing": {"t_prog_us": 2800}}),
+        ("sustain window 60 s", {"timing": {"urgent_sustain_window_s": 60 / 64}}),
+        ("no urgent state", {"urgent": False}),
+    ],
+)
 def test_case2_slope_while_the_garbage_collector_sets_the_urgent_rate(study, label, kw):
     """While K% of the sustain state is above what garbage collection sustains near full, the slope
     stays at 12-16% per 1% of OP whatever estimate changes: the NAND is busy all the time either
@@ -175,10 +182,13 @@ def test_case2_slope_while_the_garbage_collector_sets_the_urgent_rate(study, lab
     assert w["gain_pct_per_pct"] > 5 * v.SKH_TALK_GAIN_PER_PCT
 
 
-@pytest.mark.parametrize("label,kw,sustain", [
-    ("K = 10%", {"timing": {"urgent_perf_pct": 10}}, 258.7),
-    ("host link 100 MB/s", {"timing": {"link_mbps": 100}}, 100),
-])
+@pytest.mark.parametrize(
+    "label,kw,sustain",
+    [
+        ("K = 10%", {"timing": {"urgent_perf_pct": 10}}, 258.7),
+        ("host link 100 MB/s", {"timing": {"link_mbps": 100}}, 100),
+    ],
+)
 def test_case2_slope_hinges_on_k_percent_of_the_sustain_state(study, label, kw, sustain):
     """Where K% of the sustain state is under what garbage collection sustains, the throttle sets
     the urgent-state performance and OP matters little: the slope falls to a few % per 1% of OP,
@@ -219,8 +229,11 @@ def test_case3_entering_the_urgent_state_earlier_raises_its_performance(case3):
     """Entering earlier (larger N): GC takes over the throttled time from an earlier occupation and
     the urgent-state performance over the common window rises, clearly with 2.7% of OP."""
     for e in v.SKH_CASE3_OP_BLOCKS:
-        rows = [r for r in case3 if r["ext_blocks"] == e and (r["factor"] == "urgent entry"
-                                                               or r["setting"].startswith("NAND-bound"))]
+        rows = [
+            r
+            for r in case3
+            if r["ext_blocks"] == e and (r["factor"] == "urgent entry" or r["setting"].startswith("NAND-bound"))
+        ]
         assert [r["setting"][:6] for r in rows] == ["NAND-b", "N = 5%", "N = 10", "N = 20"]
         entry = [r["entry_occupation"] for r in rows]
         urgent = [r["urgent_mbps"] for r in rows]
@@ -263,8 +276,8 @@ def test_gc_taking_over_the_throttled_time_matters():
     on, off = v.skh_run(60, 64), v.skh_run(60, 64, timing={"urgent_gc": False})
     assert off["core"]["gc_victims"] == 0 and on["core"]["gc_victims"] > 100
     first = on["entry_cycle"] + 1
-    assert min(c["free_blocks_min"] for c in on["cycles"][first:first + 3]) > 10
-    assert max(c["free_blocks_min"] for c in off["cycles"][first:first + 3]) <= 2
+    assert min(c["free_blocks_min"] for c in on["cycles"][first : first + 3]) > 10
+    assert max(c["free_blocks_min"] for c in off["cycles"][first : first + 3]) <= 2
     assert on["urgent_mbps"] > 1.05 * off["urgent_mbps"]
 
 
@@ -282,8 +295,25 @@ def test_background_gc_outside_the_urgent_state_still_needs_all_dies_idle():
 
 def test_cli_sk_hynix_suite_json_and_exit_codes(tmp_path):
     out, md = tmp_path / "skh.json", tmp_path / "skh.md"
-    p = subprocess.run([sys.executable, "-m", "opsim.cli", "validate", "--suite", "sk-hynix", "--scale", "64",
-                        "--json-file", str(out), "--markdown", str(md)], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "opsim.cli",
+            "validate",
+            "--suite",
+            "sk-hynix",
+            "--scale",
+            "64",
+            "--json-file",
+            str(out),
+            "--markdown",
+            str(md),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     assert "Case #2" in p.stdout and "talk's 1.6%" in p.stdout
     doc = json.loads(out.read_text())
@@ -296,9 +326,15 @@ def test_cli_sk_hynix_suite_json_and_exit_codes(tmp_path):
     assert doc["headline"]["metric"] == "window" and doc["headline"]["ratio_to_talk"] > 5
     text = md.read_text()
     assert text.count("| external OP blocks |") == 1 and "Case #3" in text
-    bad = subprocess.run([sys.executable, "-m", "opsim.cli", "validate", "--suite", "sk-hynix", "--scale", "3"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "opsim.cli", "validate", "--suite", "sk-hynix", "--scale", "3"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "--scale 3" in bad.stderr
-    other = subprocess.run([sys.executable, "-m", "opsim.cli", "validate", "--suite", "oracles", "--scale", "4"],
-                           capture_output=True, text=True)
+    other = subprocess.run(
+        [sys.executable, "-m", "opsim.cli", "validate", "--suite", "oracles", "--scale", "4"],
+        capture_output=True,
+        text=True,
+    )
     assert other.returncode == 2 and "--scale" in other.stderr

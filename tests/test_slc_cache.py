@@ -10,10 +10,25 @@ import pytest
 
 from opsim import simulate
 
-TIMING = {"channels": 4, "dies_per_channel": 2, "planes": 2, "nand_page_size": "48KiB", "nand_block_size": "12MiB", "cell": "tlc",
-          "t_read_us": 60, "t_prog_us": 2400, "t_erase_us": 4000, "channel_mbps": 800,
-          "t_read_slc_us": 30, "t_prog_slc_us": 200, "fw_overhead_us": 1.0, "queue_depth": 32,
-          "background_gc": False, "link_mbps": 4000, "write_buffer": "512KiB"}
+TIMING = {
+    "channels": 4,
+    "dies_per_channel": 2,
+    "planes": 2,
+    "nand_page_size": "48KiB",
+    "nand_block_size": "12MiB",
+    "cell": "tlc",
+    "t_read_us": 60,
+    "t_prog_us": 2400,
+    "t_erase_us": 4000,
+    "channel_mbps": 800,
+    "t_read_slc_us": 30,
+    "t_prog_slc_us": 200,
+    "fw_overhead_us": 1.0,
+    "queue_depth": 32,
+    "background_gc": False,
+    "link_mbps": 4000,
+    "write_buffer": "512KiB",
+}
 
 
 def cfg(slc=None, timing=None, op=0.28, cap="1GiB", workload=None, **run):
@@ -33,8 +48,7 @@ def test_fob_burst_runs_at_the_slc_program_bandwidth():
     program bandwidth, 8 units per tPROG(SLC) on each die, against 24 per tPROG(TLC)
     without (each unit's channel transfer occupies its die too)."""
     dies = 8
-    short = {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.05,
-             "round_drive_writes": 0.01}
+    short = {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.05, "round_drive_writes": 0.01}
     tlc = simulate(cfg(**short))
     slc = simulate(cfg({}, **short))
     xfer = 4096 / 800e6  # a die is busy for its unit's channel transfer, then its share of tPROG
@@ -73,8 +87,14 @@ def test_idle_time_folds_the_cache():
     then (the functional model, with no idle time, never folds here: the cache never
     fills).  Folding in idle time programs TLC off the host's path: write latency stays at
     buffer admission."""
-    c = cfg({"idle_ms": 0.5}, {"arrival_iops": 2000}, precondition="none", warmup_drive_writes=0,
-            measure_drive_writes=0.02, round_drive_writes=0.01)
+    c = cfg(
+        {"idle_ms": 0.5},
+        {"arrival_iops": 2000},
+        precondition="none",
+        warmup_drive_writes=0,
+        measure_drive_writes=0.02,
+        round_drive_writes=0.01,
+    )
     r = simulate(c)
     assert r.counters["folds"] > 0
     f = simulate({k: v for k, v in c.items() if k != "timing"})
@@ -87,8 +107,10 @@ def test_idle_time_folds_the_cache():
 def test_read_latency_from_slc_at_qd1():
     """A 4 KiB read of data still in SLC mode: firmware + tR(SLC) + channel + link."""
     c = cfg({}, {"queue_depth": 1}, precondition="none")
-    c["phase"] = [{"name": "write", "workload": {"type": "sequential", "span": 0.02}, "drive_writes": 0.02},
-                  {"name": "read", "workload": {"read_fraction": 0.99, "span": 0.02}, "ios": 3000}]
+    c["phase"] = [
+        {"name": "write", "workload": {"type": "sequential", "span": 0.02}, "drive_writes": 0.02},
+        {"name": "read", "workload": {"read_fraction": 0.99, "span": 0.02}, "ios": 3000},
+    ]
     r = simulate(c)
     assert r.counters["unmapped_read_pages"] == 0
     expect_us = 1.0 + 30 + 4096 / 800 + 4096 / 4000
@@ -102,8 +124,16 @@ def test_slc_config_errors():
         simulate(cfg({"min_fraction": 0.9}))
     assert e.value.key == "ftl.slc_cache.min_fraction"
     # a preset's cache turned off: SLC-mode times ignored
-    r = simulate(cfg({"enabled": False}, {"t_prog_slc_us": 100}, precondition="none", warmup_drive_writes=0,
-                     measure_drive_writes=0.01, round_drive_writes=0.01))
+    r = simulate(
+        cfg(
+            {"enabled": False},
+            {"t_prog_slc_us": 100},
+            precondition="none",
+            warmup_drive_writes=0,
+            measure_drive_writes=0.01,
+            round_drive_writes=0.01,
+        )
+    )
     assert "slc" not in r.timed["timing"]
     with pytest.raises(ConfigError) as e:
         simulate(cfg({"bits_per_cell": 2}))
@@ -111,6 +141,7 @@ def test_slc_config_errors():
 
 
 # ----------------------------------------------------------------------------- Micron 1100 DWA
+
 
 @pytest.fixture(scope="module")
 def dwa():
@@ -135,7 +166,7 @@ def test_micron_dwa_write_saturation_against_seed_000(dwa):
     hi, lo = on["transition"]
     assert hi < on["fob_iops"] and lo < 0.3 * on["fob_iops"]
     s = [p["iops"] for p in on["series"]]
-    tail = s[-len(s) // 5:]
+    tail = s[-len(s) // 5 :]
     assert (max(tail) - min(tail)) / on["steady_iops"] < 0.25, "a flat steady state"
 
 

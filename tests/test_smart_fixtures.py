@@ -16,8 +16,10 @@ from opsim.smart.rules import identity
 
 EXPORTER = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "smartctl-exporter"
 FILES = sorted(EXPORTER.glob("*.json")) if EXPORTER.is_dir() else []
-needs_fixtures = pytest.mark.skipif(not EXPORTER.is_dir(), reason=f"{EXPORTER} is absent (the shared "
-                                    "fixtures are checked out beside the repository, as in CI)")
+needs_fixtures = pytest.mark.skipif(
+    not EXPORTER.is_dir(),
+    reason=f"{EXPORTER} is absent (the shared fixtures are checked out beside the repository, as in CI)",
+)
 
 # ATA hard disks for which smartctl printed no rotation_rate: recognised by family and model
 HDD_WITHOUT_ROTATION_RATE = {"ST3200820AS_15.json", "ST3200820AS_16.json"}
@@ -94,10 +96,18 @@ def test_hard_disk_text_output_says_waf_does_not_apply(capsys):
 
 # ------------------------------------------------------------------ item 15: hard disks taken for SSDs
 
+
 @needs_fixtures
-@pytest.mark.parametrize("name", ["sat-Seagate_Constellation_ES.3-ST1000NM0033", "sat-Seagate_Exos_X16-ST16000NM001G",
-                                  "sat-null-ST18000NM000J", "sat-null-ST8000NM017B",
-                                  "sat-Seagate_Enterprise_Capacity_3.5_HDD-ST10000NM0016"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sat-Seagate_Constellation_ES.3-ST1000NM0033",
+        "sat-Seagate_Exos_X16-ST16000NM001G",
+        "sat-null-ST18000NM000J",
+        "sat-null-ST8000NM017B",
+        "sat-Seagate_Enterprise_Capacity_3.5_HDD-ST10000NM0016",
+    ],
+)
 def test_seagate_enterprise_hdd_is_not_a_seagate_ssd(name, capsys):
     rc, d, _ = run_json(capsys, "smart", "waf", str(fx(name)))
     assert rc == 0 and d["drive"]["media"] == "hdd" and d["drive"]["vendor"] == "Seagate"
@@ -110,6 +120,7 @@ def test_seagate_nm_model_without_rotation_rate_is_still_no_ssd():
     doc = raw(fx("sat-null-ST8000NM017B"))
     del doc["rotation_rate"]
     from opsim.smart import as_snapshot
+
     r = lifetime_waf(as_snapshot(doc, "st8000nm.json"))
     assert r["drive"]["media"] == "hdd" and r["rule"] == "hard disk"
 
@@ -124,6 +135,7 @@ def test_wd_red_hdd_is_not_a_wd_red_ssd(name, capsys):
     doc = raw(fx(name))
     del doc["rotation_rate"]
     from opsim.smart import as_snapshot
+
     assert identity(as_snapshot(doc))["media"] == "hdd"
 
 
@@ -137,12 +149,16 @@ def test_barracuda_without_rotation_rate_is_a_hard_disk(capsys):
 
 # ------------------------------------------------------------------ item 16: vendors and classes
 
+
 @needs_fixtures
-@pytest.mark.parametrize("name,vendor,transport", [
-    ("HITACHI_H109060SESUN600G_10", "HITACHI", "SAS"),
-    ("SEAGATE_ST373453LC_26", "SEAGATE", "Parallel SCSI"),
-    ("HP_73.4G_MAS3735NC_25", "HP 73.4G", "Parallel SCSI"),
-])
+@pytest.mark.parametrize(
+    "name,vendor,transport",
+    [
+        ("HITACHI_H109060SESUN600G_10", "HITACHI", "SAS"),
+        ("SEAGATE_ST373453LC_26", "SEAGATE", "Parallel SCSI"),
+        ("HP_73.4G_MAS3735NC_25", "HP 73.4G", "Parallel SCSI"),
+    ],
+)
 def test_scsi_drives_have_their_vendor(name, vendor, transport, capsys):
     rc, d, _ = run_json(capsys, "smart", "waf", str(fx(name)))
     assert rc == 0
@@ -158,11 +174,19 @@ def test_scsi_drives_have_their_vendor(name, vendor, transport, capsys):
 def test_sas_ssd_host_writes_from_the_write_error_counter_log():
     """A SAS SSD (rotation_rate 0): the SCSI rule, host writes from gigabytes processed, no NAND counter."""
     from opsim.smart import as_snapshot
-    doc = {"json_format_version": [1, 0], "smartctl": {"exit_status": 0},
-           "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"},
-           "scsi_vendor": "TOSHIBA", "scsi_product": "PX05SMB040", "scsi_model_name": "TOSHIBA PX05SMB040",
-           "serial_number": "X", "rotation_rate": 0, "scsi_transport_protocol": {"name": "SAS (SPL-3)", "value": 6},
-           "scsi_error_counter_log": {"write": {"gigabytes_processed": "1234.567"}}}
+
+    doc = {
+        "json_format_version": [1, 0],
+        "smartctl": {"exit_status": 0},
+        "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"},
+        "scsi_vendor": "TOSHIBA",
+        "scsi_product": "PX05SMB040",
+        "scsi_model_name": "TOSHIBA PX05SMB040",
+        "serial_number": "X",
+        "rotation_rate": 0,
+        "scsi_transport_protocol": {"name": "SAS (SPL-3)", "value": 6},
+        "scsi_error_counter_log": {"write": {"gigabytes_processed": "1234.567"}},
+    }
     r = lifetime_waf(as_snapshot(doc, "px05.json"))
     assert r["drive"]["vendor"] == "TOSHIBA" and r["drive"]["media"] == "ssd"
     assert r["rule"].startswith("SAS/SCSI") and not r["available"]
@@ -175,7 +199,7 @@ def test_dell_branded_intel_s3520_is_intel(capsys):
     assert rc == 0 and d["drive"]["vendor"] == "Intel" and d["drive"]["media"] == "ssd"
     assert d["rule"].startswith("Intel/Solidigm")
     assert d["host_writes"]["unit"] == "32 MiB" and d["host_writes"]["raw"] == 129493
-    assert "Intel" in d["reason"] and "243" in d["reason"]      # this firmware reports no NAND writes
+    assert "Intel" in d["reason"] and "243" in d["reason"]  # this firmware reports no NAND writes
 
 
 @needs_fixtures
@@ -201,12 +225,22 @@ def test_nvme_smartctl_file_without_ocp_log_points_to_snapshot(capsys):
 
 def test_nvme_snapshot_that_tried_the_logs_says_the_drive_has_none():
     from opsim.smart import as_snapshot
-    sc = {"json_format_version": [1, 0], "smartctl": {"exit_status": 0}, "model_name": "ACME NVMe",
-          "serial_number": "S1", "device": {"name": "/dev/nvme0", "type": "nvme", "protocol": "NVMe"},
-          "nvme_smart_health_information_log": {"data_units_written": 1000}}
-    tried = {"format": "opsim-smart-snapshot", "smartctl": sc, "nvme": {"smart_log": {"data_units_written": 1000}},
-             "commands": [{"argv": ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"], "exit_status": 22}],
-             "warnings": ["ocp smart-add-log: not available (exit 22: Invalid Log Page)"]}
+
+    sc = {
+        "json_format_version": [1, 0],
+        "smartctl": {"exit_status": 0},
+        "model_name": "ACME NVMe",
+        "serial_number": "S1",
+        "device": {"name": "/dev/nvme0", "type": "nvme", "protocol": "NVMe"},
+        "nvme_smart_health_information_log": {"data_units_written": 1000},
+    }
+    tried = {
+        "format": "opsim-smart-snapshot",
+        "smartctl": sc,
+        "nvme": {"smart_log": {"data_units_written": 1000}},
+        "commands": [{"argv": ["nvme", "ocp", "smart-add-log", "/dev/nvme0", "-o", "json"], "exit_status": 22}],
+        "warnings": ["ocp smart-add-log: not available (exit 22: Invalid Log Page)"],
+    }
     r = lifetime_waf(as_snapshot(tried, "snap.json"))
     assert "the drive has no OCP C0 log" in r["reason"]
     no_cli = dict(tried, commands=[], warnings=["nvme-cli is not installed: no Endurance Group or OCP C0 log"])

@@ -45,8 +45,10 @@ def test_fuzz_command_line(capsys):
 
 def test_fuzz_reports_a_failure(corpus, monkeypatch):
     """The harness is not blind: an exception other than InputError is counted and described."""
+
     def boom(obj, base, allow):
         raise KeyError("x")
+
     monkeypatch.setattr(fuzz, "exercise", boom)
     st = fuzz.run(5, seed=1, corpus=corpus, byte_share=0.0)
     assert st["failed"] == 5 and "KeyError" in st["failures"][0]["error"]
@@ -65,18 +67,26 @@ def test_lone_surrogate_in_a_model_name_is_printed(tmp_path, capsys):
     """JSON may escape a lone surrogate ("\\ud800"); printing it crashed the text report."""
     doc = json.loads(INTEL.read_text())
     doc["model_name"] = "INTEL \ud800\x1b[31m"
-    p = write(tmp_path, json.dumps(doc))           # ensure_ascii: the file holds \\ud800 escapes
+    p = write(tmp_path, json.dumps(doc))  # ensure_ascii: the file holds \\ud800 escapes
     assert main(["smart", "waf", p]) == 0
     out = capsys.readouterr().out
     out.encode("utf-8")
     assert "INTEL ??[31m" in out and "\x1b" not in out
 
 
-@pytest.mark.parametrize("value,words", [
-    ("NaN", "NaN is not valid JSON"), ("Infinity", "Infinity is not valid JSON"),
-    ("1e999", "not a counter"), ("-5", "negative"), ("1" + "0" * 400, "larger than any drive counter"),
-    ("1" * 5000, "unreadable JSON"), ('"12.5"', "not a counter"), ('{"hi": 1}', "cannot read a counter"),
-])
+@pytest.mark.parametrize(
+    "value,words",
+    [
+        ("NaN", "NaN is not valid JSON"),
+        ("Infinity", "Infinity is not valid JSON"),
+        ("1e999", "not a counter"),
+        ("-5", "negative"),
+        ("1" + "0" * 400, "larger than any drive counter"),
+        ("1" * 5000, "unreadable JSON"),
+        ('"12.5"', "not a counter"),
+        ('{"hi": 1}', "cannot read a counter"),
+    ],
+)
 def test_odd_numbers_in_an_nvme_counter(tmp_path, capsys, value, words):
     text = SAMSUNG_NVME.read_text()
     doc = json.loads(text)
@@ -97,12 +107,18 @@ def test_odd_counters_through_the_python_api(value):
         lifetime_waf(as_snapshot(doc, "x.json"))
 
 
-@pytest.mark.parametrize("key,value,where", [
-    ("ata_smart_attributes", "table", "ata_smart_attributes"), ("device", 3, "device"),
-    ("model_name", {"a": 1}, "model_name"), ("rotation_rate", -7200, "rotation_rate"),
-    ("logical_block_size", 0.5, "logical_block_size"), ("smartctl", [], "smartctl"),
-    ("power_on_time", "1h", "power_on_time"),
-])
+@pytest.mark.parametrize(
+    "key,value,where",
+    [
+        ("ata_smart_attributes", "table", "ata_smart_attributes"),
+        ("device", 3, "device"),
+        ("model_name", {"a": 1}, "model_name"),
+        ("rotation_rate", -7200, "rotation_rate"),
+        ("logical_block_size", 0.5, "logical_block_size"),
+        ("smartctl", [], "smartctl"),
+        ("power_on_time", "1h", "power_on_time"),
+    ],
+)
 def test_a_key_of_the_wrong_type_is_named(tmp_path, capsys, key, value, where):
     doc = json.loads(MICRON.read_text())
     doc[key] = value
@@ -124,8 +140,15 @@ def test_deep_nesting_and_many_brackets(tmp_path, capsys):
 
 @pytest.mark.parametrize("gb", ["1e999999", "NaN", "-1.000", "12.3456", "1e40"])
 def test_scsi_gigabytes_processed_oddities(gb):
-    doc = {"json_format_version": [1, 0], "smartctl": {"exit_status": 0}, "serial_number": "S",
-           "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"}, "scsi_vendor": "X",
-           "scsi_model_name": "X Y", "rotation_rate": 0, "scsi_error_counter_log": {"write": {"gigabytes_processed": gb}}}
+    doc = {
+        "json_format_version": [1, 0],
+        "smartctl": {"exit_status": 0},
+        "serial_number": "S",
+        "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"},
+        "scsi_vendor": "X",
+        "scsi_model_name": "X Y",
+        "rotation_rate": 0,
+        "scsi_error_counter_log": {"write": {"gigabytes_processed": gb}},
+    }
     with pytest.raises(InputError, match="gigabytes_processed"):
         lifetime_waf(as_snapshot(doc, "s.json"))

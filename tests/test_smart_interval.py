@@ -39,7 +39,7 @@ def test_good_pair_still_works(tmp_path, capsys):
 def test_fewer_power_on_hours_in_the_later_snapshot_is_refused(tmp_path, capsys):
     before = json.loads(MICRON.read_text())
     after = _bump(before, {246: 8_000_000, 247: 1_000_000, 248: 2_500_000})
-    after["power_on_time"]["hours"] -= 1                 # counters forward, clock backwards
+    after["power_on_time"]["hours"] -= 1  # counters forward, clock backwards
     b, a = write(tmp_path, "b.json", before), write(tmp_path, "a.json", after)
     assert main(["smart", "waf", b, a]) == 2
     err = capsys.readouterr().err
@@ -98,7 +98,7 @@ def test_python_api_refuses_missing_serials_too():
     del after["smartctl"]["serial_number"]
     with pytest.raises(InputError, match="serial number"):
         interval_waf(before, after)
-    assert interval_waf(before, after, allow_no_serial=True)["waf"] is None   # counters did not move
+    assert interval_waf(before, after, allow_no_serial=True)["waf"] is None  # counters did not move
 
 
 def test_exit_status_bits_are_shown_as_warnings(tmp_path, capsys):
@@ -118,7 +118,7 @@ def test_exit_status_bits_are_shown_as_warnings(tmp_path, capsys):
 def test_exit_status_bits_of_both_snapshots_in_the_interval(tmp_path, capsys):
     before = json.loads(MICRON.read_text())
     after = _bump(before, {246: 8_000_000, 247: 1_000_000, 248: 2_500_000})
-    after["smartctl"]["exit_status"] = 8       # DISK FAILING
+    after["smartctl"]["exit_status"] = 8  # DISK FAILING
     b, a = write(tmp_path, "b.json", before), write(tmp_path, "a.json", after)
     assert main(["smart", "waf", b, a]) == 0
     out = capsys.readouterr().out
@@ -135,11 +135,14 @@ def test_truncated_json_is_reported_as_truncated(tmp_path, capsys):
         assert "truncated" in err and "not a smartctl" not in err and str(p) in err
 
 
-@pytest.mark.parametrize("data,words", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "binary"),
-    ('{"model_name": "caf\u00e9"}'.encode("latin-1"), "UTF-8"),
-    (b"", "empty"),
-])
+@pytest.mark.parametrize(
+    "data,words",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "binary"),
+        ('{"model_name": "caf\u00e9"}'.encode("latin-1"), "UTF-8"),
+        (b"", "empty"),
+    ],
+)
 def test_binary_and_non_utf8_input(tmp_path, capsys, data, words):
     p = tmp_path / "x.json"
     p.write_bytes(data)
@@ -152,6 +155,6 @@ def test_binary_and_non_utf8_input(tmp_path, capsys, data, words):
 def test_oversized_input_is_refused_before_reading_it_all(tmp_path, capsys):
     p = tmp_path / "big.json"
     with open(p, "wb") as f:
-        f.truncate(200 * 2**20)                 # sparse: 200 MiB of NULs
+        f.truncate(200 * 2**20)  # sparse: 200 MiB of NULs
     assert main(["smart", "waf", str(p)]) == 2
     assert "too large" in capsys.readouterr().err

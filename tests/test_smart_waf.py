@@ -111,13 +111,26 @@ def test_interval_different_drives_refused(capsys):
 
 def test_nvme_with_ocp_c0_interval():
     base = json.loads(SAMSUNG_NVME.read_text())
-    snap1 = as_snapshot({"format": "opsim-smart-snapshot", "smartctl": base,
-                         "nvme": {"smart_log": {"data_units_written": "1,000,000"},
-                                  "ocp_c0": {"Physical media units written": {"hi": 0, "lo": 600_000_000_000}}}})
-    snap2 = as_snapshot({"format": "opsim-smart-snapshot", "smartctl": base,
-                         "nvme": {"smart_log": {"data_units_written": "1002000"},   # nvme-cli 2.x string
-                                  "ocp_c0": {"Physical media units written": {"hi": 0, "lo": 600_000_000_000
-                                                                              + 3 * 1_024_000_000}}}})
+    snap1 = as_snapshot(
+        {
+            "format": "opsim-smart-snapshot",
+            "smartctl": base,
+            "nvme": {
+                "smart_log": {"data_units_written": "1,000,000"},
+                "ocp_c0": {"Physical media units written": {"hi": 0, "lo": 600_000_000_000}},
+            },
+        }
+    )
+    snap2 = as_snapshot(
+        {
+            "format": "opsim-smart-snapshot",
+            "smartctl": base,
+            "nvme": {
+                "smart_log": {"data_units_written": "1002000"},  # nvme-cli 2.x string
+                "ocp_c0": {"Physical media units written": {"hi": 0, "lo": 600_000_000_000 + 3 * 1_024_000_000}},
+            },
+        }
+    )
     assert lifetime_waf(snap1)["waf"] == pytest.approx(600_000_000_000 / (1_000_000 * 512_000))
     r = interval_waf(snap1, snap2)
     assert r["available"] and r["waf"] == pytest.approx(3.0)
@@ -126,17 +139,32 @@ def test_nvme_with_ocp_c0_interval():
 
 def test_nvme_endurance_group_log():
     base = json.loads(SAMSUNG_NVME.read_text())
-    snap = as_snapshot({"format": "opsim-smart-snapshot", "smartctl": base,
-                        "nvme": {"endurance_log": {"data_units_written": 100, "media_units_written": 250}}})
+    snap = as_snapshot(
+        {
+            "format": "opsim-smart-snapshot",
+            "smartctl": base,
+            "nvme": {"endurance_log": {"data_units_written": 100, "media_units_written": 250}},
+        }
+    )
     r = lifetime_waf(snap)
     assert r["available"] and r["waf"] == pytest.approx(2.5)
 
 
-@pytest.mark.parametrize("raw,want", [
-    (1969459, 1969459), ("1969459", 1969459), ("1,969,459", 1969459), ("1,969,459 (1.01 TB)", 1969459),
-    ("1 969 459", 1969459), ("0x1e0d33", 0x1E0D33), ({"hi": 1, "lo": 5}, (1 << 64) + 5),
-    ({"value": 7, "string": "7"}, 7), (12.0, 12), ("  42 [21.5 kB]", 42),
-])
+@pytest.mark.parametrize(
+    "raw,want",
+    [
+        (1969459, 1969459),
+        ("1969459", 1969459),
+        ("1,969,459", 1969459),
+        ("1,969,459 (1.01 TB)", 1969459),
+        ("1 969 459", 1969459),
+        ("0x1e0d33", 0x1E0D33),
+        ({"hi": 1, "lo": 5}, (1 << 64) + 5),
+        ({"value": 7, "string": "7"}, 7),
+        (12.0, 12),
+        ("  42 [21.5 kB]", 42),
+    ],
+)
 def test_parse_count_variants(raw, want):
     assert parse_count(raw) == want
 
@@ -191,9 +219,11 @@ def test_snapshot_missing_device(capsys):
 
 INTEL_ADD_LOG = {  # nvme-cli `nvme intel smart-log-add DEV --json` layout (plugins/intel/intel-nvme.c)
     "Intel Smart log": "nvme0",
-    "Device stats": {"program_fail_count": {"normalized": 100, "raw": 0},
-                     "nand_bytes_written": {"normalized": 100, "raw": 1_234_567},
-                     "host_bytes_written": {"normalized": 100, "raw": 1_000_000}},
+    "Device stats": {
+        "program_fail_count": {"normalized": 100, "raw": 0},
+        "nand_bytes_written": {"normalized": 100, "raw": 1_234_567},
+        "host_bytes_written": {"normalized": 100, "raw": 1_000_000},
+    },
 }
 
 
@@ -214,7 +244,7 @@ def test_nvme_snapshot_takes_vendor_log_and_reports_failures(tmp_path, monkeypat
     def fake_run(argv, timeout=120):
         calls.append(argv)
         if argv[0] == "smartctl":
-            return subprocess.CompletedProcess(argv, 4, json.dumps(sc), "")   # bit 2: partial, not fatal
+            return subprocess.CompletedProcess(argv, 4, json.dumps(sc), "")  # bit 2: partial, not fatal
         if argv[1] == "smart-log":
             return subprocess.CompletedProcess(argv, 0, json.dumps({"data_units_written": "65,536,000"}), "")
         if argv[1] == "intel":
@@ -224,8 +254,12 @@ def test_nvme_snapshot_takes_vendor_log_and_reports_failures(tmp_path, monkeypat
     monkeypatch.setattr(SN, "_run", fake_run)
     snap = SN.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
     ctrl = SN._nvme_controller(str(dev))
-    assert [c[1:3] for c in calls[1:]] == [["smart-log", ctrl], ["endurance-log", ctrl], ["ocp", "smart-add-log"],
-                                           ["intel", "smart-log-add"]]
+    assert [c[1:3] for c in calls[1:]] == [
+        ["smart-log", ctrl],
+        ["endurance-log", ctrl],
+        ["ocp", "smart-add-log"],
+        ["intel", "smart-log-add"],
+    ]
     assert calls[-1] == ["nvme", "intel", "smart-log-add", ctrl, "--json"]
     assert snap["nvme"]["vendor_log"]["vendor"] == "Intel" and "endurance_log" not in snap["nvme"]
     assert any("endurance-log" in w and "not available" in w for w in snap["warnings"])
@@ -243,10 +277,16 @@ def test_nvme_snapshot_other_vendor_takes_no_vendor_log(tmp_path, monkeypatch):
     dev = tmp_path / "nvme0n1"
     dev.write_bytes(b"")
     calls = []
-    monkeypatch.setattr(SN, "_run", lambda argv, timeout=120: (calls.append(argv), subprocess.CompletedProcess(
-        argv, 0, SAMSUNG_NVME.read_text() if argv[0] == "smartctl" else "{}", ""))[1])
+    monkeypatch.setattr(
+        SN,
+        "_run",
+        lambda argv, timeout=120: (
+            calls.append(argv),
+            subprocess.CompletedProcess(argv, 0, SAMSUNG_NVME.read_text() if argv[0] == "smartctl" else "{}", ""),
+        )[1],
+    )
     snap = SN.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
-    assert len(calls) == 4 and "vendor_log" not in snap["nvme"]   # Samsung (0x144d): no plugin log
+    assert len(calls) == 4 and "vendor_log" not in snap["nvme"]  # Samsung (0x144d): no plugin log
     assert not lifetime_waf(as_snapshot(snap))["available"]
 
 
@@ -256,11 +296,10 @@ SHARED_SMARTCTL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / 
 @pytest.mark.skipif(not SHARED_SMARTCTL.is_dir(), reason="../shared/fixtures/smartctl not present")
 def test_shared_fixtures_lifetime_waf(capsys):
     """The acceptance figures, on ../shared/fixtures/smartctl/ itself."""
-    want = {MICRON.name: (429271075 + 33907658) / 429271075, INTEL.name: 12186490 / 2575247,
-            SAMSUNG_NVME.name: None}
+    want = {MICRON.name: (429271075 + 33907658) / 429271075, INTEL.name: 12186490 / 2575247, SAMSUNG_NVME.name: None}
     for name, waf in want.items():
         path = SHARED_SMARTCTL / name
-        assert path.read_bytes() == (FIX / name).read_bytes()     # the copies are unchanged
+        assert path.read_bytes() == (FIX / name).read_bytes()  # the copies are unchanged
         rc, d, _ = run_json(capsys, "smart", "waf", str(path))
         assert rc == 0
         if waf is None:

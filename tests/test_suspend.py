@@ -6,17 +6,30 @@ import pytest
 
 from opsim import simulate
 
-TIMING = {"channels": 4, "dies_per_channel": 2, "planes": 2, "nand_page_size": "16KiB", "t_read_us": 60,
-          "t_prog_us": 1600, "t_erase_us": 4000, "channel_mbps": 800, "fw_overhead_us": 1.0, "queue_depth": 32}
+TIMING = {
+    "channels": 4,
+    "dies_per_channel": 2,
+    "planes": 2,
+    "nand_page_size": "16KiB",
+    "t_read_us": 60,
+    "t_prog_us": 1600,
+    "t_erase_us": 4000,
+    "channel_mbps": 800,
+    "fw_overhead_us": 1.0,
+    "queue_depth": 32,
+}
 
 
 def run(suspend=None, read_fraction=0.5):
     t = TIMING | ({"suspend_us": suspend} if suspend is not None else {})
-    return simulate({"drive": {"user_capacity": "2GiB", "op": 0.28, "pages_per_block": 256},
-                     "workload": {"read_fraction": read_fraction},
-                     "run": {"seed": 2, "warmup_drive_writes": 1, "measure_drive_writes": 0.5,
-                             "round_drive_writes": 0.25},
-                     "timing": t})
+    return simulate(
+        {
+            "drive": {"user_capacity": "2GiB", "op": 0.28, "pages_per_block": 256},
+            "workload": {"read_fraction": read_fraction},
+            "run": {"seed": 2, "warmup_drive_writes": 1, "measure_drive_writes": 0.5, "round_drive_writes": 0.25},
+            "timing": t,
+        }
+    )
 
 
 def test_reads_suspend_programs_and_erases():
@@ -38,10 +51,11 @@ def test_reads_suspend_programs_and_erases():
 
 def test_suspend_is_idle_with_idle_dies():
     """Open-loop reads on an idle drive: nothing to suspend, the read latency is unchanged."""
-    base = {"drive": {"user_capacity": "2GiB", "op": 0.28, "pages_per_block": 256},
-            "workload": {"read_fraction": 0.99},
-            "run": {"seed": 2, "warmup_drive_writes": 0, "measure_drive_writes": 0.001,
-                    "round_drive_writes": 0.0005}}
+    base = {
+        "drive": {"user_capacity": "2GiB", "op": 0.28, "pages_per_block": 256},
+        "workload": {"read_fraction": 0.99},
+        "run": {"seed": 2, "warmup_drive_writes": 0, "measure_drive_writes": 0.001, "round_drive_writes": 0.0005},
+    }
     a = simulate(base | {"timing": TIMING | {"arrival_iops": 500}})
     b = simulate(base | {"timing": TIMING | {"arrival_iops": 500, "suspend_us": 20}})
     assert a.timed["latency_us"]["read"]["p50"] == b.timed["latency_us"]["read"]["p50"]

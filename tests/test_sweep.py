@@ -18,7 +18,7 @@ from opsim import cli
 from opsim.sweep import WALL_CLOCK_COLUMNS, derive_seed, load_grid, run_sweep
 
 OPSIM = [sys.executable, "-m", "opsim.cli"]
-SWEEP = importlib.import_module("opsim.sweep.run")   # the module that runs points (opsim.sweep is the function)
+SWEEP = importlib.import_module("opsim.sweep.run")  # the module that runs points (opsim.sweep is the function)
 
 # 2 capacities x 3 OP levels x 2 GC policies x 2 replicates = 24 points of a few ms each
 GRID_24 = """\
@@ -98,14 +98,25 @@ def test_24_points_on_local_cluster_interrupted_resumed_same_table_as_serial(tmp
     assert serial.attrs["sweep"]["computed"] == 24 and serial.attrs["sweep"]["runner"] == "serial"
     pd.testing.assert_frame_equal(deterministic(resumed), deterministic(serial))
     pd.testing.assert_frame_equal(deterministic(second.frame), deterministic(serial))
-    pd.testing.assert_frame_equal(deterministic(pd.read_parquet(tmp_path / "serial.parquet")),
-                                  deterministic(serial))
+    pd.testing.assert_frame_equal(deterministic(pd.read_parquet(tmp_path / "serial.parquet")), deterministic(serial))
 
     # and the table is what it should be: one row per point, config flattened, metrics
     assert list(serial.columns[:3]) == ["point_id", "config_id", "replicate"]
-    for col in ("drive.user_capacity", "drive.op", "ftl.gc", "run.seed", "run.precondition", "waf",
-                "op.user", "op.physical", "op.effective", "steady_state.reached",
-                "measure_window.host_write_bytes", "measure_counters.gc_copy_pages", "wall_seconds"):
+    for col in (
+        "drive.user_capacity",
+        "drive.op",
+        "ftl.gc",
+        "run.seed",
+        "run.precondition",
+        "waf",
+        "op.user",
+        "op.physical",
+        "op.effective",
+        "steady_state.reached",
+        "measure_window.host_write_bytes",
+        "measure_counters.gc_copy_pages",
+        "wall_seconds",
+    ):
         assert col in serial.columns, col
     assert serial.groupby("config_id").size().eq(2).all()
     assert serial["run.seed"].is_unique
@@ -119,10 +130,21 @@ def test_on_an_existing_cluster_by_scheduler_address(tmp_path):
     from distributed import LocalCluster
 
     grid = write(tmp_path, GRID_24.replace('"ftl.gc" = ["greedy", "fifo"]', ""))  # 12 points
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster:
-        code = cli.main(["sweep", str(grid), "-o", str(tmp_path / "r.parquet"),
-                         "--scheduler", cluster.scheduler_address, "--json-file", str(tmp_path / "r.json")])
+    with LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    ) as cluster:
+        code = cli.main(
+            [
+                "sweep",
+                str(grid),
+                "-o",
+                str(tmp_path / "r.parquet"),
+                "--scheduler",
+                cluster.scheduler_address,
+                "--json-file",
+                str(tmp_path / "r.json"),
+            ]
+        )
     assert code == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["run"]["runner"] == "scheduler" and doc["run"]["computed"] == 12
@@ -145,7 +167,9 @@ def count_simulations(monkeypatch):
 
 def test_interrupted_by_a_signal_keeps_finished_points_and_resumes(tmp_path, monkeypatch):
     # 24 points of a few tenths of a second each, run serially by the CLI and stopped by SIGINT
-    grid = write(tmp_path, """\
+    grid = write(
+        tmp_path,
+        """\
 [drive]
 user_capacity = "1GiB"
 pages_per_block = 64
@@ -156,10 +180,15 @@ measure_drive_writes = 6
 replicates = 4
 [sweep.grid]
 "drive.op" = [0.07, 0.12, 0.2, 0.28, 0.4, 0.5]
-""")
+""",
+    )
     out = tmp_path / "r.parquet"
-    p = subprocess.Popen([*OPSIM, "sweep", str(grid), "-o", str(out), "--workers", "0"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [*OPSIM, "sweep", str(grid), "-o", str(out), "--workers", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not out.exists() and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.05)
@@ -167,7 +196,7 @@ replicates = 4
     stdout, stderr = p.communicate(timeout=60)
     assert p.returncode == 130, (stdout, stderr)
     assert "interrupted" in stdout and "Traceback" not in stderr
-    done = pd.read_parquet(out)                      # a complete, readable file
+    done = pd.read_parquet(out)  # a complete, readable file
     assert 0 < len(done) < 24 and (done["status"] == "ok").all()
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")], "no temporary file left"
 
@@ -179,7 +208,7 @@ replicates = 4
     table = pd.read_parquet(out)
     assert len(table) == 24
     kept = table.set_index("point_id").loc[done["point_id"]].reset_index()
-    pd.testing.assert_frame_equal(kept, done)       # not recomputed
+    pd.testing.assert_frame_equal(kept, done)  # not recomputed
 
 
 # --------------------------------------------------------------------------- identity and seeds
@@ -187,8 +216,15 @@ replicates = 4
 
 def test_seeds_come_from_the_point_not_its_position(tmp_path):
     g = load_grid(write(tmp_path, GRID_24))
-    reordered = load_grid(write(tmp_path, GRID_24.replace('["greedy", "fifo"]', '["fifo", "greedy"]')
-                                .replace("[0.07, 0.28, 0.5]", "[0.5, 0.07, 0.28]"), "r.toml"))
+    reordered = load_grid(
+        write(
+            tmp_path,
+            GRID_24.replace('["greedy", "fifo"]', '["fifo", "greedy"]').replace(
+                "[0.07, 0.28, 0.5]", "[0.5, 0.07, 0.28]"
+            ),
+            "r.toml",
+        )
+    )
     by_id = {p.point_id: p for p in g.points}
     assert set(by_id) == {p.point_id for p in reordered.points}
     assert [p.point_id for p in g.points] != [p.point_id for p in reordered.points]
@@ -207,13 +243,12 @@ def test_seeds_come_from_the_point_not_its_position(tmp_path):
     assert not {q.point_id for q in other.points} & set(by_id)
 
     # and the same point gives the same row whatever else is in the grid
-    small = write(tmp_path, GRID_24.replace('["64MiB", "128MiB"]', '["128MiB"]')
-                  .replace("[0.07, 0.28, 0.5]", "[0.28]"), "s.toml")
+    small = write(
+        tmp_path, GRID_24.replace('["64MiB", "128MiB"]', '["128MiB"]').replace("[0.07, 0.28, 0.5]", "[0.28]"), "s.toml"
+    )
     a = opsim.sweep(small, workers=0)
-    b = opsim.sweep(write(tmp_path, GRID_24.replace('["64MiB", "128MiB"]', '["128MiB"]'), "b.toml"),
-                    workers=0)
-    pd.testing.assert_frame_equal(deterministic(a),
-                                  deterministic(b[b["point_id"].isin(a["point_id"])]))
+    b = opsim.sweep(write(tmp_path, GRID_24.replace('["64MiB", "128MiB"]', '["128MiB"]'), "b.toml"), workers=0)
+    pd.testing.assert_frame_equal(deterministic(a), deterministic(b[b["point_id"].isin(a["point_id"])]))
 
 
 def test_a_row_is_reproduced_by_opsim_simulate_with_its_config(tmp_path):
@@ -237,8 +272,12 @@ def test_a_row_is_reproduced_by_opsim_simulate_with_its_config(tmp_path):
 
 def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path, capsys, monkeypatch):
     # 0.1% OP leaves no block for GC on this drive: that point fails at run time
-    grid = write(tmp_path, GRID_24.replace('"drive.op" = [0.07, 0.28, 0.5]', '"drive.op" = [0.001, 0.28]')
-                 .replace('["64MiB", "128MiB"]', '["64MiB"]').replace("replicates = 2", "replicates = 1"))
+    grid = write(
+        tmp_path,
+        GRID_24.replace('"drive.op" = [0.07, 0.28, 0.5]', '"drive.op" = [0.001, 0.28]')
+        .replace('["64MiB", "128MiB"]', '["64MiB"]')
+        .replace("replicates = 2", "replicates = 1"),
+    )
     out = tmp_path / "r.parquet"
     code, stdout, err = main(capsys, "sweep", str(grid), "-o", str(out), "--workers", "0")
     assert code == 1, (stdout, err)
@@ -265,8 +304,12 @@ def test_a_worker_that_dies_is_recorded_as_a_failed_point():
         pass
 
     row = _error_fields(KilledWorker("worker died 3 times"))
-    assert row == {"status": "error", "error_type": "KilledWorker", "error_key": None,
-                   "error_message": "worker died 3 times"}
+    assert row == {
+        "status": "error",
+        "error_type": "KilledWorker",
+        "error_key": None,
+        "error_message": "worker died 3 times",
+    }
 
 
 # --------------------------------------------------------------------------- bad grid files
@@ -274,32 +317,39 @@ def test_a_worker_that_dies_is_recorded_as_a_failed_point():
 BASE = '[drive]\nuser_capacity = "64MiB"\npages_per_block = 64\n'
 
 
-@pytest.mark.parametrize("text,key", [
-    (BASE + '[sweep.grid]\n"drive.bogus" = [1, 2]\n', "sweep.grid.drive.bogus"),
-    (BASE + '[sweep]\nbogus = 1\n[sweep.grid]\n"drive.op" = [0.1]\n', "sweep.bogus"),
-    (BASE + '[sweep.grid]\n', "sweep.grid"),
-    (BASE + '[sweep]\n', "sweep.grid"),
-    (BASE + '[sweep.grid]\n"drive.op" = []\n', "sweep.grid.drive.op"),
-    (BASE + '[sweep.grid]\n"drive.op" = 0.07\n', "sweep.grid.drive.op"),
-    (BASE + '[sweep.grid]\n"drive.op" = [0.1, "lots"]\n', "sweep.grid.drive.op[1]"),
-    (BASE + '[sweep.grid]\n"drive.op" = [0.1]\n"ftl.gc" = ["greedy", 3]\n', "sweep.grid.ftl.gc[1]"),
-    (BASE + '[sweep.grid]\n"ftl.gc" = ["greedy", "gredy"]\n', "sweep.grid.ftl.gc[1]"),
-    (BASE + '[sweep.grid]\npreset = ["micron-1100-1tb", "nope"]\n', "sweep.grid.preset[1]"),
-    (BASE + '[sweep.grid]\n"drive.op" = [0.1, 0.1]\n', "sweep.grid.drive.op[1]"),
-    (BASE + '[sweep.grid]\nworkload = [{type = "uniform"}, {tipe = "zipf"}]\n', "sweep.grid.workload[1].tipe"),
-    (BASE + '[sweep.grid]\n"drive.op" = [0.1]\n"drive" = [{op = 0.2}]\n', "sweep.grid.drive"),
-    (BASE + '[sweep]\nreplicates = "two"\n[sweep.grid]\n"drive.op" = [0.1]\n', "sweep.replicates"),
-    (BASE + '[sweep]\nseed = -1\n[sweep.grid]\n"drive.op" = [0.1]\n', "sweep.seed"),
-    (BASE + '[sweep.grid]\n"run.seed" = [1, 2]\n', "sweep.grid.run.seed"),
-    (BASE + '[sweep]\npoints = [{"drive.op" = 0.1}, {"drive.op" = "x%"}]\n', "sweep.points[1].drive.op"),
-    (BASE + '[sweep]\npoints = []\n', "sweep.points"),
-    (BASE + '[sweep]\npoints = [{"drive.op" = 0.1}]\n[sweep.grid]\n"drive.op" = [0.2]\n',
-     "sweep.points[0].drive.op"),
-    (BASE.replace("pages_per_block", "pages_per_blok") + '[sweep.grid]\n"drive.op" = [0.1]\n',
-     "drive.pages_per_blok"),
-    (BASE, "sweep"),
-    (BASE + "[sweep\n", "grid"),
-])
+@pytest.mark.parametrize(
+    "text,key",
+    [
+        (BASE + '[sweep.grid]\n"drive.bogus" = [1, 2]\n', "sweep.grid.drive.bogus"),
+        (BASE + '[sweep]\nbogus = 1\n[sweep.grid]\n"drive.op" = [0.1]\n', "sweep.bogus"),
+        (BASE + "[sweep.grid]\n", "sweep.grid"),
+        (BASE + "[sweep]\n", "sweep.grid"),
+        (BASE + '[sweep.grid]\n"drive.op" = []\n', "sweep.grid.drive.op"),
+        (BASE + '[sweep.grid]\n"drive.op" = 0.07\n', "sweep.grid.drive.op"),
+        (BASE + '[sweep.grid]\n"drive.op" = [0.1, "lots"]\n', "sweep.grid.drive.op[1]"),
+        (BASE + '[sweep.grid]\n"drive.op" = [0.1]\n"ftl.gc" = ["greedy", 3]\n', "sweep.grid.ftl.gc[1]"),
+        (BASE + '[sweep.grid]\n"ftl.gc" = ["greedy", "gredy"]\n', "sweep.grid.ftl.gc[1]"),
+        (BASE + '[sweep.grid]\npreset = ["micron-1100-1tb", "nope"]\n', "sweep.grid.preset[1]"),
+        (BASE + '[sweep.grid]\n"drive.op" = [0.1, 0.1]\n', "sweep.grid.drive.op[1]"),
+        (BASE + '[sweep.grid]\nworkload = [{type = "uniform"}, {tipe = "zipf"}]\n', "sweep.grid.workload[1].tipe"),
+        (BASE + '[sweep.grid]\n"drive.op" = [0.1]\n"drive" = [{op = 0.2}]\n', "sweep.grid.drive"),
+        (BASE + '[sweep]\nreplicates = "two"\n[sweep.grid]\n"drive.op" = [0.1]\n', "sweep.replicates"),
+        (BASE + '[sweep]\nseed = -1\n[sweep.grid]\n"drive.op" = [0.1]\n', "sweep.seed"),
+        (BASE + '[sweep.grid]\n"run.seed" = [1, 2]\n', "sweep.grid.run.seed"),
+        (BASE + '[sweep]\npoints = [{"drive.op" = 0.1}, {"drive.op" = "x%"}]\n', "sweep.points[1].drive.op"),
+        (BASE + "[sweep]\npoints = []\n", "sweep.points"),
+        (
+            BASE + '[sweep]\npoints = [{"drive.op" = 0.1}]\n[sweep.grid]\n"drive.op" = [0.2]\n',
+            "sweep.points[0].drive.op",
+        ),
+        (
+            BASE.replace("pages_per_block", "pages_per_blok") + '[sweep.grid]\n"drive.op" = [0.1]\n',
+            "drive.pages_per_blok",
+        ),
+        (BASE, "sweep"),
+        (BASE + "[sweep\n", "grid"),
+    ],
+)
 def test_bad_grid_files_exit_2_naming_the_key(tmp_path, capsys, text, key):
     grid = write(tmp_path, text)
     code, out, err = main(capsys, "sweep", str(grid), "--workers", "0")
@@ -315,8 +365,9 @@ def test_bad_grid_end_to_end_and_bad_options(tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("opsim: error: sweep.grid.drive.bogus: unknown field")
     assert "Traceback" not in p.stderr
     ok = write(tmp_path, GRID_24, "ok.toml")
-    p = subprocess.run([*OPSIM, "sweep", str(ok), "--workers", "2", "--scheduler", "tcp://x:1"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [*OPSIM, "sweep", str(ok), "--workers", "2", "--scheduler", "tcp://x:1"], capture_output=True, text=True
+    )
     assert p.returncode == 2
     p = subprocess.run([*OPSIM, "sweep", str(ok), "--scheduler", "nonsense"], capture_output=True, text=True)
     assert p.returncode == 2 and "opsim: error: scheduler:" in p.stderr
@@ -329,7 +380,7 @@ def test_bad_grid_end_to_end_and_bad_options(tmp_path):
 
 def test_results_file_guards_and_stale_rows(tmp_path, capsys):
     grid = write(tmp_path, GRID_24)
-    out = tmp_path / "grid.parquet"                 # the default: next to the grid file
+    out = tmp_path / "grid.parquet"  # the default: next to the grid file
     code, stdout, _ = main(capsys, "sweep", str(grid), "--workers", "0", "--limit", "4")
     assert code == 0 and out.exists() and "20 not run yet" in stdout
     meta = json.loads(pq.ParquetFile(out).schema_arrow.metadata[b"opsim.sweep"])
@@ -345,8 +396,9 @@ def test_results_file_guards_and_stale_rows(tmp_path, capsys):
 
     # a grid that drops some points: their rows go, the rest are kept
     code, _, _ = main(capsys, "sweep", str(other), "-o", str(out), "--workers", "0", "--limit", "5")
-    smaller = write(tmp_path, GRID_24.replace("seed = 2024", "seed = 1").replace('["64MiB", "128MiB"]',
-                                                                                   '["64MiB"]'), "smaller.toml")
+    smaller = write(
+        tmp_path, GRID_24.replace("seed = 2024", "seed = 1").replace('["64MiB", "128MiB"]', '["64MiB"]'), "smaller.toml"
+    )
     res = run_sweep(smaller, out, workers=0, limit=0)
     kept = res.summary["skipped"]
     assert res.summary["stale_dropped"] == 6 - kept and len(pd.read_parquet(out)) == kept
@@ -373,8 +425,7 @@ def test_json_document_and_table(tmp_path, capsys):
     code, stdout, _ = main(capsys, "sweep", str(grid), "--workers", "0", "--json")
     assert code == 0
     doc = json.loads(stdout)
-    assert doc["sweep"]["points"] == 12 and doc["sweep"]["varying"] == ["drive.op", "drive.user_capacity",
-                                                                          "ftl.gc"]
+    assert doc["sweep"]["points"] == 12 and doc["sweep"]["varying"] == ["drive.op", "drive.user_capacity", "ftl.gc"]
     assert doc["run"]["computed"] == 12 and len(doc["rows"]) == 12
     assert set(doc["columns"]["config"]) >= {"drive.op", "ftl.gc", "run.seed"}
     assert all(r["status"] == "ok" and r["waf"] > 1 for r in doc["rows"])
@@ -388,7 +439,9 @@ def test_json_document_and_table(tmp_path, capsys):
 
 def test_timed_points_and_explicit_points(tmp_path):
     # drives by preset (timed model), scaled down; explicit points crossed with the grid
-    grid = write(tmp_path, """\
+    grid = write(
+        tmp_path,
+        """\
 [drive]
 user_capacity = "192MiB"
 physical_capacity = "256MiB"
@@ -400,7 +453,8 @@ measure_drive_writes = 1
 points = [{preset = "micron-1100-1tb"}, {preset = "intel-320-160gb", "timing.queue_depth" = 8}]
 [sweep.grid]
 "workload.read_fraction" = [0.0, 0.5]
-""")
+""",
+    )
     g = load_grid(grid)
     assert g.timed and len(g.points) == 4
     df = opsim.sweep(grid, workers=0)

@@ -11,9 +11,19 @@ import pytest
 
 from opsim import simulate
 
-BASE_TIMING = {"channels": 4, "dies_per_channel": 2, "planes": 2, "nand_page_size": "16KiB",
-               "t_read_us": 60, "t_prog_us": 1600, "t_erase_us": 4000, "channel_mbps": 800,
-               "fw_overhead_us": 1.0, "queue_depth": 32, "background_gc": False}
+BASE_TIMING = {
+    "channels": 4,
+    "dies_per_channel": 2,
+    "planes": 2,
+    "nand_page_size": "16KiB",
+    "t_read_us": 60,
+    "t_prog_us": 1600,
+    "t_erase_us": 4000,
+    "channel_mbps": 800,
+    "fw_overhead_us": 1.0,
+    "queue_depth": 32,
+    "background_gc": False,
+}
 
 
 def cfg(timing=None, workload=None, op=0.28, b=256, cap="2GiB", **run):
@@ -78,8 +88,9 @@ def test_steady_state_iops_matches_die_time_budget():
 
 def test_read_latency_at_qd1():
     """An unloaded 4 KiB read: firmware + tR + channel transfer + host link."""
-    r = simulate(cfg({"queue_depth": 1}, workload={"read_fraction": 0.99}, warmup_drive_writes=0,
-                     measure_drive_writes=0.002))
+    r = simulate(
+        cfg({"queue_depth": 1}, workload={"read_fraction": 0.99}, warmup_drive_writes=0, measure_drive_writes=0.002)
+    )
     expect_us = 1.0 + 60 + 4096 / 800 + 4096 / 600
     p50 = r.timed["latency_us"]["read"]["p50"]
     assert p50 == pytest.approx(expect_us, rel=0.03)
@@ -99,8 +110,9 @@ def test_series_covers_simulated_time_and_is_deterministic():
     assert json.dumps(sa) == json.dumps(sb)
     assert sa[-1]["t_s"] == pytest.approx(a.timed["simulated_seconds"], abs=0.5)
     total_ios = sum(p["iops"] * 0.5 for p in sa)
-    assert total_ios == pytest.approx(a.counters["host_write_cmds"] + a.counters["host_read_cmds"]
-                                      - 2**30 * 2 // (128 * 1024), rel=0.01)
+    assert total_ios == pytest.approx(
+        a.counters["host_write_cmds"] + a.counters["host_read_cmds"] - 2**30 * 2 // (128 * 1024), rel=0.01
+    )
 
 
 def test_open_loop_below_capacity_has_no_queueing():

@@ -36,39 +36,90 @@ def run(*args, code=None):
 MS = 1_000_000
 CASES = {
     # MSR Cambridge: Windows filetime (100 ns ticks), times relative to the first record
-    "msr_hm_0.csv": ({}, [
-        (0, "read", 3129794560, 65536), (1332052600, "write", 2150825984, 4096),
-        (2332061600, "write", 8192, 4096), (2342061600, "write", 2150830080, 8192),
-        (3332061600, "read", 0, 512), (4332061600, "write", 4096, 1024)]),
+    "msr_hm_0.csv": (
+        {},
+        [
+            (0, "read", 3129794560, 65536),
+            (1332052600, "write", 2150825984, 4096),
+            (2332061600, "write", 8192, 4096),
+            (2342061600, "write", 2150830080, 8192),
+            (3332061600, "read", 0, 512),
+            (4332061600, "write", 4096, 1024),
+        ],
+    ),
     # blkparse: action D by default; Q/G/I/C/P/U/m lines, a flush without range and the
     # summary are not requests; RWBS D = discard, FWFS = write with flush and FUA
-    "blkparse.txt": ({}, [
-        (0, "write", 1574944 * 512, 4096), (997940, "write", 2048 * 512, 8192),
-        (1989940, "read", 4096 * 512, 4096), (2987940, "trim", 8192 * 512, 2048 * 512),
-        (3987940, "write", 65536 * 512, 4096), (4987940, "write", 100 * 512, 4096)]),
+    "blkparse.txt": (
+        {},
+        [
+            (0, "write", 1574944 * 512, 4096),
+            (997940, "write", 2048 * 512, 8192),
+            (1989940, "read", 4096 * 512, 4096),
+            (2987940, "trim", 8192 * 512, 2048 * 512),
+            (3987940, "write", 65536 * 512, 4096),
+            (4987940, "write", 100 * 512, 4096),
+        ],
+    ),
     # fio iolog v2: `wait` = milliseconds since the start; sync and file actions skipped
-    "fio_v2.iolog": ({}, [
-        (0, "write", 0, 4096), (0, "read", 4096, 4096), (5 * MS, "trim", 8192, 65536),
-        (5 * MS, "write", 1048576, 131072)]),
+    "fio_v2.iolog": (
+        {},
+        [
+            (0, "write", 0, 4096),
+            (0, "read", 4096, 4096),
+            (5 * MS, "trim", 8192, 65536),
+            (5 * MS, "write", 1048576, 131072),
+        ],
+    ),
     # fio iolog v3: microsecond timestamps
-    "fio_v3.iolog": ({}, [
-        (0, "write", 0, 16384), (16000, "write", 16384, 16384), (628000, "read", 0, 4096),
-        (1128000, "trim", 0, 32768)]),
-    "disksim.trace": ({"format": "disksim"}, [
-        (0, "read", 1234 * 512, 4096), (250000, "write", 2048 * 512, 8192),
-        (1500000, "write", 4096 * 512, 4096), (2 * MS, "write", 0, 512)]),
+    "fio_v3.iolog": (
+        {},
+        [
+            (0, "write", 0, 16384),
+            (16000, "write", 16384, 16384),
+            (628000, "read", 0, 4096),
+            (1128000, "trim", 0, 32768),
+        ],
+    ),
+    "disksim.trace": (
+        {"format": "disksim"},
+        [
+            (0, "read", 1234 * 512, 4096),
+            (250000, "write", 2048 * 512, 8192),
+            (1500000, "write", 4096 * 512, 4096),
+            (2 * MS, "write", 0, 512),
+        ],
+    ),
     # MQSim: the DiskSim layout with nanosecond times
-    "mqsim.trace": ({"format": "mqsim"}, [
-        (0, "read", 1234 * 512, 4096), (250000, "write", 2048 * 512, 8192),
-        (1500000, "write", 4096 * 512, 4096), (2 * MS, "write", 0, 512)]),
+    "mqsim.trace": (
+        {"format": "mqsim"},
+        [
+            (0, "read", 1234 * 512, 4096),
+            (250000, "write", 2048 * 512, 8192),
+            (1500000, "write", 4096 * 512, 4096),
+            (2 * MS, "write", 0, 512),
+        ],
+    ),
     # SPC / UMass: LBA in 512-byte blocks, size in bytes, seconds
-    "spc_financial.csv": ({}, [
-        (0, "write", 303567 * 512, 3584), (0, "write", 55590 * 512, 3072),
-        (26214000, "write", 303574 * 512, 3584), (26214000, "write", 240840 * 512, 3072),
-        (78643000, "read", 55596 * 512, 3072), (117964000, "write", 303581 * 512, 3584)]),
-    "columns.tsv": (COLUMNS, [
-        (0, "write", 8192, 4096), (MS, "read", 8192, 4096), (int(1.5 * MS), "write", 0, 8192),
-        (int(2.75 * MS), "trim", 0, 65536)]),
+    "spc_financial.csv": (
+        {},
+        [
+            (0, "write", 303567 * 512, 3584),
+            (0, "write", 55590 * 512, 3072),
+            (26214000, "write", 303574 * 512, 3584),
+            (26214000, "write", 240840 * 512, 3072),
+            (78643000, "read", 55596 * 512, 3072),
+            (117964000, "write", 303581 * 512, 3584),
+        ],
+    ),
+    "columns.tsv": (
+        COLUMNS,
+        [
+            (0, "write", 8192, 4096),
+            (MS, "read", 8192, 4096),
+            (int(1.5 * MS), "write", 0, 8192),
+            (int(2.75 * MS), "trim", 0, 65536),
+        ],
+    ),
 }
 
 
@@ -78,20 +129,29 @@ def test_reader_gives_the_documented_records(name):
     assert T.head(fx(name), 100, **opts) == want
 
 
-@pytest.mark.parametrize("name,opts,device,want", [
-    ("msr_hm_0.csv", {}, "1", 1), ("msr_hm_0.csv", {}, "hm_0", 5),
-    ("blkparse.txt", {}, "8,16", 1), ("fio_v3.iolog", {}, "/dev/nvme0n1", 4),
-    ("disksim.trace", {"format": "disksim"}, "1", 1), ("spc_financial.csv", {}, "1", 3),
-    ("columns.tsv", COLUMNS, "vol2", 1),
-])
+@pytest.mark.parametrize(
+    "name,opts,device,want",
+    [
+        ("msr_hm_0.csv", {}, "1", 1),
+        ("msr_hm_0.csv", {}, "hm_0", 5),
+        ("blkparse.txt", {}, "8,16", 1),
+        ("fio_v3.iolog", {}, "/dev/nvme0n1", 4),
+        ("disksim.trace", {"format": "disksim"}, "1", 1),
+        ("spc_financial.csv", {}, "1", 3),
+        ("columns.tsv", COLUMNS, "vol2", 1),
+    ],
+)
 def test_device_filter(name, opts, device, want):
     assert T.info(fx(name), device=device, **opts)["records"] == want
 
 
 def test_blkparse_action_choice():
     q = T.head(fx("blkparse.txt"), 10, action="Q")
-    assert [r[1:] for r in q] == [("write", 1574944 * 512, 4096), ("write", 2048 * 512, 8192),
-                                  ("read", 4096 * 512, 4096)]
+    assert [r[1:] for r in q] == [
+        ("write", 1574944 * 512, 4096),
+        ("write", 2048 * 512, 8192),
+        ("read", 4096 * 512, 4096),
+    ]
     c = T.info(fx("blkparse.txt"), action="C")
     assert c["records"] == 1 and c["write"]["bytes"] == 4096
 
@@ -117,8 +177,9 @@ def test_compressed_input_is_detected_from_the_content(tmp_path):
     for path, comp in ((gz, "gzip"), (fx("msr_hm_0.csv.zst"), "zstd")):
         d = T.info(path)
         assert d["compression"] == comp
-        assert {k: d[k] for k in ("records", "read", "write", "footprint_bytes", "duration_s")} == \
-               {k: plain[k] for k in ("records", "read", "write", "footprint_bytes", "duration_s")}
+        assert {k: d[k] for k in ("records", "read", "write", "footprint_bytes", "duration_s")} == {
+            k: plain[k] for k in ("records", "read", "write", "footprint_bytes", "duration_s")
+        }
     # the name does not matter: a gzip file called .txt is read as gzip
     odd = tmp_path / "odd.txt"
     odd.write_bytes(gz.read_bytes())
@@ -127,14 +188,14 @@ def test_compressed_input_is_detected_from_the_content(tmp_path):
 
 # ---------------------------------------------------------------- round trips through convert
 
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_convert_round_trip(name, tmp_path):
     opts, want = CASES[name]
     v3 = tmp_path / "a.iolog"
     assert T.convert(fx(name), v3, version=3, target="/dev/sdz", **opts) == len(want)
     # v3 keeps kind, offset, size and order exactly, times to the microsecond
-    assert [(t // 1000, k, o, n) for t, k, o, n in T.head(v3, 100)] == \
-           [(t // 1000, k, o, n) for t, k, o, n in want]
+    assert [(t // 1000, k, o, n) for t, k, o, n in T.head(v3, 100)] == [(t // 1000, k, o, n) for t, k, o, n in want]
     # converting the iolog again gives the same file
     again = tmp_path / "b.iolog"
     T.convert(v3, again, version=3, target="/dev/sdz")
@@ -145,8 +206,7 @@ def test_convert_round_trip(name, tmp_path):
     # v2 keeps times as `wait` lines in milliseconds
     v2 = tmp_path / "c.iolog"
     T.convert(fx(name), v2, version=2, target="/dev/sdz", **opts)
-    assert [(t // MS, k, o, n) for t, k, o, n in T.head(v2, 100)] == \
-           [(t // MS, k, o, n) for t, k, o, n in want]
+    assert [(t // MS, k, o, n) for t, k, o, n in T.head(v2, 100)] == [(t // MS, k, o, n) for t, k, o, n in want]
     assert all(len(x.split()) in (2, 4) for x in v2.read_text().splitlines()[1:]), "fio v2 lines"
 
 
@@ -173,20 +233,33 @@ def test_fio_can_parse_our_iologs(tmp_path):
     for v in (2, 3):
         log = tmp_path / f"v{v}.iolog"
         T.convert(fx("fio_v3.iolog"), log, version=v, target=str(target))
-        p = subprocess.run(["fio", "--name=r", f"--read_iolog={log}", "--ioengine=psync",
-                            "--output-format=json", "--replay_no_stall=1"], capture_output=True, text=True)
+        p = subprocess.run(
+            [
+                "fio",
+                "--name=r",
+                f"--read_iolog={log}",
+                "--ioengine=psync",
+                "--output-format=json",
+                "--replay_no_stall=1",
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert p.returncode == 0, p.stderr
-        job = json.loads(p.stdout[p.stdout.index("{"):])["jobs"][0]
+        job = json.loads(p.stdout[p.stdout.index("{") :])["jobs"][0]
         # (trims in iologs are replayed from fio 3.34 on; Debian 12 has 3.33, so not counted)
         assert job["write"]["total_ios"] == 2 and job["read"]["total_ios"] == 1
 
 
 # ---------------------------------------------------------------- errors
 
+
 def test_bad_line_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.csv"
-    bad.write_text("128166372003061629,hm,0,Read,0,4096,1\n128166372003061630,hm,0,Write,12x4,4096,1\n"
-                   "128166372003061631,hm,0,Write,8192,4096,1\n")
+    bad.write_text(
+        "128166372003061629,hm,0,Read,0,4096,1\n128166372003061630,hm,0,Write,12x4,4096,1\n"
+        "128166372003061631,hm,0,Write,8192,4096,1\n"
+    )
     with pytest.raises(TraceError) as e:
         T.info(bad)
     assert f"{bad}:2" in str(e.value) and '"12x4"' in str(e.value) and "Offset" in str(e.value)
@@ -198,15 +271,18 @@ def test_bad_line_names_file_and_line(tmp_path):
     assert json.loads(p.stdout)["skipped_bad_lines"] == 1
 
 
-@pytest.mark.parametrize("body,opts,needle", [
-    ("0.0 0 12 8 1\n0.5 0 -3 8 0\n", {"format": "disksim"}, 'block "-3"'),
-    ("0,12,4096,x,0.0\n", {"format": "spc"}, 'Opcode "x"'),
-    ("0.1 0 12 8\n", {"format": "mqsim"}, "missing field: flags"),
-    ("/dev/sdb write 0 4096\n", {"format": "fio-iolog"}, "first line must be"),
-    ("fio version 3 iolog\nabc /dev/sdb write 0 4096\n", {}, 'timestamp "abc"'),
-    ("fio version 2 iolog\n/dev/sdb frobnicate 0 4096\n", {}, 'unknown action "frobnicate"'),
-    ("0,99999999999999999999999,4096,w,0.0\n", {}, "LBA"),
-])
+@pytest.mark.parametrize(
+    "body,opts,needle",
+    [
+        ("0.0 0 12 8 1\n0.5 0 -3 8 0\n", {"format": "disksim"}, 'block "-3"'),
+        ("0,12,4096,x,0.0\n", {"format": "spc"}, 'Opcode "x"'),
+        ("0.1 0 12 8\n", {"format": "mqsim"}, "missing field: flags"),
+        ("/dev/sdb write 0 4096\n", {"format": "fio-iolog"}, "first line must be"),
+        ("fio version 3 iolog\nabc /dev/sdb write 0 4096\n", {}, 'timestamp "abc"'),
+        ("fio version 2 iolog\n/dev/sdb frobnicate 0 4096\n", {}, 'unknown action "frobnicate"'),
+        ("0,99999999999999999999999,4096,w,0.0\n", {}, "LBA"),
+    ],
+)
 def test_bad_numbers_and_fields(tmp_path, body, opts, needle):
     f = tmp_path / "t.txt"
     f.write_text(body)
@@ -249,6 +325,7 @@ def test_trace_options_are_checked():
 
 # ---------------------------------------------------------------- replay in the simulator
 
+
 def msr_random_writes(path, n, span_bytes, seed=3, gap_ns=0):
     rnd = random.Random(seed)
     pages = span_bytes // 4096
@@ -259,9 +336,11 @@ def msr_random_writes(path, n, span_bytes, seed=3, gap_ns=0):
 
 
 def trace_cfg(path, user="64MiB", op=0.28, **trace):
-    return {"drive": {"user_capacity": user, "op": op, "pages_per_block": 64},
-            "workload": {"type": "trace", "trace": {"path": str(path)} | trace},
-            "run": {"precondition": "fill", "warmup_drive_writes": 2, "measure_drive_writes": 3}}
+    return {
+        "drive": {"user_capacity": user, "op": op, "pages_per_block": 64},
+        "workload": {"type": "trace", "trace": {"path": str(path)} | trace},
+        "run": {"precondition": "fill", "warmup_drive_writes": 2, "measure_drive_writes": 3},
+    }
 
 
 def test_replay_matches_the_synthetic_workload(tmp_path):
@@ -269,8 +348,12 @@ def test_replay_matches_the_synthetic_workload(tmp_path):
     path = tmp_path / "u.csv"
     msr_random_writes(path, 30_000, 64 << 20)  # 1.8 drive writes per pass
     r = opsim.simulate(trace_cfg(path, repeat=True))
-    syn = opsim.simulate({"drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
-                          "run": {"warmup_drive_writes": 2, "measure_drive_writes": 3}})
+    syn = opsim.simulate(
+        {
+            "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
+            "run": {"warmup_drive_writes": 2, "measure_drive_writes": 3},
+        }
+    )
     assert r.trace["passes"] >= 2 and r.trace["ended"] is False
     assert r.waf == pytest.approx(syn.waf, rel=0.03)
     # without repeat the replay ends with the trace and says so
@@ -299,9 +382,11 @@ def test_relative_trace_path_is_relative_to_the_config(tmp_path):
     (tmp_path / "sub").mkdir()
     msr_random_writes(tmp_path / "sub" / "t.csv", 2000, 16 << 20)
     conf = tmp_path / "sub" / "c.toml"
-    conf.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
-                    '[workload]\ntype = "trace"\n[workload.trace]\npath = "t.csv"\n'
-                    '[run]\nprecondition = "none"\nwarmup_drive_writes = 0\nmeasure_drive_writes = 1\n')
+    conf.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
+        '[workload]\ntype = "trace"\n[workload.trace]\npath = "t.csv"\n'
+        '[run]\nprecondition = "none"\nwarmup_drive_writes = 0\nmeasure_drive_writes = 1\n'
+    )
     r = opsim.simulate(str(conf))
     assert r.trace["records"] == 2000
     p = run("simulate", str(conf), "--json", code=0)
@@ -335,9 +420,11 @@ def test_timed_replay_at_trace_time(tmp_path):
 def test_simulate_summarises_the_trace_before_simulating(tmp_path):
     msr_random_writes(tmp_path / "t.csv", 3000, 16 << 20)
     conf = tmp_path / "c.toml"
-    conf.write_text('[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
-                    '[workload]\ntype = "trace"\n[workload.trace]\npath = "t.csv"\n'
-                    '[run]\nprecondition = "none"\nwarmup_drive_writes = 0\nmeasure_drive_writes = 1\n')
+    conf.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
+        '[workload]\ntype = "trace"\n[workload.trace]\npath = "t.csv"\n'
+        '[run]\nprecondition = "none"\nwarmup_drive_writes = 0\nmeasure_drive_writes = 1\n'
+    )
     p = run("simulate", str(conf), code=0)
     assert "3,000 requests, 0% read / 100% write / 0% trim" in p.stderr
     assert "trace replayed" in p.stdout and "3,000 requests, 1 complete pass(es), ended" in p.stdout

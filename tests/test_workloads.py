@@ -19,8 +19,12 @@ def phased(**extra):
         "phase": [
             {"name": "fill", "workload": {"type": "sequential", "request_size": "128KiB"}, "drive_writes": 1},
             {"name": "age", "workload": {"type": "uniform"}, "drive_writes": 2},
-            {"name": "measure", "workload": {"type": "uniform", "read_fraction": 0.3}, "drive_writes": 1.5,
-             "measure": True},
+            {
+                "name": "measure",
+                "workload": {"type": "uniform", "read_fraction": 0.3},
+                "drive_writes": 1.5,
+                "measure": True,
+            },
         ],
     } | extra
 
@@ -63,15 +67,18 @@ def test_phases_in_the_timed_model():
     assert r.timed["latency_us"]["read"]["count"] > 0
 
 
-@pytest.mark.parametrize("change,key", [
-    (lambda c: c["phase"][1].update(ios=10), "phase[1].drive_writes"),
-    (lambda c: c["phase"][1].pop("drive_writes"), "phase[1].drive_writes"),
-    (lambda c: c["phase"][0].update(measure=True), "phase[1].measure"),
-    (lambda c: c["phase"][1]["workload"].update(type="snia-pts"), "phase[1].workload.type"),
-    (lambda c: c["phase"][2]["workload"].update(hot_fraction=0.2), "phase[2].workload.hot_fraction"),
-    (lambda c: c["phase"][2].update(drive_writes=-1), "phase[2].drive_writes"),
-    (lambda c: c["phase"][2].update(color="red"), "phase[2].color"),
-])
+@pytest.mark.parametrize(
+    "change,key",
+    [
+        (lambda c: c["phase"][1].update(ios=10), "phase[1].drive_writes"),
+        (lambda c: c["phase"][1].pop("drive_writes"), "phase[1].drive_writes"),
+        (lambda c: c["phase"][0].update(measure=True), "phase[1].measure"),
+        (lambda c: c["phase"][1]["workload"].update(type="snia-pts"), "phase[1].workload.type"),
+        (lambda c: c["phase"][2]["workload"].update(hot_fraction=0.2), "phase[2].workload.hot_fraction"),
+        (lambda c: c["phase"][2].update(drive_writes=-1), "phase[2].drive_writes"),
+        (lambda c: c["phase"][2].update(color="red"), "phase[2].color"),
+    ],
+)
 def test_phase_errors_name_the_key(change, key):
     cfg = json.loads(json.dumps(phased()))
     change(cfg)
@@ -90,9 +97,16 @@ def test_workload_keys_are_checked():
 
 
 def test_sk_hynix_pattern_fills_the_drive_cycle_by_cycle():
-    cfg = {"drive": DRIVE, "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 2,
-                                   "round_drive_writes": 0.125},
-           "workload": {"type": "sk-hynix", "sequential_chunk": "8MiB", "random_chunk": "2MiB"}}
+    cfg = {
+        "drive": DRIVE,
+        "run": {
+            "precondition": "none",
+            "warmup_drive_writes": 0,
+            "measure_drive_writes": 2,
+            "round_drive_writes": 0.125,
+        },
+        "workload": {"type": "sk-hynix", "sequential_chunk": "8MiB", "random_chunk": "2MiB"},
+    }
     r = opsim.simulate(cfg)
     # 8 MiB of every 10 MiB advance the sequential front, the random writes overwrite data
     # already written: the NAND (82 MiB) fills after about 80 MiB of writes (1.25 drive

@@ -51,8 +51,9 @@ def _fmt_cell(v: Any) -> str:
     return str(v)
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None,
-          align: str | None = None) -> str:
+def table(
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None, align: str | None = None
+) -> str:
     """Render a fixed-width table.  ``align`` is a string of 'l'/'r' per column
     (default: first column left, the rest right)."""
     rows = [[_fmt_cell(c) for c in r] for r in rows]
@@ -93,8 +94,7 @@ def kv_table(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> str:
 
 def markdown_table(headers: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) -> str:
     """A Markdown table; ``align`` has 'l' or 'r' per column; cells are used as given."""
-    out = ["| " + " | ".join(headers) + " |",
-           "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
@@ -146,8 +146,9 @@ def _fsync_dir(d: str) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike, write, binary: bool = False, suffix: str = "",
-                 prefix: str = ".opsim-") -> None:
+def atomic_write(
+    path: str | os.PathLike, write, binary: bool = False, suffix: str = "", prefix: str = ".opsim-"
+) -> None:
     """Write a file so that readers never see it half-written: ``write(f)`` fills a temporary
     file in the same directory, which is fsynced and then renamed into place (removed on any
     error), and the directory is fsynced so the rename survives a crash.

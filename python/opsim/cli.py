@@ -28,8 +28,9 @@ def command_modules() -> list[str]:
 
     from . import commands
 
-    return sorted(f"opsim.commands.{m.name}" for m in pkgutil.iter_modules(commands.__path__)
-                  if not m.name.startswith("_"))
+    return sorted(
+        f"opsim.commands.{m.name}" for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")
+    )
 
 
 #: what argparse takes for a negative number (a value, not an option): with units and
@@ -57,10 +58,13 @@ def printable(message: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true",
-                        help="print one JSON document on stdout instead of the tables")
-    common.add_argument("--json-file", metavar="FILE", default=None,
-                        help="also write the JSON document to FILE (atomically) and print the tables")
+    common.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the tables")
+    common.add_argument(
+        "--json-file",
+        metavar="FILE",
+        default=None,
+        help="also write the JSON document to FILE (atomically) and print the tables",
+    )
     parser = _ArgumentParser(
         prog="opsim",
         description="SSD over-provisioning: simulate, plan, measure.",
@@ -111,8 +115,9 @@ def main(argv=None) -> int:
     except Exception as e:  # an opsim bug: say so plainly, exit 1
         if debug:
             raise
-        sys.stderr.write(f"opsim: internal error: {type(e).__name__}: {printable(str(e))} "
-                         "(set OPSIM_DEBUG=1 for a traceback)\n")
+        sys.stderr.write(
+            f"opsim: internal error: {type(e).__name__}: {printable(str(e))} (set OPSIM_DEBUG=1 for a traceback)\n"
+        )
         return 1
 
 

@@ -59,16 +59,16 @@ class Target:
     in_use: bool = False
     # extra detail (not needed by callers; shown in messages and JSON)
     realpath: str | None = None
-    dev_name: str | None = None       # kernel name, e.g. "sdb", "nvme0n1", "loop3"
-    partition_of: str | None = None   # for a partition: the kernel name of its disk, e.g. "sdb"
-    sysfs_path: str | None = None     # /sys/devices/... of the block device (shows the bus, e.g. usb)
+    dev_name: str | None = None  # kernel name, e.g. "sdb", "nvme0n1", "loop3"
+    partition_of: str | None = None  # for a partition: the kernel name of its disk, e.g. "sdb"
+    sysfs_path: str | None = None  # /sys/devices/... of the block device (shows the bus, e.g. usb)
     signatures: list = field(default_factory=list)  # every signature found, e.g. ["gpt", "ext4"]
     in_use_reason: str | None = None
     notes: list = field(default_factory=list)
     # checks that could not be made (fail closed: each is refused unless force), e.g.
     # "signatures: blkid -p: error: /dev/sdz: Operation not permitted"
     unchecked: list = field(default_factory=list)
-    open_by: list = field(default_factory=list)   # "PID (comm)" of other processes holding it open
+    open_by: list = field(default_factory=list)  # "PID (comm)" of other processes holding it open
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -89,8 +89,8 @@ def _unescape_mount(s: str) -> str:
     # /proc/self/mountinfo escapes space, tab, newline and backslash as \040 etc.
     out, i = [], 0
     while i < len(s):
-        if s[i] == "\\" and i + 3 < len(s) and s[i + 1:i + 4].isdigit():
-            out.append(chr(int(s[i + 1:i + 4], 8)))
+        if s[i] == "\\" and i + 3 < len(s) and s[i + 1 : i + 4].isdigit():
+            out.append(chr(int(s[i + 1 : i + 4], 8)))
             i += 4
         else:
             out.append(s[i])
@@ -210,8 +210,9 @@ def _signatures(path: str) -> tuple[list[str], list[str], str | None]:
     blkid = _tool("blkid")
     if blkid:
         try:
-            r = subprocess.run([blkid, "-p", "-o", "export", path], capture_output=True, text=True,
-                               timeout=30, check=False)
+            r = subprocess.run(
+                [blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30, check=False
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             failures.append(f"blkid -p failed: {e}")
         else:
@@ -232,8 +233,7 @@ def _signatures(path: str) -> tuple[list[str], list[str], str | None]:
     wipefs = _tool("wipefs")
     if wipefs:
         try:
-            r = subprocess.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30,
-                               check=False)
+            r = subprocess.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30, check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
             failures.append(f"wipefs -n failed: {e}")
         else:
@@ -300,7 +300,7 @@ def _open_by_others(match, proc: str = PROC) -> tuple[list[str], int, str | None
         try:
             fds = os.listdir(fd_dir)
         except FileNotFoundError:
-            continue   # the process has exited
+            continue  # the process has exited
         except OSError:
             hidden += 1
             continue
@@ -308,7 +308,7 @@ def _open_by_others(match, proc: str = PROC) -> tuple[list[str], int, str | None
             try:
                 st = os.stat(f"{fd_dir}/{fd}")
             except OSError:
-                continue   # closed meanwhile, or a descriptor of something that cannot be stat'ed
+                continue  # closed meanwhile, or a descriptor of something that cannot be stat'ed
             if match(st):
                 comm = _read(f"{proc}/{pid}/comm") or "?"
                 found.append(f"{pid} ({comm})")
@@ -349,9 +349,17 @@ def probe_target(path) -> Target:
     if stat.S_ISREG(st.st_mode):
         return _probe_file(path, real, st)
     if not stat.S_ISBLK(st.st_mode):
-        kind_name = ("directory" if stat.S_ISDIR(st.st_mode) else "character device" if stat.S_ISCHR(st.st_mode)
-                     else "fifo" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode)
-                     else "special file")
+        kind_name = (
+            "directory"
+            if stat.S_ISDIR(st.st_mode)
+            else "character device"
+            if stat.S_ISCHR(st.st_mode)
+            else "fifo"
+            if stat.S_ISFIFO(st.st_mode)
+            else "socket"
+            if stat.S_ISSOCK(st.st_mode)
+            else "special file"
+        )
         return Target(path=path, kind="other", realpath=real, notes=[f"{path} is a {kind_name}"])
     return _probe_block(path, real, st)
 
@@ -449,8 +457,9 @@ def _probe_block(path: str, real: str, st) -> Target:
     if unknown:
         t.unchecked.append(f"open by another process: {unknown}")
     elif hidden:
-        t.unchecked.append(f"open by another process: the open files of {hidden} process(es) could not be "
-                           "read (run as root)")
+        t.unchecked.append(
+            f"open by another process: the open files of {hidden} process(es) could not be read (run as root)"
+        )
     if t.open_by:
         reasons.append(f"held open by process {', '.join(t.open_by)}")
     if reasons:
@@ -496,19 +505,28 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
         what = t.notes[0] if t.notes else f"{path} is not a regular file or block device"
         raise DeviceError(f"{what}; opsim only writes to a regular file or a block device", key="device")
     if confirm is None or confirm == "":
-        raise DeviceError(f"{path}: writing destroys its data; confirm by naming it again "
-                          f"(e.g. --destroy-data={path})", key="confirm")
+        raise DeviceError(
+            f"{path}: writing destroys its data; confirm by naming it again (e.g. --destroy-data={path})", key="confirm"
+        )
     if confirm != path:
-        raise DeviceError(f"{path}: the confirmation names {confirm!r}, not {path!r}; "
-                          f"name exactly the same path again (--destroy-data={path})", key="confirm")
+        raise DeviceError(
+            f"{path}: the confirmation names {confirm!r}, not {path!r}; "
+            f"name exactly the same path again (--destroy-data={path})",
+            key="confirm",
+        )
     if t.is_mounted:
-        raise DeviceError(f"{path} is mounted or in use as swap ({', '.join(t.mounted_paths)}); "
-                          "unmount it and every partition first (--force does not override this)",
-                          key="device")
+        raise DeviceError(
+            f"{path} is mounted or in use as swap ({', '.join(t.mounted_paths)}); "
+            "unmount it and every partition first (--force does not override this)",
+            key="device",
+        )
     problems = overridable_problems(t)
     if problems and not force:
-        raise DeviceError(f"{path}: refusing to overwrite: {'; '.join(problems)}. "
-                          "If you are sure the data is disposable, add --force", key="device")
+        raise DeviceError(
+            f"{path}: refusing to overwrite: {'; '.join(problems)}. "
+            "If you are sure the data is disposable, add --force",
+            key="device",
+        )
     return t
 
 
@@ -517,11 +535,12 @@ def overridable_problems(t: Target) -> list[str]:
     check that could not be made (refused as if it had found something)."""
     problems = []
     if t.fs_signature:
-        problems.append(f"it holds a {'/'.join(t.signatures) or t.fs_signature} signature "
-                        "(filesystem, RAID member or partition table)")
+        problems.append(
+            f"it holds a {'/'.join(t.signatures) or t.fs_signature} signature "
+            "(filesystem, RAID member or partition table)"
+        )
     if t.in_use:
         problems.append(f"it is in use: {t.in_use_reason or 'busy'}")
     if t.unchecked:
-        problems.append(f"opsim could not check it ({'; '.join(t.unchecked)}), and refuses what it "
-                        "cannot check")
+        problems.append(f"opsim could not check it ({'; '.join(t.unchecked)}), and refuses what it cannot check")
     return problems

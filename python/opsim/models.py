@@ -133,7 +133,7 @@ def greedy_occupancy(op: float, b: int) -> tuple[np.ndarray, float]:
             x = np.zeros(b + 1)
             x[js + 1] = q / (c * (js + 1))
             j = np.arange(js + 2, b + 1)
-            x[js + 2:] = 1.0 / (c * j)
+            x[js + 2 :] = 1.0 / (c * j)
             return x, b / (b - (js + 1 - q))
     raise InputError(f"no greedy mean-field solution for op={op}, b={b}", key="op")
 
@@ -166,13 +166,13 @@ def dchoices_occupancy(op: float, b: int, d: int) -> tuple[np.ndarray, float]:
             s[j] = lo if g(lo) >= 0 else brentq(g, lo, 1.0, xtol=1e-15, rtol=1e-15)
         return s
 
-    mass = lambda c: tails(c)[1:b + 1].sum() - rho * b  # noqa: E731  decreasing in c
+    mass = lambda c: tails(c)[1 : b + 1].sum() - rho * b  # noqa: E731  decreasing in c
     c = brentq(mass, 1e-9, 1.0 / rho, xtol=1e-14, rtol=1e-13)
     s = tails(c)
     x = np.empty(b + 1)
     x[0] = 1.0 - s[1]
-    x[1:] = s[1:b + 1] - s[2:b + 2]
-    ev = float(np.sum(s[1:b + 1] ** d))
+    x[1:] = s[1 : b + 1] - s[2 : b + 2]
+    ev = float(np.sum(s[1 : b + 1] ** d))
     return x, b / (b - ev)
 
 
@@ -180,8 +180,9 @@ def waf_dchoices(op: float, b: int, d: int) -> float:
     return dchoices_occupancy(op, b, d)[1]
 
 
-def waf(policy: str, op: float, b: int = 256, d: int | None = None,
-        classes: Sequence[tuple[float, float]] | None = None) -> float:
+def waf(
+    policy: str, op: float, b: int = 256, d: int | None = None, classes: Sequence[tuple[float, float]] | None = None
+) -> float:
     """The analytic WA of ``policy`` ('greedy', 'fifo', 'random', 'd-choices')."""
     if policy == "greedy":
         return waf_greedy(op, b)

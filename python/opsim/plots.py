@@ -34,6 +34,7 @@ _PHASE_NAME = {"fob_end": "fresh-out-of-box ends", "steady_start": "steady state
 
 # ----------------------------------------------------------------------------- plumbing
 
+
 def _mpl():
     try:
         import matplotlib
@@ -57,8 +58,18 @@ def new_figure(ncols: int = 1, width: float = 7.5, height: float = 4.4):
 
 
 def _record(ax, kind: str, title: str) -> dict:
-    rec = {"kind": kind, "title": title, "xlabel": "", "ylabel": "", "xscale": "linear", "yscale": "linear",
-           "series": [], "markers": [], "models": [], "skipped": []}
+    rec = {
+        "kind": kind,
+        "title": title,
+        "xlabel": "",
+        "ylabel": "",
+        "xscale": "linear",
+        "yscale": "linear",
+        "series": [],
+        "markers": [],
+        "models": [],
+        "skipped": [],
+    }
     ax.opsim_drawn = rec
     ax.set_title(title, fontsize=10)
     return rec
@@ -140,11 +151,20 @@ def _skip(rec, label, reason):
 
 def _nothing(ax, rec):
     """No result had what this plot needs: say so on the axes (the record lists why)."""
-    ax.text(0.5, 0.5, "nothing to draw:\n" + "\n".join(f"{s['label']}: {s['reason']}" for s in rec["skipped"]),
-            ha="center", va="center", transform=ax.transAxes, fontsize=8, wrap=True)
+    ax.text(
+        0.5,
+        0.5,
+        "nothing to draw:\n" + "\n".join(f"{s['label']}: {s['reason']}" for s in rec["skipped"]),
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=8,
+        wrap=True,
+    )
 
 
 # ----------------------------------------------------------------------------- saturation
+
 
 def _rolling_median(y, window: int):
     import numpy as np
@@ -153,12 +173,19 @@ def _rolling_median(y, window: int):
     h = window // 2
     out = np.empty(n)
     for i in range(n):
-        out[i] = np.median(y[max(0, i - h):i + h + 1])
+        out[i] = np.median(y[max(0, i - h) : i + h + 1])
     return np.where(out > 0, out, np.nan)
 
 
-def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax=None,
-               shade: bool | None = None, smooth: int | None = None, title: str | None = None):
+def saturation(
+    results,
+    labels: Sequence[str] | None = None,
+    x: str = "time",
+    ax=None,
+    shade: bool | None = None,
+    smooth: int | None = None,
+    title: str | None = None,
+):
     """Write saturation: per-interval IOPS against time (``x="time"``) or host data written
     (``x="written"``, in drive writes), log y axis, overlaid results, phases marked: a dashed
     line where fresh-out-of-box ends, a dotted line where steady state starts (in each
@@ -173,8 +200,11 @@ def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax
     docs, labels = _docs(results, labels)
     fig, (ax,) = _axes(ax)
     kind = "saturation" if x == "time" else "saturation-written"
-    rec = _record(ax, kind, title or ("Write saturation: IOPS over time" if x == "time"
-                                       else "Write saturation: IOPS against data written"))
+    rec = _record(
+        ax,
+        kind,
+        title or ("Write saturation: IOPS over time" if x == "time" else "Write saturation: IOPS against data written"),
+    )
     colors = _colors(len(docs))
     drawable = [(d, lab, c) for d, lab, c in zip(docs, labels, colors)]
     shade = (sum(1 for d, _, _ in drawable if R.series(d)) == 1) if shade is None else shade
@@ -182,8 +212,12 @@ def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax
     for doc, label, color in drawable:
         s = R.series(doc)
         if s is None:
-            _skip(rec, label, "no per-interval IOPS series (a functional simulation: add a [timing] "
-                              "table or a preset for the timed model)")
+            _skip(
+                rec,
+                label,
+                "no per-interval IOPS series (a functional simulation: add a [timing] "
+                "table or a preset for the timed model)",
+            )
             continue
         ts = np.asarray(s["t_s"])
         if x == "time":
@@ -201,16 +235,31 @@ def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax
             med = _rolling_median(iops, int(smooth))
             (line,) = ax.plot(xs, med, color=color, lw=1.6, label=label)
         else:
-            (line,) = ax.plot(xs, y, color=color, lw=0.8, marker="." if len(xs) <= 400 else None, ms=2.5,
-                              label=label)
+            (line,) = ax.plot(xs, y, color=color, lw=0.8, marker="." if len(xs) <= 400 else None, ms=2.5, label=label)
         line.set_gid(f"series:{len(rec['series'])}")
         if zero.any():
             any_zero = True
-            ax.plot(xs[zero], np.zeros(int(zero.sum())), linestyle="none", marker="v", ms=4, color=color,
-                    transform=ax.get_xaxis_transform(), clip_on=False, gid=f"zeros:{len(rec['series'])}")
+            ax.plot(
+                xs[zero],
+                np.zeros(int(zero.sum())),
+                linestyle="none",
+                marker="v",
+                ms=4,
+                color=color,
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+                gid=f"zeros:{len(rec['series'])}",
+            )
         ph = R.phases(doc)
-        entry = {"label": label, "source": R.kind_of(doc), "x": xs.tolist(), "y": iops.tolist(),
-                 "points": len(xs), "zero_intervals": int(zero.sum()), "phases": ph}
+        entry = {
+            "label": label,
+            "source": R.kind_of(doc),
+            "x": xs.tolist(),
+            "y": iops.tolist(),
+            "points": len(xs),
+            "zero_intervals": int(zero.sum()),
+            "phases": ph,
+        }
         if smooth:
             entry["smoothed"] = {"window": int(smooth), "y": [None if math.isnan(v) else float(v) for v in med]}
         rec["series"].append(entry)
@@ -219,8 +268,14 @@ def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax
             if t is None:
                 continue
             px = float(t) if x == "time" else float(np.interp(t, ts, xs))
-            ax.axvline(px, color=color, ls=_PHASE_STYLE[phase], lw=1.1, alpha=0.8,
-                       gid=f"phase:{phase}:{len(rec['series']) - 1}")
+            ax.axvline(
+                px,
+                color=color,
+                ls=_PHASE_STYLE[phase],
+                lw=1.1,
+                alpha=0.8,
+                gid=f"phase:{phase}:{len(rec['series']) - 1}",
+            )
             rec["markers"].append({"label": label, "phase": phase, "x": px, "t_s": float(t)})
         if shade:
             _shade_phases(ax, ph, ts, xs, x)
@@ -232,8 +287,11 @@ def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax
         from matplotlib.lines import Line2D
 
         handles, _ = ax.get_legend_handles_labels()
-        extra = [Line2D([], [], color="0.3", ls=_PHASE_STYLE[p], label=_PHASE_NAME[p])
-                 for p in ("fob_end", "steady_start") if any(m["phase"] == p for m in rec["markers"])]
+        extra = [
+            Line2D([], [], color="0.3", ls=_PHASE_STYLE[p], label=_PHASE_NAME[p])
+            for p in ("fob_end", "steady_start")
+            if any(m["phase"] == p for m in rec["markers"])
+        ]
         if any_zero:
             extra.append(Line2D([], [], color="0.3", ls="none", marker="v", label="no completion in the interval"))
         ax.legend(handles=handles + extra, fontsize=7, loc="best", ncol=2 if len(handles) > 5 else 1)
@@ -243,8 +301,9 @@ def saturation(results, labels: Sequence[str] | None = None, x: str = "time", ax
     return fig
 
 
-def saturation_panels(results, labels: Sequence[str] | None = None, x: str = "time", ncols: int = 2,
-                      title: str | None = None):
+def saturation_panels(
+    results, labels: Sequence[str] | None = None, x: str = "time", ncols: int = 2, title: str | None = None
+):
     """Write saturation as small multiples: one panel per result (phases shaded), the same x
     and y axes on every panel, like the seeds' one-chart-per-configuration figures."""
     import numpy as np
@@ -314,23 +373,41 @@ def _shade_phases(ax, ph, ts, xs, x):
         if b <= a:
             continue
         ax.axvspan(a, b, color=color, alpha=0.07, lw=0, gid=f"span:{name}")
-        ax.text((a + b) / 2, 0.98, name, transform=ax.get_xaxis_transform(), ha="center", va="top",
-                fontsize=8, color=color, gid=f"spanlabel:{name}")
+        ax.text(
+            (a + b) / 2,
+            0.98,
+            name,
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="top",
+            fontsize=8,
+            color=color,
+            gid=f"spanlabel:{name}",
+        )
         ax.opsim_drawn.setdefault("spans", []).append({"phase": name, "x0": a, "x1": b})
 
 
 # ----------------------------------------------------------------------------- WAF vs OP
 
-MODEL_NAMES = {"greedy": "greedy, mean field (Van Houdt 2013)", "fifo": "LRW / FIFO (Desnoyers 2012)",
-               "random": "random victim, (1+OP)/OP"}
+MODEL_NAMES = {
+    "greedy": "greedy, mean field (Van Houdt 2013)",
+    "fifo": "LRW / FIFO (Desnoyers 2012)",
+    "random": "random victim, (1+OP)/OP",
+}
 
 
 #: why a simulated result has no WAF to draw
 NO_WAF = "WAF undefined: no host writes in the measurement window (a read-only load)"
 
 
-def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequence[str] = ("greedy", "fifo", "random"),
-           pages_per_block: int | None = None, title: str | None = None):
+def waf_op(
+    results,
+    labels: Sequence[str] | None = None,
+    ax=None,
+    models: Sequence[str] = ("greedy", "fifo", "random"),
+    pages_per_block: int | None = None,
+    title: str | None = None,
+):
     """WAF against OP: the simulated points (at the OP garbage collection sees, user basis)
     with the analytic curves overlaid (greedy mean field at the results' pages per block,
     LRW/FIFO, random), as in the IBM Zurich chart.  Measured results join when they carry a
@@ -363,10 +440,20 @@ def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequen
         order = np.argsort(xs)
         xs_o = [xs[i] for i in order]
         ys_o = [ys[i] for i in order]
-        ax.plot(xs_o, ys_o, linestyle="none", marker=markers[gi % len(markers)], ms=6, color=colors[gi],
-                label=f"simulated: {gname}", gid=f"series:{gi}", zorder=3)
-        rec["series"].append({"label": gname, "source": "sim", "x": xs_o, "y": ys_o,
-                              "points": [members[i][1] for i in order]})
+        ax.plot(
+            xs_o,
+            ys_o,
+            linestyle="none",
+            marker=markers[gi % len(markers)],
+            ms=6,
+            color=colors[gi],
+            label=f"simulated: {gname}",
+            gid=f"series:{gi}",
+            zorder=3,
+        )
+        rec["series"].append(
+            {"label": gname, "source": "sim", "x": xs_o, "y": ys_o, "points": [members[i][1] for i in order]}
+        )
     if pts:
         ops = [d["op"]["effective"] for d, _ in pts]
         lo, hi = max(min(ops) * 0.6, 0.01), max(ops) * 1.25
@@ -376,13 +463,21 @@ def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequen
         for m in models:
             if m not in MODEL_NAMES:
                 raise InputError(f"models: no analytic model {m!r} (known: {', '.join(MODEL_NAMES)})", key="models")
-            for b in (bs if m == "greedy" else [None]):
+            for b in bs if m == "greedy" else [None]:
                 ys = [M.waf_greedy(o, b) if m == "greedy" else M.waf(m, o) for o in grid]  # type: ignore[arg-type]  # b is a block size when m is greedy
                 name = MODEL_NAMES[m] + (f", b = {b}" if b is not None else "")
-                ax.plot(grid, ys, ls=styles[m], color="0.35" if m != "greedy" else "k", lw=1.2, label=name,
-                        gid=f"model:{m}:{b}")
-                rec["models"].append({"model": m, "name": name, "pages_per_block": b, "x": grid.tolist(),
-                                      "y": [float(v) for v in ys]})
+                ax.plot(
+                    grid,
+                    ys,
+                    ls=styles[m],
+                    color="0.35" if m != "greedy" else "k",
+                    lw=1.2,
+                    label=name,
+                    gid=f"model:{m}:{b}",
+                )
+                rec["models"].append(
+                    {"model": m, "name": name, "pages_per_block": b, "x": grid.tolist(), "y": [float(v) for v in ys]}
+                )
         top = max(max(d["waf"] for d, _ in pts), max(M.waf_fifo(o) for o in (lo, hi)))
         ax.set_ylim(1.0, top * 1.15)
         ax.set_xlim(lo, hi)
@@ -401,14 +496,14 @@ def waf_op(results, labels: Sequence[str] | None = None, ax=None, models: Sequen
 
 # ----------------------------------------------------------------------------- bars
 
+
 def _categories(docs, labels, groups):
     cats, grp = [], []
     for _d, lab in zip(docs, labels):
         if lab not in cats:
             cats.append(lab)
     if groups is None:
-        groups = [R.workload_label(d) if R.kind_of(d) == R.SIM else "measured: " + R.workload_label(d)
-                  for d in docs]
+        groups = [R.workload_label(d) if R.kind_of(d) == R.SIM else "measured: " + R.workload_label(d) for d in docs]
     for g in groups:
         if g not in grp:
             grp.append(g)
@@ -421,12 +516,14 @@ def _op_ticks(ax, docs, labels, cats):
         op = next((d["op"]["user"] for d, lab in zip(docs, labels) if lab == c and R.kind_of(d) == R.SIM), None)
         ticks.append(c if op is None else f"{c}\nOP {op * 100:.1f}%")
     ax.set_xticks(range(len(cats)))
-    ax.set_xticklabels(ticks, fontsize=7, rotation=0 if len(cats) <= 4 else 30,
-                       ha="center" if len(cats) <= 4 else "right")
+    ax.set_xticklabels(
+        ticks, fontsize=7, rotation=0 if len(cats) <= 4 else 30, ha="center" if len(cats) <= 4 else "right"
+    )
 
 
-def steady_iops(results, labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, ax=None,
-                title: str | None = None):
+def steady_iops(
+    results, labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, ax=None, title: str | None = None
+):
     """Steady-state IOPS as bars, one category per label (OP level), one bar per group
     (default: the workload; simulated and measured side by side).  Steady IOPS: the mean of
     the SNIA steady-state window (:func:`opsim.results.phases`); a run that did not reach
@@ -479,8 +576,14 @@ def steady_iops(results, labels: Sequence[str] | None = None, groups: Sequence[s
     return fig
 
 
-def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, ax=None,
-              reference: str | None = None, title: str | None = None):
+def endurance(
+    results,
+    labels: Sequence[str] | None = None,
+    groups: Sequence[str] | None = None,
+    ax=None,
+    reference: str | None = None,
+    title: str | None = None,
+):
     """TBW and DWPD as bars (two axes), relative to ``reference`` (a label) or, by default, to
     the configuration with the least OP in each group (workload).  Same NAND and P/E rating:
     host bytes writable scale with 1/WAF, drive writes per day with 1/(WAF x user capacity)."""
@@ -489,8 +592,10 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
     docs, labels = _docs(results, labels)
     cats, grps, groups = _categories(docs, labels, groups)
     fig, axes = _axes(ax, ncols=2, width=5.2)
-    recs = [_record(axes[0], "endurance-tbw", (title + ": " if title else "") + "TBW relative"),
-            _record(axes[1], "endurance-dwpd", (title + ": " if title else "") + "DWPD relative")]
+    recs = [
+        _record(axes[0], "endurance-tbw", (title + ": " if title else "") + "TBW relative"),
+        _record(axes[1], "endurance-dwpd", (title + ": " if title else "") + "DWPD relative"),
+    ]
     sims = [(d, lab, g) for d, lab, g in zip(docs, labels, groups) if R.kind_of(d) == R.SIM and d["waf"] is not None]
     for d, lab, _g in zip(docs, labels, groups):
         if R.kind_of(d) != R.SIM:
@@ -521,15 +626,13 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
             refs_used.append(ref_label)
             xs = [cats.index(lab) for _, lab in members]
             tbw = [ref["waf"] / d["waf"] for d, _ in members]
-            dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"])
-                    for d, _ in members]
+            dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]) for d, _ in members]
             pos = np.asarray(xs) - 0.4 + width * (gi + 0.5)
             for axx, rc, ys in ((axes[0], recs[0], tbw), (axes[1], recs[1], dwpd)):
                 axx.bar(pos, ys, width=width * 0.95, color=colors[gi], label=g, gid=f"series:{gi}")
                 for p, v in zip(pos, ys):
                     axx.text(p, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=6)
-                rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys,
-                                     "reference": ref_label})
+                rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys, "reference": ref_label})
     if refs_used:
         against = refs_used[0] if len(set(refs_used)) == 1 else "the least OP of each workload"
         for axx, _rc, what in ((axes[0], recs[0], "TBW"), (axes[1], recs[1], "DWPD")):
@@ -553,8 +656,7 @@ def endurance(results, labels: Sequence[str] | None = None, groups: Sequence[str
 LATENCY_PCTS = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999))
 
 
-def latency(results, labels: Sequence[str] | None = None, direction: str = "all", ax=None,
-            title: str | None = None):
+def latency(results, labels: Sequence[str] | None = None, direction: str = "all", ax=None, title: str | None = None):
     """Latency CDF from the percentiles the results carry (p50 ... p99.99; simulated: the
     timed model's histogram over the measurement window; measured: fio's clat), log x,
     logit y (the tail percentiles spread out); the maximum is a cross at the plotting
@@ -577,20 +679,28 @@ def latency(results, labels: Sequence[str] | None = None, direction: str = "all"
                 xs.append(float(v))
                 ys.append(q)
         ax.plot(xs, ys, color=color, marker="o", ms=3.5, lw=1.2, label=label, gid=f"series:{len(rec['series'])}")
-        entry = {"label": label, "source": R.kind_of(doc), "x": xs, "y": ys, "max_us": lat.get("max"),
-                 "count": lat.get("count")}
+        entry = {
+            "label": label,
+            "source": R.kind_of(doc),
+            "x": xs,
+            "y": ys,
+            "max_us": lat.get("max"),
+            "count": lat.get("count"),
+        }
         if lat.get("max") and lat.get("count"):
             qmax = 1.0 - 0.5 / lat["count"]
-            ax.plot([lat["max"]], [qmax], color=color, marker="x", ms=6, linestyle="none",
-                    gid=f"max:{len(rec['series'])}")
+            ax.plot(
+                [lat["max"]], [qmax], color=color, marker="x", ms=6, linestyle="none", gid=f"max:{len(rec['series'])}"
+            )
             entry["max_q"] = qmax
         rec["series"].append(entry)
     ax.set_xscale("log")
     ax.set_yscale("logit")
     qs = [q for s in rec["series"] for q in s["y"] + ([s["max_q"]] if "max_q" in s else [])]
     top = max([*qs, 0.9999])
-    ticks = [(q, name) for name, q in LATENCY_PCTS] + [(1 - 10.0**-k, f"p{100 * (1 - 10.0**-k):.{k - 2}f}")
-                                                      for k in range(5, 9)]
+    ticks = [(q, name) for name, q in LATENCY_PCTS] + [
+        (1 - 10.0**-k, f"p{100 * (1 - 10.0**-k):.{k - 2}f}") for k in range(5, 9)
+    ]
     ticks = [(q, name) for q, name in ticks if q <= top * (1 + 1e-12) or q <= 0.9999]
     ax.set_ylim(0.3, 1 - (1 - top) / 3)
     ax.set_yticks([q for q, _ in ticks], [n for _, n in ticks])
@@ -631,10 +741,28 @@ def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | Non
         total = sum(n for _, n in h)
         xs = [int(c) for c, _ in h]
         ys = [n / total for _, n in h]
-        ax.plot(xs, ys, drawstyle="steps-mid", color=color, lw=1.2, marker="." if len(xs) < 40 else None,
-                label=f"{label} (mean {doc['wear']['mean']:.1f})", gid=f"series:{len(rec['series'])}")
-        rec["series"].append({"label": label, "source": "sim", "x": xs, "y": ys, "blocks": total,
-                              "min": doc["wear"]["min"], "mean": doc["wear"]["mean"], "max": doc["wear"]["max"]})
+        ax.plot(
+            xs,
+            ys,
+            drawstyle="steps-mid",
+            color=color,
+            lw=1.2,
+            marker="." if len(xs) < 40 else None,
+            label=f"{label} (mean {doc['wear']['mean']:.1f})",
+            gid=f"series:{len(rec['series'])}",
+        )
+        rec["series"].append(
+            {
+                "label": label,
+                "source": "sim",
+                "x": xs,
+                "y": ys,
+                "blocks": total,
+                "min": doc["wear"]["min"],
+                "mean": doc["wear"]["mean"],
+                "max": doc["wear"]["max"],
+            }
+        )
     ax.set_xlabel("erase count (program/erase cycles of the run)")
     ax.set_ylabel("share of blocks")
     ax.grid(True, alpha=0.25)
@@ -673,11 +801,19 @@ def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 2
         counts = np.bincount(idx, weights=h, minlength=nb)
         centers = ((edges[:-1] + edges[1:]) / 2 - 0.5) / b
         share = counts / counts.sum()
-        ax.plot(centers, share, drawstyle="steps-mid", color=color, lw=1.2, label=label,
-                gid=f"series:{len(rec['series'])}")
+        ax.plot(
+            centers, share, drawstyle="steps-mid", color=color, lw=1.2, label=label, gid=f"series:{len(rec['series'])}"
+        )
         mean = doc["victims"]["mean_valid_fraction"]
-        entry = {"label": label, "source": "sim", "x": centers.tolist(), "y": share.tolist(),
-                 "victims": int(h.sum()), "mean_valid_fraction": mean, "pages_per_block": b}
+        entry = {
+            "label": label,
+            "source": "sim",
+            "x": centers.tolist(),
+            "y": share.tolist(),
+            "victims": int(h.sum()),
+            "mean_valid_fraction": mean,
+            "pages_per_block": b,
+        }
         try:
             wm = M.waf(doc["gc"], doc["op"]["effective"], b)
             entry["model_mean_valid_fraction"] = 1 - 1 / wm
@@ -715,24 +851,39 @@ def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 2
 # ----------------------------------------------------------------------------- dispatch
 
 KINDS = {
-    "saturation": (lambda res, labels, ax, **kw: saturation(res, labels, x="time", ax=ax, **kw),
-                   "per-interval IOPS against time, log y, FOB/transition/steady marked"),
-    "saturation-written": (lambda res, labels, ax, **kw: saturation(res, labels, x="written", ax=ax, **kw),
-                           "per-interval IOPS against host data written (drive writes), log y, phases marked"),
-    "saturation-panels": (lambda res, labels, ax, **kw: _no_ax(ax, "saturation-panels")
-                          or saturation_panels(res, labels, **kw),
-                          "one write-saturation panel per result (phases shaded), shared axes"),
-    "waf-op": (lambda res, labels, ax, **kw: waf_op(res, labels, ax=ax, **kw),
-               "WAF against OP: simulated points and the greedy, LRW/FIFO and random models"),
-    "steady-iops": (lambda res, labels, ax, **kw: steady_iops(res, labels, ax=ax, **kw),
-                    "steady-state IOPS per configuration (bars)"),
-    "endurance": (lambda res, labels, ax, **kw: endurance(res, labels, ax=ax, **kw),
-                  "TBW and DWPD relative to the least-OP configuration (bars)"),
-    "latency": (lambda res, labels, ax, **kw: latency(res, labels, ax=ax, **kw),
-                "latency CDF from the percentiles (log x, logit y)"),
+    "saturation": (
+        lambda res, labels, ax, **kw: saturation(res, labels, x="time", ax=ax, **kw),
+        "per-interval IOPS against time, log y, FOB/transition/steady marked",
+    ),
+    "saturation-written": (
+        lambda res, labels, ax, **kw: saturation(res, labels, x="written", ax=ax, **kw),
+        "per-interval IOPS against host data written (drive writes), log y, phases marked",
+    ),
+    "saturation-panels": (
+        lambda res, labels, ax, **kw: _no_ax(ax, "saturation-panels") or saturation_panels(res, labels, **kw),
+        "one write-saturation panel per result (phases shaded), shared axes",
+    ),
+    "waf-op": (
+        lambda res, labels, ax, **kw: waf_op(res, labels, ax=ax, **kw),
+        "WAF against OP: simulated points and the greedy, LRW/FIFO and random models",
+    ),
+    "steady-iops": (
+        lambda res, labels, ax, **kw: steady_iops(res, labels, ax=ax, **kw),
+        "steady-state IOPS per configuration (bars)",
+    ),
+    "endurance": (
+        lambda res, labels, ax, **kw: endurance(res, labels, ax=ax, **kw),
+        "TBW and DWPD relative to the least-OP configuration (bars)",
+    ),
+    "latency": (
+        lambda res, labels, ax, **kw: latency(res, labels, ax=ax, **kw),
+        "latency CDF from the percentiles (log x, logit y)",
+    ),
     "wear": (lambda res, labels, ax, **kw: wear(res, labels, ax=ax, **kw), "erase-count distribution"),
-    "victims": (lambda res, labels, ax, **kw: victims(res, labels, ax=ax, **kw),
-                "GC victims' valid-fraction distribution with the model mean"),
+    "victims": (
+        lambda res, labels, ax, **kw: victims(res, labels, ax=ax, **kw),
+        "GC victims' valid-fraction distribution with the model mean",
+    ),
 }
 
 

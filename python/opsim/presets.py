@@ -68,6 +68,5 @@ def scale_model(name: str, scale: int, user: int | None = None, drive: dict | No
     if scale < 1:
         raise ConfigError(f"scale must be at least 1, not {scale}", key="scale")
     full_user = user_bytes(name) if user is None else int(user)
-    model = {"user_capacity": full_user // scale // UNIT * UNIT,
-             "physical_capacity": physical_bytes(name) // scale}
+    model = {"user_capacity": full_user // scale // UNIT * UNIT, "physical_capacity": physical_bytes(name) // scale}
     return {"preset": name, "drive": model | (drive or {})}

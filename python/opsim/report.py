@@ -27,27 +27,48 @@ from ._version import __version__
 from .errors import InputError
 
 ASSUMPTIONS = [
-    ("Functional FTL", "Page-mapped FTL: every logical page maps to one NAND page; writes go to open frontier blocks; "
-     "garbage collection picks victims by the configured policy when fewer than the low-watermark free blocks "
-     "remain, copies their valid pages and erases them. Metadata, bad blocks and firmware reserves are not modelled "
-     "separately: the physical capacity is the NAND left for user data and spare."),
-    ("Over-provisioning", "OP (user basis) = (physical - user) / user; spare area (physical basis) = "
-     "(physical - user) / physical; the OP garbage collection sees excludes the free-block reserve."),
-    ("Analytic models", "Greedy: mean-field limit of Van Houdt (2013), exact as the number of blocks grows "
-     "(Bux and Iliadis 2010); LRW / FIFO: Desnoyers (2012), Lambert-W closed form; random victim: (1 + OP) / OP. "
-     "All assume uniform random single-page writes in steady state; victims' mean valid fraction is 1 - 1/WAF."),
-    ("Endurance", "Same NAND and P/E rating in every configuration: host bytes writable (TBW) scale with 1/WAF, "
-     "drive writes per day (DWPD) with 1 / (WAF x user capacity)."),
-    ("Timed model", "Host link, controller firmware per command and per GC copy, DRAM write buffer, NAND channels "
-     "and dies (tR, tPROG per program unit, tBERS per physical block spanned); foreground and background GC; "
-     "closed-loop queue depth. Not modelled: SLC caching, program/erase suspend, per-page program times, "
-     "mapping-table caching, read disturb (docs/timed.md)."),
-    ("Phases and steady state", "Fresh-out-of-box ends at the first interval under half the first interval's "
-     "IOPS. Steady state: the SNIA PTS rule (5-round window, range within 20% and best-fit excursion within 10% "
-     "of the mean); for timed runs the rule is applied to per-round IOPS with rounds in which no block was erased "
-     "excluded; for the functional WAF to per-round WAF with the same exclusion."),
-    ("Measured results", "opsim measure with fio: per-second IOPS from fio's logs, completion latency (clat) "
-     "percentiles, the SNIA rule on the tracked rounds (docs/measure.md)."),
+    (
+        "Functional FTL",
+        "Page-mapped FTL: every logical page maps to one NAND page; writes go to open frontier blocks; "
+        "garbage collection picks victims by the configured policy when fewer than the low-watermark free blocks "
+        "remain, copies their valid pages and erases them. Metadata, bad blocks and firmware reserves are not modelled "
+        "separately: the physical capacity is the NAND left for user data and spare.",
+    ),
+    (
+        "Over-provisioning",
+        "OP (user basis) = (physical - user) / user; spare area (physical basis) = "
+        "(physical - user) / physical; the OP garbage collection sees excludes the free-block reserve.",
+    ),
+    (
+        "Analytic models",
+        "Greedy: mean-field limit of Van Houdt (2013), exact as the number of blocks grows "
+        "(Bux and Iliadis 2010); LRW / FIFO: Desnoyers (2012), Lambert-W closed form; random victim: (1 + OP) / OP. "
+        "All assume uniform random single-page writes in steady state; victims' mean valid fraction is 1 - 1/WAF.",
+    ),
+    (
+        "Endurance",
+        "Same NAND and P/E rating in every configuration: host bytes writable (TBW) scale with 1/WAF, "
+        "drive writes per day (DWPD) with 1 / (WAF x user capacity).",
+    ),
+    (
+        "Timed model",
+        "Host link, controller firmware per command and per GC copy, DRAM write buffer, NAND channels "
+        "and dies (tR, tPROG per program unit, tBERS per physical block spanned); foreground and background GC; "
+        "closed-loop queue depth. Not modelled: SLC caching, program/erase suspend, per-page program times, "
+        "mapping-table caching, read disturb (docs/timed.md).",
+    ),
+    (
+        "Phases and steady state",
+        "Fresh-out-of-box ends at the first interval under half the first interval's "
+        "IOPS. Steady state: the SNIA PTS rule (5-round window, range within 20% and best-fit excursion within 10% "
+        "of the mean); for timed runs the rule is applied to per-round IOPS with rounds in which no block was erased "
+        "excluded; for the functional WAF to per-round WAF with the same exclusion.",
+    ),
+    (
+        "Measured results",
+        "opsim measure with fio: per-second IOPS from fio's logs, completion latency (clat) "
+        "percentiles, the SNIA rule on the tracked rounds (docs/measure.md).",
+    ),
 ]
 
 _CSS = """
@@ -118,8 +139,9 @@ def _model_waf(doc) -> float | None:
     if R.kind_of(doc) != R.SIM:
         return None
     try:
-        return M.waf(doc["gc"], doc["op"]["effective"], doc["drive"]["pages_per_block"],
-                     d=doc["config"]["ftl"].get("d"))
+        return M.waf(
+            doc["gc"], doc["op"]["effective"], doc["drive"]["pages_per_block"], d=doc["config"]["ftl"].get("d")
+        )
     except InputError:
         return None
 
@@ -145,25 +167,50 @@ def op_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
     refs: dict = {}
     for d, k in zip(docs, keys):
         # (a result without a WAF, e.g. of a read-only load, is no reference)
-        if R.kind_of(d) == R.SIM and d["waf"] is not None and (k not in refs or d["op"]["user"] < refs[k]["op"]["user"]):
+        if (
+            R.kind_of(d) == R.SIM
+            and d["waf"] is not None
+            and (k not in refs or d["op"]["user"] < refs[k]["op"]["user"])
+        ):
             refs[k] = d
     rows = []
     for d, lab, g, k in zip(docs, labels, grp, keys):
         ph = R.phases(d)
         lat = R.latency(d) or {}
-        row = {"label": lab, "workload": g, "kind": R.kind_of(d), "user_bytes": R.user_bytes(d),
-               "physical_bytes": None, "op_user": None, "op_physical": None, "op_effective": None, "gc": None,
-               "waf": R.waf(d), "waf_model": _model_waf(d), "tbw_rel": None, "dwpd_rel": None,
-               "steady_iops": ph["steady_iops"] if ph["steady_reached"] else None,
-               "measured_iops": R.measured_iops(d), "p99_us": lat.get("p99"), "p99_9_us": lat.get("p99.9")}
+        row = {
+            "label": lab,
+            "workload": g,
+            "kind": R.kind_of(d),
+            "user_bytes": R.user_bytes(d),
+            "physical_bytes": None,
+            "op_user": None,
+            "op_physical": None,
+            "op_effective": None,
+            "gc": None,
+            "waf": R.waf(d),
+            "waf_model": _model_waf(d),
+            "tbw_rel": None,
+            "dwpd_rel": None,
+            "steady_iops": ph["steady_iops"] if ph["steady_reached"] else None,
+            "measured_iops": R.measured_iops(d),
+            "p99_us": lat.get("p99"),
+            "p99_9_us": lat.get("p99.9"),
+        }
         if R.kind_of(d) == R.SIM:
-            row.update(physical_bytes=d["drive"]["physical_bytes"], op_user=d["op"]["user"],
-                       op_physical=d["op"]["physical"], op_effective=d["op"]["effective"], gc=d["gc"])
+            row.update(
+                physical_bytes=d["drive"]["physical_bytes"],
+                op_user=d["op"]["user"],
+                op_physical=d["op"]["physical"],
+                op_effective=d["op"]["effective"],
+                gc=d["gc"],
+            )
             ref = refs.get(k)
             if ref is not None and d["waf"] is not None:  # relative endurance needs both WAFs
-                row.update(tbw_rel=ref["waf"] / d["waf"],
-                           dwpd_rel=ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]),
-                           reference=next(lb for dd, lb in zip(docs, labels) if dd is ref))
+                row.update(
+                    tbw_rel=ref["waf"] / d["waf"],
+                    dwpd_rel=ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]),
+                    reference=next(lb for dd, lb in zip(docs, labels) if dd is ref),
+                )
         rows.append(row)
     return rows
 
@@ -174,14 +221,29 @@ def verdicts(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
         v: dict[str, Any] = {"label": lab, "workload": groups_of([d])[0]}
         if R.kind_of(d) == R.SIM:
             ss = d["steady_state"]
-            v["waf_rule"] = ({"reached": True, "round": ss["round"], "mean": ss["mean"],
-                              "range_ratio": ss["range_ratio"], "excursion_ratio": ss["excursion_ratio"]}
-                             if ss["reached"] else {"reached": False, "range_ratio": ss.get("range_ratio"),
-                                                    "excursion_ratio": ss.get("excursion_ratio")})
+            v["waf_rule"] = (
+                {
+                    "reached": True,
+                    "round": ss["round"],
+                    "mean": ss["mean"],
+                    "range_ratio": ss["range_ratio"],
+                    "excursion_ratio": ss["excursion_ratio"],
+                }
+                if ss["reached"]
+                else {
+                    "reached": False,
+                    "range_ratio": ss.get("range_ratio"),
+                    "excursion_ratio": ss.get("excursion_ratio"),
+                }
+            )
         if R.series(d) is not None:
             ph = R.phases(d)
-            v["iops_rule"] = {"reached": ph["steady_reached"], "start_s": ph["steady_start_s"],
-                              "iops": ph["steady_iops"], "fob_end_s": ph["fob_end_s"]}
+            v["iops_rule"] = {
+                "reached": ph["steady_reached"],
+                "start_s": ph["steady_start_s"],
+                "iops": ph["steady_iops"],
+                "fob_end_s": ph["fob_end_s"],
+            }
         out.append(v)
     return out
 
@@ -200,8 +262,14 @@ def pattern_groups(docs: Sequence[dict]) -> list[tuple[str, list[int]]]:
     out = []
     for idx in keys.values():
         sim = next((i for i in idx if R.kind_of(docs[i]) == R.SIM), idx[0])
-        out.append((R.workload_label(docs[sim]) if R.kind_of(docs[sim]) == R.SIM
-                    else "measured: " + R.workload_label(docs[sim]), idx))
+        out.append(
+            (
+                R.workload_label(docs[sim])
+                if R.kind_of(docs[sim]) == R.SIM
+                else "measured: " + R.workload_label(docs[sim]),
+                idx,
+            )
+        )
     return out
 
 
@@ -215,49 +283,108 @@ def figure_plan(docs: Sequence[dict], labels: Sequence[str]) -> list[tuple[str, 
     for g, members in pattern_groups(docs):
         idx = [i for i in members if i in with_series]
         if idx:
-            plan.append(("saturation-panels", f"IOPS over time: {g}", idx, {"x": "time"},
-                         "Per-interval IOPS (log scale), one panel per configuration on the same axes; shaded: "
-                         "fresh out of box (FOB), transition, steady state (the SNIA rule); triangles on the bottom "
-                         "edge: intervals with no completion."))
-            plan.append(("saturation-written", f"IOPS against data written: {g}", idx,
-                         {"smooth": 15} if len(idx) > 1 else {},
-                         "Every configuration overlaid against host data written in drive writes (multiples of the "
-                         "user capacity, independent of the drive's size)"
-                         + ("; dots: intervals, line: running median of 15 intervals" if len(idx) > 1 else "")
-                         + ". Dashed: FOB ends; dotted: steady state from."))
+            plan.append(
+                (
+                    "saturation-panels",
+                    f"IOPS over time: {g}",
+                    idx,
+                    {"x": "time"},
+                    "Per-interval IOPS (log scale), one panel per configuration on the same axes; shaded: "
+                    "fresh out of box (FOB), transition, steady state (the SNIA rule); triangles on the bottom "
+                    "edge: intervals with no completion.",
+                )
+            )
+            plan.append(
+                (
+                    "saturation-written",
+                    f"IOPS against data written: {g}",
+                    idx,
+                    {"smooth": 15} if len(idx) > 1 else {},
+                    "Every configuration overlaid against host data written in drive writes (multiples of the "
+                    "user capacity, independent of the drive's size)"
+                    + ("; dots: intervals, line: running median of 15 intervals" if len(idx) > 1 else "")
+                    + ". Dashed: FOB ends; dotted: steady state from.",
+                )
+            )
         lidx = [i for i in members if i in with_lat]
         if lidx:
-            plan.append(("latency", f"Latency CDF: {g}", lidx, {},
-                         "Completion latency percentiles over the measurement window (simulated: the timed "
-                         "model's histogram; measured: fio clat); the cross is the maximum."))
+            plan.append(
+                (
+                    "latency",
+                    f"Latency CDF: {g}",
+                    lidx,
+                    {},
+                    "Completion latency percentiles over the measurement window (simulated: the timed "
+                    "model's histogram; measured: fio clat); the cross is the maximum.",
+                )
+            )
     if sims:
-        plan.append(("waf-op", "WAF against OP, simulated and modelled", sims, {},
-                     "Simulated WAF (measurement window) at the OP garbage collection sees, with the analytic "
-                     "models for uniform random writes."))
+        plan.append(
+            (
+                "waf-op",
+                "WAF against OP, simulated and modelled",
+                sims,
+                {},
+                "Simulated WAF (measurement window) at the OP garbage collection sees, with the analytic "
+                "models for uniform random writes.",
+            )
+        )
     if with_series:
-        plan.append(("steady-iops", "Steady-state IOPS", with_series, {"groups": [grp[i] for i in with_series]},
-                     "Mean IOPS of the steady-state window; hatched bars did not reach steady state and show the "
-                     "measurement window's IOPS."))
+        plan.append(
+            (
+                "steady-iops",
+                "Steady-state IOPS",
+                with_series,
+                {"groups": [grp[i] for i in with_series]},
+                "Mean IOPS of the steady-state window; hatched bars did not reach steady state and show the "
+                "measurement window's IOPS.",
+            )
+        )
     if sims:
         drives = {drive_key(docs[i]) for i in sims}
         names = {k: f"drive {n + 1}" for n, k in enumerate(dict.fromkeys(drive_key(docs[i]) for i in sims))}
         egroups = [grp[i] + (f", {names[drive_key(docs[i])]}" if len(drives) > 1 else "") for i in sims]
-        plan.append(("endurance", "Endurance relative to the least OP", sims, {"groups": egroups},
-                     "TBW and DWPD from the simulated WAF, each workload (and drive) against its least-OP "
-                     "configuration."))
+        plan.append(
+            (
+                "endurance",
+                "Endurance relative to the least OP",
+                sims,
+                {"groups": egroups},
+                "TBW and DWPD from the simulated WAF, each workload (and drive) against its least-OP configuration.",
+            )
+        )
         for g, members in pattern_groups(docs):
             idx = [i for i in members if i in sims]
             if idx:
-                plan.append(("wear", f"Erase counts: {g}", idx, {},
-                             "Share of blocks at each erase count at the end of the run."))
-                plan.append(("victims", f"GC victims' valid fraction: {g}", idx, {},
-                             "Valid pages in the blocks garbage collection erased in the measurement window; dotted: "
-                             "the analytic model's mean (1 - 1/WAF)."))
+                plan.append(
+                    (
+                        "wear",
+                        f"Erase counts: {g}",
+                        idx,
+                        {},
+                        "Share of blocks at each erase count at the end of the run.",
+                    )
+                )
+                plan.append(
+                    (
+                        "victims",
+                        f"GC victims' valid fraction: {g}",
+                        idx,
+                        {},
+                        "Valid pages in the blocks garbage collection erased in the measurement window; dotted: "
+                        "the analytic model's mean (1 - 1/WAF).",
+                    )
+                )
     return plan
 
 
-def build(results, labels: Sequence[str] | None = None, title: str = "opsim report",
-          context: dict | None = None, progress: Callable[[str], None] | None = None) -> tuple[str, dict]:
+def build(
+    results,
+    labels: Sequence[str] | None = None,
+    title: str = "opsim report",
+    context: dict | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[str, dict]:
     """(HTML text, summary dict).  ``context`` (optional): ``intro`` (paragraphs), ``op_table``
     ({headers, rows, numeric?, caption}) to replace the generated OP table, ``notes`` (list),
     ``command`` (how the results were made), ``inputs`` (file names)."""
@@ -271,15 +398,17 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
         dup = sorted({x for x in labels if labels.count(x) > 1})
         grp = groups_of(docs)
         if len(set(zip(labels, grp))) != len(labels):
-            raise InputError(f"labels: {', '.join(dup)} label more than one result of the same workload",
-                             key="labels")
+            raise InputError(f"labels: {', '.join(dup)} label more than one result of the same workload", key="labels")
     ctx = context or {}
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     versions = sorted({d["opsim_version"] for d in docs if d.get("opsim_version")})
-    parts = [f"<h1>{_e(title)}</h1>",
-             f'<p class="meta">opsim {_e(__version__)} &middot; generated {_e(now)} &middot; {len(docs)} result(s)'
-             + (f" (simulated with opsim {_e(', '.join(versions))})" if versions else "")
-             + (f" &middot; <code>{_e(ctx['command'])}</code>" if ctx.get("command") else "") + "</p>"]
+    parts = [
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="meta">opsim {_e(__version__)} &middot; generated {_e(now)} &middot; {len(docs)} result(s)'
+        + (f" (simulated with opsim {_e(', '.join(versions))})" if versions else "")
+        + (f" &middot; <code>{_e(ctx['command'])}</code>" if ctx.get("command") else "")
+        + "</p>",
+    ]
     for para in ctx.get("intro", []):
         parts.append(f"<p>{_e(para)}</p>")
     for note in ctx.get("notes", []):
@@ -291,8 +420,11 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
     for d, lab in zip(docs, labels):
         if R.kind_of(d) == R.SIM:
             cfg, drv = d["config"], d["drive"]
-            key = json.dumps([cfg.get("preset"), drv["physical_bytes"], drv["pages_per_block"], drv["page_size"],
-                              cfg.get("timing")], sort_keys=True, default=str)
+            key = json.dumps(
+                [cfg.get("preset"), drv["physical_bytes"], drv["pages_per_block"], drv["page_size"], cfg.get("timing")],
+                sort_keys=True,
+                default=str,
+            )
             if lab not in drives.setdefault(key, [d, []])[1]:
                 drives[key][1].append(lab)
         else:
@@ -303,18 +435,35 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
     for d, labs in drives.values():
         if R.kind_of(d) == R.SIM:
             drv, t = d["drive"], d["config"].get("timing") or {}
-            timing = ("-" if not d.get("timed") else
-                      f"{t.get('interface')}, QD{t.get('queue_depth')}, {t.get('channels')} ch x "
-                      f"{t.get('dies_per_channel')} dies x {t.get('planes')} planes, tR {t.get('t_read_us')} us, "
-                      f"tPROG {t.get('t_prog_us')} us, tBERS {t.get('t_erase_us')} us, "
-                      f"buffer {_size(t.get('write_buffer'))}")
-            rows.append([d["config"].get("preset") or "(no preset)", "simulated",
-                         f"{_size(drv['physical_bytes'])} NAND, {drv['blocks']:,} blocks x {drv['pages_per_block']:,} "
-                         f"pages x {_size(drv['page_size'])}", timing, ", ".join(labs)])
+            timing = (
+                "-"
+                if not d.get("timed")
+                else f"{t.get('interface')}, QD{t.get('queue_depth')}, {t.get('channels')} ch x "
+                f"{t.get('dies_per_channel')} dies x {t.get('planes')} planes, tR {t.get('t_read_us')} us, "
+                f"tPROG {t.get('t_prog_us')} us, tBERS {t.get('t_erase_us')} us, "
+                f"buffer {_size(t.get('write_buffer'))}"
+            )
+            rows.append(
+                [
+                    d["config"].get("preset") or "(no preset)",
+                    "simulated",
+                    f"{_size(drv['physical_bytes'])} NAND, {drv['blocks']:,} blocks x {drv['pages_per_block']:,} "
+                    f"pages x {_size(drv['page_size'])}",
+                    timing,
+                    ", ".join(labs),
+                ]
+            )
         else:
             t = d.get("target") or {}
-            rows.append([t.get("path", "?"), f"measured ({d.get('source', 'fio')}, {d.get('fio_version', '')})",
-                         f"{t.get('kind', '?')}, span {_size(t.get('span_bytes'))}", "-", ", ".join(labs)])
+            rows.append(
+                [
+                    t.get("path", "?"),
+                    f"measured ({d.get('source', 'fio')}, {d.get('fio_version', '')})",
+                    f"{t.get('kind', '?')}, span {_size(t.get('span_bytes'))}",
+                    "-",
+                    ", ".join(labs),
+                ]
+            )
     parts.append(html_table(["drive", "source", "geometry", "timing", "results"], rows, [False] * 5))
     grp = groups_of(docs)
     wrows = []
@@ -322,14 +471,21 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
         d = docs[grp.index(g)]
         if R.kind_of(d) == R.SIM:
             wl, run = d["config"]["workload"], d["config"]["run"]
-            how = (f"precondition {run.get('precondition')}, warm-up {run.get('warmup_drive_writes')} and measured "
-                   f"{run.get('measure_drive_writes')} drive writes in rounds of {run.get('round_drive_writes')}; "
-                   f"GC {d['gc']}; seed {run.get('seed')}")
+            how = (
+                f"precondition {run.get('precondition')}, warm-up {run.get('warmup_drive_writes')} and measured "
+                f"{run.get('measure_drive_writes')} drive writes in rounds of {run.get('round_drive_writes')}; "
+                f"GC {d['gc']}; seed {run.get('seed')}"
+            )
             wrows.append([g, json.dumps({k: v for k, v in wl.items() if v is not None}), how])
         else:
             p = d.get("parameters") or {}
-            wrows.append([g, json.dumps({k: p.get(k) for k in ("bs", "rwmix", "iodepth", "numjobs", "round_s")}),
-                          f"{d.get('test')}: {d.get('stop_reason')}"])
+            wrows.append(
+                [
+                    g,
+                    json.dumps({k: p.get(k) for k in ("bs", "rwmix", "iodepth", "numjobs", "round_s")}),
+                    f"{d.get('test')}: {d.get('stop_reason')}",
+                ]
+            )
     parts.append(html_table(["workload", "parameters", "run"], wrows, [False] * 3))
 
     # OP table
@@ -341,17 +497,51 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
             parts.append(f"<p>{_e(t['caption'])}</p>")
         parts.append(html_table(t["headers"], t["rows"], t.get("numeric")))
     else:
-        parts.append(html_table(
-            ["result", "workload", "user", "physical", "OP (user)", "spare area", "OP seen by GC", "GC", "WAF",
-             "WAF model", "TBW", "DWPD", "steady IOPS", "p99 latency (us)"],
-            [[r["label"], r["workload"], _size(r["user_bytes"]), _size(r["physical_bytes"]), _pct(r["op_user"]),
-              _pct(r["op_physical"]), _pct(r["op_effective"], 2), r["gc"] or "-", _num(r["waf"], "{:.3f}"),
-              _num(r["waf_model"], "{:.3f}"), _num(r["tbw_rel"], "{:.2f}x"), _num(r["dwpd_rel"], "{:.2f}x"),
-              _num(r["steady_iops"]), _num(r["p99_us"])] for r in rows_data],
-            [False, False] + [True] * 12))
-        parts.append("<p>TBW and DWPD relative to the least-OP simulation of the same workload on the same drive. "
-                     "WAF model: the "
-                     "analytic model of the GC policy at the OP garbage collection sees.</p>")
+        parts.append(
+            html_table(
+                [
+                    "result",
+                    "workload",
+                    "user",
+                    "physical",
+                    "OP (user)",
+                    "spare area",
+                    "OP seen by GC",
+                    "GC",
+                    "WAF",
+                    "WAF model",
+                    "TBW",
+                    "DWPD",
+                    "steady IOPS",
+                    "p99 latency (us)",
+                ],
+                [
+                    [
+                        r["label"],
+                        r["workload"],
+                        _size(r["user_bytes"]),
+                        _size(r["physical_bytes"]),
+                        _pct(r["op_user"]),
+                        _pct(r["op_physical"]),
+                        _pct(r["op_effective"], 2),
+                        r["gc"] or "-",
+                        _num(r["waf"], "{:.3f}"),
+                        _num(r["waf_model"], "{:.3f}"),
+                        _num(r["tbw_rel"], "{:.2f}x"),
+                        _num(r["dwpd_rel"], "{:.2f}x"),
+                        _num(r["steady_iops"]),
+                        _num(r["p99_us"]),
+                    ]
+                    for r in rows_data
+                ],
+                [False, False] + [True] * 12,
+            )
+        )
+        parts.append(
+            "<p>TBW and DWPD relative to the least-OP simulation of the same workload on the same drive. "
+            "WAF model: the "
+            "analytic model of the GC policy at the OP garbage collection sees.</p>"
+        )
 
     # steady-state verdicts
     parts.append("<h2>Steady-state verdicts</h2>")
@@ -360,11 +550,17 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
     for v in vs:
         w = v.get("waf_rule")
         i = v.get("iops_rule")
-        wtxt = ("-" if w is None else
-                (f'<span class="ok">reached</span> at round {w["round"]} (range {_pct(w["range_ratio"])}, '
-                 f'excursion {_pct(w["excursion_ratio"])})' if w["reached"] else
-                 f'<span class="no">not reached</span> (last window: range {_pct(w.get("range_ratio"))}, '
-                 f'excursion {_pct(w.get("excursion_ratio"))})'))
+        wtxt = (
+            "-"
+            if w is None
+            else (
+                f'<span class="ok">reached</span> at round {w["round"]} (range {_pct(w["range_ratio"])}, '
+                f"excursion {_pct(w['excursion_ratio'])})"
+                if w["reached"]
+                else f'<span class="no">not reached</span> (last window: range {_pct(w.get("range_ratio"))}, '
+                f"excursion {_pct(w.get('excursion_ratio'))})"
+            )
+        )
         if i is None:
             itxt = "-"
         elif i["reached"]:
@@ -373,8 +569,13 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
             itxt = '<span class="no">not reached</span>'
         fob = "-" if i is None or i["fob_end_s"] is None else _num(i["fob_end_s"], "{:,.1f}") + " s"
         vrows.append([v["label"], v["workload"], ("html", wtxt), ("html", itxt), fob])
-    parts.append(html_table(["result", "workload", "WAF rule (functional)", "IOPS rule (timed / measured)",
-                             "fresh-out-of-box ends"], vrows, [False] * 5))
+    parts.append(
+        html_table(
+            ["result", "workload", "WAF rule (functional)", "IOPS rule (timed / measured)", "fresh-out-of-box ends"],
+            vrows,
+            [False] * 5,
+        )
+    )
 
     # figures
     parts.append("<h2>Figures</h2>")
@@ -387,8 +588,9 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
         sel_labels = [labels[i] for i in idx]
         fig = plots.plot(kind, sel, sel_labels, title=ftitle, **opts)
         drawn_all.append({"kind": kind, "title": ftitle, "results": sel_labels, "axes": plots.drawn(fig)})
-        parts.append(f'<figure id="fig-{n}">{_img(fig, ftitle)}<figcaption>Figure {n}. {_e(caption)}'
-                     f"</figcaption></figure>")
+        parts.append(
+            f'<figure id="fig-{n}">{_img(fig, ftitle)}<figcaption>Figure {n}. {_e(caption)}</figcaption></figure>'
+        )
         fig.clear()
 
     # assumptions, versions, configs
@@ -397,26 +599,50 @@ def build(results, labels: Sequence[str] | None = None, title: str = "opsim repo
         parts.append(f"<dt><b>{_e(k)}</b></dt><dd>{_e(desc)}</dd>")
     parts.append("</dl>")
     parts.append("<h2>Versions and configurations</h2>")
-    parts.append(f"<p>Report by opsim {_e(__version__)}." +
-                 (f" Inputs: {_e(', '.join(ctx['inputs']))}." if ctx.get("inputs") else "") + "</p>")
+    parts.append(
+        f"<p>Report by opsim {_e(__version__)}."
+        + (f" Inputs: {_e(', '.join(ctx['inputs']))}." if ctx.get("inputs") else "")
+        + "</p>"
+    )
     for d, lab in zip(docs, labels):
         if R.kind_of(d) == R.SIM:
             body = {"opsim_version": d.get("opsim_version"), "config": d["config"]}
             if d.get("timed"):
                 body["timing_resolved"] = d["timed"].get("timing")
         else:
-            body = {k: d.get(k) for k in ("schema", "schema_version", "test", "source", "fio_version", "target",
-                                          "parameters", "stop_reason", "started_at")}
-        parts.append(f"<details><summary>{_e(lab)} ({_e(groups_of([d])[0])})</summary>"
-                     f"<pre>{_e(json.dumps(body, indent=2, default=str))}</pre></details>")
+            body = {
+                k: d.get(k)
+                for k in (
+                    "schema",
+                    "schema_version",
+                    "test",
+                    "source",
+                    "fio_version",
+                    "target",
+                    "parameters",
+                    "stop_reason",
+                    "started_at",
+                )
+            }
+        parts.append(
+            f"<details><summary>{_e(lab)} ({_e(groups_of([d])[0])})</summary>"
+            f"<pre>{_e(json.dumps(body, indent=2, default=str))}</pre></details>"
+        )
 
-    doc = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-           f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{_CSS}</style>"
-           f"<script>{_SCRIPT}</script></head>\n<body>\n" + "\n".join(parts) + "\n</body></html>\n")
-    summary = {"title": title, "opsim_version": __version__, "results": labels, "op_table": rows_data,
-               "verdicts": vs, "figures": [{"kind": f["kind"], "title": f["title"], "results": f["results"]}
-                                           for f in drawn_all]}
+    doc = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>{_e(title)}</title><link rel="icon" href="data:,"><style>{_CSS}</style>'
+        f"<script>{_SCRIPT}</script></head>\n<body>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )
+    summary = {
+        "title": title,
+        "opsim_version": __version__,
+        "results": labels,
+        "op_table": rows_data,
+        "verdicts": vs,
+        "figures": [{"kind": f["kind"], "title": f["title"], "results": f["results"]} for f in drawn_all],
+    }
     return doc, summary
 
 

@@ -48,28 +48,36 @@ def kind_of(doc: dict) -> str | None:
 def check(doc: Any, name: str = "result") -> dict:
     """``doc`` if it is an opsim result; else InputError naming ``name`` and what is wrong."""
     if not isinstance(doc, dict):
-        raise InputError(f"{name}: not an opsim result (the JSON is a {type(doc).__name__}, not an object)",
-                         key="result")
+        raise InputError(
+            f"{name}: not an opsim result (the JSON is a {type(doc).__name__}, not an object)", key="result"
+        )
     kind = kind_of(doc)
     if kind is None:
         if "schema" in doc:
-            raise InputError(f"{name}: not an opsim result (schema {doc['schema']!r}; expected a simulation "
-                             "result from `opsim simulate --json` or 'opsim-measure')", key="result")
+            raise InputError(
+                f"{name}: not an opsim result (schema {doc['schema']!r}; expected a simulation "
+                "result from `opsim simulate --json` or 'opsim-measure')",
+                key="result",
+            )
         missing = [k for k in _SIM_KEYS if k not in doc]
-        raise InputError(f"{name}: not an opsim result (no 'schema' and missing {', '.join(missing)}; expected "
-                         "`opsim simulate --json` or `opsim measure` output)", key="result")
+        raise InputError(
+            f"{name}: not an opsim result (no 'schema' and missing {', '.join(missing)}; expected "
+            "`opsim simulate --json` or `opsim measure` output)",
+            key="result",
+        )
     if kind == MEASURE:
         v = doc.get("schema_version")
         if v not in (1, 2):
-            raise InputError(f"{name}: opsim-measure schema_version {v!r} is not supported (expected 1 or 2)",
-                             key="result")
+            raise InputError(
+                f"{name}: opsim-measure schema_version {v!r} is not supported (expected 1 or 2)", key="result"
+            )
         if not isinstance(doc.get("iops_series"), list) or not isinstance(doc.get("rounds"), list):
-            raise InputError(f"{name}: opsim-measure result without 'iops_series' and 'rounds' lists",
-                             key="result")
+            raise InputError(f"{name}: opsim-measure result without 'iops_series' and 'rounds' lists", key="result")
     else:
         t = doc.get("timed")
-        if t is not None and not (isinstance(t, dict) and isinstance(t.get("iops_series"), list)
-                                  and isinstance(t.get("rounds"), list)):
+        if t is not None and not (
+            isinstance(t, dict) and isinstance(t.get("iops_series"), list) and isinstance(t.get("rounds"), list)
+        ):
             raise InputError(f"{name}: 'timed' is not a timed-model report (no iops_series/rounds)", key="result")
     return doc
 
@@ -92,6 +100,7 @@ def load(path: str | os.PathLike) -> dict:
 
 
 # ----------------------------------------------------------------------------- descriptions
+
 
 def is_timed(doc: dict) -> bool:
     return kind_of(doc) == SIM and bool(doc.get("timed"))
@@ -152,6 +161,7 @@ def default_label(doc: dict) -> str:
 
 # ----------------------------------------------------------------------------- series
 
+
 def fio_size(text) -> int:
     """fio block size text (``4k``, ``128k``, ``1m``, ``512``) in bytes (k = 1024)."""
     m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)[iI]?[bB]?\s*", str(text))
@@ -208,8 +218,13 @@ def series(doc: dict) -> dict | None:
             wr = iops * bs * wfrac
     written = np.cumsum(wr)
     cap = user_bytes(doc)
-    return {"t_s": ts.tolist(), "iops": iops.tolist(), "written_bytes": written.tolist(),
-            "written_dw": (written / cap).tolist() if cap else None, "interval_s": dt}
+    return {
+        "t_s": ts.tolist(),
+        "iops": iops.tolist(),
+        "written_bytes": written.tolist(),
+        "written_dw": (written / cap).tolist() if cap else None,
+        "interval_s": dt,
+    }
 
 
 def _fob_end(ts, iops):
@@ -223,8 +238,10 @@ def _fob_end(ts, iops):
     return None
 
 
-TIMED_RULE = ("SNIA PTS on per-round IOPS (5-round window, range <= 20%, excursion <= 10% of the mean); "
-              "rounds that wrote without erasing a block (fresh out of box) not eligible")
+TIMED_RULE = (
+    "SNIA PTS on per-round IOPS (5-round window, range <= 20%, excursion <= 10% of the mean); "
+    "rounds that wrote without erasing a block (fresh out of box) not eligible"
+)
 
 
 def phases(doc: dict) -> dict:
@@ -238,15 +255,25 @@ def phases(doc: dict) -> dict:
     fresh-out-of-box plateau does not count as steady); for measured runs the measured
     result's steady-state window.
     """
-    out: dict[str, Any] = {"fob_end_s": None, "steady_start_s": None, "steady_iops": None, "steady_reached": False,
-                           "rule": None}
+    out: dict[str, Any] = {
+        "fob_end_s": None,
+        "steady_start_s": None,
+        "steady_iops": None,
+        "steady_reached": False,
+        "rule": None,
+    }
     if kind_of(doc) == SIM:
         t = doc.get("timed")
         if not t:
             return out
         ph, ss = t["phases"], t["steady_state"]
-        out.update(fob_end_s=ph.get("fob_end_s"), steady_start_s=ph.get("steady_start_s"),
-                   steady_reached=bool(ss.get("reached")), steady_iops=t.get("steady_iops"), rule=TIMED_RULE)
+        out.update(
+            fob_end_s=ph.get("fob_end_s"),
+            steady_start_s=ph.get("steady_start_s"),
+            steady_reached=bool(ss.get("reached")),
+            steady_iops=t.get("steady_iops"),
+            rule=TIMED_RULE,
+        )
         if doc["config"]["run"].get("precondition") == "analytic":
             out["fob_note"] = "analytic preconditioning: the run starts in steady state"
         return out
@@ -254,8 +281,12 @@ def phases(doc: dict) -> dict:
     out["rule"] = "SNIA PTS rule on the measured rounds (opsim measure)"
     if isinstance(doc.get("phases"), dict):  # schema 2 carries them
         ph = doc["phases"]
-        out.update(fob_end_s=ph.get("fob_end_s"), steady_start_s=ph.get("steady_start_s"),
-                   steady_reached=bool(ss.get("reached")), steady_iops=doc.get("steady_iops"))
+        out.update(
+            fob_end_s=ph.get("fob_end_s"),
+            steady_start_s=ph.get("steady_start_s"),
+            steady_reached=bool(ss.get("reached")),
+            steady_iops=doc.get("steady_iops"),
+        )
         return out
     s = series(doc)
     if s:

@@ -57,14 +57,15 @@ def _config_text(config: Any) -> tuple[str, str]:
             try:
                 return raw.decode("utf-8"), "toml"
             except UnicodeDecodeError as e:
-                line = raw[:e.start].count(b"\n") + 1
-                raise ConfigError(f"config file {path} is not UTF-8 text (TOML must be): byte 0x{raw[e.start]:02x} "
-                                  f"on line {line}", key="config") from None
+                line = raw[: e.start].count(b"\n") + 1
+                raise ConfigError(
+                    f"config file {path} is not UTF-8 text (TOML must be): byte 0x{raw[e.start]:02x} on line {line}",
+                    key="config",
+                ) from None
         if "\n" in path or "[" in path:
             return path, "toml"
         raise ConfigError(f"config file {path} does not exist", key="config")
-    raise ConfigError(f"config must be a dict or a path to a TOML file, not {type(config).__name__}",
-                      key="config")
+    raise ConfigError(f"config must be a dict or a path to a TOML file, not {type(config).__name__}", key="config")
 
 
 @dataclass
@@ -110,15 +111,18 @@ class SimResult:
         d = self.data
         ss = d["steady_state"]
         waf = "None" if d["waf"] is None else f"{d['waf']:.4f}"
-        return (f"SimResult(waf={waf}, gc={d['gc']!r}, op_user={d['op']['user']:.4f}, "
-                f"rounds={len(d['rounds'])}, steady={ss['reached']}"
-                f"{', interrupted=True' if d.get('interrupted') else ''})")
+        return (
+            f"SimResult(waf={waf}, gc={d['gc']!r}, op_user={d['op']['user']:.4f}, "
+            f"rounds={len(d['rounds'])}, steady={ss['reached']}"
+            f"{', interrupted=True' if d.get('interrupted') else ''})"
+        )
 
 
 def _keep_interrupted(on_interrupt: str) -> bool:
     if on_interrupt not in ON_INTERRUPT:
-        raise InputError(f"on_interrupt: must be one of {', '.join(ON_INTERRUPT)} (got {on_interrupt!r})",
-                         key="on_interrupt")
+        raise InputError(
+            f"on_interrupt: must be one of {', '.join(ON_INTERRUPT)} (got {on_interrupt!r})", key="on_interrupt"
+        )
     return on_interrupt == "return"
 
 

@@ -28,7 +28,7 @@ def extract_json(text: Any, what: str = "output", accept: Callable[[Any], bool] 
     dec = json.JSONDecoder()
     for m in re.finditer(r"^[ \t]*[\[{]", text, re.M):
         try:
-            obj, _ = dec.raw_decode(text[m.end() - 1:])
+            obj, _ = dec.raw_decode(text[m.end() - 1 :])
         except ValueError:
             continue
         if ok(obj):
@@ -73,8 +73,6 @@ def parse_count(v, key: str = "counter") -> int:
             raise InputError(f"{key}: {v!r} is not a counter", key=key)
         return int(digits)
     raise InputError(f"{key}: {type(v).__name__} is not a counter", key=key)
-
-
 
 
 def to_int(v):

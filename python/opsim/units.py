@@ -14,8 +14,17 @@ from decimal import Decimal, InvalidOperation
 from .errors import InputError
 
 _UNITS = {
-    "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "pb": 10**15,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "pib": 2**50,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "pb": 10**15,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+    "pib": 2**50,
 }
 
 
@@ -33,8 +42,10 @@ def parse_size(text, key: str = "size") -> int:
         raise InputError(f"{key}: {text!r} is not a size (examples: 480GB, 4GiB, 512)", key=key)
     num, unit = m.group(1), m.group(2).lower()
     if unit and unit not in _UNITS:
-        raise InputError(f"{key}: unknown unit {m.group(2)!r}; use B, KB/MB/GB/TB (powers of 10) "
-                         "or KiB/MiB/GiB/TiB (powers of 2)", key=key)
+        raise InputError(
+            f"{key}: unknown unit {m.group(2)!r}; use B, KB/MB/GB/TB (powers of 10) or KiB/MiB/GiB/TiB (powers of 2)",
+            key=key,
+        )
     try:
         v = Decimal(num) * _UNITS.get(unit or "b", 1)
     except InvalidOperation:

@@ -101,7 +101,8 @@ fn bench_trace(c: &mut Criterion) {
     });
     group.bench_function("msr_parse_2M", |b| {
         b.iter(|| {
-            let mut r = opsim_core::trace::Reader::open(&opsim_core::trace::TraceConfig::new(path.to_str().unwrap())).unwrap();
+            let mut r =
+                opsim_core::trace::Reader::open(&opsim_core::trace::TraceConfig::new(path.to_str().unwrap())).unwrap();
             while r.next_record().unwrap().is_some() {}
             assert_eq!(r.records, n);
         })

@@ -18,18 +18,10 @@ pub fn write_file<T>(
     io_err: impl Fn(io::Error) -> crate::Error,
     write: impl FnOnce(&mut File) -> crate::Result<T>,
 ) -> crate::Result<T> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path
         .file_name()
-        .ok_or_else(|| {
-            io_err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a file path",
-            ))
-        })?
+        .ok_or_else(|| io_err(io::Error::new(io::ErrorKind::InvalidInput, "not a file path")))?
         .to_string_lossy()
         .into_owned();
     #[cfg(target_os = "linux")]
@@ -63,11 +55,7 @@ pub fn write_file<T>(
 fn create_temp(dir: &Path, name: &str) -> io::Result<(File, PathBuf)> {
     for n in 0u32.. {
         let tmp = dir.join(temp_name(name, n));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
             Ok(f) => return Ok((f, tmp)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => continue,
             Err(e) => return Err(e),
@@ -101,19 +89,12 @@ mod linux {
 
     /// An unnamed regular file in `dir`; it vanishes if the process dies before the link.
     pub fn open_unnamed(dir: &Path) -> io::Result<File> {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_TMPFILE)
-            .open(dir)
+        std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_TMPFILE).open(dir)
     }
 
     /// The errors of a kernel or file system without `O_TMPFILE`.
     pub fn unsupported(e: &io::Error) -> bool {
-        matches!(
-            e.raw_os_error(),
-            Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)
-        )
+        matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL))
     }
 
     fn cstr(p: &Path) -> io::Result<CString> {
@@ -142,15 +123,7 @@ mod linux {
             };
             if rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) {
                 // SAFETY: as above; `fd` is open for the duration of the call.
-                rc = unsafe {
-                    libc::linkat(
-                        fd,
-                        empty.as_ptr(),
-                        libc::AT_FDCWD,
-                        tmp_c.as_ptr(),
-                        libc::AT_EMPTY_PATH,
-                    )
-                };
+                rc = unsafe { libc::linkat(fd, empty.as_ptr(), libc::AT_FDCWD, tmp_c.as_ptr(), libc::AT_EMPTY_PATH) };
             }
             if rc != 0 {
                 let e = io::Error::last_os_error();
@@ -165,10 +138,7 @@ mod linux {
             }
             return renamed;
         }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "no free temporary name",
-        ))
+        Err(io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary name"))
     }
 }
 
@@ -195,10 +165,7 @@ mod tests {
         std::fs::write(&p, b"old").unwrap();
         write_file(&p, io_err, |f| f.write_all(b"new").map_err(io_err)).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
-        let names: Vec<_> = std::fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let names: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out.txt")]);
     }
 
@@ -222,11 +189,7 @@ mod tests {
         let d = dir("fallback");
         let (f, tmp) = create_temp(&d, "x").unwrap();
         drop(f);
-        assert!(tmp
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .starts_with(".x.tmp-"));
+        assert!(tmp.file_name().unwrap().to_string_lossy().starts_with(".x.tmp-"));
         let (_, tmp2) = create_temp(&d, "x").unwrap();
         assert_ne!(tmp, tmp2);
     }

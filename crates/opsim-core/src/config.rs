@@ -437,11 +437,7 @@ pub const MAX_LIST: usize = 64;
 /// characters escaped, at most a few lines.
 fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) -> Error {
     let key = path.map(ToString::to_string).unwrap_or_default();
-    let key = if key == "." || key.is_empty() {
-        "config".to_owned()
-    } else {
-        crate::quote::echo(&key)
-    };
+    let key = if key == "." || key.is_empty() { "config".to_owned() } else { crate::quote::echo(&key) };
     let mut msg = crate::quote::escape(msg.trim());
     if msg.chars().count() > 600 {
         msg = msg.chars().take(600).collect::<String>() + "...";
@@ -453,31 +449,20 @@ fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) 
 fn line_col(text: &str, at: usize) -> String {
     let before = &text.as_bytes()[..at.min(text.len())];
     let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
-    let start = before
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
+    let start = before.iter().rposition(|&c| c == b'\n').map(|i| i + 1).unwrap_or(0);
     let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
     format!(" (line {line}, column {col})")
 }
 
 /// A toml error on `text` (the user's own file): its message and where.
 fn toml_error(path: Option<&serde_path_to_error::Path>, e: &toml::de::Error, text: &str) -> Error {
-    let loc = e
-        .span()
-        .map(|s| line_col(text, s.start))
-        .unwrap_or_default();
+    let loc = e.span().map(|s| line_col(text, s.start)).unwrap_or_default();
     config_error(path, e.message(), &loc)
 }
 
 /// A serde_json error, without serde_json's " at line L column C" (a position in the JSON
 /// the Python binding made from a dict, not in anything the user wrote).
-fn json_error(
-    path: Option<&serde_path_to_error::Path>,
-    e: &serde_json::Error,
-    text: &str,
-) -> Error {
+fn json_error(path: Option<&serde_path_to_error::Path>, e: &serde_json::Error, text: &str) -> Error {
     let full = e.to_string();
     let msg = match full.rfind(" at line ") {
         Some(i) if e.line() > 0 => &full[..i],
@@ -486,17 +471,10 @@ fn json_error(
     let mut msg = msg.to_owned();
     if e.is_syntax() && e.line() > 0 {
         // find what the JSON held there: NaN and infinities are the only way a dict gets here
-        let off: usize = text
-            .split_inclusive('\n')
-            .take(e.line() - 1)
-            .map(str::len)
-            .sum::<usize>()
-            + e.column().saturating_sub(1);
+        let off: usize =
+            text.split_inclusive('\n').take(e.line() - 1).map(str::len).sum::<usize>() + e.column().saturating_sub(1);
         let rest = text.get(off..).unwrap_or("");
-        if ["NaN", "Infinity", "-Infinity"]
-            .iter()
-            .any(|t| rest.starts_with(t))
-        {
+        if ["NaN", "Infinity", "-Infinity"].iter().any(|t| rest.starts_with(t)) {
             msg = "not a finite number (NaN and infinity are not allowed)".into();
         }
     }
@@ -517,9 +495,7 @@ fn toml_ready(v: serde_json::Value) -> serde_json::Value {
 
 impl Config {
     pub fn from_toml_str(text: &str) -> Result<Config> {
-        let table = text
-            .parse::<toml::Table>()
-            .map_err(|e| toml_error(None, &e, text))?;
+        let table = text.parse::<toml::Table>().map_err(|e| toml_error(None, &e, text))?;
         let cfg = if !table.contains_key("preset") {
             // no preset: deserialise the text itself so errors keep their line numbers
             serde_path_to_error::deserialize(toml::Deserializer::new(text))
@@ -535,14 +511,14 @@ impl Config {
     /// path (`drive.op`), never a position in the JSON text.
     pub fn from_json_str(text: &str) -> Result<Config> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let value: serde_json::Value = serde_path_to_error::deserialize(&mut de)
-            .map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
+        let value: serde_json::Value =
+            serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
         de.end().map_err(|e| json_error(None, &e, text))?;
         let cfg = if value.get("preset").is_some() {
             // TOML has no null: a key set to null is a key not given (as without a preset)
             let value = toml_ready(value);
-            let table: toml::Table = serde_path_to_error::deserialize(value)
-                .map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
+            let table: toml::Table =
+                serde_path_to_error::deserialize(value).map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
             Self::from_table(crate::presets::apply(table)?)?
         } else {
             serde_path_to_error::deserialize::<_, Config>(value)
@@ -564,12 +540,8 @@ impl Config {
                 ));
             }
         }
-        let workloads = std::iter::once(("workload".to_owned(), &self.workload)).chain(
-            self.phases
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (format!("phase[{i}].workload"), &p.workload)),
-        );
+        let workloads = std::iter::once(("workload".to_owned(), &self.workload))
+            .chain(self.phases.iter().enumerate().map(|(i, p)| (format!("phase[{i}].workload"), &p.workload)));
         for (key, w) in workloads {
             if let Some(pts) = &w.pts {
                 let lens = [
@@ -611,14 +583,7 @@ impl Config {
     }
 }
 
-pub fn check_fraction(
-    key: &str,
-    v: f64,
-    lo: f64,
-    hi: f64,
-    lo_incl: bool,
-    hi_incl: bool,
-) -> Result<f64> {
+pub fn check_fraction(key: &str, v: f64, lo: f64, hi: f64, lo_incl: bool, hi_incl: bool) -> Result<f64> {
     let ok_lo = if lo_incl { v >= lo } else { v > lo };
     let ok_hi = if hi_incl { v <= hi } else { v < hi };
     if !(ok_lo && ok_hi && v.is_finite()) {

@@ -85,13 +85,7 @@ pub fn op_bases(geo: &Geometry, gc_low: u32, slc_static: u32) -> OpBases {
 pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
     let p = Simulator::prepare(&cfg, model_limits)?;
     let fits_model = model_limits || Simulator::prepare(&cfg, true).is_ok();
-    let Prepared {
-        geo,
-        map_cache,
-        memory,
-        slc,
-        ..
-    } = p;
+    let Prepared { geo, map_cache, memory, slc, .. } = p;
     let gc_low = cfg.ftl.gc_low_watermark;
     let slc_static = slc.map_or(0, |s| s.min_blocks);
     let timing = match &cfg.timing {
@@ -133,10 +127,7 @@ impl Description {
         if user_bytes == 0 || user_bytes % d.sector_size as u64 != 0 {
             return Err(Error::capacity(
                 "user_bytes",
-                format!(
-                    "{user_bytes} is not a positive whole number of {}-byte sectors",
-                    d.sector_size
-                ),
+                format!("{user_bytes} is not a positive whole number of {}-byte sectors", d.sector_size),
             ));
         }
         let geo = Geometry {
@@ -163,8 +154,7 @@ mod tests {
 
     #[test]
     fn describes_what_new_builds() {
-        let c =
-            cfg("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n[timing]\n");
+        let c = cfg("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n[timing]\n");
         let sim = Simulator::new(c.clone()).unwrap();
         let d = describe(c, true).unwrap();
         assert_eq!(d.drive, sim.drive_report());
@@ -222,11 +212,7 @@ mod tests {
 
     #[test]
     fn op_at_refuses_partial_sectors() {
-        let d = describe(
-            cfg("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n"),
-            true,
-        )
-        .unwrap();
+        let d = describe(cfg("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n"), true).unwrap();
         assert_eq!(d.op_at(100).unwrap_err().key.as_deref(), Some("user_bytes"));
         assert!(d.timing.is_none() && d.cost_model.is_none());
     }

@@ -148,16 +148,21 @@ impl Geometry {
                         let u = nonzero("drive.user_capacity", u.0)?;
                         (u, to_phys(u as f64, o), d.native_capacity.map(|n| n.0))
                     }
-                    (Some(u), Some(p), None) => {
-                        (nonzero("drive.user_capacity", u.0)?, nonzero("drive.physical_capacity", p.0)? as f64, d.native_capacity.map(|n| n.0))
-                    }
+                    (Some(u), Some(p), None) => (
+                        nonzero("drive.user_capacity", u.0)?,
+                        nonzero("drive.physical_capacity", p.0)? as f64,
+                        d.native_capacity.map(|n| n.0),
+                    ),
                     (None, Some(p), Some(o)) => {
                         let p = nonzero("drive.physical_capacity", p.0)? as f64;
                         let u = if d.op_basis == OpBasis::User { p / (1.0 + o) } else { p * (1.0 - o) };
                         (round_down_sector(u), p, d.native_capacity.map(|n| n.0))
                     }
                     (Some(_), Some(_), Some(_)) => {
-                        return Err(Error::config("drive.op", "give two of user_capacity, physical_capacity and op, not all three"))
+                        return Err(Error::config(
+                            "drive.op",
+                            "give two of user_capacity, physical_capacity and op, not all three",
+                        ))
                     }
                     _ => {
                         return Err(Error::config(
@@ -175,7 +180,9 @@ impl Geometry {
                 let native = nonzero("drive.native_capacity", native)?;
                 let phys = match (d.physical_capacity, d.native_op) {
                     (Some(p), None) => nonzero("drive.physical_capacity", p.0)? as f64,
-                    (None, Some(o)) => native as f64 * (1.0 + check_fraction("drive.native_op", o.0, 0.0, 100.0, true, false)?),
+                    (None, Some(o)) => {
+                        native as f64 * (1.0 + check_fraction("drive.native_op", o.0, 0.0, 100.0, true, false)?)
+                    }
                     _ => {
                         return Err(Error::config(
                             "drive.physical_capacity",
@@ -214,12 +221,26 @@ impl Geometry {
                 format!("{user_bytes} bytes is not a whole number of {sector}-byte sectors"),
             ));
         }
-        Ok(Capacities { page_size: page, pages_per_block: ppb, sector_size: sector, user_bytes, physical_bytes, native_bytes })
+        Ok(Capacities {
+            page_size: page,
+            pages_per_block: ppb,
+            sector_size: sector,
+            user_bytes,
+            physical_bytes,
+            native_bytes,
+        })
     }
 
     /// Cut checked capacities into pages and blocks (`model_limits`: as in [`Geometry::resolve`]).
     pub fn from_capacities(c: Capacities, ftl: &FtlConfig, model_limits: bool) -> Result<Geometry> {
-        let Capacities { page_size: page, pages_per_block: ppb, sector_size: sector, user_bytes, physical_bytes, native_bytes } = c;
+        let Capacities {
+            page_size: page,
+            pages_per_block: ppb,
+            sector_size: sector,
+            user_bytes,
+            physical_bytes,
+            native_bytes,
+        } = c;
         let block_bytes = page * ppb as u64;
         let blocks_f = (physical_bytes / block_bytes as f64).round();
         if blocks_f.is_nan() || blocks_f < 1.0 {
@@ -231,7 +252,10 @@ impl Geometry {
             let (key, advice) = if page < MAX_PAGE_SIZE {
                 ("drive.page_size", "use a larger page_size (up to 1 MiB), a smaller user_capacity or a scale model")
             } else {
-                ("drive.user_capacity", "use a smaller user_capacity or a scale model (a smaller drive with the same OP and workload)")
+                (
+                    "drive.user_capacity",
+                    "use a smaller user_capacity or a scale model (a smaller drive with the same OP and workload)",
+                )
             };
             return Err(Error::capacity(
                 key,

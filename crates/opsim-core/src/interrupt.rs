@@ -39,11 +39,7 @@ impl Interrupt {
 
     /// Stop when `hook` returns true (it is called at most every [`Self::INTERVAL`]).
     pub fn new(hook: impl Fn() -> bool + Send + Sync + 'static) -> Self {
-        Interrupt {
-            hook: Some(Arc::new(hook)),
-            countdown: 0,
-            next_call: None,
-        }
+        Interrupt { hook: Some(Arc::new(hook)), countdown: 0, next_call: None }
     }
 
     /// Stop once `flag` is set.
@@ -84,11 +80,7 @@ impl Interrupt {
     #[cold]
     #[inline(never)]
     fn slow_poll(&mut self) -> Result<()> {
-        self.countdown = if self.hook.is_some() {
-            Self::EVERY
-        } else {
-            u32::MAX
-        };
+        self.countdown = if self.hook.is_some() { Self::EVERY } else { u32::MAX };
         self.ask()
     }
 
@@ -121,11 +113,7 @@ impl Interrupt {
 
 impl fmt::Debug for Interrupt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.hook.is_some() {
-            "Interrupt(hook)"
-        } else {
-            "Interrupt(none)"
-        })
+        f.write_str(if self.hook.is_some() { "Interrupt(hook)" } else { "Interrupt(none)" })
     }
 }
 
@@ -159,11 +147,7 @@ mod tests {
             false
         });
         i.poll().unwrap();
-        assert_eq!(
-            calls.load(Ordering::Relaxed),
-            1,
-            "the first poll asks the hook"
-        );
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "the first poll asks the hook");
         for _ in 0..3 * Interrupt::EVERY {
             i.poll().unwrap();
         }

@@ -26,10 +26,7 @@ fn share(headroom: u64) -> u64 {
 
 /// Memory the machine can give us: MemAvailable from /proc/meminfo, if readable.
 pub fn available_memory() -> Option<u64> {
-    meminfo_field(
-        &std::fs::read_to_string("/proc/meminfo").ok()?,
-        "MemAvailable:",
-    )
+    meminfo_field(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable:")
 }
 
 /// A `Name:   1234 kB` field of /proc/meminfo or /proc/self/status, in bytes.
@@ -43,10 +40,7 @@ fn meminfo_field(text: &str, name: &str) -> Option<u64> {
 #[cfg(target_os = "linux")]
 fn rlimits() -> (Option<u64>, Option<u64>) {
     let get = |resource| {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
         // SAFETY: getrlimit writes the struct we own.
         let rc = unsafe { libc::getrlimit(resource, &mut r) };
         (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
@@ -79,29 +73,14 @@ pub fn process_limit() -> Option<Limit> {
         let (as_limit, data_limit) = rlimits();
         if let Some(l) = as_limit {
             let used = meminfo_field(&status, "VmSize:").unwrap_or(0);
-            consider(
-                l,
-                used,
-                "the address-space limit (ulimit -v)",
-                "raise the limit (ulimit -v)",
-            );
+            consider(l, used, "the address-space limit (ulimit -v)", "raise the limit (ulimit -v)");
         }
         if let Some(l) = data_limit {
             let used = meminfo_field(&status, "VmData:").unwrap_or(0);
-            consider(
-                l,
-                used,
-                "the data-segment limit (ulimit -d)",
-                "raise the limit (ulimit -d)",
-            );
+            consider(l, used, "the data-segment limit (ulimit -d)", "raise the limit (ulimit -d)");
         }
         if let Some((l, used)) = cgroup_limit() {
-            consider(
-                l,
-                used,
-                "the cgroup's memory limit (memory.max)",
-                "raise the cgroup's memory.max",
-            );
+            consider(l, used, "the cgroup's memory limit (memory.max)", "raise the cgroup's memory.max");
         }
     }
     best
@@ -112,9 +91,7 @@ pub fn process_limit() -> Option<Limit> {
 #[cfg(target_os = "linux")]
 fn cgroup_limit() -> Option<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let read = |p: &std::path::Path| -> Option<u64> {
-        std::fs::read_to_string(p).ok()?.trim().parse().ok()
-    };
+    let read = |p: &std::path::Path| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
     let mut best: Option<(u64, u64)> = None;
     let mut keep = |limit: u64, used: u64| {
         if !matches!(best, Some((l, u)) if l.saturating_sub(u) <= limit.saturating_sub(used)) {
@@ -201,19 +178,13 @@ mod tests {
     fn an_impossible_allocation_is_an_error_not_an_abort() {
         let e = try_vec(usize::MAX / 8, 0u64, "test table").unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::Capacity);
-        assert!(
-            e.message.contains("out of memory") && e.message.contains("test table"),
-            "{e}"
-        );
+        assert!(e.message.contains("out of memory") && e.message.contains("test table"), "{e}");
         assert_eq!(try_vec(3, 7u32, "t").unwrap(), vec![7, 7, 7]);
     }
 
     #[test]
     fn sizes_past_u64_are_described() {
-        assert_eq!(
-            describe(1e30),
-            format!("more than {}", format_size(u64::MAX))
-        );
+        assert_eq!(describe(1e30), format!("more than {}", format_size(u64::MAX)));
         assert_eq!(describe(2.0 * (1u64 << 30) as f64), "2GiB");
     }
 }

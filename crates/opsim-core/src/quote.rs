@@ -25,13 +25,7 @@ pub fn echo(s: &str) -> String {
 /// `s` with control characters escaped, whole (for messages that quote input themselves).
 pub fn escape(s: &str) -> String {
     s.chars()
-        .flat_map(|c| {
-            if c.is_control() && c != '\n' {
-                c.escape_debug().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
+        .flat_map(|c| if c.is_control() && c != '\n' { c.escape_debug().collect::<Vec<_>>() } else { vec![c] })
         .collect()
 }
 

@@ -9,8 +9,8 @@ use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
 use crate::geometry::{available_memory, Geometry, OpReport};
 use crate::interrupt::Interrupt;
-use crate::memory::Limit;
 use crate::meanfield;
+use crate::memory::Limit;
 use crate::rng::Rng;
 use crate::steady::{self, SteadyRule, SteadyState};
 use crate::timed::mapcache::{MapCacheReport, MapRound, MapStats};
@@ -286,12 +286,18 @@ impl Simulator {
         if f.gc_low_watermark < 2 {
             return Err(Error::config(
                 "ftl.gc_low_watermark",
-                format!("{} is too small: GC needs one free block for its own frontier and one for the host", f.gc_low_watermark),
+                format!(
+                    "{} is too small: GC needs one free block for its own frontier and one for the host",
+                    f.gc_low_watermark
+                ),
             ));
         }
         if let Some(h) = f.gc_high_watermark {
             if h < f.gc_low_watermark {
-                return Err(Error::config("ftl.gc_high_watermark", format!("{h} is below gc_low_watermark {}", f.gc_low_watermark)));
+                return Err(Error::config(
+                    "ftl.gc_high_watermark",
+                    format!("{h} is below gc_low_watermark {}", f.gc_low_watermark),
+                ));
             }
         }
         if f.streams == 0 || f.streams > 16 {
@@ -316,10 +322,16 @@ impl Simulator {
             _ => 0,
         };
         if f.d.is_some() && f.gc != GcPolicy::DChoices {
-            return Err(Error::config("ftl.d", format!("is only used with gc = \"d-choices\", not \"{}\"", f.gc.name())));
+            return Err(Error::config(
+                "ftl.d",
+                format!("is only used with gc = \"d-choices\", not \"{}\"", f.gc.name()),
+            ));
         }
         if f.window.is_some() && f.gc != GcPolicy::WindowedGreedy {
-            return Err(Error::config("ftl.window", format!("is only used with gc = \"windowed-greedy\", not \"{}\"", f.gc.name())));
+            return Err(Error::config(
+                "ftl.window",
+                format!("is only used with gc = \"windowed-greedy\", not \"{}\"", f.gc.name()),
+            ));
         }
         let r = &cfg.run;
         for (k, v, allow0) in [
@@ -328,11 +340,17 @@ impl Simulator {
             ("run.round_drive_writes", r.round_drive_writes, false),
         ] {
             if !v.is_finite() || v < 0.0 || (!allow0 && v == 0.0) || v > 1e6 {
-                return Err(Error::config(k, format!("{v} is out of range; expected a positive number of drive writes")));
+                return Err(Error::config(
+                    k,
+                    format!("{v} is out of range; expected a positive number of drive writes"),
+                ));
             }
         }
         if r.max_rounds < 5 || r.max_rounds > 100_000 {
-            return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
+            return Err(Error::config(
+                "run.max_rounds",
+                format!("{} is out of range; expected 5..=100000", r.max_rounds),
+            ));
         }
         // A drive that cannot be cut into blocks (too many pages for 32-bit page numbers)
         // and would not fit in memory anyway is refused for its memory, with the numbers.
@@ -370,7 +388,9 @@ impl Simulator {
                     format!(" ({})", timed::mapcache::describe_memory(m)),
                     "use a larger timing.map_cache.translation_page, a smaller size or fraction",
                 ),
-                Some(m) => ("drive.user_capacity", format!(" ({})", timed::mapcache::describe_memory(m)), SMALLER_MODEL),
+                Some(m) => {
+                    ("drive.user_capacity", format!(" ({})", timed::mapcache::describe_memory(m)), SMALLER_MODEL)
+                }
                 None => ("drive.user_capacity", String::new(), SMALLER_MODEL),
             };
             return Err(Error::capacity(
@@ -517,7 +537,10 @@ impl Simulator {
     pub fn write(&mut self, lba: u64, sectors: u64, stream: u32) -> Result<()> {
         self.check_lba(lba, sectors)?;
         if stream >= self.cfg.ftl.streams {
-            return Err(Error::device(format!("stream {stream} does not exist (ftl.streams = {})", self.cfg.ftl.streams)));
+            return Err(Error::device(format!(
+                "stream {stream} does not exist (ftl.streams = {})",
+                self.cfg.ftl.streams
+            )));
         }
         with_ftl!(&mut self.ftl, f => f.write_sectors(lba, sectors, stream))
     }
@@ -548,7 +571,9 @@ impl Simulator {
     /// drive gains no spare area unless it was purged first (the seeds' procedure).
     pub fn set_max_address(&mut self, sectors: u64, volatile: bool) -> Result<()> {
         if self.max_set_this_cycle {
-            return Err(Error::device("ABORT: the max address was already set in this power cycle; power-cycle the drive first"));
+            return Err(Error::device(
+                "ABORT: the max address was already set in this power cycle; power-cycle the drive first",
+            ));
         }
         if sectors == 0 || sectors > self.native_sectors {
             return Err(Error::device(format!(
@@ -634,7 +659,10 @@ impl Simulator {
             return Ok(v);
         }
         if self.cfg.workload.kind == WorkloadType::SniaPts {
-            return Err(Error::config("phase", "snia-pts runs its own stages; use [workload] type = \"snia-pts\" without [[phase]]"));
+            return Err(Error::config(
+                "phase",
+                "snia-pts runs its own stages; use [workload] type = \"snia-pts\" without [[phase]]",
+            ));
         }
         let any_measured = self.cfg.phases.iter().any(|p| p.measure);
         let n = self.cfg.phases.len();
@@ -643,12 +671,18 @@ impl Simulator {
         for (i, p) in self.cfg.phases.iter().enumerate() {
             let key = |k: &str| format!("phase[{i}].{k}");
             if p.workload.kind == WorkloadType::SniaPts {
-                return Err(Error::config(&key("workload.type"), "snia-pts cannot be a phase (it runs its own stages)"));
+                return Err(Error::config(
+                    &key("workload.type"),
+                    "snia-pts cannot be a phase (it runs its own stages)",
+                ));
             }
             let amount = match (p.drive_writes, p.ios) {
                 (Some(d), None) => {
                     if !(d.is_finite() && d > 0.0 && d <= 1e6) {
-                        return Err(Error::config(&key("drive_writes"), format!("{d} is out of range; expected a positive number of drive writes")));
+                        return Err(Error::config(
+                            &key("drive_writes"),
+                            format!("{d} is out of range; expected a positive number of drive writes"),
+                        ));
                     }
                     Amount::DriveWrites(d)
                 }
@@ -658,7 +692,10 @@ impl Simulator {
             };
             let measure = if any_measured { p.measure } else { i + 1 == n };
             if seen_measured && !measure {
-                return Err(Error::config(&key("measure"), "the measured phases must be the last ones (one measurement window)"));
+                return Err(Error::config(
+                    &key("measure"),
+                    "the measured phases must be the last ones (one measurement window)",
+                ));
             }
             seen_measured |= measure;
             v.push(PhasePlan {
@@ -720,7 +757,10 @@ impl Simulator {
             if before.commands() >= cmd_end {
                 break;
             }
-            let r = self.drive(wl, Stop { write_bytes: before.host_write_bytes.saturating_add(round.min(total - done)), cmds: cmd_end });
+            let r = self.drive(
+                wl,
+                Stop { write_bytes: before.host_write_bytes.saturating_add(round.min(total - done)), cmds: cmd_end },
+            );
             if let Err(e) = r {
                 if e.kind == crate::ErrorKind::Interrupted && self.counters().commands() != before.commands() {
                     self.close_round(phase); // keep the work done, as a round cut short
@@ -740,7 +780,9 @@ impl Simulator {
     fn fill(&mut self, passes: u64, request: u64, phase: &str) -> Result<()> {
         let mut wl = self.build_workload(WorkloadType::Sequential, Some(request))?;
         let span_bytes = match &wl.pattern {
-            workload::Pattern::Sequential(s) => s.span * if wl.pages { self.geo.page_size } else { self.geo.sector_size as u64 },
+            workload::Pattern::Sequential(s) => {
+                s.span * if wl.pages { self.geo.page_size } else { self.geo.sector_size as u64 }
+            }
             _ => unreachable!(),
         };
         for _ in 0..passes {
@@ -878,7 +920,10 @@ impl Simulator {
         let measure_first;
         let steady;
         if self.cfg.workload.kind == WorkloadType::SniaPts && self.pts_test() == PtsTest::Iops {
-            return Err(Error::config("workload.pts.test", "the PTS IOPS test measures IOPS: it needs the timed model ([timing] or a preset)"));
+            return Err(Error::config(
+                "workload.pts.test",
+                "the PTS IOPS test measures IOPS: it needs the timed model ([timing] or a preset)",
+            ));
         }
         if self.cfg.workload.kind == WorkloadType::SniaPts {
             // SNIA PTS: purge, 2x user capacity of 128 KiB sequential writes, then 4 KiB
@@ -1069,7 +1114,9 @@ impl Simulator {
             vec![PhasePlan {
                 name: "steady-state".into(),
                 workload: None,
-                amount: Amount::DriveWrites(per.saturating_mul(self.cfg.run.max_rounds as u64) as f64 / self.geo.user_bytes as f64),
+                amount: Amount::DriveWrites(
+                    per.saturating_mul(self.cfg.run.max_rounds as u64) as f64 / self.geo.user_bytes as f64,
+                ),
                 measure: true,
             }]
         } else {
@@ -1120,7 +1167,8 @@ impl Simulator {
                 let bytes = if round_ns.is_some() { total - done } else { round_bytes.min(total - done) };
                 let stop = Stop { write_bytes: before.host_write_bytes.saturating_add(bytes), cmds: cmd_end };
                 let rng = &mut self.rng;
-                let r = with_ftl!(&mut self.ftl, f => state.drive(f, cur, rng, stop, until)).and_then(|()| cur.finish());
+                let r =
+                    with_ftl!(&mut self.ftl, f => state.drive(f, cur, rng, stop, until)).and_then(|()| cur.finish());
                 let stop_now = self.stopped(r)?; // interrupted: this round is the last, cut short
                 let after = self.counters();
                 done += after.host_write_bytes - before.host_write_bytes;
@@ -1255,12 +1303,23 @@ impl Simulator {
     /// the cache's counts at `before` and did the FTL work `d`.
     fn map_round(&self, state: &TimedState, before: Option<MapStats>, d: &Counters) -> Option<MapRound> {
         let (p, now, before) = (self.map_cache.as_ref()?, state.map_stats()?, before?);
-        Some(MapRound::new(&now.minus(&before), d.nand_write_pages * self.geo.page_size, d.host_write_bytes, p.translation_page_bytes))
+        Some(MapRound::new(
+            &now.minus(&before),
+            d.nand_write_pages * self.geo.page_size,
+            d.host_write_bytes,
+            p.translation_page_bytes,
+        ))
     }
 
     /// `timed.map_cache`: the measurement window's figures (its rounds, or for the PTS IOPS
     /// test every combination of them) and the whole timed run's (from round `first_timed`).
-    fn map_report(&self, state: &TimedState, window: &[&TimedRound], res: &SimResult, first_timed: usize) -> Option<MapCacheReport> {
+    fn map_report(
+        &self,
+        state: &TimedState,
+        window: &[&TimedRound],
+        res: &SimResult,
+        first_timed: usize,
+    ) -> Option<MapCacheReport> {
         let (p, total) = (self.map_cache.as_ref()?, state.map_stats()?);
         let mut w = MapStats::default();
         for r in window {
@@ -1271,7 +1330,10 @@ impl Simulator {
         }
         let mw = &res.measure_window;
         let timed = &self.rounds[first_timed..];
-        let (nand, host) = (timed.iter().map(|r| r.nand_write_pages).sum::<u64>() * self.geo.page_size, timed.iter().map(|r| r.host_write_bytes).sum());
+        let (nand, host) = (
+            timed.iter().map(|r| r.nand_write_pages).sum::<u64>() * self.geo.page_size,
+            timed.iter().map(|r| r.host_write_bytes).sum(),
+        );
         let tp = p.translation_page_bytes;
         Some(MapCacheReport::new(
             p,
@@ -1290,7 +1352,10 @@ impl Simulator {
         let page = self.geo.page_size;
         let m = pts::matrix(self.cfg.workload.pts.as_ref())?;
         if tc.arrival_iops.is_some() {
-            return Err(Error::config("timing.arrival_iops", "the PTS IOPS test runs at a queue depth (closed loop); remove arrival_iops"));
+            return Err(Error::config(
+                "timing.arrival_iops",
+                "the PTS IOPS test runs at a queue depth (closed loop); remove arrival_iops",
+            ));
         }
         let combo_ns = (tc.round_s.unwrap_or(60.0) * 1e9).round() as u64;
         let cap_ns = tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX);
@@ -1594,10 +1659,16 @@ fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -
     let cell_bits = cfg.timing.as_ref().map(|t| t.cell.bits());
     let bits = match (c.bits_per_cell, cell_bits) {
         (Some(b), _) if !(2..=4).contains(&b) => {
-            return Err(Error::config(&format!("{key}.bits_per_cell"), format!("{b} is out of range 2..=4 (MLC, TLC, QLC)")));
+            return Err(Error::config(
+                &format!("{key}.bits_per_cell"),
+                format!("{b} is out of range 2..=4 (MLC, TLC, QLC)"),
+            ));
         }
         (Some(b), Some(cb)) if b != cb => {
-            return Err(Error::config(&format!("{key}.bits_per_cell"), format!("{b} disagrees with timing.cell ({cb} bits per cell)")));
+            return Err(Error::config(
+                &format!("{key}.bits_per_cell"),
+                format!("{b} disagrees with timing.cell ({cb} bits per cell)"),
+            ));
         }
         (Some(b), _) => b,
         (None, Some(1)) => {
@@ -1607,7 +1678,10 @@ fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -
         (None, None) => Cell::Tlc.bits(),
     };
     if geo.pages_per_block < bits {
-        return Err(Error::config("drive.pages_per_block", format!("{} is fewer than the {bits} pages an SLC-mode block needs", geo.pages_per_block)));
+        return Err(Error::config(
+            "drive.pages_per_block",
+            format!("{} is fewer than the {bits} pages an SLC-mode block needs", geo.pages_per_block),
+        ));
     }
     if !(c.idle_ms.is_finite() && c.idle_ms >= 0.0) {
         return Err(Error::config(&format!("{key}.idle_ms"), format!("{} must be >= 0", c.idle_ms)));
@@ -1616,7 +1690,9 @@ fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -
     let max_blocks = (max * blocks).floor() as u32;
     let min_blocks = (min * blocks).floor() as u32;
     // the static part comes out of the spare area: leave GC at least half of it
-    let spare = geo.blocks as i64 - geo.user_pages.div_ceil(geo.pages_per_block as u64) as i64 - cfg.ftl.gc_low_watermark as i64;
+    let spare = geo.blocks as i64
+        - geo.user_pages.div_ceil(geo.pages_per_block as u64) as i64
+        - cfg.ftl.gc_low_watermark as i64;
     if min_blocks as i64 > spare / 2 {
         return Err(Error::config(
             &format!("{key}.min_fraction"),
@@ -1626,7 +1702,12 @@ fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -
             ),
         ));
     }
-    Ok(crate::ftl::SlcParams { max_blocks: max_blocks.max(min_blocks), min_blocks, bits, fold_when_full: c.when_full == WhenFull::Fold })
+    Ok(crate::ftl::SlcParams {
+        max_blocks: max_blocks.max(min_blocks),
+        min_blocks,
+        bits,
+        fold_when_full: c.when_full == WhenFull::Fold,
+    })
 }
 
 /// Per-round IOPS of a timed run, and whether each round may count toward the steady state:
@@ -1644,7 +1725,13 @@ fn shift(mut s: SteadyState, by: usize) -> SteadyState {
 
 /// The hot loop: generate commands and apply them until `stop` (or the end of the stream).
 #[inline(never)]
-fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, intr: &mut Interrupt) -> Result<()> {
+fn run_until<P: Policy>(
+    f: &mut Ftl<P>,
+    wl: &mut Workload,
+    rng: &mut Rng,
+    stop: Stop,
+    intr: &mut Interrupt,
+) -> Result<()> {
     let limited = stop.cmds != u64::MAX;
     let mut left = 1; // commands until the interrupt is asked (at once, then every Interrupt::EVERY)
     if wl.pages {
@@ -1674,7 +1761,9 @@ fn run_until<P: Policy>(f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: 
             f.prefetch_lpn((ahead.start / spp) as u32);
             match op.kind {
                 // whole pages (most trace records): no read-modify-write bookkeeping
-                OpKind::Write if op.start % spp == 0 && op.len as u64 % spp == 0 => f.write_pages((op.start / spp) as u32, (op.len as u64 / spp) as u32, op.stream)?,
+                OpKind::Write if op.start % spp == 0 && op.len as u64 % spp == 0 => {
+                    f.write_pages((op.start / spp) as u32, (op.len as u64 / spp) as u32, op.stream)?
+                }
                 OpKind::Write => f.write_sectors(op.start, op.len as u64, op.stream)?,
                 OpKind::Read => f.read_sectors(op.start, op.len as u64)?,
                 OpKind::Trim => f.trim_sectors(op.start, op.len as u64)?,

@@ -55,11 +55,7 @@ pub fn window_stats(y: &[f64]) -> (f64, f64, f64) {
     }
     let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
     let excursion = slope.abs() * (n - 1.0);
-    (
-        (hi - lo) / mean.abs(),
-        excursion / mean.abs(),
-        mean,
-    )
+    ((hi - lo) / mean.abs(), excursion / mean.abs(), mean)
 }
 
 /// Apply the rule to `values` (one per round); `eligible[i]` false excludes round i from

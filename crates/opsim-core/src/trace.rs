@@ -250,7 +250,15 @@ impl<'a> Cur<'a> {
                 }
                 self.i = end + 1;
                 let f = &s[st..end];
-                Some(if f.first().is_some_and(|&c| blank(c) || c == b'"') || f.last().is_some_and(|&c| blank(c) || c == b'"') { trim(f) } else { f })
+                Some(
+                    if f.first().is_some_and(|&c| blank(c) || c == b'"')
+                        || f.last().is_some_and(|&c| blank(c) || c == b'"')
+                    {
+                        trim(f)
+                    } else {
+                        f
+                    },
+                )
             }
             None => {
                 self.skip_blanks();
@@ -450,36 +458,28 @@ fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Columns> {
     let mut size = None;
     let mut device = None;
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (name, rest) = item.split_once('=').ok_or_else(|| {
-            Error::config(key, format!("\"{}\" is not name=column[:unit]", echo(item)))
-        })?;
+        let (name, rest) = item
+            .split_once('=')
+            .ok_or_else(|| Error::config(key, format!("\"{}\" is not name=column[:unit]", echo(item))))?;
         let (col, unit) = match rest.split_once(':') {
             Some((c, u)) => (c, Some(u.trim().to_ascii_lowercase())),
             None => (rest, None),
         };
         let name_key = format!("{key}.{}", echo(name.trim()));
-        let col: usize =
-            match col.trim().parse::<u64>() {
-                Ok(c) if c < MAX_COLUMNS as u64 => c as usize,
-                Ok(c) => return Err(Error::config(
+        let col: usize = match col.trim().parse::<u64>() {
+            Ok(c) if c < MAX_COLUMNS as u64 => c as usize,
+            Ok(c) => {
+                return Err(Error::config(
                     &name_key,
-                    format!(
-                        "column {c} is out of range; expected a 0-based index below {MAX_COLUMNS}"
-                    ),
-                )),
-                Err(_) => {
-                    return Err(Error::config(
-                        &name_key,
-                        format!("\"{}\": column must be a 0-based index", echo(item)),
-                    ))
-                }
-            };
-        let bad_unit = |what: &str| {
-            Error::config(
-                &name_key,
-                format!("\"{}\": unknown unit; expected one of {what}", echo(item)),
-            )
+                    format!("column {c} is out of range; expected a 0-based index below {MAX_COLUMNS}"),
+                ))
+            }
+            Err(_) => {
+                return Err(Error::config(&name_key, format!("\"{}\": column must be a 0-based index", echo(item))))
+            }
         };
+        let bad_unit =
+            |what: &str| Error::config(&name_key, format!("\"{}\": unknown unit; expected one of {what}", echo(item)));
         match name.trim() {
             "time" => {
                 let u = unit.as_deref().unwrap_or("s");
@@ -506,10 +506,7 @@ fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Columns> {
             other => {
                 return Err(Error::config(
                     key,
-                    format!(
-                        "unknown column name \"{}\"; expected time, op, offset, size, device",
-                        echo(other)
-                    ),
+                    format!("unknown column name \"{}\"; expected time, op, offset, size, device", echo(other)),
                 ))
             }
         }
@@ -529,7 +526,8 @@ fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Columns> {
             ))
         }
     };
-    let min_fields = [Some(op.0), Some(offset.0), Some(size.0), time.map(|t| t.0), device].iter().flatten().max().unwrap() + 1;
+    let min_fields =
+        [Some(op.0), Some(offset.0), Some(size.0), time.map(|t| t.0), device].iter().flatten().max().unwrap() + 1;
     Ok(Columns { time, op, offset, size, device, delim, min_fields })
 }
 
@@ -585,7 +583,10 @@ impl Parser {
                 let host = f.need(C, "Hostname")?;
                 let disk = f.need(C, "DiskNumber")?;
                 if let Some(d) = dev {
-                    let joined = d.len() == host.len() + 1 + disk.len() && d.starts_with(host) && d.ends_with(disk) && d[host.len()] == b'_';
+                    let joined = d.len() == host.len() + 1 + disk.len()
+                        && d.starts_with(host)
+                        && d.ends_with(disk)
+                        && d[host.len()] == b'_';
                     if d != disk && !joined {
                         return Ok(None);
                     }
@@ -657,7 +658,9 @@ impl Parser {
                         *clock_ns = (*clock_ns).max(scaled(ms, 1_000_000, "wait time")?);
                         return Ok(None);
                     }
-                    b"add" | b"open" | b"close" | b"sync" | b"datasync" | b"sync_file_range" | b"wait" => return Ok(None),
+                    b"add" | b"open" | b"close" | b"sync" | b"datasync" | b"sync_file_range" | b"wait" => {
+                        return Ok(None)
+                    }
                     _ => return Err(format!("unknown action \"{}\"", text(act))),
                 };
                 if dev.is_some_and(|d| d != file) {
@@ -705,13 +708,7 @@ impl Parser {
                 rec(t, kind, scaled(lba, 512, "LBA")?, size)
             }
             Parser::Columns(c) => {
-                let delim = c.delim.unwrap_or_else(|| {
-                    if line.contains(&b',') {
-                        Some(b',')
-                    } else {
-                        None
-                    }
-                });
+                let delim = c.delim.unwrap_or_else(|| if line.contains(&b',') { Some(b',') } else { None });
                 let mut v: [&[u8]; MAX_COLUMNS] = [&[]; MAX_COLUMNS];
                 let mut n = 0;
                 for x in fields(line, delim) {
@@ -733,7 +730,9 @@ impl Parser {
                     }
                 }
                 let kind = match c.op.1 {
-                    OpCode::Letter => letter_op(v[c.op.0]).ok_or_else(|| format!("op \"{}\" is not r, w or t", text(v[c.op.0])))?,
+                    OpCode::Letter => {
+                        letter_op(v[c.op.0]).ok_or_else(|| format!("op \"{}\" is not r, w or t", text(v[c.op.0])))?
+                    }
                     OpCode::Flag => {
                         if num(v[c.op.0], "op")? & 1 == 1 {
                             OpKind::Read
@@ -792,18 +791,14 @@ impl AsRef<[u8]> for Shared {
 type Source = Box<dyn BufRead + Send>;
 
 fn not_rereadable(path: &str, what: &str) -> Error {
-    Error::config(what, format!("needs to read the trace twice, and {path} is a pipe or device that reads once; save it to a file"))
+    Error::config(
+        what,
+        format!("needs to read the trace twice, and {path} is a pipe or device that reads once; save it to a file"),
+    )
 }
 
 fn line_too_long(path: &str, line: u64) -> Error {
-    trace_err(
-        path,
-        line,
-        format!(
-            "line longer than {} KiB: not a text trace (or a corrupt one)",
-            MAX_LINE >> 10
-        ),
-    )
+    trace_err(path, line, format!("line longer than {} KiB: not a text trace (or a corrupt one)", MAX_LINE >> 10))
 }
 
 /// Open the trace once, as a stream: the raw bytes, whether they can be read again (a
@@ -813,8 +808,7 @@ fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, boo
     let (raw, again): (Box<dyn Read + Send>, bool) = match origin {
         Origin::Bytes(b, _) => (Box::new(std::io::Cursor::new(Shared(b.clone()))), true),
         Origin::Path => {
-            let file = std::fs::File::open(path)
-                .map_err(|e| trace_err(path, 0, format!("cannot open: {e}")))?;
+            let file = std::fs::File::open(path).map_err(|e| trace_err(path, 0, format!("cannot open: {e}")))?;
             let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
             (Box::new(file), regular)
         }
@@ -863,8 +857,7 @@ fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, boo
 fn read_head(path: &str, src: Source) -> Result<(Vec<u8>, Source)> {
     let mut head = Vec::with_capacity(HEAD_BYTES);
     let mut take = src.take(HEAD_BYTES as u64);
-    take.read_to_end(&mut head)
-        .map_err(|e| trace_err(path, 1, format!("cannot read: {e}")))?;
+    take.read_to_end(&mut head).map_err(|e| trace_err(path, 1, format!("cannot read: {e}")))?;
     Ok((head, take.into_inner()))
 }
 
@@ -884,9 +877,7 @@ fn detect(path: &str, head: &[u8], rereadable: bool) -> Result<TraceFormat> {
             return Ok(TraceFormat::FioIolog);
         }
         let csv: Vec<&[u8]> = fields(line, Some(b',')).take(8).collect();
-        if csv.len() >= 7
-            && (csv[3].eq_ignore_ascii_case(b"Read") || csv[3].eq_ignore_ascii_case(b"Write"))
-        {
+        if csv.len() >= 7 && (csv[3].eq_ignore_ascii_case(b"Read") || csv[3].eq_ignore_ascii_case(b"Write")) {
             return Ok(TraceFormat::Msr);
         }
         if csv.len() >= 5 && matches!(csv[3], b"r" | b"w" | b"R" | b"W") && uint(csv[0]).is_some() {
@@ -967,7 +958,11 @@ impl Reader {
     /// [`Reader::from_bytes`] reading through buffers of `buffer` bytes (at least 1): a
     /// small one puts lines across buffer ends, for tests of the line splitting.
     #[doc(hidden)]
-    pub fn from_bytes_buffered(cfg: &TraceConfig, bytes: impl Into<std::sync::Arc<[u8]>>, buffer: usize) -> Result<Reader> {
+    pub fn from_bytes_buffered(
+        cfg: &TraceConfig,
+        bytes: impl Into<std::sync::Arc<[u8]>>,
+        buffer: usize,
+    ) -> Result<Reader> {
         Self::open_origin(cfg, Origin::Bytes(bytes.into(), buffer.max(1)))
     }
 
@@ -987,7 +982,10 @@ impl Reader {
             f => f,
         };
         if cfg.columns.is_some() && format != TraceFormat::Columns {
-            return Err(Error::config("workload.trace.columns", format!("is only used with format = \"columns\", not \"{}\"", format.name())));
+            return Err(Error::config(
+                "workload.trace.columns",
+                format!("is only used with format = \"columns\", not \"{}\"", format.name()),
+            ));
         }
         if cfg.action.is_some() && format != TraceFormat::Blkparse {
             return Err(Error::config("workload.trace.action", "is only used with format = \"blkparse\""));
@@ -999,10 +997,7 @@ impl Reader {
                 if a.len() != 1 || !"QGIDCMFXAB".contains(a) {
                     return Err(Error::config(
                         "workload.trace.action",
-                        format!(
-                            "\"{}\" is not a blkparse action letter (Q, G, I, D, C...)",
-                            crate::quote::echo(a)
-                        ),
+                        format!("\"{}\" is not a blkparse action letter (Q, G, I, D, C...)", crate::quote::echo(a)),
                     ));
                 }
                 Parser::Blkparse { action: a.as_bytes()[0] }
@@ -1074,7 +1069,11 @@ impl Reader {
             }
             Ok(())
         } else {
-            Err(trace_err(&self.cfg.path, self.line, format!("{msg} (set workload.trace.skip_bad to skip and count bad lines)")))
+            Err(trace_err(
+                &self.cfg.path,
+                self.line,
+                format!("{msg} (set workload.trace.skip_bad to skip and count bad lines)"),
+            ))
         }
     }
 
@@ -1104,13 +1103,26 @@ impl Reader {
                         }
                         Some(k) if self.buf.is_empty() => {
                             self.line += 1;
-                            (classify(&avail[..k], &mut self.parser, self.device.as_deref(), self.line <= self.cfg.skip_lines), k + 1)
+                            (
+                                classify(
+                                    &avail[..k],
+                                    &mut self.parser,
+                                    self.device.as_deref(),
+                                    self.line <= self.cfg.skip_lines,
+                                ),
+                                k + 1,
+                            )
                         }
                         Some(k) => {
                             self.buf.extend_from_slice(&avail[..k]);
                             self.line += 1;
                             let line = std::mem::take(&mut self.buf);
-                            let o = classify(&line, &mut self.parser, self.device.as_deref(), self.line <= self.cfg.skip_lines);
+                            let o = classify(
+                                &line,
+                                &mut self.parser,
+                                self.device.as_deref(),
+                                self.line <= self.cfg.skip_lines,
+                            );
                             self.buf = line;
                             self.buf.clear();
                             (o, k + 1)
@@ -1187,7 +1199,9 @@ fn classify(raw: &[u8], parser: &mut Parser, dev: Option<&[u8]>, header: bool) -
                 *version = 3;
                 Outcome::Skip
             } else {
-                Outcome::Fatal("not a fio iolog: the first line must be \"fio version 2 iolog\" or \"fio version 3 iolog\"".into())
+                Outcome::Fatal(
+                    "not a fio iolog: the first line must be \"fio version 2 iolog\" or \"fio version 3 iolog\"".into(),
+                )
             };
         }
     }
@@ -1250,12 +1264,7 @@ const CHUNK_BITS: u64 = CHUNK_WORDS as u64 * 64;
 
 impl BitSet {
     fn new(limit_bytes: usize) -> Self {
-        BitSet {
-            chunks: Default::default(),
-            count: 0,
-            limit_chunks: limit_bytes / (CHUNK_WORDS * 8),
-            overflow: false,
-        }
+        BitSet { chunks: Default::default(), count: 0, limit_chunks: limit_bytes / (CHUNK_WORDS * 8), overflow: false }
     }
     fn set_range(&mut self, first: u64, last: u64) {
         if self.overflow {
@@ -1271,10 +1280,7 @@ impl BitSet {
                 self.overflow = true;
                 break;
             }
-            let (set, words) = self
-                .chunks
-                .entry(c)
-                .or_insert_with(|| (0, Box::new([0; CHUNK_WORDS])));
+            let (set, words) = self.chunks.entry(c).or_insert_with(|| (0, Box::new([0; CHUNK_WORDS])));
             let end = (last - b).min(CHUNK_BITS - 1 - i as u64) as usize + i; // last bit in this chunk
             let mut j = if *set == CHUNK_BITS { end + 1 } else { i }; // a full chunk: nothing to do
             while j <= end {
@@ -1309,11 +1315,8 @@ pub fn info(cfg: &TraceConfig) -> Result<TraceInfo> {
 /// Summarise the first `max_records` requests of `r` (all of them: `u64::MAX`).  Memory
 /// stays bounded: the size histogram keeps 4096 sizes, the footprints 32 MiB of bits each.
 pub fn summarise(mut r: Reader, max_records: u64) -> Result<TraceInfo> {
-    let (mut rd, mut wr, mut tr) = (
-        KindStats { ios: 0, bytes: 0 },
-        KindStats { ios: 0, bytes: 0 },
-        KindStats { ios: 0, bytes: 0 },
-    );
+    let (mut rd, mut wr, mut tr) =
+        (KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 });
     let (mut lo, mut hi, mut last_t) = (u64::MAX, 0u64, 0u64);
     let mut unaligned = 0;
     let mut sizes: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
@@ -1417,10 +1420,7 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
     if target.is_empty() || target.contains(char::is_whitespace) {
         return Err(Error::config(
             "target",
-            format!(
-                "\"{}\" must be a file name without blanks",
-                crate::quote::echo(target)
-            ),
+            format!("\"{}\" must be a file name without blanks", crate::quote::echo(target)),
         ));
     }
     let io = |e: std::io::Error| Error::new(ErrorKind::Trace, Some("output"), format!("cannot write: {e}"));
@@ -1487,16 +1487,9 @@ pub fn head(cfg: &TraceConfig, n: usize) -> Result<Vec<(u64, &'static str, u64, 
 
 /// [`write_fio_iolog`] into `out_path`, atomically ([`crate::atomic::write_file`]): the
 /// file appears whole, and a failed or killed conversion leaves nothing behind.
-pub fn convert_to_file(
-    cfg: &TraceConfig,
-    out_path: &str,
-    version: u8,
-    target: &str,
-) -> Result<u64> {
+pub fn convert_to_file(cfg: &TraceConfig, out_path: &str, version: u8, target: &str) -> Result<u64> {
     let io = |e: std::io::Error| Error::config("output", format!("cannot write {out_path}: {e}"));
-    crate::atomic::write_file(std::path::Path::new(out_path), io, |f| {
-        write_fio_iolog(cfg, f, version, target)
-    })
+    crate::atomic::write_file(std::path::Path::new(out_path), io, |f| write_fio_iolog(cfg, f, version, target))
 }
 
 #[cfg(test)]
@@ -1563,7 +1556,10 @@ mod tests {
 
     #[test]
     fn bad_line_names_file_and_line() {
-        let p = write_tmp("bad.csv", b"128166372003061629,hm,0,Read,3129794560,65536,1\n128166372003061630,hm,0,Read,12x,4096,1\n");
+        let p = write_tmp(
+            "bad.csv",
+            b"128166372003061629,hm,0,Read,3129794560,65536,1\n128166372003061630,hm,0,Read,12x,4096,1\n",
+        );
         let e = all(&TraceConfig::new(&p)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Trace);
         assert!(e.key.as_deref().unwrap().ends_with("bad.csv:2"), "{e}");

@@ -40,9 +40,7 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     if t.starts_with('-') {
         return Err(format!("{}: negative sizes are not allowed", q(text)));
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let num: String = num.chars().filter(|&c| c != '_').collect();
     let unit = unit.trim().to_ascii_lowercase();
@@ -67,26 +65,15 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     if int_part.is_empty() && frac_part.is_empty() {
         return Err(format!("{} is not a size", q(text)));
     }
-    if !int_part.chars().all(|c| c.is_ascii_digit())
-        || !frac_part.chars().all(|c| c.is_ascii_digit())
-    {
+    if !int_part.chars().all(|c| c.is_ascii_digit()) || !frac_part.chars().all(|c| c.is_ascii_digit()) {
         return Err(format!("{} is not a size", q(text)));
     }
     if frac_part.len() > 18 {
         return Err(format!("{} has too many decimals", q(text)));
     }
-    let int_v: u128 = if int_part.is_empty() {
-        0
-    } else {
-        int_part
-            .parse()
-            .map_err(|_| format!("{} is too large", q(text)))?
-    };
-    let frac_v: u128 = if frac_part.is_empty() {
-        0
-    } else {
-        frac_part.parse().unwrap()
-    };
+    let int_v: u128 =
+        if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| format!("{} is too large", q(text)))? };
+    let frac_v: u128 = if frac_part.is_empty() { 0 } else { frac_part.parse().unwrap() };
     let scale = 10u128.pow(frac_part.len() as u32);
     let total_num = int_v
         .checked_mul(mult)
@@ -107,7 +94,9 @@ pub fn format_size(bytes: u64) -> String {
             return format!("{}{}", bytes / m, u);
         }
     }
-    for (u, m) in [("PB", 1_000_000_000_000_000u64), ("TB", 1_000_000_000_000), ("GB", 1_000_000_000), ("MB", 1_000_000)] {
+    for (u, m) in
+        [("PB", 1_000_000_000_000_000u64), ("TB", 1_000_000_000_000), ("GB", 1_000_000_000), ("MB", 1_000_000)]
+    {
         if bytes >= m {
             return if bytes % m == 0 {
                 format!("{}{}", bytes / m, u)
@@ -169,9 +158,7 @@ pub fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
         None => (t, false),
     };
     const EXPECTED: &str = "expected a fraction such as 0.07 or a percentage such as \"7%\"";
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{} is not a number or a percentage; {EXPECTED}", q(text)))?;
+    let v: f64 = num.parse().map_err(|_| format!("{} is not a number or a percentage; {EXPECTED}", q(text)))?;
     if !v.is_finite() {
         return Err(format!("{} is not a finite number; {EXPECTED}", q(text)));
     }
@@ -193,7 +180,11 @@ impl<'de> Deserialize<'de> for Fraction {
                 f.write_str("a fraction such as 0.07 or a percentage string such as \"7%\"")
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Fraction, E> {
-                if v.is_finite() { Ok(Fraction(v)) } else { Err(E::custom("not a finite number")) }
+                if v.is_finite() {
+                    Ok(Fraction(v))
+                } else {
+                    Err(E::custom("not a finite number"))
+                }
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Fraction, E> {
                 Ok(Fraction(v as f64))
@@ -227,21 +218,9 @@ mod tests {
         assert!(parse_size("-1GB").is_err());
         assert!(parse_size("").is_err());
         assert!(parse_size("99999999PiB").is_err());
-        assert_eq!(
-            parse_size("-8MiB").unwrap_err(),
-            "\"-8MiB\": negative sizes are not allowed"
-        );
-        assert!(
-            parse_size("4\0KiB").unwrap_err().contains("\\0"),
-            "NUL echoed raw"
-        );
-        assert!(
-            parse_size(&format!("1{}", "x".repeat(500)))
-                .unwrap_err()
-                .len()
-                < 300,
-            "long echo not cut"
-        );
+        assert_eq!(parse_size("-8MiB").unwrap_err(), "\"-8MiB\": negative sizes are not allowed");
+        assert!(parse_size("4\0KiB").unwrap_err().contains("\\0"), "NUL echoed raw");
+        assert!(parse_size(&format!("1{}", "x".repeat(500))).unwrap_err().len() < 300, "long echo not cut");
     }
 
     #[test]
@@ -250,16 +229,10 @@ mod tests {
         assert_eq!(parse_fraction("0.28").unwrap(), 0.28);
         for bad in ["nan%", "inf", "-inf%", "1e999%"] {
             let e = parse_fraction(bad).unwrap_err();
-            assert!(
-                e.contains("not a finite number") && e.contains("7%"),
-                "{bad}: {e}"
-            );
+            assert!(e.contains("not a finite number") && e.contains("7%"), "{bad}: {e}");
         }
         let e = parse_fraction("x%").unwrap_err();
-        assert!(
-            e.contains("is not a number or a percentage") && e.contains("0.07"),
-            "{e}"
-        );
+        assert!(e.contains("is not a number or a percentage") && e.contains("0.07"), "{e}");
         assert!(!parse_fraction("\u{1}%").unwrap_err().contains('\u{1}'));
     }
 

@@ -536,7 +536,8 @@ fn zoned(span_units: u64, parts: &[(f64, f64)], align: u64, len: u64, streams: &
     let mut acc = 0.0;
     for (i, &(f, _)) in parts.iter().enumerate() {
         acc += f;
-        let end = if i + 1 == parts.len() { span_units } else { ((span_units as f64 * acc).round() as u64 / align) * align };
+        let end =
+            if i + 1 == parts.len() { span_units } else { ((span_units as f64 * acc).round() as u64 / align) * align };
         let units = end.saturating_sub(base);
         if units < len {
             return Err(Error::workload(key, "leaves a region smaller than one request"));
@@ -598,7 +599,9 @@ pub fn build(
         unused(k, v && kind != T::SkHynix)?;
     }
     unused("workload.trace", w.trace.is_some() && kind != T::Trace)?;
-    let mix = |read: f64, trim: f64| (if read > 0.0 { to_threshold(read) } else { 0 }, if read + trim > 0.0 { to_threshold(read + trim) } else { 0 });
+    let mix = |read: f64, trim: f64| {
+        (if read > 0.0 { to_threshold(read) } else { 0 }, if read + trim > 0.0 { to_threshold(read + trim) } else { 0 })
+    };
     let (read_threshold, trim_threshold) = mix(rf, tf);
 
     if kind == T::Trace {
@@ -611,7 +614,9 @@ pub fn build(
         ] {
             unused(k, v)?;
         }
-        let tc = w.trace.as_ref().ok_or_else(|| Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)"))?;
+        let tc = w.trace.as_ref().ok_or_else(|| {
+            Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)")
+        })?;
         let feed = TraceFeed::open(tc, accessible_sectors, sector_size)?;
         return Ok(Workload {
             pattern: Pattern::Trace(Box::new(feed)),
@@ -636,9 +641,16 @@ pub fn build(
             format!("{req} bytes is not a positive multiple of the {sector_size}-byte sector"),
         ));
     }
-    let align = if request_override.is_some() { req.min(page_size) } else { w.align.map(|a| a.0).unwrap_or(req.min(page_size)) };
+    let align = if request_override.is_some() {
+        req.min(page_size)
+    } else {
+        w.align.map(|a| a.0).unwrap_or(req.min(page_size))
+    };
     if align == 0 || align % sector_size != 0 {
-        return Err(Error::workload("workload.align", format!("{align} bytes is not a positive multiple of the sector size")));
+        return Err(Error::workload(
+            "workload.align",
+            format!("{align} bytes is not a positive multiple of the sector size"),
+        ));
     }
     // JESD219 with its own size mix works in sectors
     let jedec_sizes = kind == T::Jesd219 && w.request_size.is_none() && request_override.is_none();
@@ -663,26 +675,53 @@ pub fn build(
         T::Sequential => {
             let stride = match w.stride {
                 Some(s) if s.0 == 0 || s.0 % unit != 0 => {
-                    return Err(Error::workload("workload.stride", format!("{} bytes is not a positive multiple of the {unit}-byte unit", s.0)))
+                    return Err(Error::workload(
+                        "workload.stride",
+                        format!("{} bytes is not a positive multiple of the {unit}-byte unit", s.0),
+                    ))
                 }
                 Some(s) => s.0 / unit,
                 None => len,
             };
             let k = w.sequential_streams.unwrap_or(1);
             if k == 0 || k as u64 > span_units / len {
-                return Err(Error::workload("workload.sequential_streams", format!("{k} is out of range; expected 1..={}", span_units / len)));
+                return Err(Error::workload(
+                    "workload.sequential_streams",
+                    format!("{k} is out of range; expected 1..={}", span_units / len),
+                ));
             }
             let region = span_units / k as u64;
-            Pattern::Sequential(Sequential { base: 0, span: span_units, stride, region, cursors: vec![0; k as usize], next: 0 })
+            Pattern::Sequential(Sequential {
+                base: 0,
+                span: span_units,
+                stride,
+                region,
+                cursors: vec![0; k as usize],
+                next: 0,
+            })
         }
         T::HotCold => {
             let f = frac("workload.hot_fraction", w.hot_fraction, 0.0, 1.0)?;
             let r = frac("workload.hot_write_fraction", w.hot_write_fraction, 0.0, 1.0)?;
             let hot_stream = if streams >= 2 { 1 } else { 0 };
-            Pattern::Zoned(zoned(span_units, &[(f, r), (1.0 - f, 1.0 - r)], align_u, len, &[hot_stream, 0], "workload.hot_fraction")?)
+            Pattern::Zoned(zoned(
+                span_units,
+                &[(f, r), (1.0 - f, 1.0 - r)],
+                align_u,
+                len,
+                &[hot_stream, 0],
+                "workload.hot_fraction",
+            )?)
         }
         T::Jesd219 => {
-            let z = zoned(span_units, &JESD219_ZONES, if jedec_sizes { 4096 / unit } else { align_u }, if jedec_sizes { 65536 / unit } else { len }, &[0, 0, 0], "workload.span")?;
+            let z = zoned(
+                span_units,
+                &JESD219_ZONES,
+                if jedec_sizes { 4096 / unit } else { align_u },
+                if jedec_sizes { 65536 / unit } else { len },
+                &[0, 0, 0],
+                "workload.span",
+            )?;
             if jedec_sizes {
                 let p: Vec<f64> = JESD219_SIZES.iter().map(|s| s.1 / 100.0).collect();
                 sizes = Some(SizeMix {
@@ -694,16 +733,25 @@ pub fn build(
             Pattern::Zoned(z)
         }
         T::Zipf => {
-            let s = w.zipf_exponent.ok_or_else(|| Error::workload("workload.zipf_exponent", "is required for type \"zipf\""))?.0;
+            let s = w
+                .zipf_exponent
+                .ok_or_else(|| Error::workload("workload.zipf_exponent", "is required for type \"zipf\""))?
+                .0;
             if !(s > 0.0 && s <= 10.0) {
-                return Err(Error::workload("workload.zipf_exponent", format!("{s} is out of range; expected (0, 10]")));
+                return Err(Error::workload(
+                    "workload.zipf_exponent",
+                    format!("{s} is out of range; expected (0, 10]"),
+                ));
             }
             Pattern::Zipf(Zipf::new(0, slots, align_u, s))
         }
         T::SkHynix => {
             let page_multiple = |key: &str, v: u64| -> Result<u64> {
                 if v == 0 || v % page_size != 0 {
-                    Err(Error::workload(key, format!("{v} bytes is not a positive multiple of the {page_size}-byte page")))
+                    Err(Error::workload(
+                        key,
+                        format!("{v} bytes is not a positive multiple of the {page_size}-byte page"),
+                    ))
                 } else {
                     Ok(v / page_size)
                 }
@@ -711,8 +759,12 @@ pub fn build(
             if !pages {
                 return Err(Error::workload("workload.request_size", "sk-hynix needs page-multiple requests"));
             }
-            let seq_len = page_multiple("workload.sequential_request_size", w.sequential_request_size.map(|x| x.0).unwrap_or(512 * 1024).max(page_size))?;
-            let seq_chunk = page_multiple("workload.sequential_chunk", w.sequential_chunk.map(|x| x.0).unwrap_or(1 << 30))?;
+            let seq_len = page_multiple(
+                "workload.sequential_request_size",
+                w.sequential_request_size.map(|x| x.0).unwrap_or(512 * 1024).max(page_size),
+            )?;
+            let seq_chunk =
+                page_multiple("workload.sequential_chunk", w.sequential_chunk.map(|x| x.0).unwrap_or(1 << 30))?;
             let rand_chunk = page_multiple("workload.random_chunk", w.random_chunk.map(|x| x.0).unwrap_or(200 << 20))?;
             if seq_len > span_units || seq_len > u32::MAX as u64 {
                 return Err(Error::workload("workload.sequential_request_size", "is larger than the workload span"));
@@ -812,7 +864,11 @@ mod tests {
 
     #[test]
     fn jesd219_with_a_request_size_keeps_only_the_zones() {
-        let w = WorkloadConfig { kind: WorkloadType::Jesd219, request_size: Some(crate::units::ByteSize(4096)), ..Default::default() };
+        let w = WorkloadConfig {
+            kind: WorkloadType::Jesd219,
+            request_size: Some(crate::units::ByteSize(4096)),
+            ..Default::default()
+        };
         let wl = build(&w, WorkloadType::Jesd219, 1 << 20, 512, 4096, 1, None).unwrap();
         assert!(wl.pages && wl.len == 1);
     }
@@ -881,7 +937,11 @@ mod tests {
             }
         }
         assert!(within(r, n, 0.3, 5.0) && within(t, n, 0.1, 5.0), "{r} {t}");
-        let bad = WorkloadConfig { read_fraction: crate::units::Fraction(0.6), trim_fraction: crate::units::Fraction(0.4), ..Default::default() };
+        let bad = WorkloadConfig {
+            read_fraction: crate::units::Fraction(0.6),
+            trim_fraction: crate::units::Fraction(0.4),
+            ..Default::default()
+        };
         let e = build(&bad, WorkloadType::Uniform, 1 << 20, 512, 4096, 1, None).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("workload.trim_fraction"));
     }

@@ -31,42 +31,27 @@ fn an_interrupted_run_keeps_the_rounds_it_did_identical() {
     let n = cut.rounds.len();
     assert!(n >= 3, "{n} rounds");
     let sum: u64 = cut.rounds.iter().map(|r| r.host_write_bytes).sum();
-    assert_eq!(
-        sum, cut.counters.host_write_bytes,
-        "the cut round is counted in the rounds"
-    );
+    assert_eq!(sum, cut.counters.host_write_bytes, "the cut round is counted in the rounds");
     let json = serde_json::to_value(&cut).unwrap();
     assert_eq!(json["interrupted"], true);
 
     // the same run left to finish (its length does not change the rounds before its end)
     let whole = sim(&cfg(n + 2)).run().unwrap();
     assert!(!whole.interrupted);
-    assert!(serde_json::to_value(&whole)
-        .unwrap()
-        .get("interrupted")
-        .is_none());
-    assert_eq!(
-        cut.rounds[..n - 1],
-        whole.rounds[..n - 1],
-        "same seed, same rounds up to the cut"
-    );
+    assert!(serde_json::to_value(&whole).unwrap().get("interrupted").is_none());
+    assert_eq!(cut.rounds[..n - 1], whole.rounds[..n - 1], "same seed, same rounds up to the cut");
     assert!(cut.rounds[n - 1].host_write_bytes <= whole.rounds[n - 1].host_write_bytes);
 }
 
 #[test]
 fn phases_pts_and_the_timed_model_stop_too() {
-    let phases = "[run]\nprecondition = \"none\"\n[[phase]]\ndrive_writes = 100000\n[phase.workload]\ntype = \"sequential\"\n\
+    let phases =
+        "[run]\nprecondition = \"none\"\n[[phase]]\ndrive_writes = 100000\n[phase.workload]\ntype = \"sequential\"\n\
                   [[phase]]\ndrive_writes = 100000\n[phase.workload]\ntype = \"uniform\"\n";
-    let pts =
-        "[workload]\ntype = \"snia-pts\"\n[run]\nround_drive_writes = 1000\nmax_rounds = 100000\n";
+    let pts = "[workload]\ntype = \"snia-pts\"\n[run]\nround_drive_writes = 1000\nmax_rounds = 100000\n";
     let timed = "[run]\nprecondition = \"none\"\nwarmup_drive_writes = 0\nmeasure_drive_writes = 100000\n[timing]\nqueue_depth = 32\n";
     let timed_pts = format!("{pts}[timing]\nqueue_depth = 4\n");
-    for (what, cfg) in [
-        ("phases", phases),
-        ("snia-pts", pts),
-        ("timed", timed),
-        ("timed snia-pts", &timed_pts),
-    ] {
+    for (what, cfg) in [("phases", phases), ("snia-pts", pts), ("timed", timed), ("timed snia-pts", &timed_pts)] {
         let mut s = sim(cfg);
         s.set_interrupt(after(Duration::from_millis(200)));
         let t = Instant::now();

@@ -68,10 +68,20 @@ fn a_cache_holding_the_whole_table_costs_only_cold_misses() {
     assert_eq!(m.window.waf_with_map, Some(full.waf));
     let (a, b) = (none.timed.as_ref().unwrap(), full.timed.as_ref().unwrap());
     let rel = (b.measured_iops - a.measured_iops).abs() / a.measured_iops;
-    assert!(rel < 0.005, "IOPS {} with the whole table cached vs {} without the cache", b.measured_iops, a.measured_iops);
+    assert!(
+        rel < 0.005,
+        "IOPS {} with the whole table cached vs {} without the cache",
+        b.measured_iops,
+        a.measured_iops
+    );
     // and the measured rounds' read latency agrees
     for (x, y) in a.rounds.iter().zip(&b.rounds).filter(|(x, _)| x.index >= full.measure_window.first_round) {
-        assert!((x.latency_us.p50 - y.latency_us.p50).abs() / x.latency_us.p50 < 0.02, "{:?} vs {:?}", x.latency_us, y.latency_us);
+        assert!(
+            (x.latency_us.p50 - y.latency_us.p50).abs() / x.latency_us.p50 < 0.02,
+            "{:?} vs {:?}",
+            x.latency_us,
+            y.latency_us
+        );
     }
 }
 
@@ -128,7 +138,11 @@ fn a_miss_adds_a_translation_page_read_to_a_qd1_read() {
     assert_eq!(a.count, b.count);
     // each miss: tR + one unit's transfer before the data read
     let per_miss = (b.mean - a.mean) / miss;
-    assert!((per_miss / (T_READ_US + XFER_US) - 1.0).abs() < 0.03, "{per_miss} us per miss, expected {}", T_READ_US + XFER_US);
+    assert!(
+        (per_miss / (T_READ_US + XFER_US) - 1.0).abs() < 0.03,
+        "{per_miss} us per miss, expected {}",
+        T_READ_US + XFER_US
+    );
     // a hit costs nothing: the fastest read is the uncached drive's
     assert!((b.min - a.min).abs() < 0.5, "{} vs {}", b.min, a.min);
     // and at a 75% miss ratio the median read is a miss
@@ -142,9 +156,13 @@ fn larger_translation_pages_cost_their_transfer_and_hold_more_entries() {
     let none = run(&config(&wl, "", "queue_depth = 1\n", ""));
     let some = run(&config(&wl, "", "queue_depth = 1\n", "fraction = 0.25\ntranslation_page = \"8KiB\""));
     let m = map(&some);
-    assert_eq!((m.params.entries_per_page, m.params.translation_pages, m.params.cached_pages, m.params.units_per_page), (2048, 128, 32, 2));
+    assert_eq!(
+        (m.params.entries_per_page, m.params.translation_pages, m.params.cached_pages, m.params.units_per_page),
+        (2048, 128, 32, 2)
+    );
     let miss = 1.0 - m.window.hit_ratio.unwrap();
-    let per_miss = (some.timed.as_ref().unwrap().latency_us.all.mean - none.timed.as_ref().unwrap().latency_us.all.mean) / miss;
+    let per_miss =
+        (some.timed.as_ref().unwrap().latency_us.all.mean - none.timed.as_ref().unwrap().latency_us.all.mean) / miss;
     assert!((per_miss / (T_READ_US + 2.0 * XFER_US) - 1.0).abs() < 0.03, "{per_miss} us per miss");
 }
 
@@ -152,13 +170,15 @@ fn larger_translation_pages_cost_their_transfer_and_hold_more_entries() {
 fn with_page_times_a_miss_costs_the_mean_page_read() {
     // TLC word lines of 3 x 16 KiB; reads of LSB / CSB / MSB pages 50 / 100 / 150 us: a
     // translation page's page type is not tracked, so a miss costs the mean, 100 us
-    let pages = "cell = \"tlc\"\nnand_page_size = \"48KiB\"\nnand_block_size = \"12MiB\"\nt_read_page_us = [50, 100, 150]\n";
+    let pages =
+        "cell = \"tlc\"\nnand_page_size = \"48KiB\"\nnand_block_size = \"12MiB\"\nt_read_page_us = [50, 100, 150]\n";
     let wl = phases("read_fraction = 0.999", 2_000, 20_000);
     let timing = format!("queue_depth = 1\n{pages}");
     let none = run(&config(&wl, "", &timing, ""));
     let some = run(&config(&wl, "", &timing, "fraction = 0.25"));
     let miss = 1.0 - map(&some).window.hit_ratio.unwrap();
-    let per_miss = (some.timed.as_ref().unwrap().latency_us.all.mean - none.timed.as_ref().unwrap().latency_us.all.mean) / miss;
+    let per_miss =
+        (some.timed.as_ref().unwrap().latency_us.all.mean - none.timed.as_ref().unwrap().latency_us.all.mean) / miss;
     assert!((per_miss / (100.0 + XFER_US) - 1.0).abs() < 0.03, "{per_miss} us per miss");
 }
 
@@ -174,7 +194,8 @@ fn dirty_evictions_program_translation_pages_and_count_in_waf_with_map() {
     let expect_miss = 1.0 - 16.0 / 256.0;
     assert!((m.window.map_reads as f64 / host_pages as f64 - expect_miss).abs() < 0.01);
     assert!(m.window.map_writes as f64 >= 0.99 * m.window.map_reads as f64, "almost every evicted page is dirty");
-    let waf_map = (r.measure_window.nand_write_bytes + m.window.map_writes * 4096) as f64 / r.measure_window.host_write_bytes as f64;
+    let waf_map = (r.measure_window.nand_write_bytes + m.window.map_writes * 4096) as f64
+        / r.measure_window.host_write_bytes as f64;
     assert_eq!(m.window.waf_with_map, Some(waf_map));
     assert_eq!(m.waf, r.waf);
     assert!(waf_map > r.waf + 0.9 * expect_miss);
@@ -236,7 +257,10 @@ fn bad_input_names_the_key() {
         assert_eq!(err(&format!("fraction = {f}")).key.as_deref(), Some("timing.map_cache.fraction"));
     }
     for tp in ["\"6KiB\"", "\"32KiB\"", "0"] {
-        assert_eq!(err(&format!("size = \"1MiB\"\ntranslation_page = {tp}")).key.as_deref(), Some("timing.map_cache.translation_page"));
+        assert_eq!(
+            err(&format!("size = \"1MiB\"\ntranslation_page = {tp}")).key.as_deref(),
+            Some("timing.map_cache.translation_page")
+        );
     }
     let e = err("size = \"1MiB\"\nbogus = 1");
     assert_eq!(e.kind, ErrorKind::Config);

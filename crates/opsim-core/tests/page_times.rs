@@ -35,7 +35,8 @@ background_gc = false
 fn timing(extra: &str) -> String {
     let set = |line: &str| line.split('=').next().map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned);
     let over: Vec<String> = extra.lines().filter_map(set).collect();
-    let mut out: String = TIMING.lines().filter(|l| !matches!(set(l), Some(k) if over.contains(&k))).map(|l| format!("{l}\n")).collect();
+    let mut out: String =
+        TIMING.lines().filter(|l| !matches!(set(l), Some(k) if over.contains(&k))).map(|l| format!("{l}\n")).collect();
     out.push_str(extra);
     out.push('\n');
     out
@@ -120,7 +121,11 @@ fn random_reads_cost_the_mean_page_read_time() {
     let want: f64 = lpns.iter().map(|&l| [50.0, 100.0, 150.0][page_type(l) as usize]).sum::<f64>() / lpns.len() as f64;
     assert!((want - 100.0).abs() < 2.0, "the draw covers the page types evenly: {want}");
     let got = mean_read_us(&r);
-    assert!((got - (want + READ_OVERHEAD_US)).abs() < 0.5, "mean read {got} us, expected {} us", want + READ_OVERHEAD_US);
+    assert!(
+        (got - (want + READ_OVERHEAD_US)).abs() < 0.5,
+        "mean read {got} us, expected {} us",
+        want + READ_OVERHEAD_US
+    );
     // tR of each type shows in the distribution: the fastest and slowest reads
     let lat = &r.timed.as_ref().unwrap().latency_us.read;
     assert!((lat.min - (50.0 + READ_OVERHEAD_US)).abs() < 1.0, "min {}", lat.min);
@@ -140,7 +145,11 @@ fn reads_of_one_page_type_cost_its_read_time() {
         assert!(lpns.len() > 800);
         let r = reads_on_filled_drive(&lpns, &format!("type{kind}"), "t_read_page_us = [50, 100, 150]");
         let got = mean_read_us(&r);
-        assert!((got - (t_r + READ_OVERHEAD_US)).abs() < 0.5, "page type {kind}: mean read {got} us, expected {}", t_r + READ_OVERHEAD_US);
+        assert!(
+            (got - (t_r + READ_OVERHEAD_US)).abs() < 0.5,
+            "page type {kind}: mean read {got} us, expected {}",
+            t_r + READ_OVERHEAD_US
+        );
         let lat = &r.timed.as_ref().unwrap().latency_us.read;
         assert!(lat.max - lat.min < 1.0, "every read of page type {kind} costs the same: {} .. {}", lat.min, lat.max);
     }
@@ -250,7 +259,8 @@ fn page_times_equal_to_the_scalar_times_change_nothing() {
 #[test]
 fn page_time_errors_name_the_key() {
     let err = |extra: &str| {
-        let text = format!("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 96\n[timing]\n{}", timing(extra));
+        let text =
+            format!("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 96\n[timing]\n{}", timing(extra));
         match Simulator::from_toml(&text).and_then(|mut s| s.run()) {
             Ok(_) => panic!("{extra}: accepted"),
             Err(e) => e,

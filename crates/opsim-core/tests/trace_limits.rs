@@ -30,16 +30,12 @@ fn a_line_without_end_is_refused_naming_the_line_and_the_cap() {
         cfg.skip_bad = true; // a line too long is not a bad line to skip: the stream is no trace
         let mut body = MSR.to_vec();
         body.extend_from_slice(&[b'7'; 200_000]);
-        let e = Reader::from_bytes(&cfg, body)
-            .and_then(records)
-            .unwrap_err();
+        let e = Reader::from_bytes(&cfg, body).and_then(records).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Trace, "{e}");
         assert_eq!(e.key.as_deref(), Some("mem.csv:4"), "{format:?}: {e}");
         assert!(e.message.contains("line longer than 64 KiB"), "{e}");
         // the same with no newline at all
-        let e = Reader::from_bytes(&cfg, vec![b'1'; 300_000])
-            .and_then(records)
-            .unwrap_err();
+        let e = Reader::from_bytes(&cfg, vec![b'1'; 300_000]).and_then(records).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mem.csv:1"), "{e}");
         assert!(e.message.contains("line longer than 64 KiB"), "{e}");
     }
@@ -63,9 +59,7 @@ fn a_gzip_bomb_without_newlines_is_refused() {
         gz.write_all(&zeros).unwrap();
     }
     let body = gz.finish().unwrap();
-    let e = Reader::from_bytes(&TraceConfig::new("bomb.gz"), body)
-        .and_then(records)
-        .unwrap_err();
+    let e = Reader::from_bytes(&TraceConfig::new("bomb.gz"), body).and_then(records).unwrap_err();
     assert!(e.message.contains("line longer than 64 KiB"), "{e}");
 }
 
@@ -107,26 +101,15 @@ fn a_fifo_reads_like_a_file() {
 #[test]
 fn column_indices_are_checked() {
     for (spec, key) in [
-        (
-            "time=0,op=1,offset=18446744073709551615,size=3",
-            "workload.trace.columns.offset",
-        ),
-        (
-            "time=18446744073709551616,op=1,offset=2,size=3",
-            "workload.trace.columns.time",
-        ),
+        ("time=0,op=1,offset=18446744073709551615,size=3", "workload.trace.columns.offset"),
+        ("time=18446744073709551616,op=1,offset=2,size=3", "workload.trace.columns.time"),
         ("time=0,op=99,offset=2,size=3", "workload.trace.columns.op"),
-        (
-            "time=0,op=1,offset=2,size=3,device=64",
-            "workload.trace.columns.device",
-        ),
+        ("time=0,op=1,offset=2,size=3,device=64", "workload.trace.columns.device"),
     ] {
         let mut cfg = TraceConfig::new("c.csv");
         cfg.format = TraceFormat::Columns;
         cfg.columns = Some(spec.into());
-        let e = Reader::from_bytes(&cfg, &b"0,w,0,4096\n"[..])
-            .err()
-            .expect(spec);
+        let e = Reader::from_bytes(&cfg, &b"0,w,0,4096\n"[..]).err().expect(spec);
         assert_eq!(e.kind, ErrorKind::Config, "{spec}: {e}");
         assert_eq!(e.key.as_deref(), Some(key), "{spec}: {e}");
     }
@@ -144,21 +127,13 @@ fn huge_numbers_are_errors_or_saturate_never_overflow() {
     let mut cfg = TraceConfig::new("big.csv");
     cfg.format = TraceFormat::Columns;
     cfg.columns = Some("time=0:s,op=1,offset=2:4k,size=3:4k".into());
-    let e = Reader::from_bytes(&cfg, &b"0,w,18446744073709551615,1\n"[..])
-        .and_then(records)
-        .unwrap_err();
+    let e = Reader::from_bytes(&cfg, &b"0,w,18446744073709551615,1\n"[..]).and_then(records).unwrap_err();
     assert!(e.message.contains("too large"), "{e}");
-    let e = Reader::from_bytes(&cfg, &b"99999999999999999999,w,1,1\n"[..])
-        .and_then(records)
-        .unwrap_err();
+    let e = Reader::from_bytes(&cfg, &b"99999999999999999999,w,1,1\n"[..]).and_then(records).unwrap_err();
     assert!(e.message.contains("time"), "{e}");
     // two requests whose sizes sum past 2^64 bytes: the byte count saturates
     cfg.columns = Some("op=0,offset=1,size=2".into());
-    let r = Reader::from_bytes(
-        &cfg,
-        &b"w,0,18446744073709551000\nw,0,18446744073709551000\n"[..],
-    )
-    .unwrap();
+    let r = Reader::from_bytes(&cfg, &b"w,0,18446744073709551000\nw,0,18446744073709551000\n"[..]).unwrap();
     let info = trace::summarise(r, u64::MAX).unwrap();
     assert_eq!(info.write.bytes, u64::MAX);
     assert_eq!(info.footprint_bytes, None);
@@ -171,11 +146,7 @@ fn footprints_follow_what_is_touched_not_the_offsets() {
     cfg.format = TraceFormat::Columns;
     cfg.columns = Some("op=0,offset=1,size=2".into());
     let body = format!("w,0,4096\nw,{},8192\nr,4096,4096\n", 8u64 << 40);
-    let info = trace::summarise(
-        Reader::from_bytes(&cfg, body.into_bytes()).unwrap(),
-        u64::MAX,
-    )
-    .unwrap();
+    let info = trace::summarise(Reader::from_bytes(&cfg, body.into_bytes()).unwrap(), u64::MAX).unwrap();
     assert_eq!(info.footprint_bytes, Some(4 * 4096));
     assert_eq!(info.write_footprint_bytes, Some(3 * 4096));
 }
@@ -184,9 +155,7 @@ fn footprints_follow_what_is_touched_not_the_offsets() {
 fn messages_do_not_echo_control_bytes() {
     let mut cfg = TraceConfig::new("nul.csv");
     cfg.format = TraceFormat::Msr;
-    let e = Reader::from_bytes(&cfg, &b"1,hm,0,Re\0ad\x1b[2J,0,4096,1\n"[..])
-        .and_then(records)
-        .unwrap_err();
+    let e = Reader::from_bytes(&cfg, &b"1,hm,0,Re\0ad\x1b[2J,0,4096,1\n"[..]).and_then(records).unwrap_err();
     let m = e.to_string();
     assert!(!m.contains('\0') && !m.contains('\x1b'), "{m:?}");
     assert!(m.contains("\\0"), "{m:?}");
@@ -200,19 +169,12 @@ fn conversion_output_is_whole_with_the_umask_mode_and_nothing_else() {
     std::fs::write(&src, MSR).unwrap();
     let out = d.join("out.iolog");
     std::fs::write(&out, b"old").unwrap();
-    let n = trace::convert_to_file(
-        &TraceConfig::new(src.to_str().unwrap()),
-        out.to_str().unwrap(),
-        3,
-        "/dev/x",
-    )
-    .unwrap();
+    let n =
+        trace::convert_to_file(&TraceConfig::new(src.to_str().unwrap()), out.to_str().unwrap(), 3, "/dev/x").unwrap();
     assert_eq!(n, 3);
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
-        text.starts_with(
-            "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 3129794560 65536\n"
-        ),
+        text.starts_with("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 3129794560 65536\n"),
         "{text}"
     );
     let umask = unsafe {
@@ -222,21 +184,15 @@ fn conversion_output_is_whole_with_the_umask_mode_and_nothing_else() {
     };
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o666 & !(umask as u32), "mode {mode:o}");
-    let mut names: Vec<_> = std::fs::read_dir(&d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let mut names: Vec<_> =
+        std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();
     assert_eq!(names, ["in.csv", "out.iolog"]);
     // a failed conversion keeps the old output and leaves nothing
     std::fs::write(&src, b"junk that is no trace\n").unwrap();
-    assert!(trace::convert_to_file(
-        &TraceConfig::new(src.to_str().unwrap()),
-        out.to_str().unwrap(),
-        3,
-        "/dev/x"
-    )
-    .is_err());
+    assert!(
+        trace::convert_to_file(&TraceConfig::new(src.to_str().unwrap()), out.to_str().unwrap(), 3, "/dev/x").is_err()
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
 }

@@ -95,8 +95,12 @@ fn sustained_rate_is_measured_in_bytes_over_a_window() {
     let first = u.first_entry_s.unwrap();
     // the last 10 whole series intervals before the entry in which the host wrote
     let t = r.timed.as_ref().unwrap();
-    let before: Vec<f64> =
-        t.iops_series.iter().filter(|p| p.t_s <= first + 1e-12 && !p.urgent && p.write_iops > 0.0).map(|p| p.mbps).collect();
+    let before: Vec<f64> = t
+        .iops_series
+        .iter()
+        .filter(|p| p.t_s <= first + 1e-12 && !p.urgent && p.write_iops > 0.0)
+        .map(|p| p.mbps)
+        .collect();
     assert!(before.len() >= 10);
     let last10 = &before[before.len() - 10..];
     let mean = last10.iter().sum::<f64>() / 10.0;
@@ -153,7 +157,8 @@ fn steady_state_iops_excludes_fresh_out_of_box_rounds() {
     // fresh drive, 28% OP: the first rounds erase nothing and run flat at the program rate
     let text = format!(
         "{}\n[workload]\n[timing]\n{TIMING}",
-        DRIVE.replace("warmup_drive_writes = 1", "warmup_drive_writes = 0\nprecondition = \"none\"")
+        DRIVE
+            .replace("warmup_drive_writes = 1", "warmup_drive_writes = 0\nprecondition = \"none\"")
             .replace("measure_drive_writes = 1", "measure_drive_writes = 4")
             .replace("round_drive_writes = 0.25", "round_drive_writes = 0.1")
     );
@@ -176,13 +181,18 @@ fn steady_state_iops_excludes_fresh_out_of_box_rounds() {
 
 #[test]
 fn analytic_preconditioning_has_no_fresh_out_of_box_phase() {
-    let text = format!("{}\n[workload]\n[timing]\n{TIMING}", DRIVE.replace("seed = 3", "seed = 3\nprecondition = \"analytic\""));
+    let text = format!(
+        "{}\n[workload]\n[timing]\n{TIMING}",
+        DRIVE.replace("seed = 3", "seed = 3\nprecondition = \"analytic\"")
+    );
     let r = Simulator::from_toml(&text).unwrap().run().unwrap();
     assert_eq!(r.timed.as_ref().unwrap().phases.fob_end_s, None);
     // a fresh drive has one
     let text = format!(
         "{}\n[workload]\n[timing]\n{TIMING}",
-        DRIVE.replace("seed = 3", "seed = 3\nprecondition = \"none\"").replace("warmup_drive_writes = 1", "warmup_drive_writes = 0")
+        DRIVE
+            .replace("seed = 3", "seed = 3\nprecondition = \"none\"")
+            .replace("warmup_drive_writes = 1", "warmup_drive_writes = 0")
             .replace("measure_drive_writes = 1", "measure_drive_writes = 3")
     );
     let r = Simulator::from_toml(&text).unwrap().run().unwrap();

@@ -131,7 +131,13 @@ fn parse_config(text: &str, format: &str) -> opsim_core::Result<Config> {
 /// KeyboardInterrupt is raised.
 #[pyfunction]
 #[pyo3(signature = (config, format = "json", base_dir = None, keep_interrupted = false))]
-fn simulate(py: Python<'_>, config: String, format: &str, base_dir: Option<String>, keep_interrupted: bool) -> PyResult<String> {
+fn simulate(
+    py: Python<'_>,
+    config: String,
+    format: &str,
+    base_dir: Option<String>,
+    keep_interrupted: bool,
+) -> PyResult<String> {
     let format = format.to_owned();
     let signals = Signals::default();
     let intr = signals.interrupt();
@@ -155,14 +161,21 @@ fn simulate(py: Python<'_>, config: String, format: &str, base_dir: Option<Strin
 /// `users`: also the OP in every basis at each of these user capacities (bytes), `levels`.
 #[pyfunction]
 #[pyo3(signature = (config, format = "json", model_limits = true, users = None))]
-fn describe(py: Python<'_>, config: String, format: &str, model_limits: bool, users: Option<Vec<u64>>) -> PyResult<String> {
+fn describe(
+    py: Python<'_>,
+    config: String,
+    format: &str,
+    model_limits: bool,
+    users: Option<Vec<u64>>,
+) -> PyResult<String> {
     let format = format.to_owned();
     guarded(py, move |_| {
         let d = opsim_core::describe::describe(parse_config(&config, &format)?, model_limits)?;
         let mut v = serde_json::to_value(&d).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
         if let Some(us) = users {
             let levels = us.iter().map(|&u| d.op_at(u)).collect::<opsim_core::Result<Vec<_>>>()?;
-            v["levels"] = serde_json::to_value(levels).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
+            v["levels"] =
+                serde_json::to_value(levels).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
         }
         to_json(&v)
     })
@@ -258,7 +271,11 @@ impl PySimulator {
     }
 
     /// Run `f` on the drive without the GIL; a panic drops the drive.
-    fn call<T: Send>(&mut self, py: Python<'_>, f: impl FnOnce(&mut Simulator) -> opsim_core::Result<T> + Send) -> PyResult<T> {
+    fn call<T: Send>(
+        &mut self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Simulator) -> opsim_core::Result<T> + Send,
+    ) -> PyResult<T> {
         let signals = self.signals.clone();
         let s = self.sim()?;
         match detached(py, move || f(s)) {

@@ -13,7 +13,8 @@ from ..units import parse_size
 
 def register(sub, common):
     p = sub.add_parser(
-        "advise", parents=[common],
+        "advise",
+        parents=[common],
         help="the smallest OP that meets IOPS, endurance, capacity and latency targets",
         description=(
             "Recommend how much of a drive to hold back as spare area. Candidate OP levels (every "
@@ -22,7 +23,8 @@ def register(sub, common):
             "confirmed with the timed simulator on a scale model of the drive, searching down or up "
             "to the smallest level that meets every target. The table shows the candidates, which "
             "target binds and, when no OP can meet the targets, why. Exit 0 with a recommendation, "
-            "1 when no OP meets the targets, 2 on bad input. See docs/planner.md."),
+            "1 when no OP meets the targets, 2 on bad input. See docs/planner.md."
+        ),
     )
     g = p.add_argument_group("drive (a preset, or parameters)")
     g.add_argument("--preset", help="a drive from `opsim presets` (capacity, NAND and timing with sources)")
@@ -35,36 +37,61 @@ def register(sub, common):
     g.add_argument("--queue-depth", type=int, help="outstanding commands (default: the preset's, 32)")
     g.add_argument("--sector-size", type=int, default=512, choices=[512, 4096], help="logical sector size")
     w = p.add_argument_group("workload")
-    w.add_argument("--read-write", default="0:100", metavar="R:W",
-                   help="read:write ratio of the commands (default 0:100; the Micron note's CDN case is 95:5)")
-    w.add_argument("--block-size", help="transfer size (default 4KiB; with --profile jesd219 only 4KiB, "
-                                        "which keeps its zones and drops its size mix)")
+    w.add_argument(
+        "--read-write",
+        default="0:100",
+        metavar="R:W",
+        help="read:write ratio of the commands (default 0:100; the Micron note's CDN case is 95:5)",
+    )
+    w.add_argument(
+        "--block-size",
+        help="transfer size (default 4KiB; with --profile jesd219 only 4KiB, "
+        "which keeps its zones and drops its size mix)",
+    )
     w.add_argument("--sequential", default="0%", help="share of the writes that are sequential (default 0%%)")
-    w.add_argument("--skew", default="uniform",
-                   help="uniform, hot-cold:20/80 (20%% of the LBAs take 80%% of the writes) or zipf:0.9")
-    w.add_argument("--profile", choices=["jesd219"],
-                   help="JEDEC JESD219 enterprise endurance workload (its size mix and LBA zones)")
+    w.add_argument(
+        "--skew",
+        default="uniform",
+        help="uniform, hot-cold:20/80 (20%% of the LBAs take 80%% of the writes) or zipf:0.9",
+    )
+    w.add_argument(
+        "--profile",
+        choices=["jesd219"],
+        help="JEDEC JESD219 enterprise endurance workload (its size mix and LBA zones)",
+    )
     w.add_argument("--write-rate", help="host writes per day, e.g. 200GB (for the lifetime)")
     t = p.add_argument_group("targets (at least one)")
-    t.add_argument("--min-iops", help="steady-state IOPS, e.g. 25000, or 3x (that many times the native "
-                                      "configuration's, same workload)")
+    t.add_argument(
+        "--min-iops",
+        help="steady-state IOPS, e.g. 25000, or 3x (that many times the native configuration's, same workload)",
+    )
     t.add_argument("--min-tbw", help="host TB writable, e.g. 600, or 4x")
     t.add_argument("--min-dwpd", help="drive writes per day over --dwpd-years")
     t.add_argument("--dwpd-years", default="5", help="the period of the DWPD figure (default 5 years)")
     t.add_argument("--min-lifetime", help="years the P/E budget must last at --write-rate")
     t.add_argument("--min-capacity", help="usable capacity, e.g. 800GB")
-    t.add_argument("--max-latency", action="append", default=[], metavar="[read:|write:]pNN=TIME",
-                   help="a latency bound, e.g. p99=5ms or read:p99.9=2000us (simulator only; at the IOPS target "
-                        "when one is given, else at the queue depth); repeatable")
+    t.add_argument(
+        "--max-latency",
+        action="append",
+        default=[],
+        metavar="[read:|write:]pNN=TIME",
+        help="a latency bound, e.g. p99=5ms or read:p99.9=2000us (simulator only; at the IOPS target "
+        "when one is given, else at the queue depth); repeatable",
+    )
     t.add_argument("--price", help="drive price, for price per IOPS and per usable GB")
     s = p.add_argument_group("search")
     s.add_argument("--step", default="0.5%", help="grid step, share of the native capacity (default 0.5%%)")
-    s.add_argument("--max-held-back", default="50%",
-                   help="largest share of the native capacity to hold back (default 50%%, at most 75%%)")
-    s.add_argument("--no-simulate", dest="simulate", action="store_false",
-                   help="analytic screen only (fast, not confirmed)")
-    s.add_argument("--model-blocks", type=int, default=2048,
-                   help="blocks in the simulator's scale model (default 2048)")
+    s.add_argument(
+        "--max-held-back",
+        default="50%",
+        help="largest share of the native capacity to hold back (default 50%%, at most 75%%)",
+    )
+    s.add_argument(
+        "--no-simulate", dest="simulate", action="store_false", help="analytic screen only (fast, not confirmed)"
+    )
+    s.add_argument(
+        "--model-blocks", type=int, default=2048, help="blocks in the simulator's scale model (default 2048)"
+    )
     s.add_argument("--seed", type=int, default=1, help="simulator seed")
     p.set_defaults(func=run)
 
@@ -143,9 +170,17 @@ def run(args) -> Output:
         raise A._bad("step", "must be positive")
     max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(A.DIAGNOSIS_HELD_BACK))
     wl, tg = parse_args(args)
-    drive = A.load_drive(preset=args.preset, native=args.native, physical=args.physical,
-                         pages_per_block=args.pages_per_block, interface=args.interface, pe=args.pe,
-                         gc=args.gc, queue_depth=args.queue_depth, sector_size=args.sector_size)
+    drive = A.load_drive(
+        preset=args.preset,
+        native=args.native,
+        physical=args.physical,
+        pages_per_block=args.pages_per_block,
+        interface=args.interface,
+        pe=args.pe,
+        gc=args.gc,
+        queue_depth=args.queue_depth,
+        sector_size=args.sector_size,
+    )
     tty = sys.stderr.isatty()
 
     def progress(msg):
@@ -153,8 +188,17 @@ def run(args) -> Output:
             sys.stderr.write(f"\r  {msg:<60}")
             sys.stderr.flush()
 
-    d = A.advise(drive, wl, tg, step=step, max_held_back=max_hb, confirm=args.simulate,
-                 model_blocks=args.model_blocks, seed=args.seed, progress=progress)
+    d = A.advise(
+        drive,
+        wl,
+        tg,
+        step=step,
+        max_held_back=max_hb,
+        confirm=args.simulate,
+        model_blocks=args.model_blocks,
+        seed=args.seed,
+        progress=progress,
+    )
     if tty:
         sys.stderr.write("\r" + " " * 64 + "\r")
     return Output(data=d, text=render(d), exit_code=0 if d["feasible"] else 1)
@@ -208,22 +252,29 @@ def render(d: dict) -> str:
     drv, wl, tg, rec = d["drive"], d["workload"], d["targets"], d["recommendation"]
     tg = dict(tg, _latency=[(x["ios"], x["percentile"], x["us"]) for x in tg["max_latency_us"]])
     price = tg["price"] is not None
-    lines = [f"opsim advise: {drv['title']}",
-             f"  native {_gb(drv['native_bytes'])} ({drv['native_sectors']:,} sectors), NAND "
-             f"{_gb(drv['physical_bytes'])}, {drv['gc']} GC, {drv['interface'].upper()} QD{drv['queue_depth']}"
-             + (f", P/E {drv['pe_cycles']:g}" if drv["pe_cycles"] else ""),
-             f"  workload: {wl['description']}",
-             "  targets: " + "; ".join(tg["described"]), ""]
+    lines = [
+        f"opsim advise: {drv['title']}",
+        f"  native {_gb(drv['native_bytes'])} ({drv['native_sectors']:,} sectors), NAND "
+        f"{_gb(drv['physical_bytes'])}, {drv['gc']} GC, {drv['interface'].upper()} QD{drv['queue_depth']}"
+        + (f", P/E {drv['pe_cycles']:g}" if drv["pe_cycles"] else ""),
+        f"  workload: {wl['description']}",
+        "  targets: " + "; ".join(tg["described"]),
+        "",
+    ]
     lat_hdr = "/".join(f"{'' if k == 'all' else k + ' '}{key}" for k, key, _ in tg["_latency"]) or "p99"
 
     if rec is not None:
         f = rec["figures"]
         src = rec["source"]
         op = rec["op"]
-        lines.append(f"Recommendation: hold back {_pct(rec['held_back'])} of the native capacity: "
-                     f"{_cap(rec)} usable ({rec['user_sectors']:,} sectors)")
-        lines.append(f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
-                     f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND")
+        lines.append(
+            f"Recommendation: hold back {_pct(rec['held_back'])} of the native capacity: "
+            f"{_cap(rec)} usable ({rec['user_sectors']:,} sectors)"
+        )
+        lines.append(
+            f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
+            f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND"
+        )
         figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
         if f["tbw_tb"] is not None:
             figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years"]
@@ -236,10 +287,14 @@ def render(d: dict) -> str:
         lines.append(f"  {src}: " + ", ".join(figs))
         if rec["binding"]:
             b = rec["below"]
-            parts = [f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
-                     for name in rec["binding"]]
-            lines.append(f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
-                         f"held back, misses it: {'; '.join(parts)})")
+            parts = [
+                f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
+                for name in rec["binding"]
+            ]
+            lines.append(
+                f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
+                f"held back, misses it: {'; '.join(parts)})"
+            )
         else:
             lines.append("  binding target: none: the native configuration already meets every target")
         mp = rec["model_pick"]
@@ -252,8 +307,10 @@ def render(d: dict) -> str:
             lines.append(f"  {r['target']}: {r['reason']}")
         c = d["ceiling"]
         if not any(r["reason"].startswith("no OP can") for r in d["reasons"]):
-            lines.append(f"  (with no garbage collection at all this workload would run at {c['iops']:,.0f} IOPS, "
-                         f"limited by the {c['bottleneck']})")
+            lines.append(
+                f"  (with no garbage collection at all this workload would run at {c['iops']:,.0f} IOPS, "
+                f"limited by the {c['bottleneck']})"
+            )
     lines.append("")
 
     # the screen: every 5% of native plus the levels around the pick
@@ -267,7 +324,8 @@ def render(d: dict) -> str:
             nxt = r["held_back"] + 0.05 - 1e-9
     show.add(screen[allowed - 1]["index"] if allowed else 0)
     for k in ([rec["index"], rec["index"] - 1] if rec else []) + [
-            (rec["model_pick"]["index"] if rec and rec["model_pick"] else -1)]:
+        (rec["model_pick"]["index"] if rec and rec["model_pick"] else -1)
+    ]:
         if 0 <= k < len(screen):
             show.add(k)
     endu = drv["pe_cycles"] is not None
@@ -277,29 +335,64 @@ def render(d: dict) -> str:
         return (["TBW", "DWPD"] if endu else []) + (["years"] if years else []) + (["$/IOPS"] if price else [])
 
     def extra(r):
-        return (([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if endu else [])
-                + ([_num(r["lifetime_years"], "{:,.1f}")] if years else [])
-                + ([_num(r["price_per_iops"], "{:.4f}")] if price else []))
+        return (
+            ([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if endu else [])
+            + ([_num(r["lifetime_years"], "{:,.1f}")] if years else [])
+            + ([_num(r["price_per_iops"], "{:.4f}")] if price else [])
+        )
 
     hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by", *extra_hdr(), "misses"]
     rows = []
     for i in sorted(show):
         r = screen[i]
-        rows.append([_pct(r["held_back"]), _cap(r), _pct(r["op"]["added"]), _pct(r["op"]["user"]),
-                     f"{r['waf']:.2f}", _num(r["iops"]), r["bottleneck"], *extra(r), ", ".join(r["fails"]) or "-"])
-    lines.append(table(hdr, rows, align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
-                       title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
-                             "every 5% and the levels around the pick shown)"))
+        rows.append(
+            [
+                _pct(r["held_back"]),
+                _cap(r),
+                _pct(r["op"]["added"]),
+                _pct(r["op"]["user"]),
+                f"{r['waf']:.2f}",
+                _num(r["iops"]),
+                r["bottleneck"],
+                *extra(r),
+                ", ".join(r["fails"]) or "-",
+            ]
+        )
+    lines.append(
+        table(
+            hdr,
+            rows,
+            align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
+            title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
+            "every 5% and the levels around the pick shown)",
+        )
+    )
     if d["simulated"]:
         sm = d["search"]["scale_model"]
         hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us", *extra_hdr(), "steady", "misses"]
-        rows = [[_pct(r["held_back"]), _cap(r), f"{r['waf']:.2f}", _num(r["iops"]), _lat(r, tg), *extra(r),
-                 "yes" if r["steady_state"] else "no", ", ".join(r["fails"]) or "-"] for r in d["simulated"]]
+        rows = [
+            [
+                _pct(r["held_back"]),
+                _cap(r),
+                f"{r['waf']:.2f}",
+                _num(r["iops"]),
+                _lat(r, tg),
+                *extra(r),
+                "yes" if r["steady_state"] else "no",
+                ", ".join(r["fails"]) or "-",
+            ]
+            for r in d["simulated"]
+        ]
         lines.append("")
-        lines.append(table(hdr, rows, align="l" + "r" * (len(hdr) - 2) + "l",
-                           title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
-                                 f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)"))
+        lines.append(
+            table(
+                hdr,
+                rows,
+                align="l" + "r" * (len(hdr) - 2) + "l",
+                title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
+                f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)",
+            )
+        )
     lines.append("")
-    lines.append(kv_table([(f"[{i + 1}]", a) for i, a in enumerate(d["assumptions"])],
-                          title="Sources and assumptions"))
+    lines.append(kv_table([(f"[{i + 1}]", a) for i, a in enumerate(d["assumptions"])], title="Sources and assumptions"))
     return "\n".join(lines)

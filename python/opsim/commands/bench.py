@@ -18,16 +18,19 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "256GiB": {"user_capacity": "256GiB", "pages": 40_000_000},
     "timed-64GiB-qd32": {"user_capacity": "64GiB", "pages": 8_000_000, "timed": True},
     # the same with a DFTL mapping-table cache holding a tenth of the table
-    "timed-64GiB-qd32-mapcache": {"user_capacity": "64GiB", "pages": 8_000_000, "timed": True,
-                                  "timing": {"map_cache": {"fraction": 0.1}}},
+    "timed-64GiB-qd32-mapcache": {
+        "user_capacity": "64GiB",
+        "pages": 8_000_000,
+        "timed": True,
+        "timing": {"map_cache": {"fraction": 0.1}},
+    },
     "trace-msr-1GiB": {"user_capacity": "1GiB", "pages": 4_000_000, "trace": True},
 }
 
 
 def register(sub, common):
     p = sub.add_parser("bench", parents=[common], help="measure simulator speed (host page writes per second)")
-    p.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
-                   help="scenario to run (default: all)")
+    p.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="scenario to run (default: all)")
     p.add_argument("--repeat", type=int, default=3, help="timed repetitions; the best is reported (default 3)")
     p.add_argument("--gc", default="greedy", help="GC policy (default greedy)")
     p.set_defaults(func=run)
@@ -43,8 +46,12 @@ def machine() -> dict:
                     break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "system": f"{platform.system()} {platform.release()}"}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
 
 
 def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
@@ -53,11 +60,13 @@ def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
 
     if repeat < 1:
         raise InputError("--repeat must be at least 1", key="repeat")
-    s = Simulator({
-        "drive": {"user_capacity": capacity, "op": 0.07, "pages_per_block": 256},
-        "ftl": {"gc": gc},
-        "run": {"seed": 7, "precondition": "analytic"},
-    })
+    s = Simulator(
+        {
+            "drive": {"user_capacity": capacity, "op": 0.07, "pages_per_block": 256},
+            "ftl": {"gc": gc},
+            "run": {"seed": 7, "precondition": "analytic"},
+        }
+    )
     user = s.describe()["drive"]["user_bytes"]
     s.precondition()
     s.run_for(user // 10)
@@ -70,10 +79,15 @@ def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
     c1 = s.counters
     waf = (c1["nand_write_pages"] - c0["nand_write_pages"]) * 4096 / (c1["host_write_bytes"] - c0["host_write_bytes"])
     best = min(times)
-    return {"scenario": f"uniform 4 KiB, {gc}, OP 7%, 256 pages/block, {capacity}",
-            "capacity": capacity, "host_pages": pages, "best_seconds": best,
-            "host_pages_per_second": pages / best, "waf": waf,
-            "all_seconds": times}
+    return {
+        "scenario": f"uniform 4 KiB, {gc}, OP 7%, 256 pages/block, {capacity}",
+        "capacity": capacity,
+        "host_pages": pages,
+        "best_seconds": best,
+        "host_pages_per_second": pages / best,
+        "waf": waf,
+        "all_seconds": times,
+    }
 
 
 def bench_timed(capacity: str, pages: int, repeat: int, gc: str, timing: dict | None = None) -> dict:
@@ -84,19 +98,32 @@ def bench_timed(capacity: str, pages: int, repeat: int, gc: str, timing: dict | 
 
     rates = []
     for _ in range(repeat):
-        r = simulate({
-            "drive": {"user_capacity": capacity, "op": 0.07, "pages_per_block": 256},
-            "ftl": {"gc": gc},
-            "run": {"seed": 7, "precondition": "analytic", "warmup_drive_writes": 0,
-                    "measure_drive_writes": pages * 4096 / r_user(capacity), "round_drive_writes": 0.05},
-            "timing": {"queue_depth": 32} | (timing or {}),
-        })
+        r = simulate(
+            {
+                "drive": {"user_capacity": capacity, "op": 0.07, "pages_per_block": 256},
+                "ftl": {"gc": gc},
+                "run": {
+                    "seed": 7,
+                    "precondition": "analytic",
+                    "warmup_drive_writes": 0,
+                    "measure_drive_writes": pages * 4096 / r_user(capacity),
+                    "round_drive_writes": 0.05,
+                },
+                "timing": {"queue_depth": 32} | (timing or {}),
+            }
+        )
         rates.append(r.perf["timed_ios_per_second"])
     best = max(rates)
     extra = "".join(f", {k} {v}" for k, v in (timing or {}).items())
-    return {"scenario": f"timed: 4 KiB random writes QD32, {gc}, OP 7%, {capacity}{extra}",
-            "capacity": capacity, "host_pages": pages, "best_seconds": pages / best,
-            "host_pages_per_second": best, "waf": r.waf, "all_seconds": [pages / x for x in rates]}
+    return {
+        "scenario": f"timed: 4 KiB random writes QD32, {gc}, OP 7%, {capacity}{extra}",
+        "capacity": capacity,
+        "host_pages": pages,
+        "best_seconds": pages / best,
+        "host_pages_per_second": best,
+        "waf": r.waf,
+        "all_seconds": [pages / x for x in rates],
+    }
 
 
 def write_msr_trace(path, n: int, span_pages: int, seed: int = 7) -> None:
@@ -126,17 +153,25 @@ def bench_trace(capacity: str, records: int, repeat: int, gc: str) -> dict:
         write_msr_trace(path, records, r_user(capacity) // 4096)
         rates = []
         for _ in range(repeat):
-            r = simulate({
-                "drive": {"user_capacity": capacity, "op": 0.28},
-                "ftl": {"gc": gc},
-                "workload": {"type": "trace", "trace": {"path": path}},
-                "run": {"precondition": "fill", "warmup_drive_writes": 0, "measure_drive_writes": 1e5},
-            })
+            r = simulate(
+                {
+                    "drive": {"user_capacity": capacity, "op": 0.28},
+                    "ftl": {"gc": gc},
+                    "workload": {"type": "trace", "trace": {"path": path}},
+                    "run": {"precondition": "fill", "warmup_drive_writes": 0, "measure_drive_writes": 1e5},
+                }
+            )
             rates.append(records / r.perf["wall_seconds"])
     best = max(rates)
-    return {"scenario": f"trace replay: MSR CSV, {records / 1e6:g} M random 4 KiB writes, {gc}, OP 28%, {capacity}",
-            "capacity": capacity, "host_pages": records, "best_seconds": records / best,
-            "host_pages_per_second": best, "waf": r.waf, "all_seconds": [records / x for x in rates]}
+    return {
+        "scenario": f"trace replay: MSR CSV, {records / 1e6:g} M random 4 KiB writes, {gc}, OP 28%, {capacity}",
+        "capacity": capacity,
+        "host_pages": records,
+        "best_seconds": records / best,
+        "host_pages_per_second": best,
+        "waf": r.waf,
+        "all_seconds": [records / x for x in rates],
+    }
 
 
 def r_user(capacity: str) -> int:
@@ -156,7 +191,9 @@ def run(args) -> Output:
         fn = bench_trace if sc.get("trace") else bench_one
         rows.append(fn(sc["user_capacity"], sc["pages"], args.repeat, args.gc))
     data: dict[str, Any] = {"machine": machine(), "results": rows}
-    text = table(["scenario", "M host pages (or records)/s", "WAF", "best s"],
-                 [[r["scenario"], r["host_pages_per_second"] / 1e6, r["waf"], r["best_seconds"]] for r in rows],
-                 title=f"opsim bench on {data['machine']['cpu']} ({data['machine']['cores']} cores; one used)")
+    text = table(
+        ["scenario", "M host pages (or records)/s", "WAF", "best s"],
+        [[r["scenario"], r["host_pages_per_second"] / 1e6, r["waf"], r["best_seconds"]] for r in rows],
+        title=f"opsim bench on {data['machine']['cpu']} ({data['machine']['cores']} cores; one used)",
+    )
     return Output(data=data, text=text)

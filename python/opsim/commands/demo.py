@@ -30,13 +30,23 @@ DEFAULT_REPORT = "opsim-demo-report.html"
 
 #: (key, label, workload table, run table)
 WORKLOADS = [
-    ("random-write", "4 KiB random write, QD32",
-     {"type": "uniform", "read_fraction": 0.0},
-     {"precondition": "fill", "warmup_drive_writes": 2, "measure_drive_writes": 1.5, "round_drive_writes": 0.25}),
-    ("read-heavy", "4 KiB random 95:5 read:write, QD32",
-     {"type": "uniform", "read_fraction": 0.95},
-     {"precondition": "analytic", "warmup_drive_writes": 0.1, "measure_drive_writes": 0.5,
-      "round_drive_writes": 0.1}),
+    (
+        "random-write",
+        "4 KiB random write, QD32",
+        {"type": "uniform", "read_fraction": 0.0},
+        {"precondition": "fill", "warmup_drive_writes": 2, "measure_drive_writes": 1.5, "round_drive_writes": 0.25},
+    ),
+    (
+        "read-heavy",
+        "4 KiB random 95:5 read:write, QD32",
+        {"type": "uniform", "read_fraction": 0.95},
+        {
+            "precondition": "analytic",
+            "warmup_drive_writes": 0.1,
+            "measure_drive_writes": 0.5,
+            "round_drive_writes": 0.1,
+        },
+    ),
 ]
 
 
@@ -46,33 +56,47 @@ def levels():
 
     native = idema_lba_count(256)
     nand_sectors = NAND // SECTOR
-    return sorted([
-        ("native 256 GB", native, "Micron Table 1 / IDEMA"),
-        ("12% spare area", int(nand_sectors * Fraction(88, 100)), "AnandTech (Neutron)"),
-        ("240 GB (7% added)", idema_lba_count(240), "SanDisk X400"),
-        ("20% of native LBAs held back", int(native * Fraction(8, 10)), "Intel 320 / HDAT2"),
-        ("200 GB (28% added)", idema_lba_count(200), "SanDisk X400"),
-        ("25% spare area", int(nand_sectors * Fraction(75, 100)), "AnandTech"),
-        ("40% of native LBAs held back", int(native * Fraction(6, 10)), "Intel 320"),
-        ("50% spare area", int(nand_sectors * Fraction(50, 100)), "AnandTech"),
-    ], key=lambda level: -level[1])
+    return sorted(
+        [
+            ("native 256 GB", native, "Micron Table 1 / IDEMA"),
+            ("12% spare area", int(nand_sectors * Fraction(88, 100)), "AnandTech (Neutron)"),
+            ("240 GB (7% added)", idema_lba_count(240), "SanDisk X400"),
+            ("20% of native LBAs held back", int(native * Fraction(8, 10)), "Intel 320 / HDAT2"),
+            ("200 GB (28% added)", idema_lba_count(200), "SanDisk X400"),
+            ("25% spare area", int(nand_sectors * Fraction(75, 100)), "AnandTech"),
+            ("40% of native LBAs held back", int(native * Fraction(6, 10)), "Intel 320"),
+            ("50% spare area", int(nand_sectors * Fraction(50, 100)), "AnandTech"),
+        ],
+        key=lambda level: -level[1],
+    )
 
 
 def register(sub, common):
-    p = sub.add_parser("demo", parents=[common],
-                       help="run the default OP study: the table, and an HTML report with every figure")
-    p.add_argument("--scale", type=int, default=16,
-                   help="simulate on a model with 1/SCALE of the NAND (default 16: 16 GiB, 128 of the "
-                        "preset's 128 MiB blocks)")
-    p.add_argument("--pages-per-block", type=int, default=None,
-                   help="override the preset's FTL block (default: the preset's, 32768 pages)")
+    p = sub.add_parser(
+        "demo", parents=[common], help="run the default OP study: the table, and an HTML report with every figure"
+    )
+    p.add_argument(
+        "--scale",
+        type=int,
+        default=16,
+        help="simulate on a model with 1/SCALE of the NAND (default 16: 16 GiB, 128 of the preset's 128 MiB blocks)",
+    )
+    p.add_argument(
+        "--pages-per-block",
+        type=int,
+        default=None,
+        help="override the preset's FTL block (default: the preset's, 32768 pages)",
+    )
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-o", "--output", default=DEFAULT_REPORT, metavar="FILE",
-                   help=f"the HTML report (default {DEFAULT_REPORT} in the current directory)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="simulations run at once (default: the number of CPUs)")
-    p.add_argument("--progress", action="store_true",
-                   help="show the progress bar even when stderr is not a terminal")
+    p.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_REPORT,
+        metavar="FILE",
+        help=f"the HTML report (default {DEFAULT_REPORT} in the current directory)",
+    )
+    p.add_argument("--jobs", type=int, default=None, help="simulations run at once (default: the number of CPUs)")
+    p.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
     p.set_defaults(func=run)
 
 
@@ -86,8 +110,13 @@ def configs(args) -> list[tuple[int, str, dict]]:
         if args.pages_per_block:
             drive["pages_per_block"] = args.pages_per_block
         for key, _wl_label, wl, run_t in WORKLOADS:
-            out.append((i, key, {"preset": PRESET, "drive": dict(drive), "workload": dict(wl),
-                                 "run": {"seed": args.seed, **run_t}}))
+            out.append(
+                (
+                    i,
+                    key,
+                    {"preset": PRESET, "drive": dict(drive), "workload": dict(wl), "run": {"seed": args.seed, **run_t}},
+                )
+            )
     return out
 
 
@@ -98,8 +127,16 @@ def _progress_bar(total: int, desc: str, enabled: bool, unit: str = "run"):
 
     # a terminal that reports no size (a bare pty) would get no bar: tqdm hides bars below its last row
     size = shutil.get_terminal_size((80, 24))
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not enabled, leave=True,
-                ncols=min(size.columns or 80, 100), nrows=size.lines or 24)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        file=sys.stderr,
+        disable=not enabled,
+        leave=True,
+        ncols=min(size.columns or 80, 100),
+        nrows=size.lines or 24,
+    )
 
 
 def simulate_all(cfgs, jobs: int, bar) -> dict:
@@ -145,9 +182,11 @@ def run(args) -> Output:
     try:
         geo = describe(cfgs[0][2])
     except CapacityError as e:
-        raise InputError(f"--scale {args.scale}: the 1/{args.scale} model cannot hold the native capacity with room "
-                         f"for garbage collection ({e}); use a smaller --scale or --pages-per-block",
-                         key="scale") from None
+        raise InputError(
+            f"--scale {args.scale}: the 1/{args.scale} model cannot hold the native capacity with room "
+            f"for garbage collection ({e}); use a smaller --scale or --pages-per-block",
+            key="scale",
+        ) from None
     t0 = time.monotonic()
     bar = _progress_bar(len(cfgs), "simulating", show)
     try:
@@ -161,22 +200,36 @@ def run(args) -> Output:
     for i, (label, sectors, source) in enumerate(lv):
         user = sectors * SECTOR
         rw = res[(i, "random-write")]
-        d = {"configuration": label, "source": source, "user_bytes": user,
-             "op_user": (NAND - user) / user, "spare_area": (NAND - user) / NAND,
-             "held_back_of_native": (native_sectors - sectors) / native_sectors,
-             "model_user_bytes": rw["drive"]["user_bytes"], "model_op_effective": rw["op"]["effective"],
-             "waf": rw["waf"], "waf_model": models.waf_greedy(rw["op"]["effective"], rw["drive"]["pages_per_block"]),
-             "steady_state": rw["steady_state"]["reached"], "workloads": {}}
+        d = {
+            "configuration": label,
+            "source": source,
+            "user_bytes": user,
+            "op_user": (NAND - user) / user,
+            "spare_area": (NAND - user) / NAND,
+            "held_back_of_native": (native_sectors - sectors) / native_sectors,
+            "model_user_bytes": rw["drive"]["user_bytes"],
+            "model_op_effective": rw["op"]["effective"],
+            "waf": rw["waf"],
+            "waf_model": models.waf_greedy(rw["op"]["effective"], rw["drive"]["pages_per_block"]),
+            "steady_state": rw["steady_state"]["reached"],
+            "workloads": {},
+        }
         for key, wl_label, _wl, _run in WORKLOADS:
             doc = res[(i, key)]
             ph = R.phases(doc)
             lat = R.latency(doc) or {}
             d["workloads"][key] = {
-                "workload": wl_label, "waf": doc["waf"], "waf_steady": doc["steady_state"]["reached"],
-                "steady_iops": ph["steady_iops"], "iops_steady": ph["steady_reached"],
-                "measured_iops": R.measured_iops(doc), "fob_end_s": ph["fob_end_s"],
-                "steady_start_s": ph["steady_start_s"], "latency_us": {k: lat.get(k) for k in ("p50", "p99", "p99.9")},
-                "simulated_seconds": doc["timed"]["simulated_seconds"], "wall_seconds": doc["perf"]["wall_seconds"],
+                "workload": wl_label,
+                "waf": doc["waf"],
+                "waf_steady": doc["steady_state"]["reached"],
+                "steady_iops": ph["steady_iops"],
+                "iops_steady": ph["steady_reached"],
+                "measured_iops": R.measured_iops(doc),
+                "fob_end_s": ph["fob_end_s"],
+                "steady_start_s": ph["steady_start_s"],
+                "latency_us": {k: lat.get(k) for k in ("p50", "p99", "p99.9")},
+                "simulated_seconds": doc["timed"]["simulated_seconds"],
+                "wall_seconds": doc["perf"]["wall_seconds"],
             }
         data.append(d)
     base = data[0]
@@ -190,26 +243,56 @@ def run(args) -> Output:
         v = w["steady_iops"] if w["iops_steady"] else w["measured_iops"]
         return f"{v:,.0f}" + ("" if w["iops_steady"] else "*")
 
-    headers = ["configuration", "user capacity", "OP", "spare area", "held back", "WAF", "WAF model", "TBW", "DWPD",
-               "IOPS 4K write", "p99.9 us", "IOPS 95:5", "WAF 95:5", "steady", "seed"]
+    headers = [
+        "configuration",
+        "user capacity",
+        "OP",
+        "spare area",
+        "held back",
+        "WAF",
+        "WAF model",
+        "TBW",
+        "DWPD",
+        "IOPS 4K write",
+        "p99.9 us",
+        "IOPS 95:5",
+        "WAF 95:5",
+        "steady",
+        "seed",
+    ]
     rows = []
     for d in data:
         w, h = d["workloads"]["random-write"], d["workloads"]["read-heavy"]
         steady = d["steady_state"] and w["iops_steady"] and h["iops_steady"]
-        rows.append([d["configuration"], f"{d['user_bytes'] / 1e9:.1f} GB", pct(d["op_user"], 1),
-                     pct(d["spare_area"], 1), pct(d["held_back_of_native"], 1), f"{d['waf']:.3f}",
-                     f"{d['waf_model']:.3f}", f"{d['tbw_vs_native']:.2f}x", f"{d['dwpd_vs_native']:.2f}x",
-                     iops_cell(w), f"{w['latency_us']['p99.9']:,.0f}" if w["latency_us"]["p99.9"] else "-",
-                     iops_cell(h), f"{h['waf']:.3f}" + ("" if h["waf_steady"] else "*"), "yes" if steady else "no",
-                     d["source"]])
+        rows.append(
+            [
+                d["configuration"],
+                f"{d['user_bytes'] / 1e9:.1f} GB",
+                pct(d["op_user"], 1),
+                pct(d["spare_area"], 1),
+                pct(d["held_back_of_native"], 1),
+                f"{d['waf']:.3f}",
+                f"{d['waf_model']:.3f}",
+                f"{d['tbw_vs_native']:.2f}x",
+                f"{d['dwpd_vs_native']:.2f}x",
+                iops_cell(w),
+                f"{w['latency_us']['p99.9']:,.0f}" if w["latency_us"]["p99.9"] else "-",
+                iops_cell(h),
+                f"{h['waf']:.3f}" + ("" if h["waf_steady"] else "*"),
+                "yes" if steady else "no",
+                d["source"],
+            ]
+        )
     blocks = geo["drive"]["blocks"]
     ppb = geo["drive"]["pages_per_block"]
-    title = (f"OP study of a 256 GB-class SSD (256 GiB of NAND; preset {PRESET}), greedy GC, timed model at QD32\n"
-             f"simulated on a 1/{args.scale} scale model ({blocks} blocks of {ppb:,} pages); "
-             "OP = (NAND - user)/user, spare area = (NAND - user)/NAND, held back = of the native 256 GB LBAs;\n"
-             "WAF, TBW and DWPD (relative to native) from 4 KiB random writes; IOPS: mean of the SNIA steady-state "
-             "window; * = not steady (IOPS and WAF of the measurement window); p99.9: 4 KiB random-write latency;\n"
-             "steady: the SNIA rule held on 4 KiB random-write WAF and on both workloads' IOPS")
+    title = (
+        f"OP study of a 256 GB-class SSD (256 GiB of NAND; preset {PRESET}), greedy GC, timed model at QD32\n"
+        f"simulated on a 1/{args.scale} scale model ({blocks} blocks of {ppb:,} pages); "
+        "OP = (NAND - user)/user, spare area = (NAND - user)/NAND, held back = of the native 256 GB LBAs;\n"
+        "WAF, TBW and DWPD (relative to native) from 4 KiB random writes; IOPS: mean of the SNIA steady-state "
+        "window; * = not steady (IOPS and WAF of the measurement window); p99.9: 4 KiB random-write latency;\n"
+        "steady: the SNIA rule held on 4 KiB random-write WAF and on both workloads' IOPS"
+    )
     text = table(headers, rows, align="lrrrrrrrrrrrrll", title=title)
 
     # the report: every run, labelled by its configuration, grouped by workload
@@ -219,22 +302,49 @@ def run(args) -> Output:
             docs.append(res[(i, key)])
             labels.append(label)
     op_table = {
-        "headers": ["configuration", "source", "user capacity", "OP (user)", "spare area", "held back of native",
-                    "WAF 4K write", "WAF model", "TBW", "DWPD", "steady IOPS 4K write", "p99.9 latency 4K write (us)",
-                    "steady IOPS 95:5", "WAF 95:5"],
+        "headers": [
+            "configuration",
+            "source",
+            "user capacity",
+            "OP (user)",
+            "spare area",
+            "held back of native",
+            "WAF 4K write",
+            "WAF model",
+            "TBW",
+            "DWPD",
+            "steady IOPS 4K write",
+            "p99.9 latency 4K write (us)",
+            "steady IOPS 95:5",
+            "WAF 95:5",
+        ],
         "numeric": [False, False] + [True] * 12,
         "caption": "Full-drive capacities; WAF, TBW and DWPD from 4 KiB random writes, TBW and DWPD relative to the "
-                   "native capacity; IOPS: mean of the SNIA steady-state window; * = not steady (the measurement "
-                   "window's IOPS or WAF).",
-        "rows": [[d["configuration"], d["source"], f"{d['user_bytes'] / 1e9:.1f} GB", pct(d["op_user"], 1),
-                  pct(d["spare_area"], 1), pct(d["held_back_of_native"], 1), f"{d['waf']:.3f}",
-                  f"{d['waf_model']:.3f}", f"{d['tbw_vs_native']:.2f}x", f"{d['dwpd_vs_native']:.2f}x",
-                  iops_cell(d["workloads"]["random-write"]),
-                  r[10], iops_cell(d["workloads"]["read-heavy"]), r[12]]
-                 for d, r in zip(data, rows)],
+        "native capacity; IOPS: mean of the SNIA steady-state window; * = not steady (the measurement "
+        "window's IOPS or WAF).",
+        "rows": [
+            [
+                d["configuration"],
+                d["source"],
+                f"{d['user_bytes'] / 1e9:.1f} GB",
+                pct(d["op_user"], 1),
+                pct(d["spare_area"], 1),
+                pct(d["held_back_of_native"], 1),
+                f"{d['waf']:.3f}",
+                f"{d['waf_model']:.3f}",
+                f"{d['tbw_vs_native']:.2f}x",
+                f"{d['dwpd_vs_native']:.2f}x",
+                iops_cell(d["workloads"]["random-write"]),
+                r[10],
+                iops_cell(d["workloads"]["read-heavy"]),
+                r[12],
+            ]
+            for d, r in zip(data, rows)
+        ],
     }
     context = {
-        "command": "opsim demo " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["demo"]
+        "command": "opsim demo " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        if sys.argv[1:2] == ["demo"]
         else "opsim demo",
         "intro": [
             "How much of a 256 GB-class client SSD should be held back as spare area, and what does it buy? The drive "
@@ -258,17 +368,35 @@ def run(args) -> Output:
     }
     rbar = _progress_bar(len(report.figure_plan(docs, labels)), "report", show, unit="figure")
     try:
-        summary = report.write(args.output, docs, labels,
-                               title="opsim demo: over-provisioning study of a 256 GB-class SSD",
-                               context=context, progress=lambda msg: rbar.update(1))
+        summary = report.write(
+            args.output,
+            docs,
+            labels,
+            title="opsim demo: over-provisioning study of a 256 GB-class SSD",
+            context=context,
+            progress=lambda msg: rbar.update(1),
+        )
     finally:
         rbar.close()
     path = os.path.abspath(args.output)
     total_s = time.monotonic() - t0
-    text += (f"\n\n{len(cfgs)} simulations in {sim_s:.0f} s ({jobs} at a time); report with "
-             f"{len(summary['figures'])} figures written to {path}")
-    return Output(data={"preset": PRESET, "nand_bytes": NAND, "scale": args.scale, "pages_per_block": ppb,
-                        "blocks": blocks, "workloads": [{"key": k, "label": lab, "workload": wl, "run": r}
-                                                        for k, lab, wl, r in WORKLOADS],
-                        "levels": data, "report": path, "figures": summary["figures"],
-                        "simulation_seconds": sim_s, "wall_seconds": total_s}, text=text)
+    text += (
+        f"\n\n{len(cfgs)} simulations in {sim_s:.0f} s ({jobs} at a time); report with "
+        f"{len(summary['figures'])} figures written to {path}"
+    )
+    return Output(
+        data={
+            "preset": PRESET,
+            "nand_bytes": NAND,
+            "scale": args.scale,
+            "pages_per_block": ppb,
+            "blocks": blocks,
+            "workloads": [{"key": k, "label": lab, "workload": wl, "run": r} for k, lab, wl, r in WORKLOADS],
+            "levels": data,
+            "report": path,
+            "figures": summary["figures"],
+            "simulation_seconds": sim_s,
+            "wall_seconds": total_s,
+        },
+        text=text,
+    )

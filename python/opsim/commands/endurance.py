@@ -12,14 +12,16 @@ from ..units import fmt_bytes, parse_size
 
 def register(sub, common):
     p = sub.add_parser(
-        "endurance", parents=[common],
+        "endurance",
+        parents=[common],
         help="TBW <-> DWPD, lifetime at a write rate, host TB writable from P/E and WAF",
         description=(
             "Endurance arithmetic. DWPD = TBW x 1024 / capacity GB / days (the vendors' formula, "
             "as in the SanDisk X400 note); capacity is the configured user capacity. "
             "With --pe: host TB writable = P/E x physical / WAF, WAF from --waf or from the "
             "analytic models (--gc, --pages-per-block) at the OP given by --native/--user/--op. "
-            "--x400 prints the SanDisk X400 DWPD table recomputed from its TBW table."),
+            "--x400 prints the SanDisk X400 DWPD table recomputed from its TBW table."
+        ),
     )
     p.add_argument("--capacity", help="configured user capacity, e.g. 240GB")
     p.add_argument("--tbw", help="rated endurance in TB written (decimal TB)")
@@ -33,8 +35,12 @@ def register(sub, common):
     p.add_argument("--user", help="configured user capacity (for the OP of the modelled WAF)")
     p.add_argument("--op", help="OP in the user basis (e.g. 28%%) for the modelled WAF")
     p.add_argument("--waf", help="write amplification to use (otherwise modelled)")
-    p.add_argument("--gc", default="greedy", choices=["greedy", "fifo", "random", "d-choices"],
-                   help="GC policy of the modelled WAF (uniform random writes; default greedy)")
+    p.add_argument(
+        "--gc",
+        default="greedy",
+        choices=["greedy", "fifo", "random", "d-choices"],
+        help="GC policy of the modelled WAF (uniform random writes; default greedy)",
+    )
     p.add_argument("--pages-per-block", type=int, default=256, help="pages per block for the model (default 256)")
     p.add_argument("--d", type=int, help="d for d-choices")
     p.add_argument("--x400", action="store_true", help="reproduce the SanDisk X400 DWPD table from its TBW table")
@@ -62,13 +68,25 @@ def x400(days: int | Fraction) -> tuple[dict, str]:
         for label, ugb, tbw, seed in zip(E.X400_OP_LABELS, E.X400_CONFIGURED_GB[cap], tbws, E.X400_DWPD_3Y[cap]):
             v = E.dwpd_from_tbw(tbw, ugb, days)
             r = str(E.round2(v))
-            data.append({"capacity_gb": cap, "op": label, "configured_gb": ugb, "tbw": tbw,
-                         "dwpd": float(v), "dwpd_2dp": r, "seed": seed, "match": r == seed})
+            data.append(
+                {
+                    "capacity_gb": cap,
+                    "op": label,
+                    "configured_gb": ugb,
+                    "tbw": tbw,
+                    "dwpd": float(v),
+                    "dwpd_2dp": r,
+                    "seed": seed,
+                    "match": r == seed,
+                }
+            )
             cells.append(f"{r} ({'=' if r == seed else 'seed ' + seed})")
         rows.append([f"{cap}GB", *cells])
-    text = table(["capacity", *[f"OP {x}" for x in E.X400_OP_LABELS]], rows,
-                 title=f"SanDisk X400 DWPD from TBW x 1024 / configured GB / {days} days "
-                       "('=' marks a cell equal to the seed)")
+    text = table(
+        ["capacity", *[f"OP {x}" for x in E.X400_OP_LABELS]],
+        rows,
+        title=f"SanDisk X400 DWPD from TBW x 1024 / configured GB / {days} days ('=' marks a cell equal to the seed)",
+    )
     return {"days": days, "cells": data, "all_match": all(c["match"] for c in data)}, text
 
 
@@ -92,27 +110,41 @@ def run(args) -> Output:
         if tbw is not None:
             dw = E.dwpd_from_tbw(tbw, cap, days)
             data.update({"tbw": float(tbw), "capacity_gb": float(cap), "dwpd": float(dw)})
-            pairs += [("TBW", f"{float(tbw):g} TB"), ("capacity", f"{float(cap):g} GB"),
-                      ("life", f"{float(days):g} days"), ("DWPD", f"{float(dw):.4f} (2 dp: {E.round2(dw)})")]
+            pairs += [
+                ("TBW", f"{float(tbw):g} TB"),
+                ("capacity", f"{float(cap):g} GB"),
+                ("life", f"{float(days):g} days"),
+                ("DWPD", f"{float(dw):.4f} (2 dp: {E.round2(dw)})"),
+            ]
         else:
             dw = _num(args.dwpd, "dwpd")
             tbw = E.tbw_from_dwpd(dw, cap, days)
             data.update({"dwpd": float(dw), "capacity_gb": float(cap), "tbw": float(tbw)})
-            pairs += [("DWPD", f"{float(dw):g}"), ("capacity", f"{float(cap):g} GB"),
-                      ("life", f"{float(days):g} days"), ("TBW", f"{float(tbw):.2f} TB")]
+            pairs += [
+                ("DWPD", f"{float(dw):g}"),
+                ("capacity", f"{float(cap):g} GB"),
+                ("life", f"{float(days):g} days"),
+                ("TBW", f"{float(tbw):.2f} TB"),
+            ]
     elif args.dwpd is not None:
         raise InputError("capacity: DWPD -> TBW needs --capacity", key="capacity")
 
     if args.write_rate is not None:
         if tbw is None:
             raise InputError("tbw: the lifetime needs --tbw (or --dwpd with --capacity)", key="tbw")
-        rate = parse_size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I),
-                          key="write_rate")
+        rate = parse_size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I), key="write_rate")
         life = E.lifetime_days(tbw, rate)
-        data.update({"write_rate_bytes_per_day": rate, "lifetime_days": float(life),
-                     "lifetime_years": float(life / E.DAYS_PER_YEAR)})
-        pairs += [("write rate", f"{fmt_bytes(rate)}/day"),
-                  ("lifetime", f"{float(life):,.0f} days = {float(life / E.DAYS_PER_YEAR):.2f} years")]
+        data.update(
+            {
+                "write_rate_bytes_per_day": rate,
+                "lifetime_days": float(life),
+                "lifetime_years": float(life / E.DAYS_PER_YEAR),
+            }
+        )
+        pairs += [
+            ("write rate", f"{fmt_bytes(rate)}/day"),
+            ("lifetime", f"{float(life):,.0f} days = {float(life / E.DAYS_PER_YEAR):.2f} years"),
+        ]
 
     if args.pe is not None:
         proj_pairs, proj = _projection(args, E)
@@ -120,8 +152,9 @@ def run(args) -> Output:
         pairs += proj_pairs
 
     if not pairs:
-        raise InputError("tbw: nothing to compute; give --tbw/--dwpd with --capacity, --write-rate, "
-                         "--pe, or --x400", key="tbw")
+        raise InputError(
+            "tbw: nothing to compute; give --tbw/--dwpd with --capacity, --write-rate, --pe, or --x400", key="tbw"
+        )
     return Output(data=data, text=kv_table(pairs, title="opsim endurance"))
 
 
@@ -152,21 +185,29 @@ def _projection(args, E):
         waf_src = "given with --waf"
     else:
         if op_user is None:
-            raise InputError("waf: give --waf, or an OP (--native/--user, --physical/--user or --op) "
-                             "for the modelled WAF", key="waf")
+            raise InputError(
+                "waf: give --waf, or an OP (--native/--user, --physical/--user or --op) for the modelled WAF", key="waf"
+            )
         waf = E.waf_from_models(op_user, args.gc, args.pages_per_block, args.d)
-        waf_src = (f"opsim.models {args.gc}, OP {100 * op_user:.2f}% (user basis), "
-                   f"{args.pages_per_block} pages/block, uniform random writes")
+        waf_src = (
+            f"opsim.models {args.gc}, OP {100 * op_user:.2f}% (user basis), "
+            f"{args.pages_per_block} pages/block, uniform random writes"
+        )
     proj = E.projection(_num(args.pe, "pe"), physical, waf)
     proj.update({"op_user": op_user, "waf_source": waf_src, "physical_note": phys_note})
-    pairs = [("P/E rating", f"{proj['pe_cycles']:g}"),
-             ("physical", f"{physical:,} bytes ({phys_note})"),
-             ("WAF", f"{proj['waf']:.4f} ({waf_src})"),
-             ("host TB writable", f"{proj['host_tb_writable']:,.1f} TB")]
+    pairs = [
+        ("P/E rating", f"{proj['pe_cycles']:g}"),
+        ("physical", f"{physical:,} bytes ({phys_note})"),
+        ("WAF", f"{proj['waf']:.4f} ({waf_src})"),
+        ("host TB writable", f"{proj['host_tb_writable']:,.1f} TB"),
+    ]
     if cap is not None and args.years:
         ugb = Fraction(cap["user"]["bytes"], 10**9)
-        dw = E.dwpd_from_tbw(Fraction(proj["host_bytes_writable"], E.TB), ugb,
-                             _num(args.days, "days") if args.days else _num(args.years, "years") * 365)
+        dw = E.dwpd_from_tbw(
+            Fraction(proj["host_bytes_writable"], E.TB),
+            ugb,
+            _num(args.days, "days") if args.days else _num(args.years, "years") * 365,
+        )
         proj["dwpd"] = float(dw)
         pairs.append(("DWPD over the life", f"{float(dw):.3f}"))
     return pairs, proj

@@ -25,28 +25,40 @@ from ..units import fmt_bytes, parse_size
 
 def register(sub, common):
     p = sub.add_parser(
-        "measure", parents=[common],
+        "measure",
+        parents=[common],
         help="measure a real target with fio: wsat, iops (SNIA PTS) or consistency (AnandTech)",
         description="Run a PTS-style test with fio. Default target: a regular file (safe). Writing to a "
-                    "block device needs --destroy-data=DEVICE naming it again. Schema: docs/measure.md.",
+        "block device needs --destroy-data=DEVICE naming it again. Schema: docs/measure.md.",
     )
     p.add_argument("test", choices=["wsat", "iops", "consistency"])
     t = p.add_mutually_exclusive_group()
-    t.add_argument("--file", metavar="PATH", help="target file (created with --size; default opsim-measure.dat "
-                                                  "in the output directory); an existing file is refused "
-                                                  "unless it is opsim's scratch file or --force is given")
+    t.add_argument(
+        "--file",
+        metavar="PATH",
+        help="target file (created with --size; default opsim-measure.dat "
+        "in the output directory); an existing file is refused "
+        "unless it is opsim's scratch file or --force is given",
+    )
     t.add_argument("--device", metavar="DEV", help="target block device (DESTROYS its data)")
     p.add_argument("--destroy-data", metavar="DEV", help="confirmation: name the device again")
-    p.add_argument("--force", action="store_true",
-                   help="write even if the device holds a signature, is in use or could not be checked "
-                        "(never if mounted); with --file: overwrite an existing file that is not opsim's "
-                        "scratch file")
-    p.add_argument("--purge", default=None, metavar="METHOD",
-                   choices=["auto", "discard", "nvme-format", "ata-erase", "ata-erase-enhanced"],
-                   help="purge the device first (the method is required, so the option never takes a "
-                        "positional): auto (nvme format --ses=1 for NVMe, else blkdiscard), discard, "
-                        "nvme-format, ata-erase or ata-erase-enhanced (ATA SECURITY ERASE via hdparm; never "
-                        "chosen by auto). Same guard as the test itself")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write even if the device holds a signature, is in use or could not be checked "
+        "(never if mounted); with --file: overwrite an existing file that is not opsim's "
+        "scratch file",
+    )
+    p.add_argument(
+        "--purge",
+        default=None,
+        metavar="METHOD",
+        choices=["auto", "discard", "nvme-format", "ata-erase", "ata-erase-enhanced"],
+        help="purge the device first (the method is required, so the option never takes a "
+        "positional): auto (nvme format --ses=1 for NVMe, else blkdiscard), discard, "
+        "nvme-format, ata-erase or ata-erase-enhanced (ATA SECURITY ERASE via hdparm; never "
+        "chosen by auto). Same guard as the test itself",
+    )
     p.add_argument("--smart", action="store_true", help="SMART snapshots before and after; report interval WAF")
     p.add_argument("--size", default="1GiB", help="file size for file targets (default 1GiB)")
     p.add_argument("--span", help="active range: bytes (e.g. 8GiB) or a percentage of the target (e.g. 75%%)")
@@ -61,17 +73,32 @@ def register(sub, common):
     p.add_argument("--ioengine", default="libaio")
     p.add_argument("--buffered", action="store_true", help="buffered I/O (default O_DIRECT)")
     p.add_argument("--fio-steadystate", metavar="SPEC", help="fio's own early stop, e.g. iops_slope:0.3%%")
-    p.add_argument("--precondition", type=int, default=None, metavar="PASSES",
-                   help="SNIA workload-independent preconditioning before the rounds: PASSES sequential "
-                        "128 KiB passes over the span (default 2 for iops, 0 for wsat, which starts fresh out "
-                        "of box, and for consistency, which does its own fill)")
-    p.add_argument("--write-cache", choices=["on", "off"],
-                   help="note the drive's volatile write cache state you set (recorded with the kernel's view "
-                        "from /sys/block/DEV/queue/write_cache; opsim never changes it)")
-    p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
-                   help="progress on stderr: auto (when stderr is a terminal; default), on, off")
-    p.add_argument("-o", "--output-dir", help="directory for result.json and fio files (default "
-                                               "opsim-measure-TEST-DATE-TIME; its parent must exist)")
+    p.add_argument(
+        "--precondition",
+        type=int,
+        default=None,
+        metavar="PASSES",
+        help="SNIA workload-independent preconditioning before the rounds: PASSES sequential "
+        "128 KiB passes over the span (default 2 for iops, 0 for wsat, which starts fresh out "
+        "of box, and for consistency, which does its own fill)",
+    )
+    p.add_argument(
+        "--write-cache",
+        choices=["on", "off"],
+        help="note the drive's volatile write cache state you set (recorded with the kernel's view "
+        "from /sys/block/DEV/queue/write_cache; opsim never changes it)",
+    )
+    p.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="progress on stderr: auto (when stderr is a terminal; default), on, off",
+    )
+    p.add_argument(
+        "-o",
+        "--output-dir",
+        help="directory for result.json and fio files (default opsim-measure-TEST-DATE-TIME; its parent must exist)",
+    )
     p.set_defaults(func=run)
 
 
@@ -133,8 +160,11 @@ def _fio_steadystate(text):
         return None
     m = _FIO_SS.fullmatch(text.strip())
     if not m or float(m.group(3)) <= 0:
-        raise ConfigError(f"--fio-steadystate: {text!r} is not fio's steady-state spec "
-                          "(iops|bw[_slope]:NUMBER[%], e.g. iops_slope:0.3%)", key="fio-steadystate")
+        raise ConfigError(
+            f"--fio-steadystate: {text!r} is not fio's steady-state spec "
+            "(iops|bw[_slope]:NUMBER[%], e.g. iops_slope:0.3%)",
+            key="fio-steadystate",
+        )
     return text.strip()
 
 
@@ -152,8 +182,12 @@ def _bs_list(text):
     out = []
     for b in text.split(","):
         b = b.strip()
-        n = parse_size(b if re.search(r"[a-zA-Z]", b) is None or b[-1:].lower() == "b"
-                       else b + ("iB" if b[-1].lower() in "kmg" else ""), key="bs")
+        n = parse_size(
+            b
+            if re.search(r"[a-zA-Z]", b) is None or b[-1:].lower() == "b"
+            else b + ("iB" if b[-1].lower() in "kmg" else ""),
+            key="bs",
+        )
         if n <= 0 or n % 512:
             raise ConfigError(f"--bs: {b!r} must be a positive multiple of 512 bytes", key="bs")
         out.append(b)
@@ -237,13 +271,14 @@ def _file_target(args, outdir: str) -> tuple[str, int, bool]:
     if t.kind == "other":
         raise DeviceError(f"{target}: {t.notes[0] if t.notes else 'not a regular file'}", key="file")
     if t.kind == "block":
-        raise DeviceError(f"{target} is a block device: use --device {target} --destroy-data={target}",
-                          key="file")
+        raise DeviceError(f"{target} is a block device: use --device {target} --destroy-data={target}", key="file")
     create = t.kind == "missing"
     if not create:
         if t.is_mounted:
-            raise DeviceError(f"{target} backs a mounted loop device ({', '.join(t.mounted_paths)}); "
-                              "--force does not override this", key="file")
+            raise DeviceError(
+                f"{target} backs a mounted loop device ({', '.join(t.mounted_paths)}); --force does not override this",
+                key="file",
+            )
         ours, why = scratch.is_scratch(target)
         problems = [] if ours else [f"it exists and is not opsim's scratch file ({why})"]
         if t.fs_signature and not ours:
@@ -251,18 +286,26 @@ def _file_target(args, outdir: str) -> tuple[str, int, bool]:
         if t.in_use:
             problems.append(f"it is in use: {t.in_use_reason}")
         # whether someone holds it open must be known; its signatures need not be (ours, or refused)
-        problems += [f"opsim could not check it ({u}), and refuses what it cannot check"
-                     for u in t.unchecked if not u.startswith("signatures:")]
+        problems += [
+            f"opsim could not check it ({u}), and refuses what it cannot check"
+            for u in t.unchecked
+            if not u.startswith("signatures:")
+        ]
         if problems and not args.force:
-            raise DeviceError(f"{target}: refusing to overwrite it with random data: {'; '.join(problems)}. "
-                              "Give a path that does not exist yet (opsim creates it), or add --force if "
-                              "its contents are disposable", key="file")
+            raise DeviceError(
+                f"{target}: refusing to overwrite it with random data: {'; '.join(problems)}. "
+                "Give a path that does not exist yet (opsim creates it), or add --force if "
+                "its contents are disposable",
+                key="file",
+            )
     scratch.check_record_slot(target)
     free = _free_bytes(_existing_ancestor(os.path.dirname(os.path.realpath(target))))
     grow = total - (t.size_bytes or 0)
     if free is not None and grow > free:
-        raise ConfigError(f"--size: {fmt_bytes(total)} does not fit beside {target}: "
-                          f"{fmt_bytes(free)} free on its filesystem", key="size")
+        raise ConfigError(
+            f"--size: {fmt_bytes(total)} does not fit beside {target}: {fmt_bytes(free)} free on its filesystem",
+            key="size",
+        )
     return target, total, create
 
 
@@ -313,25 +356,45 @@ def run(args) -> Output:
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
     cache, warnings = _write_cache(args.write_cache, tgt if args.device else None)
     passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
-    fio_binary()   # installed?
-    plan = Plan(test=args.test, target=target, target_kind=kind, capacity_bytes=span, outdir=outdir,
-                iodepth=args.qd, numjobs=args.threads, round_s=args.round_s, bs=bs,
-                mixes=mixes if args.test == "iops" else ((0, 100),), time_cap_s=args.time_cap,
-                max_rounds=args.max_rounds, capacity_multiple=args.capacity_multiple, ioengine=args.ioengine,
-                direct=not args.buffered, fio_steadystate=_fio_steadystate(args.fio_steadystate),
-                precondition_passes=passes,
-                extra={"target_bytes": total, "write_cache": cache, "precondition_passes": passes})
+    fio_binary()  # installed?
+    plan = Plan(
+        test=args.test,
+        target=target,
+        target_kind=kind,
+        capacity_bytes=span,
+        outdir=outdir,
+        iodepth=args.qd,
+        numjobs=args.threads,
+        round_s=args.round_s,
+        bs=bs,
+        mixes=mixes if args.test == "iops" else ((0, 100),),
+        time_cap_s=args.time_cap,
+        max_rounds=args.max_rounds,
+        capacity_multiple=args.capacity_multiple,
+        ioengine=args.ioengine,
+        direct=not args.buffered,
+        fio_steadystate=_fio_steadystate(args.fio_steadystate),
+        precondition_passes=passes,
+        extra={"target_bytes": total, "write_cache": cache, "precondition_passes": passes},
+    )
 
     # 2. the work: the output directory, the scratch file, purge, SMART, fio
     pre = {}
     smart_before = None
     if args.device and args.purge:
         from ..measure.purge import purge
-        pre["purge"] = purge(args.device, args.purge, confirm=args.destroy_data, force=args.force,
-                             notify=lambda msg: sys.stderr.write(msg + "\n"))
+
+        pre["purge"] = purge(
+            args.device,
+            args.purge,
+            confirm=args.destroy_data,
+            force=args.force,
+            notify=lambda msg: sys.stderr.write(msg + "\n"),
+        )
     os.makedirs(outdir, exist_ok=True)
     if args.smart:
         from ..smart import take_snapshot
+
         smart_before = take_snapshot(args.device)
         atomic_write_text(os.path.join(outdir, "smart-before.json"), json.dumps(smart_before, indent=2))
     if create:
@@ -350,24 +413,42 @@ def run(args) -> Output:
         if args.smart and stop.signum is None:
             from ..smart import interval_waf, take_snapshot
             from ..smart.parse import as_snapshot
+
             after = take_snapshot(args.device)
             assert smart_before is not None  # taken before the run whenever --smart is given
             atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
             # both snapshots are of the device this run wrote: the same drive even without a serial
-            w = interval_waf(as_snapshot(smart_before, "smart-before.json"), as_snapshot(after, "smart-after.json"),
-                             allow_no_serial=True)
-            result["smart"] = {"waf": w["waf"], "available": w["available"], "reason": w["reason"],
-                               "host_writes": w["host_writes"], "nand_writes": w["nand_writes"], "rule": w["rule"]}
+            w = interval_waf(
+                as_snapshot(smart_before, "smart-before.json"),
+                as_snapshot(after, "smart-after.json"),
+                allow_no_serial=True,
+            )
+            result["smart"] = {
+                "waf": w["waf"],
+                "available": w["available"],
+                "reason": w["reason"],
+                "host_writes": w["host_writes"],
+                "nand_writes": w["nand_writes"],
+                "rule": w["rule"],
+            }
         elif args.smart:
             result["interrupted"], result["interrupted_by"] = True, stop.name
-            result["smart"] = {"waf": None, "available": False, "host_writes": None, "nand_writes": None,
-                               "rule": None, "reason": f"no SMART snapshot after the run: {stop.name} stopped it"}
+            result["smart"] = {
+                "waf": None,
+                "available": False,
+                "host_writes": None,
+                "nand_writes": None,
+                "rule": None,
+                "reason": f"no SMART snapshot after the run: {stop.name} stopped it",
+            }
         atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
     # A stop signal: the finished rounds are printed and kept, exit 128 + the signal (130 for
     # SIGINT, 143 SIGTERM, 129 SIGHUP).  fio failed: the same, and exit 1 with the reason.
     if result.get("error"):
-        sys.stderr.write(f"opsim: failed: {result['error']} (the {len(result['rounds'])} round(s) completed "
-                         f"before are kept in {os.path.join(outdir, 'result.json')})\n")
+        sys.stderr.write(
+            f"opsim: failed: {result['error']} (the {len(result['rounds'])} round(s) completed "
+            f"before are kept in {os.path.join(outdir, 'result.json')})\n"
+        )
     if result.get("interrupted"):
         code = stop.exit_code or 130
     else:
@@ -378,23 +459,40 @@ def run(args) -> Output:
 def summary_text(r: dict) -> str:
     ss = r.get("steady_state") or {}
     lat = (r.get("latency_us") or {}).get("all") or {}
-    win = (r.get("measurement_window") or {})
+    win = r.get("measurement_window") or {}
     cache = (r.get("parameters") or {}).get("write_cache") or {}
     rows = [
-        ("test", r["test"]), ("target", f"{r['target']['path']} ({r['target']['kind']}, span "
-                                          f"{fmt_bytes(r['target']['span_bytes'])})"),
-        ("fio", r["fio_version"]), ("rounds", len(r["rounds"])), ("stopped", r.get("stop_reason")),
-        ("steady state (SNIA rule)", (f"reached, window rounds {ss.get('window')}" if ss.get("reached")
-                                      else "not reached") if ss else "-"),
+        ("test", r["test"]),
+        ("target", f"{r['target']['path']} ({r['target']['kind']}, span {fmt_bytes(r['target']['span_bytes'])})"),
+        ("fio", r["fio_version"]),
+        ("rounds", len(r["rounds"])),
+        ("stopped", r.get("stop_reason")),
+        (
+            "steady state (SNIA rule)",
+            (f"reached, window rounds {ss.get('window')}" if ss.get("reached") else "not reached") if ss else "-",
+        ),
         ("steady IOPS", r.get("steady_iops")),
         ("measured IOPS", r.get("measured_iops")),
-        ("measurement window", f"rounds {win['rounds'][0]}-{win['rounds'][1]} ({win['rule']})"
-         if win.get("rounds") else "-"),
-        ("latency us p50/p99/p99.9/max", " / ".join(f"{lat.get(k):,.0f}" if lat.get(k) is not None else "-"
-                                                     for k in ("p50", "p99", "p99.9", "max"))),
-        ("write cache", " / ".join(x for x in (f"stated {cache['stated']}" if cache.get("stated") else None,
-                                               f"kernel: {cache['detected']}" if cache.get("detected") else None)
-                                   if x) or "-"),
+        (
+            "measurement window",
+            f"rounds {win['rounds'][0]}-{win['rounds'][1]} ({win['rule']})" if win.get("rounds") else "-",
+        ),
+        (
+            "latency us p50/p99/p99.9/max",
+            " / ".join(f"{lat.get(k):,.0f}" if lat.get(k) is not None else "-" for k in ("p50", "p99", "p99.9", "max")),
+        ),
+        (
+            "write cache",
+            " / ".join(
+                x
+                for x in (
+                    f"stated {cache['stated']}" if cache.get("stated") else None,
+                    f"kernel: {cache['detected']}" if cache.get("detected") else None,
+                )
+                if x
+            )
+            or "-",
+        ),
         ("output", r.get("output_dir")),
     ]
     if r.get("purge"):
@@ -410,8 +508,22 @@ def summary_text(r: dict) -> str:
         rows.append(("warning", w))
     out = [kv_table(rows, title=f"opsim measure {r['test']}")]
     out.append("")
-    out.append(table(["round", "workload", "IOPS", "MB/s", "p50 us", "p99 us", "max us"],
-                     [[x["index"], x["label"], x["iops"], x["mbps"], x["latency_us"].get("p50"),
-                       x["latency_us"].get("p99"), x["latency_us"].get("max")] for x in r["rounds"]],
-                     align="rlrrrrr"))
+    out.append(
+        table(
+            ["round", "workload", "IOPS", "MB/s", "p50 us", "p99 us", "max us"],
+            [
+                [
+                    x["index"],
+                    x["label"],
+                    x["iops"],
+                    x["mbps"],
+                    x["latency_us"].get("p50"),
+                    x["latency_us"].get("p99"),
+                    x["latency_us"].get("max"),
+                ]
+                for x in r["rounds"]
+            ],
+            align="rlrrrrr",
+        )
+    )
     return "\n".join(out)

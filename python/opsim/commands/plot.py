@@ -11,20 +11,30 @@ from ..plots import KINDS
 def register(sub, common):
     kinds = "; ".join(f"{k}: {v[1]}" for k, v in KINDS.items())
     p = sub.add_parser(
-        "plot", parents=[common],
+        "plot",
+        parents=[common],
         help="draw results of opsim simulate --json / opsim measure (saturation, WAF vs OP, bars, CDFs)",
         description=f"Draw one figure from result files (opsim simulate --json, opsim measure). Kinds: {kinds}. "
-                    "Simulated and measured results can be drawn on the same axes. Docs: docs/reports.md.",
+        "Simulated and measured results can be drawn on the same axes. Docs: docs/reports.md.",
     )
     p.add_argument("kind", choices=list(KINDS), metavar="KIND", help=f"one of: {', '.join(KINDS)}")
     p.add_argument("results", nargs="+", metavar="RESULT.json", help="result files")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="the figure: FILE.png, FILE.svg or FILE.pdf (written atomically)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the figure: FILE.png, FILE.svg or FILE.pdf (written atomically)",
+    )
     p.add_argument("--labels", help="comma-separated labels, one per result (default: the file names)")
     p.add_argument("--title", help="figure title")
     p.add_argument("--direction", choices=["all", "read", "write"], help="latency: which IOs (default all)")
-    p.add_argument("--smooth", type=int, metavar="N",
-                   help="saturation kinds: draw a running median over N intervals over faint per-interval dots")
+    p.add_argument(
+        "--smooth",
+        type=int,
+        metavar="N",
+        help="saturation kinds: draw a running median over N intervals over faint per-interval dots",
+    )
     p.set_defaults(func=run)
 
 
@@ -62,17 +72,24 @@ def drawn_text(axes_records: list[dict]) -> str:
         for s in rec["series"]:
             xs = s["x"] if s["x"] and isinstance(s["x"][0], (int, float)) else []
             phases = ", ".join(f"{m['phase']} {m['x']:.4g}" for m in rec["markers"] if m["label"] == s["label"])
-            rows.append([rec["title"], s["label"], s.get("source", "-"), len(s["y"]),
-                         _range(xs) if xs else ", ".join(map(str, s["x"][:4])) + ("..." if len(s["x"]) > 4 else ""),
-                         _range(s["y"]), phases or "-"])
+            rows.append(
+                [
+                    rec["title"],
+                    s["label"],
+                    s.get("source", "-"),
+                    len(s["y"]),
+                    _range(xs) if xs else ", ".join(map(str, s["x"][:4])) + ("..." if len(s["x"]) > 4 else ""),
+                    _range(s["y"]),
+                    phases or "-",
+                ]
+            )
         for m in rec["models"]:
             rows.append([rec["title"], m["name"], "model", len(m["y"]), _range(m["x"]), _range(m["y"]), "-"])
     out = [table(["axes", "series", "source", "points", "x", "y", "phase markers"], rows, align="lllrlll")]
     skipped = [(rec["title"], s) for rec in axes_records for s in rec["skipped"]]
     if skipped:
         out.append("")
-        out.append(table(["axes", "not drawn", "why"], [[t, s["label"], s["reason"]] for t, s in skipped],
-                         align="lll"))
+        out.append(table(["axes", "not drawn", "why"], [[t, s["label"], s["reason"]] for t, s in skipped], align="lll"))
     return "\n".join(out)
 
 
@@ -105,5 +122,7 @@ def run(args) -> Output:
         raise InputError(f"nothing to draw for {args.kind}: {why}", key="results")
     path = plots.save(fig, args.output)
     text = drawn_text(recs) + f"\n\n{args.kind} figure written to {path}"
-    return Output(data={"kind": args.kind, "output": path, "results": list(args.results), "labels": labels,
-                        "axes": recs}, text=text)
+    return Output(
+        data={"kind": args.kind, "output": path, "results": list(args.results), "labels": labels, "axes": recs},
+        text=text,
+    )

@@ -6,8 +6,11 @@ from .._output import Output, table
 
 
 def register(sub, common):
-    p = sub.add_parser("presets", parents=[common],
-                       help="list drive presets (the seeds' drives), or show one with every parameter's source")
+    p = sub.add_parser(
+        "presets",
+        parents=[common],
+        help="list drive presets (the seeds' drives), or show one with every parameter's source",
+    )
     p.add_argument("name", nargs="?", help="a preset to show in full")
     p.set_defaults(func=run)
 
@@ -22,12 +25,23 @@ def run(args) -> Output:
             s = p["settings"]
             d, t = s["drive"], s.get("timing", {})
             fitted = [k for k, v in p["meta"]["sources"].items() if str(v).startswith("fitted")]
-            rows.append([p["name"], str(d["user_capacity"]), str(d.get("physical_capacity", "-")),
-                         t.get("interface", "-"), t.get("cell", "-"),
-                         t.get("channels", 0) * t.get("dies_per_channel", 0), ", ".join(fitted) or "-"])
-        text = table(["preset", "user", "NAND", "interface", "cell", "dies", "fitted"], rows,
-                     title="Drive presets (use: preset = \"NAME\" at the top of a config; "
-                           "`opsim presets NAME` shows every source)")
+            rows.append(
+                [
+                    p["name"],
+                    str(d["user_capacity"]),
+                    str(d.get("physical_capacity", "-")),
+                    t.get("interface", "-"),
+                    t.get("cell", "-"),
+                    t.get("channels", 0) * t.get("dies_per_channel", 0),
+                    ", ".join(fitted) or "-",
+                ]
+            )
+        text = table(
+            ["preset", "user", "NAND", "interface", "cell", "dies", "fitted"],
+            rows,
+            title='Drive presets (use: preset = "NAME" at the top of a config; '
+            "`opsim presets NAME` shows every source)",
+        )
         return Output(data={"presets": presets}, text=text)
     p = get(args.name)
     rows = []

@@ -11,14 +11,20 @@ from ..units import pct
 
 def register(sub, common):
     p = sub.add_parser(
-        "report", parents=[common],
+        "report",
+        parents=[common],
         help="one self-contained HTML report (drive, workload, OP table, figures, verdicts, configs) from results",
         description="Bundle result files (opsim simulate --json, opsim measure) in one HTML file with the "
-                    "figures embedded. Docs: docs/reports.md.",
+        "figures embedded. Docs: docs/reports.md.",
     )
     p.add_argument("results", nargs="+", metavar="RESULT.json", help="result files")
-    p.add_argument("-o", "--output", default="opsim-report.html", metavar="FILE",
-                   help="the report (default opsim-report.html; written atomically)")
+    p.add_argument(
+        "-o",
+        "--output",
+        default="opsim-report.html",
+        metavar="FILE",
+        help="the report (default opsim-report.html; written atomically)",
+    )
     p.add_argument("--labels", help="comma-separated labels, one per result (default: the file names)")
     p.add_argument("--title", default="opsim report")
     p.add_argument("--progress", action="store_true", help="show progress on stderr even when it is not a terminal")
@@ -28,10 +34,15 @@ def register(sub, common):
 def summary_text(summary: dict) -> str:
     rows = []
     for r in summary["op_table"]:
-        rows.append([r["label"], r["workload"], pct(r["op_user"], 1), r["waf"], r["waf_model"],
-                     r["steady_iops"], r["p99_us"]])
-    return table(["result", "workload", "OP", "WAF", "WAF model", "steady IOPS", "p99 us"], rows,
-                 align="llrrrrr", title=summary["title"])
+        rows.append(
+            [r["label"], r["workload"], pct(r["op_user"], 1), r["waf"], r["waf_model"], r["steady_iops"], r["p99_us"]]
+        )
+    return table(
+        ["result", "workload", "OP", "WAF", "WAF model", "steady IOPS", "p99 us"],
+        rows,
+        align="llrrrrr",
+        title=summary["title"],
+    )
 
 
 def run(args) -> Output:
@@ -49,11 +60,18 @@ def run(args) -> Output:
             sys.stderr.write(f"\r\033[K{msg}" if sys.stderr.isatty() else msg + "\n")
             sys.stderr.flush()
 
-    summary = report.write(args.output, docs, labels, title=args.title, progress=progress,
-                           context={"command": "opsim report " + " ".join(args.results),
-                                    "inputs": list(args.results)})
+    summary = report.write(
+        args.output,
+        docs,
+        labels,
+        title=args.title,
+        progress=progress,
+        context={"command": "opsim report " + " ".join(args.results), "inputs": list(args.results)},
+    )
     if show and sys.stderr.isatty():
         sys.stderr.write("\n")
-    text = (summary_text(summary) + f"\n\nreport written to {os.path.abspath(args.output)} "
-            f"({len(summary['figures'])} figures, {summary['bytes'] / 1e6:.1f} MB)")
+    text = (
+        summary_text(summary) + f"\n\nreport written to {os.path.abspath(args.output)} "
+        f"({len(summary['figures'])} figures, {summary['bytes'] / 1e6:.1f} MB)"
+    )
     return Output(data=summary, text=text)

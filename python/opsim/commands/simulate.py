@@ -11,7 +11,8 @@ from ..units import fmt_bytes, pct
 
 def register(sub, common):
     p = sub.add_parser(
-        "simulate", parents=[common],
+        "simulate",
+        parents=[common],
         help="run the functional FTL simulator on a TOML config (WAF, wear, steady state)",
         description="Run the functional FTL simulator. The config schema is in docs/config.md.",
     )
@@ -39,48 +40,95 @@ def window_text(d: dict) -> str:
 def summary_text(d: dict, all_rounds: bool = False) -> str:
     op, drv, ss = d["op"], d["drive"], d["steady_state"]
     wl = d["config"]["workload"]
-    lines = [kv_table([
-        ("drive", f"{fmt_bytes(drv['user_bytes'])} user, {fmt_bytes(drv['physical_bytes'])} physical, "
-                  f"{drv['blocks']:,} blocks x {drv['pages_per_block']} pages x {fmt_bytes(drv['page_size'])}"),
-        ("OP (user basis)", pct(op["user"])),
-        ("OP (physical basis / spare area)", pct(op["physical"])),
-        ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
-        ("OP seen by GC (user basis)", pct(op["effective"])),
-        ("GC policy", d["gc"]),
-        ("workload", wl["type"] if not d["config"].get("phase") else
-                     "phases: " + ", ".join(f"{p.get('name') or f'phase-{i + 1}'} ({p['workload']['type']})"
-                                            for i, p in enumerate(d["config"]["phase"]))),
-        ("WAF (measurement window)", waf_text(d)),
-        ("measured", window_text(d)),
-        ("steady state (SNIA rule on WAF)",
-         f"reached at round {ss['round']}" if ss["reached"] else "not reached"),
-        ("erase count min / mean / max",
-         f"{d['wear']['min']} / {d['wear']['mean']:.2f} / {d['wear']['max']}"),
-        ("victims' mean valid fraction",
-         f"{d['victims']['mean_valid_fraction']:.4f}" if d["victims"]["mean_valid_fraction"] is not None else "-"),
-        ("free blocks (min)", d["free_blocks_min"]),
-        *([("trace replayed", f"{d['trace']['records']:,} requests, {d['trace']['passes']} complete pass(es)"
-                              f"{', ended' if d['trace']['ended'] else ''}"
-                              + (f", {d['trace']['skipped_bad_lines']} bad lines skipped" if d['trace']['skipped_bad_lines'] else ""))]
-          if d.get("trace") else []),
-        ("speed", f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s "
-                  f"({d['perf']['wall_seconds']:.2f} s)"),
-    ], title="opsim simulate")]
+    lines = [
+        kv_table(
+            [
+                (
+                    "drive",
+                    f"{fmt_bytes(drv['user_bytes'])} user, {fmt_bytes(drv['physical_bytes'])} physical, "
+                    f"{drv['blocks']:,} blocks x {drv['pages_per_block']} pages x {fmt_bytes(drv['page_size'])}",
+                ),
+                ("OP (user basis)", pct(op["user"])),
+                ("OP (physical basis / spare area)", pct(op["physical"])),
+                ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
+                ("OP seen by GC (user basis)", pct(op["effective"])),
+                ("GC policy", d["gc"]),
+                (
+                    "workload",
+                    wl["type"]
+                    if not d["config"].get("phase")
+                    else "phases: "
+                    + ", ".join(
+                        f"{p.get('name') or f'phase-{i + 1}'} ({p['workload']['type']})"
+                        for i, p in enumerate(d["config"]["phase"])
+                    ),
+                ),
+                ("WAF (measurement window)", waf_text(d)),
+                ("measured", window_text(d)),
+                (
+                    "steady state (SNIA rule on WAF)",
+                    f"reached at round {ss['round']}" if ss["reached"] else "not reached",
+                ),
+                ("erase count min / mean / max", f"{d['wear']['min']} / {d['wear']['mean']:.2f} / {d['wear']['max']}"),
+                (
+                    "victims' mean valid fraction",
+                    f"{d['victims']['mean_valid_fraction']:.4f}"
+                    if d["victims"]["mean_valid_fraction"] is not None
+                    else "-",
+                ),
+                ("free blocks (min)", d["free_blocks_min"]),
+                *(
+                    [
+                        (
+                            "trace replayed",
+                            f"{d['trace']['records']:,} requests, {d['trace']['passes']} complete pass(es)"
+                            f"{', ended' if d['trace']['ended'] else ''}"
+                            + (
+                                f", {d['trace']['skipped_bad_lines']} bad lines skipped"
+                                if d["trace"]["skipped_bad_lines"]
+                                else ""
+                            ),
+                        )
+                    ]
+                    if d.get("trace")
+                    else []
+                ),
+                (
+                    "speed",
+                    f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s "
+                    f"({d['perf']['wall_seconds']:.2f} s)",
+                ),
+            ],
+            title="opsim simulate",
+        )
+    ]
     t = d.get("timed")
     if t:
         lat = t["latency_us"]["all"]
         tss = t["steady_state"]
         lines.append("")
-        lines.append(kv_table([
-            ("simulated time", f"{t['simulated_seconds']:,.1f} s"),
-            ("IOPS (measurement window)", f"{t['measured_iops']:,.0f}"),
-            ("steady-state IOPS (SNIA rule)", f"{t['steady_iops']:,.0f} from round {tss['window'][0]}"
-             if tss["reached"] else "not reached"),
-            ("latency us p50 / p99 / p99.9 / max",
-             " / ".join(f"{lat[k]:,.0f}" for k in ("p50", "p99", "p99.9", "max"))),
-            ("fresh-out-of-box burst ends", f"{t['phases']['fob_end_s']:.0f} s" if t["phases"]["fob_end_s"] else "-"),
-            *map_cache_rows(t.get("map_cache")),
-        ], title="timed model"))
+        lines.append(
+            kv_table(
+                [
+                    ("simulated time", f"{t['simulated_seconds']:,.1f} s"),
+                    ("IOPS (measurement window)", f"{t['measured_iops']:,.0f}"),
+                    (
+                        "steady-state IOPS (SNIA rule)",
+                        f"{t['steady_iops']:,.0f} from round {tss['window'][0]}" if tss["reached"] else "not reached",
+                    ),
+                    (
+                        "latency us p50 / p99 / p99.9 / max",
+                        " / ".join(f"{lat[k]:,.0f}" for k in ("p50", "p99", "p99.9", "max")),
+                    ),
+                    (
+                        "fresh-out-of-box burst ends",
+                        f"{t['phases']['fob_end_s']:.0f} s" if t["phases"]["fob_end_s"] else "-",
+                    ),
+                    *map_cache_rows(t.get("map_cache")),
+                ],
+                title="timed model",
+            )
+        )
         if t.get("pts_iops"):
             lines += ["", pts_iops_text(t["pts_iops"])]
     rounds = d["rounds"]
@@ -89,11 +137,25 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
     else:
         shown = rounds
     iops = {x["index"]: x["iops"] for x in (t or {}).get("rounds", [])}
-    rows = [[r["index"], r["phase"], fmt_bytes(r["host_write_bytes"]), r["waf"], r["gc_copy_pages"],
-             r["erases"], r["free_blocks_min"], iops.get(r["index"])] for r in shown]
+    rows = [
+        [
+            r["index"],
+            r["phase"],
+            fmt_bytes(r["host_write_bytes"]),
+            r["waf"],
+            r["gc_copy_pages"],
+            r["erases"],
+            r["free_blocks_min"],
+            iops.get(r["index"]),
+        ]
+        for r in shown
+    ]
     lines.append("")
-    lines.append(table(["round", "phase", "host writes", "WAF", "GC copies", "erases", "min free", "IOPS"], rows,
-                       align="rllrrrrr"))
+    lines.append(
+        table(
+            ["round", "phase", "host writes", "WAF", "GC copies", "erases", "min free", "IOPS"], rows, align="rllrrrrr"
+        )
+    )
     if len(shown) < len(rounds):
         lines.append(f"({len(rounds) - len(shown)} rounds not shown; --rounds shows all)")
     if d.get("interrupted"):
@@ -108,8 +170,11 @@ def map_cache_rows(m: dict | None) -> list[tuple[str, str]]:
     hit = f"{100 * m['hit_ratio']:.2f}%" if m["hit_ratio"] is not None else "-"
     waf = f"{m['waf_with_map']:.4f}" if m["waf_with_map"] is not None else "-"
     return [
-        ("mapping cache", f"{m['cached_pages']:,} of {m['translation_pages']:,} translation pages "
-                          f"({fmt_bytes(m['cache_bytes'])} of {fmt_bytes(m['table_bytes'])})"),
+        (
+            "mapping cache",
+            f"{m['cached_pages']:,} of {m['translation_pages']:,} translation pages "
+            f"({fmt_bytes(m['cache_bytes'])} of {fmt_bytes(m['table_bytes'])})",
+        ),
         ("map hit ratio / reads / writes", f"{hit} / {m['map_reads']:,} / {m['map_writes']:,} pages"),
         ("WAF with mapping writes", waf),
     ]
@@ -139,11 +204,13 @@ def traces_in(config_path: str) -> list[dict]:
 def trace_summary(info: dict) -> str:
     n = info["records"]
     fp = info["footprint_bytes"]
-    return (f"trace {info['path']} ({info['format']}): {n:,} requests, "
-            f"{100 * info['read']['ios'] / n:.0f}% read / {100 * info['write']['ios'] / n:.0f}% write / "
-            f"{100 * info['trim']['ios'] / n:.0f}% trim, {fmt_bytes(info['write']['bytes'])} written, "
-            f"footprint {fmt_bytes(fp) if fp is not None else '-'}, span {fmt_bytes(info['max_end'] - info['min_offset'])}, "
-            f"{info['duration_s']:.1f} s")
+    return (
+        f"trace {info['path']} ({info['format']}): {n:,} requests, "
+        f"{100 * info['read']['ios'] / n:.0f}% read / {100 * info['write']['ios'] / n:.0f}% write / "
+        f"{100 * info['trim']['ios'] / n:.0f}% trim, {fmt_bytes(info['write']['bytes'])} written, "
+        f"footprint {fmt_bytes(fp) if fp is not None else '-'}, span {fmt_bytes(info['max_end'] - info['min_offset'])}, "
+        f"{info['duration_s']:.1f} s"
+    )
 
 
 def pts_iops_text(tab: dict) -> str:
@@ -151,8 +218,11 @@ def pts_iops_text(tab: dict) -> str:
     a, b = tab["window"]
     which = "steady-state window" if tab["steady"] else "last rounds, steady state not reached"
     rows = [[bs] + [f"{v:,.0f}" for v in row] for bs, row in zip(tab["block_sizes"], tab["iops"])]
-    return table(["block size"] + [f"R/W {m}" for m in tab["mixes"]], rows,
-                 title=f"SNIA PTS IOPS (mean of rounds {a}-{b}, {which}; tracked: {tab['tracked']})")
+    return table(
+        ["block size"] + [f"R/W {m}" for m in tab["mixes"]],
+        rows,
+        title=f"SNIA PTS IOPS (mean of rounds {a}-{b}, {which}; tracked: {tab['tracked']})",
+    )
 
 
 def run(args) -> Output:
@@ -164,8 +234,11 @@ def run(args) -> Output:
     # what the traces hold, before the (longer) simulation
     infos = []
     for t in traces_in(args.config):
-        opts = {k: v for k, v in t.items() if k in ("format", "device", "skip_bad", "columns", "delimiter",
-                                                   "skip_lines", "action")}
+        opts = {
+            k: v
+            for k, v in t.items()
+            if k in ("format", "device", "skip_bad", "columns", "delimiter", "skip_lines", "action")
+        }
         info = trace.info(t["path"], **opts)
         infos.append(info)
         print(trace_summary(info), file=sys.stderr, flush=True)

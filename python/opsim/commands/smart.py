@@ -8,11 +8,12 @@ from ..smart.report import waf_text
 
 def register(sub, common):
     p = sub.add_parser(
-        "smart", parents=[common],
+        "smart",
+        parents=[common],
         help="drive counters: take a SMART snapshot, compute WAF (lifetime or between two snapshots)",
         description="Read a drive's own counters. `snapshot` stores smartctl -x -j (plus nvme-cli logs for "
-                    "NVMe); `waf` computes host writes, NAND writes and WAF from one snapshot (lifetime) or "
-                    "two (interval). Raw `smartctl -j` files are accepted too.",
+        "NVMe); `waf` computes host writes, NAND writes and WAF from one snapshot (lifetime) or "
+        "two (interval). Raw `smartctl -j` files are accepted too.",
     )
     ss = p.add_subparsers(dest="smart_command", metavar="ACTION")
     ss.required = True
@@ -21,11 +22,18 @@ def register(sub, common):
     s.add_argument("-o", "--output", metavar="FILE", help="write the snapshot here (default: print it)")
     s.set_defaults(func=run_snapshot)
     w = ss.add_parser("waf", parents=[common], help="WAF from one snapshot (lifetime) or two (interval)")
-    w.add_argument("snapshots", nargs="+", metavar="SNAPSHOT",
-                   help="one file: lifetime WAF; two files BEFORE AFTER: WAF over the interval")
-    w.add_argument("--allow-no-serial", action="store_true",
-                   help="interval form: accept snapshots without a serial number as one drive's (by default "
-                        "they are refused: opsim cannot tell that both are the same drive)")
+    w.add_argument(
+        "snapshots",
+        nargs="+",
+        metavar="SNAPSHOT",
+        help="one file: lifetime WAF; two files BEFORE AFTER: WAF over the interval",
+    )
+    w.add_argument(
+        "--allow-no-serial",
+        action="store_true",
+        help="interval form: accept snapshots without a serial number as one drive's (by default "
+        "they are refused: opsim cannot tell that both are the same drive)",
+    )
     w.set_defaults(func=run_waf)
 
 
@@ -38,26 +46,24 @@ def run_snapshot(args) -> Output:
     if args.output:
         atomic_write_text(args.output, json.dumps(snap, indent=2))
     from ..smart.rules import identity
+
     ident = identity(snap)
-    text = kv_table([
-        ("device", args.device),
-        ("model", ident.get("model_name")),
-        ("family", ident.get("model_family")),
-        ("serial", ident.get("serial_number")),
-        ("protocol", ident.get("protocol")),
-        ("nvme-cli logs", ", ".join(sorted(snap["nvme"])) or "-"),
-        ("warnings", "; ".join(snap["warnings"]) or "-"),
-        ("written to", args.output or "-"),
-    ], title="opsim smart snapshot")
+    text = kv_table(
+        [
+            ("device", args.device),
+            ("model", ident.get("model_name")),
+            ("family", ident.get("model_family")),
+            ("serial", ident.get("serial_number")),
+            ("protocol", ident.get("protocol")),
+            ("nvme-cli logs", ", ".join(sorted(snap["nvme"])) or "-"),
+            ("warnings", "; ".join(snap["warnings"]) or "-"),
+            ("written to", args.output or "-"),
+        ],
+        title="opsim smart snapshot",
+    )
     if not args.output and not getattr(args, "json", None):
         text = json.dumps(snap, indent=2)
     return Output(data=snap, text=text)
-
-
-
-
-
-
 
 
 def run_waf(args) -> Output:
@@ -65,8 +71,7 @@ def run_waf(args) -> Output:
     from ..smart import interval_waf, lifetime_waf, load_document
 
     if len(args.snapshots) > 2:
-        raise InputError("smart waf: give one SNAPSHOT (lifetime) or two, BEFORE AFTER (interval)",
-                         key="snapshots")
+        raise InputError("smart waf: give one SNAPSHOT (lifetime) or two, BEFORE AFTER (interval)", key="snapshots")
     snaps = [load_document(p) for p in args.snapshots]
     if len(snaps) == 1:
         r = lifetime_waf(snaps[0])

@@ -16,28 +16,41 @@ MAX_ROWS = 40
 
 def register(sub, common):
     p = sub.add_parser(
-        "sweep", parents=[common],
+        "sweep",
+        parents=[common],
         help="run a grid of simulations (OP x GC x workload x drive x seeds) on Dask; results to Parquet",
         description="Run every point of a grid file (a config plus a [sweep] table; docs/sweeps.md) on a "
-                    "Dask LocalCluster (default: one worker process per CPU), an existing cluster "
-                    "(--scheduler) or serially (--workers 0). Results go to a Parquet file, one row per "
-                    "point; re-running the same command skips the points already there and retries "
-                    "failed ones.",
+        "Dask LocalCluster (default: one worker process per CPU), an existing cluster "
+        "(--scheduler) or serially (--workers 0). Results go to a Parquet file, one row per "
+        "point; re-running the same command skips the points already there and retries "
+        "failed ones.",
     )
     p.add_argument("grid", help="grid file (TOML)")
-    p.add_argument("-o", "--output", metavar="RESULTS.parquet",
-                   help="results file (default: the grid file's name with .parquet, next to it)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="RESULTS.parquet",
+        help="results file (default: the grid file's name with .parquet, next to it)",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask cluster")
-    where.add_argument("--workers", type=int, metavar="N",
-                       help="worker processes of the LocalCluster (default: every CPU); 0 runs the points "
-                            "one after another in this process")
-    p.add_argument("--limit", type=int, metavar="N",
-                   help="run at most N of the points still to do (in grid order), then stop")
-    p.add_argument("--fresh", action="store_true",
-                   help="ignore what the results file holds and run every point again")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes of the LocalCluster (default: every CPU); 0 runs the points "
+        "one after another in this process",
+    )
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="run at most N of the points still to do (in grid order), then stop"
+    )
+    p.add_argument("--fresh", action="store_true", help="ignore what the results file holds and run every point again")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
+    )
     p.set_defaults(func=run)
 
 
@@ -50,22 +63,24 @@ def _fmt_value(v, width: int = 40):
     if v is None or (isinstance(v, float) and v != v):
         return None
     if isinstance(v, str) and len(v) > width:
-        return v[:width - 3] + "..."
+        return v[: width - 3] + "..."
     return v
 
 
 def summary_text(outcome) -> str:
     g, s = outcome.grid, outcome.summary
     rows = outcome.table.to_pylist()
-    runner = {None: "-", "serial": "serial, in this process",
-              "local-cluster": f"Dask LocalCluster, {s['workers']} worker processes",
-              "scheduler": f"Dask cluster at {s['scheduler']}, {s['workers']} workers",
-              "client": f"Dask client of {s['scheduler']}, {s['workers']} workers"}[s["runner"]]
+    runner = {
+        None: "-",
+        "serial": "serial, in this process",
+        "local-cluster": f"Dask LocalCluster, {s['workers']} worker processes",
+        "scheduler": f"Dask cluster at {s['scheduler']}, {s['workers']} workers",
+        "client": f"Dask client of {s['scheduler']}, {s['workers']} workers",
+    }[s["runner"]]
     shape = f"{g.configs:,} configs" + (f" x {g.replicates} replicates" if g.replicates > 1 else "")
     done = f"{s['computed']:,}" + (f" ({s['failed']:,} failed)" if s["failed"] else "")
     pairs = [
-        ("grid", f"{g.name or os.path.basename(g.path or 'grid')}: {len(g.points):,} points ({shape}), "
-                 f"seed {g.seed}"),
+        ("grid", f"{g.name or os.path.basename(g.path or 'grid')}: {len(g.points):,} points ({shape}), seed {g.seed}"),
         ("varied", ", ".join(g.varying) or "-"),
         ("computed now", f"{done} on {runner}" if s["computed"] or s["to_run"] else "nothing to do"),
         ("already done (skipped)", s["skipped"]),
@@ -84,10 +99,10 @@ def summary_text(outcome) -> str:
 
     if rows:
         cols = list(g.varying)
-        headers = cols + (["rep"] if g.replicates > 1 else []) + ["status", "WAF", "OP user", "OP spare",
-                                                                   "steady"]
-        timed = g.timed and any(r.get("timed.steady_iops") is not None or r.get("timed.measured_iops")
-                                is not None for r in rows)
+        headers = cols + (["rep"] if g.replicates > 1 else []) + ["status", "WAF", "OP user", "OP spare", "steady"]
+        timed = g.timed and any(
+            r.get("timed.steady_iops") is not None or r.get("timed.measured_iops") is not None for r in rows
+        )
         if timed:
             headers += ["IOPS", "steady IOPS", "p99 us"]
         body = []
@@ -96,12 +111,15 @@ def summary_text(outcome) -> str:
             if g.replicates > 1:
                 line.append(r["replicate"])
             ok = r["status"] == "ok"
-            line += [r["status"] if ok else r["error_type"], r.get("waf"),
-                     pct(r.get("op.user")) if ok else None, pct(r.get("op.physical")) if ok else None,
-                     r.get("steady_state.reached")]
+            line += [
+                r["status"] if ok else r["error_type"],
+                r.get("waf"),
+                pct(r.get("op.user")) if ok else None,
+                pct(r.get("op.physical")) if ok else None,
+                r.get("steady_state.reached"),
+            ]
             if timed:
-                line += [r.get("timed.measured_iops"), r.get("timed.steady_iops"),
-                         r.get("timed.latency_us.all.p99")]
+                line += [r.get("timed.measured_iops"), r.get("timed.steady_iops"), r.get("timed.latency_us.all.p99")]
             body.append(line)
         parts.append("")
         parts.append(table(headers, body, align="l" * len(cols) + "r" * (len(headers) - len(cols))))
@@ -121,8 +139,12 @@ def summary_text(outcome) -> str:
 def document(outcome) -> dict:
     from ..sweep import columns
 
-    return {"sweep": outcome.grid.describe(), "run": outcome.summary, "columns": columns(outcome.grid),
-            "rows": outcome.table.to_pylist()}
+    return {
+        "sweep": outcome.grid.describe(),
+        "run": outcome.summary,
+        "columns": columns(outcome.grid),
+        "rows": outcome.table.to_pylist(),
+    }
 
 
 def run(args) -> Output:
@@ -141,8 +163,16 @@ def run(args) -> Output:
 
     old = signal.signal(signal.SIGTERM, on_term)
     try:
-        outcome = run_sweep(grid, output, workers=args.workers, scheduler=args.scheduler, limit=args.limit,
-                            fresh=args.fresh, progress=args.progress, on_interrupt="return")
+        outcome = run_sweep(
+            grid,
+            output,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            limit=args.limit,
+            fresh=args.fresh,
+            progress=args.progress,
+            on_interrupt="return",
+        )
     finally:
         signal.signal(signal.SIGTERM, old)
     s = outcome.summary

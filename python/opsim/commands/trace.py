@@ -8,25 +8,40 @@ from ..units import fmt_bytes
 
 def register(sub, common):
     p = sub.add_parser(
-        "trace", help="summarise a block trace or convert it to a fio iolog",
+        "trace",
+        help="summarise a block trace or convert it to a fio iolog",
         description=(
             "Block traces: MSR Cambridge / SNIA IOTTA CSV, blkparse text, fio iolog v2/v3, "
             "DiskSim and MQSim ASCII, SPC (UMass) CSV, or any delimited text with a column map. "
-            "Plain, .gz or .zst (detected from the content). Read as a stream."),
+            "Plain, .gz or .zst (detected from the content). Read as a stream."
+        ),
     )
     tsub = p.add_subparsers(dest="trace_cmd", required=True, metavar="{info,convert}")
     opts = _reader_options()
-    i = tsub.add_parser("info", parents=[common, opts], help="what the trace holds (IOs, bytes, split, footprint, span)")
+    i = tsub.add_parser(
+        "info", parents=[common, opts], help="what the trace holds (IOs, bytes, split, footprint, span)"
+    )
     i.add_argument("file")
     i.set_defaults(func=run_info)
-    c = tsub.add_parser("convert", parents=[common, opts],
-                        help="write the trace as a fio iolog (replay on a real drive with fio --read_iolog)")
+    c = tsub.add_parser(
+        "convert",
+        parents=[common, opts],
+        help="write the trace as a fio iolog (replay on a real drive with fio --read_iolog)",
+    )
     c.add_argument("file")
     c.add_argument("-o", "--output", required=True, help="the iolog file to write")
-    c.add_argument("--version", type=int, choices=[2, 3], default=3,
-                   help="iolog version (3: per-request times in microseconds, fio >= 3.31; default 3)")
-    c.add_argument("--target", default="/dev/sdX",
-                   help="the file or device the iolog replays on (default /dev/sdX; fio's --replay_redirect can change it)")
+    c.add_argument(
+        "--version",
+        type=int,
+        choices=[2, 3],
+        default=3,
+        help="iolog version (3: per-request times in microseconds, fio >= 3.31; default 3)",
+    )
+    c.add_argument(
+        "--target",
+        default="/dev/sdX",
+        help="the file or device the iolog replays on (default /dev/sdX; fio's --replay_redirect can change it)",
+    )
     c.set_defaults(func=run_convert)
 
 
@@ -49,8 +64,12 @@ def _reader_options():
 
 def _opts(args) -> dict:
     return {
-        "format": args.format, "device": args.device, "skip_bad": args.skip_bad or None,
-        "columns": args.columns, "delimiter": args.delimiter, "skip_lines": args.skip_lines,
+        "format": args.format,
+        "device": args.device,
+        "skip_bad": args.skip_bad or None,
+        "columns": args.columns,
+        "delimiter": args.delimiter,
+        "skip_lines": args.skip_lines,
         "action": args.action,
     }
 
@@ -61,29 +80,41 @@ def run_info(args) -> Output:
     d = trace.info(args.file, **_opts(args))
     total = d["records"]
     rows = [
-        (kind, d[kind]["ios"], f"{100 * d[kind]['ios'] / total:.1f}%", fmt_bytes(d[kind]["bytes"]),
-         fmt_bytes(d[kind]["bytes"] / d[kind]["ios"]) if d[kind]["ios"] else "-")
+        (
+            kind,
+            d[kind]["ios"],
+            f"{100 * d[kind]['ios'] / total:.1f}%",
+            fmt_bytes(d[kind]["bytes"]),
+            fmt_bytes(d[kind]["bytes"] / d[kind]["ios"]) if d[kind]["ios"] else "-",
+        )
         for kind in ("read", "write", "trim")
     ]
     fp = d["footprint_bytes"]
     wfp = d["write_footprint_bytes"]
-    summary = kv_table([
-        ("file", d["path"]),
-        ("format", f"{d['format']} (compression: {d['compression']})"),
-        ("device filter", d["device"] or "-"),
-        ("lines read", d["lines"]),
-        ("requests", total),
-        ("duration", f"{d['duration_s']:.3f} s"),
-        ("span", f"{fmt_bytes(d['min_offset'])} .. {fmt_bytes(d['max_end'])} "
-                 f"({fmt_bytes(d['max_end'] - d['min_offset'])})"),
-        ("footprint (4 KiB blocks touched)", fmt_bytes(fp) if fp is not None else "too large to count"),
-        ("write footprint", fmt_bytes(wfp) if wfp is not None else "too large to count"),
-        ("not 4 KiB aligned", f"{d['unaligned_4k']:,} ({100 * d['unaligned_4k'] / total:.1f}%)"),
-        ("bad lines skipped", d["skipped_bad_lines"]),
-    ])
-    sizes = table(["size", "requests", "share"],
-                  [(fmt_bytes(s), n, f"{100 * n / total:.1f}%") for s, n in d["top_sizes"]],
-                  title="most frequent request sizes")
+    summary = kv_table(
+        [
+            ("file", d["path"]),
+            ("format", f"{d['format']} (compression: {d['compression']})"),
+            ("device filter", d["device"] or "-"),
+            ("lines read", d["lines"]),
+            ("requests", total),
+            ("duration", f"{d['duration_s']:.3f} s"),
+            (
+                "span",
+                f"{fmt_bytes(d['min_offset'])} .. {fmt_bytes(d['max_end'])} "
+                f"({fmt_bytes(d['max_end'] - d['min_offset'])})",
+            ),
+            ("footprint (4 KiB blocks touched)", fmt_bytes(fp) if fp is not None else "too large to count"),
+            ("write footprint", fmt_bytes(wfp) if wfp is not None else "too large to count"),
+            ("not 4 KiB aligned", f"{d['unaligned_4k']:,} ({100 * d['unaligned_4k'] / total:.1f}%)"),
+            ("bad lines skipped", d["skipped_bad_lines"]),
+        ]
+    )
+    sizes = table(
+        ["size", "requests", "share"],
+        [(fmt_bytes(s), n, f"{100 * n / total:.1f}%") for s, n in d["top_sizes"]],
+        title="most frequent request sizes",
+    )
     text = "\n\n".join([summary, table(["kind", "requests", "share", "bytes", "mean size"], rows), sizes])
     if d["first_bad_line"]:
         line, why = d["first_bad_line"]
@@ -96,9 +127,10 @@ def run_convert(args) -> Output:
 
     check_writable_file(args.output, key="--output")
     n = trace.convert(args.file, args.output, version=args.version, target=args.target, **_opts(args))
-    data = {"input": args.file, "output": args.output, "version": args.version, "target": args.target,
-            "requests": n}
-    text = (f"wrote {n:,} requests to {args.output} (fio iolog v{args.version}, target {args.target})\n"
-            f"replay: fio --name=replay --read_iolog={args.output} --ioengine=libaio --direct=1"
-            + (" --replay_time_scale=100" if args.version == 3 else ""))
+    data = {"input": args.file, "output": args.output, "version": args.version, "target": args.target, "requests": n}
+    text = (
+        f"wrote {n:,} requests to {args.output} (fio iolog v{args.version}, target {args.target})\n"
+        f"replay: fio --name=replay --read_iolog={args.output} --ioengine=libaio --direct=1"
+        + (" --replay_time_scale=100" if args.version == 3 else "")
+    )
     return Output(data, text)

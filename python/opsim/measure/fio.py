@@ -60,8 +60,9 @@ def parse_log(path) -> list[tuple[int, float, int, int]]:
                 continue
             parts = [p.strip() for p in line.split(",")]
             if len(parts) < 4:
-                raise InputError(f"{path}:{n}: a fio log line has at least 4 columns, found {len(parts)}",
-                                 key="fio_log")
+                raise InputError(
+                    f"{path}:{n}: a fio log line has at least 4 columns, found {len(parts)}", key="fio_log"
+                )
             try:
                 rows.append((int(parts[0]), float(parts[1]), int(parts[2]), int(parts[3])))
             except ValueError:
@@ -172,7 +173,11 @@ class Latency:
         samples, count 0 and every value 0.0 (as the timed model reports an unused direction)."""
         if self.n == 0:
             return {k: (0 if k == "count" else 0.0) for k in LATENCY_KEYS}
-        out: dict[str, float | None] = {"count": self.n, "mean": self.sum_ns / self.n / 1000.0, "min": (self.min_ns or 0.0) / 1000.0}
+        out: dict[str, float | None] = {
+            "count": self.n,
+            "mean": self.sum_ns / self.n / 1000.0,
+            "min": (self.min_ns or 0.0) / 1000.0,
+        }
         for p in PERCENTILES:
             v = self._percentile_ns(float(p))
             out["p" + p] = None if v is None else v / 1000.0
@@ -198,21 +203,38 @@ def summarize(doc: dict) -> dict:
             iops[d] += float(s.get("iops", 0))
             bw += float(s.get("bw_bytes", s.get("bw", 0) * 1024))
             io_bytes[d] += int(s.get("io_bytes", 0))
-            part = Latency.from_clat(s.get("clat_ns"))   # merge() copies, never changes part
+            part = Latency.from_clat(s.get("clat_ns"))  # merge() copies, never changes part
             lat[d].merge(part)
             lat["all"].merge(part)
-    directions = {d: {"iops": iops[d], "latency_us": lat[d].summary_us()} for d in ("read", "write", "trim")
-                  if lat[d].n or iops[d]}
+    directions = {
+        d: {"iops": iops[d], "latency_us": lat[d].summary_us()}
+        for d in ("read", "write", "trim")
+        if lat[d].n or iops[d]
+    }
     errors = [j.get("error") for j in doc.get("jobs", []) if j.get("error")]
     ss = None
     for job in doc.get("jobs", []):
         if "steadystate" in job:
-            ss = {"attained": bool(job["steadystate"].get("attained")), "criterion": job["steadystate"].get("criterion")}
-    return {"iops": sum(iops.values()), "read_iops": iops["read"], "write_iops": iops["write"], "bw_bytes": bw,
-            "io_bytes": io_bytes, "latency": lat, "latency_us": lat["all"].summary_us(), "directions": directions,
-            "fio_errors": errors, "fio_steadystate": ss,
-            "runtime_ms": max((max((j.get(d) or {}).get("runtime", 0) for d in ("read", "write", "trim"))
-                               for j in doc.get("jobs", [])), default=0)}
+            ss = {
+                "attained": bool(job["steadystate"].get("attained")),
+                "criterion": job["steadystate"].get("criterion"),
+            }
+    return {
+        "iops": sum(iops.values()),
+        "read_iops": iops["read"],
+        "write_iops": iops["write"],
+        "bw_bytes": bw,
+        "io_bytes": io_bytes,
+        "latency": lat,
+        "latency_us": lat["all"].summary_us(),
+        "directions": directions,
+        "fio_errors": errors,
+        "fio_steadystate": ss,
+        "runtime_ms": max(
+            (max((j.get(d) or {}).get("runtime", 0) for d in ("read", "write", "trim")) for j in doc.get("jobs", [])),
+            default=0,
+        ),
+    }
 
 
 def size_bytes(text) -> int:
@@ -293,8 +315,7 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
     full = [*argv, "--output-format=json+", f"--output={json_path}"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
+            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         except OSError as e:
             raise FioFailed(f"cannot start fio: {e.strerror or e}") from None
         start = last_tick = time.monotonic()
@@ -343,8 +364,9 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
 
 def log_paths(prefix: str, kind: str) -> list[str]:
     """fio names logs ``<prefix>_<kind>.<job>.log``."""
-    return sorted(glob.glob(f"{glob.escape(prefix)}_{kind}.*.log")) or \
-        sorted(glob.glob(f"{glob.escape(prefix)}_{kind}.log"))
+    return sorted(glob.glob(f"{glob.escape(prefix)}_{kind}.*.log")) or sorted(
+        glob.glob(f"{glob.escape(prefix)}_{kind}.log")
+    )
 
 
 def exists(p) -> bool:

@@ -64,8 +64,9 @@ def run_command(argv: list[str], timeout: float | None = None, uninterruptible: 
     """Run a command and capture its output.  ``uninterruptible``: the command runs in its own
     session (a terminal's Ctrl-C does not reach it) and Ctrl-C only prints a note."""
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=uninterruptible)
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=uninterruptible
+        )
     except OSError as e:
         raise CommandError(f"cannot run {argv[0]}: {e.strerror}") from None
     while True:
@@ -81,8 +82,9 @@ def run_command(argv: list[str], timeout: float | None = None, uninterruptible: 
                 proc.send_signal(signal.SIGINT)
                 proc.communicate()
                 raise
-            sys.stderr.write(f"\nopsim: {argv[0]} is running an erase the drive cannot abandon; "
-                             "waiting for it to finish\n")
+            sys.stderr.write(
+                f"\nopsim: {argv[0]} is running an erase the drive cannot abandon; waiting for it to finish\n"
+            )
 
 
 def _find_tool(name: str, package: str) -> str:
@@ -108,8 +110,9 @@ class _Session:
         return self.runner(list(argv), **kw)
 
 
-def purge(device, method: str = "auto", confirm: str | None = None, force: bool = False,
-          runner=None, notify=None) -> dict:
+def purge(
+    device, method: str = "auto", confirm: str | None = None, force: bool = False, runner=None, notify=None
+) -> dict:
     """Purge ``device`` with ``method``; return ``{"method", "commands", ...}``.
 
     Raises :class:`DeviceError` (nothing run) when the guard or a precondition refuses, and
@@ -125,12 +128,17 @@ def purge(device, method: str = "auto", confirm: str | None = None, force: bool 
     name = target.dev_name or os.path.basename(os.path.realpath(device))
     is_nvme = name.startswith("nvme")
     if method == "auto":
-        method = "nvme-format" if (is_nvme and not target.partition_of
-                                   and (runner is not None or shutil.which("nvme"))) else "discard"
+        method = (
+            "nvme-format"
+            if (is_nvme and not target.partition_of and (runner is not None or shutil.which("nvme")))
+            else "discard"
+        )
     if method in WHOLE_DEVICE and target.partition_of:
-        raise DeviceError(f"{device} is a partition of /dev/{target.partition_of}; {method} erases the whole "
-                          f"drive, so name the whole drive (/dev/{target.partition_of}) or use --purge discard",
-                          key="device")
+        raise DeviceError(
+            f"{device} is a partition of /dev/{target.partition_of}; {method} erases the whole "
+            f"drive, so name the whole drive (/dev/{target.partition_of}) or use --purge discard",
+            key="device",
+        )
     say = notify or (lambda msg: None)
     out = {"method": method, "device": device, "commands": s.commands}
     if method == "discard":
@@ -146,12 +154,15 @@ def purge(device, method: str = "auto", confirm: str | None = None, force: bool 
             raise CommandError(f"purge failed: nvme format {device} --ses=1: {_tail(r)}")
     else:
         if is_nvme:
-            raise DeviceError(f"{device} is an NVMe drive: ATA SECURITY ERASE does not apply; "
-                              "use --purge nvme-format", key="device")
+            raise DeviceError(
+                f"{device} is an NVMe drive: ATA SECURITY ERASE does not apply; use --purge nvme-format", key="device"
+            )
         if target.sysfs_path and "/usb" in target.sysfs_path:
-            raise DeviceError(f"{device} is attached through USB: USB-SATA bridges often drop the long "
-                              "SECURITY ERASE command and leave the drive locked; connect it to a SATA port",
-                              key="device")
+            raise DeviceError(
+                f"{device} is attached through USB: USB-SATA bridges often drop the long "
+                "SECURITY ERASE command and leave the drive locked; connect it to a SATA port",
+                key="device",
+            )
         out.update(_ata_erase(s, device, enhanced=method == "ata-erase-enhanced", say=say))
     return out
 
@@ -166,26 +177,40 @@ def _identify(s: _Session, dev: str) -> dict:
 def _refuse_unless_ready(dev: str, sec: dict, enhanced: bool) -> None:
     """Raise DeviceError, with what to do, unless the drive can take SET PASSWORD + ERASE now."""
     if not sec or not sec.get("supported"):
-        raise DeviceError(f"{dev}: hdparm -I shows no ATA Security feature set (not an ATA drive, a drive "
-                          "without it, or a bridge/controller that hides it); use --purge discard", key="device")
+        raise DeviceError(
+            f"{dev}: hdparm -I shows no ATA Security feature set (not an ATA drive, a drive "
+            "without it, or a bridge/controller that hides it); use --purge discard",
+            key="device",
+        )
     if sec.get("frozen"):
-        raise DeviceError(f"{dev}: ATA security is frozen (the BIOS/UEFI sent SECURITY FREEZE LOCK at boot), "
-                          "so the drive refuses SECURITY ERASE until its next power-on; "
-                          + UNFREEZE_HINT.format(dev=dev), key="device")
+        raise DeviceError(
+            f"{dev}: ATA security is frozen (the BIOS/UEFI sent SECURITY FREEZE LOCK at boot), "
+            "so the drive refuses SECURITY ERASE until its next power-on; " + UNFREEZE_HINT.format(dev=dev),
+            key="device",
+        )
     if sec.get("locked"):
-        raise DeviceError(f"{dev}: the drive is locked by a security password, so opsim cannot read it to check "
-                          f"what it holds; unlock it (hdparm --user-master u --security-unlock PASSWORD {dev}), "
-                          "check it, and disable the password first", key="device")
+        raise DeviceError(
+            f"{dev}: the drive is locked by a security password, so opsim cannot read it to check "
+            f"what it holds; unlock it (hdparm --user-master u --security-unlock PASSWORD {dev}), "
+            "check it, and disable the password first",
+            key="device",
+        )
     if sec.get("enabled"):
-        raise DeviceError(f"{dev}: a security password is already set and opsim does not know it; disable it "
-                          f"first (hdparm --user-master u --security-disable PASSWORD {dev}; if an earlier opsim "
-                          f"purge was interrupted, the password is {ATA_PASSWORD!r})", key="device")
+        raise DeviceError(
+            f"{dev}: a security password is already set and opsim does not know it; disable it "
+            f"first (hdparm --user-master u --security-disable PASSWORD {dev}; if an earlier opsim "
+            f"purge was interrupted, the password is {ATA_PASSWORD!r})",
+            key="device",
+        )
     if sec.get("expired"):
-        raise DeviceError(f"{dev}: the drive's password-attempt counter has expired; power-cycle the drive and "
-                          "try again", key="device")
+        raise DeviceError(
+            f"{dev}: the drive's password-attempt counter has expired; power-cycle the drive and try again",
+            key="device",
+        )
     if enhanced and not sec.get("enhanced_erase"):
-        raise DeviceError(f"{dev}: the drive does not support ENHANCED SECURITY ERASE; use --purge ata-erase",
-                          key="device")
+        raise DeviceError(
+            f"{dev}: the drive does not support ENHANCED SECURITY ERASE; use --purge ata-erase", key="device"
+        )
 
 
 def _ata_erase(s: _Session, dev: str, enhanced: bool, say) -> dict:
@@ -205,17 +230,21 @@ def _ata_erase(s: _Session, dev: str, enhanced: bool, say) -> dict:
         r = s.run([hdparm, "--user-master", "u", "--security-disable", ATA_PASSWORD, dev])
         if r.returncode == 0:
             raise CommandError(f"{why}; the temporary password was removed again (security disabled)")
-        raise CommandError(f"{why}; the drive still has the user password {ATA_PASSWORD!r} set and will be "
-                           f"LOCKED after a power cycle: run `hdparm --user-master u --security-disable "
-                           f"{ATA_PASSWORD} {dev}` now ({_tail(r)})")
+        raise CommandError(
+            f"{why}; the drive still has the user password {ATA_PASSWORD!r} set and will be "
+            f"LOCKED after a power cycle: run `hdparm --user-master u --security-disable "
+            f"{ATA_PASSWORD} {dev}` now ({_tail(r)})"
+        )
 
     r = s.run([hdparm, "--user-master", "u", "--security-set-pass", ATA_PASSWORD, dev])
     if r.returncode:
         restore(f"SECURITY SET PASSWORD failed ({_tail(r)}), nothing was erased")
     mid = _identify(s, dev)
     if not mid.get("enabled") or mid.get("frozen") or mid.get("locked"):
-        restore("after SECURITY SET PASSWORD the drive does not show security 'enabled' (and unlocked, not "
-                "frozen); nothing was erased")
+        restore(
+            "after SECURITY SET PASSWORD the drive does not show security 'enabled' (and unlocked, not "
+            "frozen); nothing was erased"
+        )
     flag = "--security-erase-enhanced" if enhanced else "--security-erase"
     more = before.get(("enhanced_erase" if enhanced else "erase") + "_minutes_more_than")
     est = f"the drive estimates {'more than ' if more else ''}{minutes} min" if minutes else "no time estimate"

@@ -46,16 +46,16 @@ LAST_ROUNDS = 5
 
 @dataclass
 class Plan:
-    test: str                       # "wsat" | "iops" | "consistency"
-    target: str                     # file or block device
-    target_kind: str                # "file" | "block"
-    capacity_bytes: int             # bytes addressed (the span)
+    test: str  # "wsat" | "iops" | "consistency"
+    target: str  # file or block device
+    target_kind: str  # "file" | "block"
+    capacity_bytes: int  # bytes addressed (the span)
     outdir: str
     iodepth: int = 32
     numjobs: int = 1
     round_s: int = 60
     bs: tuple = ("4k",)
-    mixes: tuple = ((0, 100),)      # (read %, write %)
+    mixes: tuple = ((0, 100),)  # (read %, write %)
     time_cap_s: float | None = None
     max_rounds: int = 25
     capacity_multiple: float = 4.0  # WSAT: stop after this many times the capacity written
@@ -63,7 +63,7 @@ class Plan:
     direct: bool = True
     fio_steadystate: str | None = None
     offset_bytes: int = 0
-    precondition_passes: int = 0    # SNIA workload-independent preconditioning: 128 KiB sequential passes
+    precondition_passes: int = 0  # SNIA workload-independent preconditioning: 128 KiB sequential passes
     extra: dict = field(default_factory=dict)
     # polled while fio runs: the number of a stop signal received, or None (set by run())
     stop: object = field(default=None, repr=False, compare=False)
@@ -104,15 +104,40 @@ class Progress:
             self.stream.flush()
 
 
-def _base_argv(plan: Plan, name: str, rw: str, bs: str, runtime_s: float | None, prefix: str,
-               rwmixread: int | None = None, time_based: bool = True, size_override: int | None = None) -> list:
-    argv = [fio_binary(), f"--name={name}", f"--filename={plan.target}", f"--rw={rw}", f"--bs={bs}",
-            f"--iodepth={plan.iodepth}", f"--numjobs={plan.numjobs}", f"--ioengine={plan.ioengine}",
-            f"--direct={1 if plan.direct else 0}", f"--size={size_override or plan.capacity_bytes}",
-            f"--offset={plan.offset_bytes}", "--norandommap", "--randrepeat=0", "--refill_buffers",
-            "--group_reporting", f"--percentile_list={FIO_PERCENTILE_LIST}",
-            f"--write_iops_log={prefix}", f"--write_lat_log={prefix}", "--log_avg_msec=1000",
-            "--per_job_logs=1", "--allow_file_create=1"]
+def _base_argv(
+    plan: Plan,
+    name: str,
+    rw: str,
+    bs: str,
+    runtime_s: float | None,
+    prefix: str,
+    rwmixread: int | None = None,
+    time_based: bool = True,
+    size_override: int | None = None,
+) -> list:
+    argv = [
+        fio_binary(),
+        f"--name={name}",
+        f"--filename={plan.target}",
+        f"--rw={rw}",
+        f"--bs={bs}",
+        f"--iodepth={plan.iodepth}",
+        f"--numjobs={plan.numjobs}",
+        f"--ioengine={plan.ioengine}",
+        f"--direct={1 if plan.direct else 0}",
+        f"--size={size_override or plan.capacity_bytes}",
+        f"--offset={plan.offset_bytes}",
+        "--norandommap",
+        "--randrepeat=0",
+        "--refill_buffers",
+        "--group_reporting",
+        f"--percentile_list={FIO_PERCENTILE_LIST}",
+        f"--write_iops_log={prefix}",
+        f"--write_lat_log={prefix}",
+        "--log_avg_msec=1000",
+        "--per_job_logs=1",
+        "--allow_file_create=1",
+    ]
     if rwmixread is not None:
         argv.append(f"--rwmixread={rwmixread}")
     if time_based and runtime_s:
@@ -124,12 +149,28 @@ def _base_argv(plan: Plan, name: str, rw: str, bs: str, runtime_s: float | None,
     return argv
 
 
-def _round(plan: Plan, index: int, label: str, phase: str, bs: str, argv: list, prefix: str, t_offset: float,
-           runtime_s: float | None, prog: Progress, status: str) -> tuple[dict, list, dict]:
+def _round(
+    plan: Plan,
+    index: int,
+    label: str,
+    phase: str,
+    bs: str,
+    argv: list,
+    prefix: str,
+    t_offset: float,
+    runtime_s: float | None,
+    prog: Progress,
+    status: str,
+) -> tuple[dict, list, dict]:
     """Run one fio round.  Returns (round, per-second points, {"all"|"read"|"write": Latency})."""
     json_path = f"{prefix}.json"
-    doc = run_fio(argv, json_path, timeout=(plan.round_s * 3 + 120) if plan.round_s else None,
-                  on_tick=lambda t: prog.show(f"{status} ({t:4.0f}s)"), stop=plan.stop)
+    doc = run_fio(
+        argv,
+        json_path,
+        timeout=(plan.round_s * 3 + 120) if plan.round_s else None,
+        on_tick=lambda t: prog.show(f"{status} ({t:4.0f}s)"),
+        stop=plan.stop,
+    )
     s = summarize(doc)
     if s["fio_errors"]:
         raise FioFailed(f"fio reported error(s) {s['fio_errors']} in {label} ({os.path.basename(json_path)})")
@@ -137,25 +178,48 @@ def _round(plan: Plan, index: int, label: str, phase: str, bs: str, argv: list, 
     try:
         per_dir = per_second_dirs(log_paths(prefix, "iops"))
         lat_s = per_second(log_paths(prefix, "clat"), reduce_jobs="mean")
-    except InputError as e:   # fio's own log, not the user's input
+    except InputError as e:  # fio's own log, not the user's input
         raise FioFailed(f"fio's log is unreadable: {e}") from None
     bs_bytes = size_bytes(bs)
     series = []
     for sec, dirs in per_dir.items():
         iops = sum(dirs.values())
-        series.append({"t_s": round(t_offset + sec, 3), "iops": iops, "read_iops": dirs.get(0, 0.0),
-                       "write_iops": dirs.get(1, 0.0), "mbps": iops * bs_bytes / 1e6, "waf": None, "urgent": None,
-                       "clat_mean_us": (lat_s[sec] / 1000.0) if lat_s.get(sec) is not None else None})
+        series.append(
+            {
+                "t_s": round(t_offset + sec, 3),
+                "iops": iops,
+                "read_iops": dirs.get(0, 0.0),
+                "write_iops": dirs.get(1, 0.0),
+                "mbps": iops * bs_bytes / 1e6,
+                "waf": None,
+                "urgent": None,
+                "clat_mean_us": (lat_s[sec] / 1000.0) if lat_s.get(sec) is not None else None,
+            }
+        )
     rnd = {
         # the timed model's round fields (docs/timed.md); what fio cannot see is null
-        "index": index, "phase": phase, "t_start_s": round(t_offset, 3), "t_end_s": round(t_offset + runtime, 3),
-        "iops": s["iops"], "write_iops": s["write_iops"], "read_iops": s["read_iops"], "mbps": s["bw_bytes"] / 1e6,
-        "host_write_bytes": s["io_bytes"]["write"], "completed_write_bytes": s["io_bytes"]["write"],
-        "nand_write_pages": None, "gc_copy_pages": None,
-        "erases": None, "waf": None, "latency_us": s["latency_us"],
+        "index": index,
+        "phase": phase,
+        "t_start_s": round(t_offset, 3),
+        "t_end_s": round(t_offset + runtime, 3),
+        "iops": s["iops"],
+        "write_iops": s["write_iops"],
+        "read_iops": s["read_iops"],
+        "mbps": s["bw_bytes"] / 1e6,
+        "host_write_bytes": s["io_bytes"]["write"],
+        "completed_write_bytes": s["io_bytes"]["write"],
+        "nand_write_pages": None,
+        "gc_copy_pages": None,
+        "erases": None,
+        "waf": None,
+        "latency_us": s["latency_us"],
         # measurement only
-        "label": label, "bw_bytes": s["bw_bytes"], "io_bytes": s["io_bytes"], "runtime_s": runtime,
-        "directions": s["directions"], "fio_json": os.path.basename(json_path),
+        "label": label,
+        "bw_bytes": s["bw_bytes"],
+        "io_bytes": s["io_bytes"],
+        "runtime_s": runtime,
+        "directions": s["directions"],
+        "fio_json": os.path.basename(json_path),
         "fio_steadystate": s["fio_steadystate"],
     }
     return rnd, series, {k: s["latency"][k] for k in ("all", "read", "write")}
@@ -175,22 +239,47 @@ def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None =
     version = fio_version()
     os.makedirs(plan.outdir, exist_ok=True)
     prog = progress or Progress()
-    result: dict[str, Any] = {"schema": "opsim-measure", "schema_version": SCHEMA_VERSION, "test": plan.test,
-              "target": {"path": plan.target, "kind": plan.target_kind, "span_bytes": plan.capacity_bytes,
-                         "offset_bytes": plan.offset_bytes},
-              "fio_version": version, "source": "fio",
-              "parameters": {"iodepth": plan.iodepth, "numjobs": plan.numjobs, "round_s": plan.round_s,
-                             "bs": list(plan.bs), "rwmix": [f"{r}/{w}" for r, w in plan.mixes],
-                             "time_cap_s": plan.time_cap_s, "max_rounds": plan.max_rounds,
-                             "ioengine": plan.ioengine, "direct": plan.direct,
-                             "fio_steadystate": plan.fio_steadystate, **plan.extra},
-              "iops_series": [], "latency_us": None, "rounds": [], "steady_state": None, "steady_iops": None,
-              "measured_iops": 0.0, "phases": {"fob_end_s": None, "steady_start_s": None},
-              "interrupted": False, "interrupted_by": None, "error": None, "stop_reason": None,
-              "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    result: dict[str, Any] = {
+        "schema": "opsim-measure",
+        "schema_version": SCHEMA_VERSION,
+        "test": plan.test,
+        "target": {
+            "path": plan.target,
+            "kind": plan.target_kind,
+            "span_bytes": plan.capacity_bytes,
+            "offset_bytes": plan.offset_bytes,
+        },
+        "fio_version": version,
+        "source": "fio",
+        "parameters": {
+            "iodepth": plan.iodepth,
+            "numjobs": plan.numjobs,
+            "round_s": plan.round_s,
+            "bs": list(plan.bs),
+            "rwmix": [f"{r}/{w}" for r, w in plan.mixes],
+            "time_cap_s": plan.time_cap_s,
+            "max_rounds": plan.max_rounds,
+            "ioengine": plan.ioengine,
+            "direct": plan.direct,
+            "fio_steadystate": plan.fio_steadystate,
+            **plan.extra,
+        },
+        "iops_series": [],
+        "latency_us": None,
+        "rounds": [],
+        "steady_state": None,
+        "steady_iops": None,
+        "measured_iops": 0.0,
+        "phases": {"fob_end_s": None, "steady_start_s": None},
+        "interrupted": False,
+        "interrupted_by": None,
+        "error": None,
+        "stop_reason": None,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     t0 = time.monotonic()
-    tracked: list[dict] = []          # the rounds the steady-state rule looks at
-    lat: dict[int, dict] = {}         # round index -> {"all"|"read"|"write": Latency} of its tracked run
+    tracked: list[dict] = []  # the rounds the steady-state rule looks at
+    lat: dict[int, dict] = {}  # round index -> {"all"|"read"|"write": Latency} of its tracked run
     try:
         if plan.precondition_passes:
             _precondition(plan, result, prog)
@@ -205,12 +294,13 @@ def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None =
     except Interrupted as e:
         result["interrupted"] = True
         result["interrupted_by"] = signal_name(e.signum)
-        result["stop_reason"] = (f"interrupted by {signal_name(e.signum)}; fio was stopped and the "
-                                 f"{len(result['rounds'])} round(s) completed before are kept")
+        result["stop_reason"] = (
+            f"interrupted by {signal_name(e.signum)}; fio was stopped and the "
+            f"{len(result['rounds'])} round(s) completed before are kept"
+        )
     except FioFailed as e:
         result["error"] = str(e)
-        result["stop_reason"] = (f"fio failed: {e}; the {len(result['rounds'])} round(s) completed before "
-                                 "are kept")
+        result["stop_reason"] = f"fio failed: {e}; the {len(result['rounds'])} round(s) completed before are kept"
     finally:
         prog.done()
     _finish(plan, result, tracked, lat)
@@ -229,7 +319,7 @@ def _steady(values: list, tracked_rounds: list) -> tuple[dict, float | None]:
         ss["window"] = [tracked_rounds[lo]["index"], tracked_rounds[hi]["index"]]
     if ss.get("round") is not None:
         ss["round"] = tracked_rounds[ss["round"]]["index"]
-    ss["window_rounds"] = ss["window"]          # the schema-1 name, kept
+    ss["window_rounds"] = ss["window"]  # the schema-1 name, kept
     return ss, (ss["mean"] if ss["reached"] else None)
 
 
@@ -245,7 +335,7 @@ def _finish(plan: Plan, result: dict, tracked: list, lat: dict) -> None:
     # measurement window: the steady-state window; else the whole run (wsat, consistency) or the
     # last rounds (iops, like the timed model's PTS run)
     if pos is not None:  # steady state reached
-        window, rule = tracked[pos[0]:pos[1] + 1], "the steady-state window"
+        window, rule = tracked[pos[0] : pos[1] + 1], "the steady-state window"
     elif plan.test == "iops":
         window, rule = tracked[-LAST_ROUNDS:], f"the last {LAST_ROUNDS} rounds (no steady state)"
     else:
@@ -257,14 +347,18 @@ def _finish(plan: Plan, result: dict, tracked: list, lat: dict) -> None:
     result["latency_us"] = {k: v.summary_us() for k, v in merged.items()}
     secs = sum(r["runtime_s"] for r in window)
     result["measured_iops"] = sum(r["iops"] * r["runtime_s"] for r in window) / secs if secs > 0 else 0.0
-    result["measurement_window"] = {"rounds": [window[0]["index"], window[-1]["index"]] if window else None,
-                                    "rule": rule}
+    result["measurement_window"] = {
+        "rounds": [window[0]["index"], window[-1]["index"]] if window else None,
+        "rule": rule,
+    }
     pts = result["iops_series"]
     if plan.test == "iops" and tracked:
         first = tracked[0]
         pts = [p for p in pts if p.get("bs") == first.get("bs") and p.get("rwmix") == first.get("rwmix")]
-    result["phases"] = {"fob_end_s": fob_end(pts),
-                        "steady_start_s": tracked[pos[0]]["t_start_s"] if pos is not None else None}
+    result["phases"] = {
+        "fob_end_s": fob_end(pts),
+        "steady_start_s": tracked[pos[0]]["t_start_s"] if pos is not None else None,
+    }
 
 
 def fob_end(points: list) -> float | None:
@@ -303,12 +397,25 @@ def _precondition(plan, result, prog):
     prefix = os.path.join(plan.outdir, "precondition")
     argv = _base_argv(plan, "precondition", "write", "128k", None, prefix, time_based=False)
     argv.append(f"--loops={plan.precondition_passes}")
-    pre, _, _ = _round(plan, 0, f"sequential 128k x{plan.precondition_passes}", "precondition", "128k", argv,
-                       prefix, 0.0, None, prog, f"{plan.test}: preconditioning ({plan.precondition_passes} "
-                       "sequential passes)")
+    pre, _, _ = _round(
+        plan,
+        0,
+        f"sequential 128k x{plan.precondition_passes}",
+        "precondition",
+        "128k",
+        argv,
+        prefix,
+        0.0,
+        None,
+        prog,
+        f"{plan.test}: preconditioning ({plan.precondition_passes} sequential passes)",
+    )
     result["precondition"] = pre
-    prog.show(f"{plan.test}: preconditioned ({pre['io_bytes']['write'] / 2**30:.2f} GiB written "
-              f"sequentially, {pre['mbps']:,.0f} MB/s)", final=True)
+    prog.show(
+        f"{plan.test}: preconditioned ({pre['io_bytes']['write'] / 2**30:.2f} GiB written "
+        f"sequentially, {pre['mbps']:,.0f} MB/s)",
+        final=True,
+    )
 
 
 def _wsat(plan, result, tracked, lat, prog, t0):
@@ -322,18 +429,21 @@ def _wsat(plan, result, tracked, lat, prog, t0):
         left = _time_left(plan, t0)
         runtime = plan.round_s if left is None else min(plan.round_s, max(1, left))
         prefix = os.path.join(plan.outdir, f"round-{i:03d}")
-        status = (f"wsat: round {i}, {written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB written"
-                  f"{_cap_note(plan, t0)}")
+        status = f"wsat: round {i}, {written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB written{_cap_note(plan, t0)}"
         argv = _base_argv(plan, "wsat", "randwrite", bs, runtime, prefix)
-        rnd, series, lat[i] = _round(plan, i, f"{bs} random write", "measure", bs, argv, prefix, t_off, runtime,
-                                     prog, status)
+        rnd, series, lat[i] = _round(
+            plan, i, f"{bs} random write", "measure", bs, argv, prefix, t_off, runtime, prog, status
+        )
         rnd["written_total_bytes"] = written = written + rnd["io_bytes"]["write"]
         result["rounds"].append(rnd)
         result["iops_series"] += series
         tracked.append(rnd)
         t_off = rnd["t_end_s"]
-        prog.show(f"wsat: round {i}: {rnd['iops']:,.0f} IOPS, p99 {rnd['latency_us']['p99'] or 0:,.0f} us, "
-                  f"{written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB written", final=True)
+        prog.show(
+            f"wsat: round {i}: {rnd['iops']:,.0f} IOPS, p99 {rnd['latency_us']['p99'] or 0:,.0f} us, "
+            f"{written / 2**30:.2f}/{target_bytes / 2**30:.2f} GiB written",
+            final=True,
+        )
         if written >= target_bytes:
             result["stop_reason"] = f"wrote {plan.capacity_multiple:g}x the capacity"
             return
@@ -354,11 +464,20 @@ def _iops(plan, result, tracked, lat, prog, t0):
         for n, (bs, (r, w)) in enumerate(combos, 1):
             prefix = os.path.join(plan.outdir, f"round-{i:03d}-{bs}-r{r}w{w}")
             rw = "randread" if w == 0 else "randwrite" if r == 0 else "randrw"
-            argv = _base_argv(plan, "iops", rw, bs, plan.round_s, prefix,
-                              rwmixread=r if rw == "randrw" else None)
+            argv = _base_argv(plan, "iops", rw, bs, plan.round_s, prefix, rwmixread=r if rw == "randrw" else None)
             rnd, series, combo_lat = _round(
-                plan, i, f"{bs} R/W {r}/{w}", "steady-state", bs, argv, prefix, t_off, plan.round_s, prog,
-                f"iops: round {i}/{plan.max_rounds}, {bs} R/W {r}/{w} ({n}/{len(combos)}){_cap_note(plan, t0)}")
+                plan,
+                i,
+                f"{bs} R/W {r}/{w}",
+                "steady-state",
+                bs,
+                argv,
+                prefix,
+                t_off,
+                plan.round_s,
+                prog,
+                f"iops: round {i}/{plan.max_rounds}, {bs} R/W {r}/{w} ({n}/{len(combos)}){_cap_note(plan, t0)}",
+            )
             rnd.update(bs=bs, rwmix=f"{r}/{w}")
             t_off = rnd["t_end_s"]
             result["iops_series"] += [{**s, "bs": bs, "rwmix": f"{r}/{w}"} for s in series]
@@ -372,8 +491,11 @@ def _iops(plan, result, tracked, lat, prog, t0):
         result["rounds"].append(main)
         tracked.append(main)
         ss = steady_state([t["iops"] for t in tracked])
-        prog.show(f"iops: round {i}: {main['iops']:,.0f} IOPS ({main['label']}), "
-                  f"steady state {'reached' if ss['reached'] else 'not yet'}", final=True)
+        prog.show(
+            f"iops: round {i}: {main['iops']:,.0f} IOPS ({main['label']}), "
+            f"steady state {'reached' if ss['reached'] else 'not yet'}",
+            final=True,
+        )
         if ss["reached"]:
             result["stop_reason"] = f"steady state reached at round {i}"
             return
@@ -386,8 +508,9 @@ def _consistency(plan, result, tracked, lat, prog, t0):
     # 1. sequential fill of the span (128 KiB writes, once)
     prefix = os.path.join(plan.outdir, "fill")
     argv = _base_argv(plan, "fill", "write", "128k", None, prefix, time_based=False)
-    fill, _, _ = _round(plan, 0, "sequential fill 128k", "fill", "128k", argv, prefix, 0.0, None, prog,
-                        "consistency: sequential fill")
+    fill, _, _ = _round(
+        plan, 0, "sequential fill 128k", "fill", "128k", argv, prefix, 0.0, None, prog, "consistency: sequential fill"
+    )
     result["fill"] = fill
     prog.show(f"consistency: fill done, {fill['mbps']:,.0f} MB/s", final=True)
     # 2. 4 KiB random writes over the span, round after round until the time cap
@@ -402,8 +525,19 @@ def _consistency(plan, result, tracked, lat, prog, t0):
         runtime = min(plan.round_s, max(1, left))
         prefix = os.path.join(plan.outdir, f"round-{i:03d}")
         argv = _base_argv(plan, "consistency", "randwrite", bs, runtime, prefix)
-        rnd, series, lat[i] = _round(plan, i, f"{bs} random write", "measure", bs, argv, prefix, t_off, runtime,
-                                     prog, f"consistency: random writes, round {i}, {max(0.0, left):.0f}s left")
+        rnd, series, lat[i] = _round(
+            plan,
+            i,
+            f"{bs} random write",
+            "measure",
+            bs,
+            argv,
+            prefix,
+            t_off,
+            runtime,
+            prog,
+            f"consistency: random writes, round {i}, {max(0.0, left):.0f}s left",
+        )
         result["rounds"].append(rnd)
         result["iops_series"] += series
         tracked.append(rnd)

@@ -20,26 +20,65 @@ from typing import Any
 
 from ..errors import InputError
 
-NUM = "number"      # a JSON number (int or float)
+NUM = "number"  # a JSON number (int or float)
 INT = "integer"
 BOOL = "boolean"
 STR = "string"
 NULL = "null"
 
-LATENCY = {"count": (INT,), "mean": (NUM,), "min": (NUM,), "p50": (NUM,), "p90": (NUM,), "p99": (NUM,),
-           "p99.9": (NUM,), "p99.99": (NUM,), "max": (NUM,)}
+LATENCY = {
+    "count": (INT,),
+    "mean": (NUM,),
+    "min": (NUM,),
+    "p50": (NUM,),
+    "p90": (NUM,),
+    "p99": (NUM,),
+    "p99.9": (NUM,),
+    "p99.99": (NUM,),
+    "max": (NUM,),
+}
 
 TIMED_SCHEMA: dict = {
-    "iops_series": [{"t_s": (NUM,), "iops": (NUM,), "read_iops": (NUM,), "write_iops": (NUM,), "mbps": (NUM,),
-                     "waf": (NUM, NULL), "urgent": (BOOL, NULL)}],
+    "iops_series": [
+        {
+            "t_s": (NUM,),
+            "iops": (NUM,),
+            "read_iops": (NUM,),
+            "write_iops": (NUM,),
+            "mbps": (NUM,),
+            "waf": (NUM, NULL),
+            "urgent": (BOOL, NULL),
+        }
+    ],
     "latency_us": {"all": LATENCY, "read": LATENCY, "write": LATENCY},
-    "rounds": [{"index": (INT,), "phase": (STR,), "t_start_s": (NUM,), "t_end_s": (NUM,), "iops": (NUM,),
-                "write_iops": (NUM,), "read_iops": (NUM,), "mbps": (NUM,), "host_write_bytes": (INT,),
-                "completed_write_bytes": (INT,), "nand_write_pages": (INT, NULL), "gc_copy_pages": (INT, NULL), "erases": (INT, NULL),
-                "waf": (NUM, NULL), "latency_us": LATENCY}],
-    "steady_state": {"reached": (BOOL,), "round": (INT, NULL), "window": ("pair of integers", NULL),
-                     "mean": (NUM, NULL), "range_ratio": (NUM, NULL), "excursion_ratio": (NUM, NULL),
-                     "rule": {"window": (INT,), "max_range": (NUM,), "max_excursion": (NUM,)}},
+    "rounds": [
+        {
+            "index": (INT,),
+            "phase": (STR,),
+            "t_start_s": (NUM,),
+            "t_end_s": (NUM,),
+            "iops": (NUM,),
+            "write_iops": (NUM,),
+            "read_iops": (NUM,),
+            "mbps": (NUM,),
+            "host_write_bytes": (INT,),
+            "completed_write_bytes": (INT,),
+            "nand_write_pages": (INT, NULL),
+            "gc_copy_pages": (INT, NULL),
+            "erases": (INT, NULL),
+            "waf": (NUM, NULL),
+            "latency_us": LATENCY,
+        }
+    ],
+    "steady_state": {
+        "reached": (BOOL,),
+        "round": (INT, NULL),
+        "window": ("pair of integers", NULL),
+        "mean": (NUM, NULL),
+        "range_ratio": (NUM, NULL),
+        "excursion_ratio": (NUM, NULL),
+        "rule": {"window": (INT,), "max_range": (NUM,), "max_excursion": (NUM,)},
+    },
     "steady_iops": (NUM, NULL),
     "measured_iops": (NUM,),
     "phases": {"fob_end_s": (NUM, NULL), "steady_start_s": (NUM, NULL)},
@@ -68,7 +107,7 @@ def json_type(v: Any) -> str:
 
 
 def _allowed(t: str, allowed: tuple) -> bool:
-    return t in allowed or (t == INT and NUM in allowed)   # an integer is a JSON number too
+    return t in allowed or (t == INT and NUM in allowed)  # an integer is a JSON number too
 
 
 def check_timed(doc: dict, spec: dict = TIMED_SCHEMA, path: str = "") -> list[str]:
@@ -107,7 +146,6 @@ def timed_view(doc: Any) -> dict:
         return data
     if isinstance(data.get("timed"), dict):
         return data["timed"]
-    if "iops_series" in data and "rounds" in data:   # already a timed section
+    if "iops_series" in data and "rounds" in data:  # already a timed section
         return data
-    raise InputError("not a timed simulation result (no 'timed' section) nor an opsim-measure result",
-                     key="result")
+    raise InputError("not a timed simulation result (no 'timed' section) nor an opsim-measure result", key="result")

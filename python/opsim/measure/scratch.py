@@ -65,8 +65,11 @@ def check_record_slot(path) -> None:
     overwrite it when the run ends."""
     rec = record_path(path)
     if os.path.lexists(rec) and _read_record(path)[0] is None:
-        raise DeviceError(f"{rec} exists and is not an opsim scratch record; opsim keeps the record of its "
-                          f"scratch file {path} there, so move that file away first", key="file")
+        raise DeviceError(
+            f"{rec} exists and is not an opsim scratch record; opsim keeps the record of its "
+            f"scratch file {path} there, so move that file away first",
+            key="file",
+        )
 
 
 def is_scratch(path) -> tuple[bool, str]:
@@ -85,8 +88,10 @@ def is_scratch(path) -> tuple[bool, str]:
         return False, f"{record_path(path)} names another file ({doc.get('path')})"
     now = _identity(st)
     if any(doc.get(k) != v for k, v in now.items()):
-        return False, (f"{path} is not the file opsim left there or changed since opsim last wrote it "
-                       "(a run killed with SIGKILL leaves it so)")
+        return False, (
+            f"{path} is not the file opsim left there or changed since opsim last wrote it "
+            "(a run killed with SIGKILL leaves it so)"
+        )
     return True, ""
 
 
@@ -96,8 +101,9 @@ def claim_new(path) -> None:
     try:
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), file_mode())
     except FileExistsError:
-        raise DeviceError(f"{p} appeared while opsim was checking it; run again to have it checked",
-                          key="file") from None
+        raise DeviceError(
+            f"{p} appeared while opsim was checking it; run again to have it checked", key="file"
+        ) from None
     except OSError as e:
         raise DeviceError(f"cannot create {p}: {e.strerror}", key="file") from None
     os.close(fd)
@@ -118,8 +124,11 @@ def seal(path) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode):
         return False
-    doc = {"format": FORMAT, "path": os.path.realpath(p),
-           "note": "written by opsim measure: the file beside it is opsim's scratch file while it is unchanged",
-           **_identity(st)}
+    doc = {
+        "format": FORMAT,
+        "path": os.path.realpath(p),
+        "note": "written by opsim measure: the file beside it is opsim's scratch file while it is unchanged",
+        **_identity(st),
+    }
     atomic_write_text(record_path(p), json.dumps(doc, indent=1))
     return True

@@ -77,17 +77,18 @@ def idema_lba_count(gb: int, sector_size: int = 512) -> int:
         raise CapacityError(f"capacity: IDEMA counts are defined for whole GB, not {gb}", key="capacity")
     gb = int(gb)
     if gb < IDEMA_MIN_GB:
-        raise CapacityError(f"capacity: {gb} GB is below the {IDEMA_MIN_GB} GB base point of the "
-                            "IDEMA LBA1-03 formula", key="capacity")
+        raise CapacityError(
+            f"capacity: {gb} GB is below the {IDEMA_MIN_GB} GB base point of the IDEMA LBA1-03 formula", key="capacity"
+        )
     base, per = IDEMA[ss]
     return base + per * (gb - IDEMA_MIN_GB)
 
 
 @dataclass(frozen=True)
 class IdemaInverse:
-    gb: int | None          # the largest marketed GB whose IDEMA count fits in the LBAs
-    exact: bool             # the count is exactly IDEMA(gb)
-    extra_sectors: int      # sectors beyond IDEMA(gb) (0 when exact)
+    gb: int | None  # the largest marketed GB whose IDEMA count fits in the LBAs
+    exact: bool  # the count is exactly IDEMA(gb)
+    extra_sectors: int  # sectors beyond IDEMA(gb) (0 when exact)
 
 
 def idema_gb(lba_count: int, sector_size: int = 512) -> IdemaInverse:
@@ -128,8 +129,9 @@ def parse_fraction(text, key: str, *, allow_one: bool = False) -> Fraction:
             raise InputError(f"{key}: {text!r} is not a percentage", key=key)
         v = Fraction(d) / (100 if is_pct else 1)
         if not is_pct and v > 1:
-            raise InputError(f"{key}: {text!r} is ambiguous; write a percentage with % ({text}%) "
-                             "or a fraction (0.28)", key=key)
+            raise InputError(
+                f"{key}: {text!r} is ambiguous; write a percentage with % ({text}%) or a fraction (0.28)", key=key
+            )
     if v < 0:
         raise InputError(f"{key}: {text} cannot be negative", key=key)
     return v
@@ -141,9 +143,9 @@ class Capacity:
 
     sectors: int
     sector_size: int
-    source: str                     # "sectors", "idema", "bytes"
-    nominal_bytes: Fraction         # the capacity as given (GB x 1e9, or sectors x size)
-    gb: int | None = None           # the marketed GB, when the count is IDEMA(gb)
+    source: str  # "sectors", "idema", "bytes"
+    nominal_bytes: Fraction  # the capacity as given (GB x 1e9, or sectors x size)
+    gb: int | None = None  # the marketed GB, when the count is IDEMA(gb)
     notes: tuple = field(default_factory=tuple)
 
     @property
@@ -176,8 +178,14 @@ def capacity_from_sectors(sectors: int, sector_size: int, source: str = "sectors
     inv = idema_gb(sectors, ss)
     if inv.exact and inv.gb is not None:
         # an exact IDEMA count: the drive is marketed as inv.gb GB; OP arithmetic uses that
-        return Capacity(int(sectors), ss, "idema", Fraction(inv.gb * GB), gb=inv.gb,
-                        notes=(f"{int(sectors):,} sectors is exactly the IDEMA count for {inv.gb} GB",))
+        return Capacity(
+            int(sectors),
+            ss,
+            "idema",
+            Fraction(inv.gb * GB),
+            gb=inv.gb,
+            notes=(f"{int(sectors):,} sectors is exactly the IDEMA count for {inv.gb} GB",),
+        )
     return Capacity(int(sectors), ss, source, Fraction(int(sectors) * ss))
 
 
@@ -191,15 +199,23 @@ def capacity_from_bytes(nbytes, sector_size: int, key: str, idema: bool = True) 
     gb = nb / GB
     if idema and gb.denominator == 1 and gb >= IDEMA_MIN_GB:
         g = int(gb)
-        return Capacity(idema_lba_count(g, ss), ss, "idema", nb, gb=g,
-                        notes=(f"{key}: {g} GB taken as the IDEMA LBA1-03 count for {g} GB",))
+        return Capacity(
+            idema_lba_count(g, ss),
+            ss,
+            "idema",
+            nb,
+            gb=g,
+            notes=(f"{key}: {g} GB taken as the IDEMA LBA1-03 count for {g} GB",),
+        )
     sectors = int(nb // ss)
     if sectors <= 0:
         raise CapacityError(f"{key}: {float(nb):g} bytes is less than one {ss}-byte sector", key=key)
     notes = []
     if nb % ss:
-        notes.append(f"{key}: {float(nb):.0f} bytes is not a whole number of {ss}-byte sectors; "
-                     f"rounded down to {sectors:,} sectors")
+        notes.append(
+            f"{key}: {float(nb):.0f} bytes is not a whole number of {ss}-byte sectors; "
+            f"rounded down to {sectors:,} sectors"
+        )
     return Capacity(sectors, ss, "bytes", nb, notes=tuple(notes))
 
 
@@ -272,8 +288,10 @@ def convert_op(op, from_basis: str, to_basis: str, *, native=None, physical=None
         raise CapacityError("op: leaves no user capacity", key="op")
     r = op_all(u, physical, native)[to_basis]
     if r is None:
-        raise CapacityError(f"{to_basis}: needs the {'physical' if to_basis in ('user', 'physical') else 'native'}"
-                            " capacity", key=to_basis)
+        raise CapacityError(
+            f"{to_basis}: needs the {'physical' if to_basis in ('user', 'physical') else 'native'} capacity",
+            key=to_basis,
+        )
     return r
 
 
@@ -310,12 +328,24 @@ def assumed_physical(native: Capacity) -> tuple[int | None, str]:
         gb = native.bytes // GB
         if gb == 0:
             return None, "unknown: below 1 GB no physical capacity is assumed; pass --physical"
-    return gb * GIB, (f"assumed: {gb} GB native -> {gb} GiB of NAND (SK hynix 'level 1' OP, "
-                      "GB vs GiB = 7.37%); pass --physical for the real figure")
+    return gb * GIB, (
+        f"assumed: {gb} GB native -> {gb} GiB of NAND (SK hynix 'level 1' OP, "
+        "GB vs GiB = 7.37%); pass --physical for the real figure"
+    )
 
 
-def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basis: str | None = None,
-                  max_lba=None, physical=None, idema: bool = True, round_user=None) -> dict:
+def plan_capacity(
+    native,
+    *,
+    sector_size: int = 512,
+    user=None,
+    op=None,
+    op_basis: str | None = None,
+    max_lba=None,
+    physical=None,
+    idema: bool = True,
+    round_user=None,
+) -> dict:
     """Solve for the user capacity from exactly one of ``user``, ``op`` (+``op_basis``) or
     ``max_lba`` (fraction of native LBAs kept), and report it in every unit and OP basis.
 
@@ -327,8 +357,7 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
     if len(given) > 1:
         raise InputError(f"{given[1]}: give only one of --user, --op or --max-lba", key=given[1])
     if op is not None and op_basis is None:
-        raise InputError("op_basis: say which basis --op is in (user, physical, native, added)",
-                         key="op_basis")
+        raise InputError("op_basis: say which basis --op is in (user, physical, native, added)", key="op_basis")
     if op_basis is not None and op_basis not in BASES:
         raise InputError(f"op_basis: {op_basis!r} is not one of {', '.join(BASES)}", key="op_basis")
 
@@ -344,8 +373,9 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
         phys_bytes, phys_note = assumed_physical(nat)
         phys_source = "assumed"
     if phys_bytes is not None and phys_bytes < nat.bytes:
-        raise CapacityError(f"physical: {phys_bytes:,} bytes is less than the native capacity "
-                            f"({nat.bytes:,} bytes)", key="physical")
+        raise CapacityError(
+            f"physical: {phys_bytes:,} bytes is less than the native capacity ({nat.bytes:,} bytes)", key="physical"
+        )
 
     # the target, in the native's own terms (nominal bytes), then sectors
     target_bytes: Fraction | None = None
@@ -373,8 +403,10 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
             s = nat.sectors * keep
             ucap = Capacity(int(s.numerator // s.denominator), ss, "sectors", s)
             if s.denominator != 1:
-                notes.append(f"max_lba: {nat.sectors:,} x {float(keep):g} = {float(s):,.1f} sectors, "
-                             f"truncated to {ucap.sectors:,}")
+                notes.append(
+                    f"max_lba: {nat.sectors:,} x {float(keep):g} = {float(s):,.1f} sectors, "
+                    f"truncated to {ucap.sectors:,}"
+                )
         elif target_bytes is not None:
             if round_user is not None:
                 step = parse_size(round_user, key="round_user")
@@ -382,8 +414,10 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
                     raise InputError("round_user: the step must be positive", key="round_user")
                 k = (target_bytes / step + Fraction(1, 2)).__floor__()
                 rounded = Fraction(k * step)
-                notes.append(f"round_user: {float(target_bytes) / GB:.3f} GB rounded to the nearest "
-                             f"{step / GB:g} GB: {float(rounded) / GB:g} GB")
+                notes.append(
+                    f"round_user: {float(target_bytes) / GB:.3f} GB rounded to the nearest "
+                    f"{step / GB:g} GB: {float(rounded) / GB:g} GB"
+                )
                 target_bytes = rounded
             if target_bytes <= 0:
                 raise CapacityError("op: leaves no user capacity", key="op")
@@ -401,8 +435,9 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
     if ucap.sectors <= 0:
         raise CapacityError("user: no sectors left", key="user")
     if ucap.sectors > nat.sectors:
-        raise CapacityError(f"user: {ucap.sectors:,} sectors is more than the native "
-                            f"{nat.sectors:,} sectors", key="user")
+        raise CapacityError(
+            f"user: {ucap.sectors:,} sectors is more than the native {nat.sectors:,} sectors", key="user"
+        )
 
     held = nat.sectors - ucap.sectors
     phys_f = None if phys_bytes is None else Fraction(phys_bytes)
@@ -412,22 +447,33 @@ def plan_capacity(native, *, sector_size: int = 512, user=None, op=None, op_basi
         # the marketed-GB figures (what vendor tables print): 1024 GB -> 800 GB is 21.875%
         op_nominal = op_all(ucap.nominal_bytes, phys_f, nat.nominal_bytes)
     data = {
-        "input": {"native": str(native) if not isinstance(native, Capacity) else native.sectors,
-                  "user": None if user is None else str(user), "op": None if op is None else str(op),
-                  "op_basis": op_basis, "max_lba": None if max_lba is None else str(max_lba),
-                  "physical": None if physical is None else str(physical), "sector_size": ss,
-                  "idema": idema, "round_user": None if round_user is None else str(round_user)},
+        "input": {
+            "native": str(native) if not isinstance(native, Capacity) else native.sectors,
+            "user": None if user is None else str(user),
+            "op": None if op is None else str(op),
+            "op_basis": op_basis,
+            "max_lba": None if max_lba is None else str(max_lba),
+            "physical": None if physical is None else str(physical),
+            "sector_size": ss,
+            "idema": idema,
+            "round_user": None if round_user is None else str(round_user),
+        },
         "solved_from": how,
         "sector_size": ss,
         "native": nat.to_dict(),
         "user": ucap.to_dict(),
         "held_back": {"sectors": held, "bytes": held * ss},
-        "physical": {"bytes": phys_bytes, "gib": None if phys_bytes is None else phys_bytes / GIB,
-                     "source": phys_source if phys_bytes is not None else "unknown", "note": phys_note},
+        "physical": {
+            "bytes": phys_bytes,
+            "gib": None if phys_bytes is None else phys_bytes / GIB,
+            "source": phys_source if phys_bytes is not None else "unknown",
+            "note": phys_note,
+        },
         "op": {k: (None if v is None else float(v)) for k, v in op_lba.items()},
         "op_exact": {k: (None if v is None else f"{v.numerator}/{v.denominator}") for k, v in op_lba.items()},
-        "op_nominal": None if op_nominal is None else {k: None if v is None else float(v)
-                                                        for k, v in op_nominal.items()},
+        "op_nominal": None
+        if op_nominal is None
+        else {k: None if v is None else float(v) for k, v in op_nominal.items()},
         "notes": notes,
     }
     return data

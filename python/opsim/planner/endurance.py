@@ -51,8 +51,7 @@ def tbw_from_dwpd(dwpd, capacity_gb, days) -> Fraction:
 def round2(x, digits: int = 2) -> Decimal:
     """Half-up rounding to ``digits`` decimals of an exact value (as printed in vendor tables)."""
     f = Fraction(x)
-    return (Decimal(f.numerator) / Decimal(f.denominator)).quantize(Decimal(1).scaleb(-digits),
-                                                                     rounding=ROUND_HALF_UP)
+    return (Decimal(f.numerator) / Decimal(f.denominator)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
 
 
 def lifetime_days(tbw_tb, bytes_per_day) -> Fraction:
@@ -60,8 +59,7 @@ def lifetime_days(tbw_tb, bytes_per_day) -> Fraction:
     return _pos(tbw_tb, "tbw") * TB / _pos(bytes_per_day, "write_rate")
 
 
-def waf_from_models(op_user: float, policy: str = "greedy", pages_per_block: int = 256,
-                    d: int | None = None) -> float:
+def waf_from_models(op_user: float, policy: str = "greedy", pages_per_block: int = 256, d: int | None = None) -> float:
     """The analytic steady-state WAF for uniform random writes (opsim.models, imported lazily)."""
     try:
         from .. import models
@@ -81,14 +79,23 @@ def projection(pe_cycles, physical_bytes, waf) -> dict:
         raise InputError(f"waf: {float(w)} is below 1; a WAF is at least 1 without compression", key="waf")
     nand = pe * phys
     host = nand / w
-    return {"pe_cycles": float(pe), "physical_bytes": int(phys), "waf": float(w),
-            "nand_bytes_writable": int(nand), "host_bytes_writable": int(host),
-            "host_tb_writable": float(host / TB)}
+    return {
+        "pe_cycles": float(pe),
+        "physical_bytes": int(phys),
+        "waf": float(w),
+        "nand_bytes_writable": int(nand),
+        "host_bytes_writable": int(host),
+        "host_tb_writable": float(host / TB),
+    }
 
 
 # The SanDisk X400 tables (seed 001): capacity at 0% OP -> ((OP label, configured GB), ...)
 X400_CONFIGURED_GB = {128: (128, 120, 100), 256: (256, 240, 200), 512: (512, 480, 400), 1024: (1024, 960, 800)}
 X400_TBW = {128: (72, 74, 83), 256: (80, 95, 107), 512: (160, 189, 198), 1024: (320, 378, 396)}
-X400_DWPD_3Y = {128: ("0.53", "0.58", "0.78"), 256: ("0.29", "0.37", "0.50"),
-                512: ("0.29", "0.37", "0.46"), 1024: ("0.29", "0.37", "0.46")}
+X400_DWPD_3Y = {
+    128: ("0.53", "0.58", "0.78"),
+    256: ("0.29", "0.37", "0.50"),
+    512: ("0.29", "0.37", "0.46"),
+    1024: ("0.29", "0.37", "0.46"),
+}
 X400_OP_LABELS = ("0%", "7%", "28%")

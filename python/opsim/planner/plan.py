@@ -18,22 +18,21 @@ MIB = 2**20
 INTERFACES = ("sata", "nvme", "sas")
 
 WARN = {
-    "data_loss": "DATA LOSS: every mechanism below starts by purging or discarding the whole drive. "
-                 "Back up first.",
+    "data_loss": "DATA LOSS: every mechanism below starts by purging or discarding the whole drive. Back up first.",
     "hpa_unlock": "Linux unlocks an HPA on demand: if a partition table still describes partitions past "
-                  "the new max address, the kernel logs 'extends beyond EOD, enabling native capacity' and "
-                  "raises the limit back to native (volatile, until power cycle). Purge (or wipe the "
-                  "partition table) before setting the max address, and keep every partition below it.",
+    "the new max address, the kernel logs 'extends beyond EOD, enabling native capacity' and "
+    "raises the limit back to native (volatile, until power cycle). Purge (or wipe the "
+    "partition table) before setting the max address, and keep every partition below it.",
     "ignore_hpa": "The kernel parameter libata.ignore_hpa=1 unlocks every HPA at boot: check "
-                  "/proc/cmdline and /sys/module/libata/parameters/ignore_hpa (must be 0/N).",
+    "/proc/cmdline and /sys/module/libata/parameters/ignore_hpa (must be 0/N).",
     "frozen": "ATA security 'frozen': the BIOS froze the drive at boot, SECURITY ERASE and SET MAX are "
-              "refused. Unfreeze by suspend/resume (systemctl suspend) or by hot-unplugging and "
-              "re-plugging the SATA data/power cable, then check `hdparm -I` again.",
+    "refused. Unfreeze by suspend/resume (systemctl suspend) or by hot-unplugging and "
+    "re-plugging the SATA data/power cable, then check `hdparm -I` again.",
     "raid": "RAID controllers and HBAs in RAID mode usually do not pass ATA SET MAX / SECURITY or NVMe "
-            "namespace management through; attach the drive to a plain AHCI/HBA (IT mode) port or use "
-            "the controller vendor's tool.",
+    "namespace management through; attach the drive to a plain AHCI/HBA (IT mode) port or use "
+    "the controller vendor's tool.",
     "trim_first": "Unpartitioned space is OP only if the drive knows it is free: discard (TRIM) the whole "
-                  "device before partitioning, and never write to the tail afterwards.",
+    "device before partitioning, and never write to the tail afterwards.",
 }
 
 
@@ -59,26 +58,41 @@ def _ata(drive, cap) -> dict:
     else:
         proto = "AMAC on current drives (ACS-3+), legacy HPA on older ones: check `hdparm -I`"
     steps = [
-        {"title": "check the security state and features (must say 'not frozen')",
-         "commands": [f"hdparm -I {dev}", f"hdparm -N {dev}"]},
-        {"title": "purge: ATA SECURITY ERASE (set a temporary password, then erase) ...",
-         "commands": [f"hdparm --user-master u --security-set-pass opsim {dev}",
-                      f"hdparm --user-master u --security-erase opsim {dev}"]},
-        {"title": "... or SANITIZE BLOCK ERASE (if supported), then wait for it",
-         "commands": [f"hdparm --yes-i-know-what-i-am-doing --sanitize-block-erase {dev}",
-                      f"hdparm --sanitize-status {dev}"]},
-        {"title": f"set the max address permanently to {n:,} sectors (max LBA {n - 1:,} = 0x{n - 1:X}); "
-                  "'p' makes it persistent, without it the limit is volatile",
-         "commands": [f"hdparm -N p{n} --yes-i-know-what-i-am-doing {dev}"]},
-        {"title": "power cycle the drive (full power off, not a reboot), then verify",
-         "commands": [f"hdparm -N {dev}   # expect: max sectors = {n}/{native}"]},
+        {
+            "title": "check the security state and features (must say 'not frozen')",
+            "commands": [f"hdparm -I {dev}", f"hdparm -N {dev}"],
+        },
+        {
+            "title": "purge: ATA SECURITY ERASE (set a temporary password, then erase) ...",
+            "commands": [
+                f"hdparm --user-master u --security-set-pass opsim {dev}",
+                f"hdparm --user-master u --security-erase opsim {dev}",
+            ],
+        },
+        {
+            "title": "... or SANITIZE BLOCK ERASE (if supported), then wait for it",
+            "commands": [
+                f"hdparm --yes-i-know-what-i-am-doing --sanitize-block-erase {dev}",
+                f"hdparm --sanitize-status {dev}",
+            ],
+        },
+        {
+            "title": f"set the max address permanently to {n:,} sectors (max LBA {n - 1:,} = 0x{n - 1:X}); "
+            "'p' makes it persistent, without it the limit is volatile",
+            "commands": [f"hdparm -N p{n} --yes-i-know-what-i-am-doing {dev}"],
+        },
+        {
+            "title": "power cycle the drive (full power off, not a reboot), then verify",
+            "commands": [f"hdparm -N {dev}   # expect: max sectors = {n}/{native}"],
+        },
     ]
     notes = [
         f"protocol: {proto}",
         "one permanent max-address change per power cycle: a second SET MAX in the same power cycle is "
         "aborted by the drive (Micron 1100 note)",
         "DCO (DEVICE CONFIGURATION SET) is the oldest mechanism; hdparm only identifies/restores/freezes it "
-        "(--dco-identify, --dco-restore); vendor tools use it on legacy drives" + (" (this drive supports DCO)" if dco else ""),
+        "(--dco-identify, --dco-restore); vendor tools use it on legacy drives"
+        + (" (this drive supports DCO)" if dco else ""),
         f"to return to native: hdparm -N p{native} --yes-i-know-what-i-am-doing {dev} (then power cycle)",
     ]
     warnings = [WARN["hpa_unlock"], WARN["ignore_hpa"]]
@@ -95,9 +109,15 @@ def _ata(drive, cap) -> dict:
         " (percent of native, or an LBA)",
         f"HDAT2 (DOS): 'Set max (HPA)' menu, user area = {n:,} sectors",
     ]
-    return {"name": "ata", "title": "ATA max address (AMAC / HPA / DCO)", "steps": steps, "notes": notes,
-            "warnings": warnings, "vendor_tools": vendor, "values": {"sectors": n, "max_lba": n - 1,
-                                                                    "native_sectors": native, "protocol": proto}}
+    return {
+        "name": "ata",
+        "title": "ATA max address (AMAC / HPA / DCO)",
+        "steps": steps,
+        "notes": notes,
+        "warnings": warnings,
+        "vendor_tools": vendor,
+        "values": {"sectors": n, "max_lba": n - 1, "native_sectors": native, "protocol": proto},
+    }
 
 
 def _nvme(drive, cap, granularity: int | None) -> dict:
@@ -133,32 +153,58 @@ def _nvme(drive, cap, granularity: int | None) -> dict:
     cntl = c.get("cntlid")
     cntl_s = str(cntl) if cntl is not None else "<cntlid from id-ctrl>"
     steps = [
-        {"title": "check: OACS bit 3 (namespace management), capacities, LBA formats",
-         "commands": [f"nvme id-ctrl {ctrl} -o json   # oacs & 0x8, tnvmcap, unvmcap, cntlid",
-                      f"nvme id-ns {dev} -o json      # flbas, lbafs"]},
-        {"title": "purge the subsystem (sanitize block erase), then wait for it",
-         "commands": [f"nvme sanitize {ctrl} --sanact=2", f"nvme sanitize-log {ctrl}"]},
-        {"title": "detach and delete the current namespace",
-         "commands": [f"nvme detach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
-                      f"nvme delete-ns {ctrl} --namespace-id=1"]},
-        {"title": f"create a namespace of {nsze:,} LBAs of {lba} bytes (LBA format {fmt})",
-         "commands": [f"nvme create-ns {ctrl} --nsze={nsze} --ncap={nsze} --flbas={fmt}"]},
-        {"title": "attach it (use the nsid create-ns printed) and rescan",
-         "commands": [f"nvme attach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
-                      f"nvme ns-rescan {ctrl}",
-                      f"nvme id-ns {dev} -o json   # expect nsze = ncap = {nsze}"]},
+        {
+            "title": "check: OACS bit 3 (namespace management), capacities, LBA formats",
+            "commands": [
+                f"nvme id-ctrl {ctrl} -o json   # oacs & 0x8, tnvmcap, unvmcap, cntlid",
+                f"nvme id-ns {dev} -o json      # flbas, lbafs",
+            ],
+        },
+        {
+            "title": "purge the subsystem (sanitize block erase), then wait for it",
+            "commands": [f"nvme sanitize {ctrl} --sanact=2", f"nvme sanitize-log {ctrl}"],
+        },
+        {
+            "title": "detach and delete the current namespace",
+            "commands": [
+                f"nvme detach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
+                f"nvme delete-ns {ctrl} --namespace-id=1",
+            ],
+        },
+        {
+            "title": f"create a namespace of {nsze:,} LBAs of {lba} bytes (LBA format {fmt})",
+            "commands": [f"nvme create-ns {ctrl} --nsze={nsze} --ncap={nsze} --flbas={fmt}"],
+        },
+        {
+            "title": "attach it (use the nsid create-ns printed) and rescan",
+            "commands": [
+                f"nvme attach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
+                f"nvme ns-rescan {ctrl}",
+                f"nvme id-ns {dev} -o json   # expect nsze = ncap = {nsze}",
+            ],
+        },
     ]
     warnings = []
     if c and not c.get("ns_management"):
-        warnings.append("this controller does not support namespace management (OACS bit 3 is 0): "
-                        "use the partition mechanism or the vendor tool")
+        warnings.append(
+            "this controller does not support namespace management (OACS bit 3 is 0): "
+            "use the partition mechanism or the vendor tool"
+        )
     warnings.append(WARN["raid"])
-    vendor = ["Intel/Solidigm: intelmas / sst 'set ... MaximumLBA' is SATA-only on older tools; for NVMe "
-              "use namespace management or the vendor's resize command",
-              "Micron NVMe: msecli -N (namespace management) with the same NSZE"]
-    return {"name": "nvme", "title": "NVMe namespace resize", "steps": steps, "notes": notes,
-            "warnings": warnings, "vendor_tools": vendor,
-            "values": {"nsze": nsze, "ncap": nsze, "flbas": fmt, "lba_size": lba, "bytes": nsze * lba}}
+    vendor = [
+        "Intel/Solidigm: intelmas / sst 'set ... MaximumLBA' is SATA-only on older tools; for NVMe "
+        "use namespace management or the vendor's resize command",
+        "Micron NVMe: msecli -N (namespace management) with the same NSZE",
+    ]
+    return {
+        "name": "nvme",
+        "title": "NVMe namespace resize",
+        "steps": steps,
+        "notes": notes,
+        "warnings": warnings,
+        "vendor_tools": vendor,
+        "values": {"nsze": nsze, "ncap": nsze, "flbas": fmt, "lba_size": lba, "bytes": nsze * lba},
+    }
 
 
 def partition_layout(native_sectors: int, user_sectors: int, sector_size: int) -> dict:
@@ -173,9 +219,14 @@ def partition_layout(native_sectors: int, user_sectors: int, sector_size: int) -
         raise InputError("user: the target capacity is too small for a 1 MiB-aligned partition", key="user")
     last = end_excl - 1
     part = last - start + 1
-    return {"start": start, "end": last, "sectors": part, "bytes": part * sector_size,
-            "unpartitioned_sectors": native_sectors - part,
-            "op_native": (native_sectors - part) / native_sectors}
+    return {
+        "start": start,
+        "end": last,
+        "sectors": part,
+        "bytes": part * sector_size,
+        "unpartitioned_sectors": native_sectors - part,
+        "op_native": (native_sectors - part) / native_sectors,
+    }
 
 
 def _partition(drive, cap) -> dict:
@@ -183,25 +234,45 @@ def _partition(drive, cap) -> dict:
     ss = cap["sector_size"]
     lay = partition_layout(cap["native"]["sectors"], cap["user"]["sectors"], ss)
     steps = [
-        {"title": "discard (TRIM/deallocate) the whole device first: destroys all data",
-         "commands": [f"blkdiscard {dev}"]},
-        {"title": f"one GPT partition, sectors {lay['start']:,}..{lay['end']:,} ({lay['bytes']:,} bytes); "
-                  "the tail stays unpartitioned",
-         "commands": [f"sgdisk --zap-all {dev}",
-                      f"sgdisk --new=1:{lay['start']}:{lay['end']} --typecode=1:8300 --change-name=1:opsim-data {dev}",
-                      f"sgdisk -p {dev}"]},
-        {"title": "or with parted",
-         "commands": [f"parted -s {dev} mklabel gpt mkpart opsim-data {lay['start']}s {lay['end']}s",
-                      f"parted -s {dev} unit s print"]},
+        {
+            "title": "discard (TRIM/deallocate) the whole device first: destroys all data",
+            "commands": [f"blkdiscard {dev}"],
+        },
+        {
+            "title": f"one GPT partition, sectors {lay['start']:,}..{lay['end']:,} ({lay['bytes']:,} bytes); "
+            "the tail stays unpartitioned",
+            "commands": [
+                f"sgdisk --zap-all {dev}",
+                f"sgdisk --new=1:{lay['start']}:{lay['end']} --typecode=1:8300 --change-name=1:opsim-data {dev}",
+                f"sgdisk -p {dev}",
+            ],
+        },
+        {
+            "title": "or with parted",
+            "commands": [
+                f"parted -s {dev} mklabel gpt mkpart opsim-data {lay['start']}s {lay['end']}s",
+                f"parted -s {dev} unit s print",
+            ],
+        },
     ]
-    notes = [f"OP from partitioning: {lay['unpartitioned_sectors']:,} sectors never written "
-             f"({100 * lay['op_native']:.2f}% of native, native basis)",
-             "opsim can do this itself on an image file or an unused block device: "
-             "opsim plan DEVICE ... --apply --destroy-data=DEVICE"]
-    return {"name": "partition", "title": "partition-based OP (any interface)", "steps": steps, "notes": notes,
-            "warnings": [WARN["trim_first"]], "vendor_tools": [
-                "Micron Storage Executive GUI uses this method", "Windows Disk Management: a smaller partition"],
-            "values": lay}
+    notes = [
+        f"OP from partitioning: {lay['unpartitioned_sectors']:,} sectors never written "
+        f"({100 * lay['op_native']:.2f}% of native, native basis)",
+        "opsim can do this itself on an image file or an unused block device: "
+        "opsim plan DEVICE ... --apply --destroy-data=DEVICE",
+    ]
+    return {
+        "name": "partition",
+        "title": "partition-based OP (any interface)",
+        "steps": steps,
+        "notes": notes,
+        "warnings": [WARN["trim_first"]],
+        "vendor_tools": [
+            "Micron Storage Executive GUI uses this method",
+            "Windows Disk Management: a smaller partition",
+        ],
+        "values": lay,
+    }
 
 
 def _sas(drive, cap) -> dict:
@@ -209,24 +280,47 @@ def _sas(drive, cap) -> dict:
     n = cap["user"]["sectors"]
     steps = [
         {"title": "read the current capacity", "commands": [f"sg_readcap --long {dev}"]},
-        {"title": f"resize to {n:,} logical blocks (MODE SELECT block descriptor)",
-         "commands": [f"sg_format --resize --count={n} {dev}"]},
-        {"title": "format so the new size takes effect on drives that need it (destroys data), then verify",
-         "commands": [f"sg_format --format {dev}", f"sg_readcap --long {dev}   # expect {n} blocks"]},
+        {
+            "title": f"resize to {n:,} logical blocks (MODE SELECT block descriptor)",
+            "commands": [f"sg_format --resize --count={n} {dev}"],
+        },
+        {
+            "title": "format so the new size takes effect on drives that need it (destroys data), then verify",
+            "commands": [f"sg_format --format {dev}", f"sg_readcap --long {dev}   # expect {n} blocks"],
+        },
     ]
-    return {"name": "sas", "title": "SAS/SCSI capacity (sg_format --resize)", "steps": steps,
-            "notes": ["to return to native: sg_format --resize --count=-1 (the device's maximum)"],
-            "warnings": [WARN["raid"]], "vendor_tools": [], "values": {"blocks": n}}
+    return {
+        "name": "sas",
+        "title": "SAS/SCSI capacity (sg_format --resize)",
+        "steps": steps,
+        "notes": ["to return to native: sg_format --resize --count=-1 (the device's maximum)"],
+        "warnings": [WARN["raid"]],
+        "vendor_tools": [],
+        "values": {"blocks": n},
+    }
 
 
-def make_plan(drive: dict, *, user=None, op=None, op_basis=None, max_lba=None, physical=None,
-              round_user=None, granularity: int | None = None, idema: bool = True) -> dict:
+def make_plan(
+    drive: dict,
+    *,
+    user=None,
+    op=None,
+    op_basis=None,
+    max_lba=None,
+    physical=None,
+    round_user=None,
+    granularity: int | None = None,
+    idema: bool = True,
+) -> dict:
     """The capacity solution and the procedure for every mechanism that fits the interface."""
     iface = drive.get("interface")
     if iface not in INTERFACES:
-        what = (f"{iface!r} is not one of sata, nvme, sas" if iface is not None else
-                f"the probe of {drive.get('path') or 'the drive'} found no interface (no transport in lsblk, "
-                "no ATA, NVMe or SCSI identify data)")
+        what = (
+            f"{iface!r} is not one of sata, nvme, sas"
+            if iface is not None
+            else f"the probe of {drive.get('path') or 'the drive'} found no interface (no transport in lsblk, "
+            "no ATA, NVMe or SCSI identify data)"
+        )
         raise InputError(f"interface: {what}; give --interface sata|nvme|sas", key="interface")
     ss = drive.get("sector_size")
     if ss not in (512, 4096):
@@ -238,8 +332,17 @@ def make_plan(drive: dict, *, user=None, op=None, op_basis=None, max_lba=None, p
         native = capacity_from_sectors(drive["native_sectors"], ss)
     if user is None and op is None and max_lba is None:
         raise InputError("user: give the target with --user, --op/--op-basis or --max-lba", key="user")
-    cap = plan_capacity(native, sector_size=ss, user=user, op=op, op_basis=op_basis, max_lba=max_lba,
-                        physical=physical, idema=idema, round_user=round_user)
+    cap = plan_capacity(
+        native,
+        sector_size=ss,
+        user=user,
+        op=op,
+        op_basis=op_basis,
+        max_lba=max_lba,
+        physical=physical,
+        idema=idema,
+        round_user=round_user,
+    )
     mechs = []
     if iface == "sata":
         mechs.append(_ata(drive, cap))
@@ -255,17 +358,25 @@ def make_plan(drive: dict, *, user=None, op=None, op_basis=None, max_lba=None, p
         warnings.append(f"the drive is behind a RAID controller ({drive['behind_raid']}). " + WARN["raid"])
     cur, nat = drive.get("current_sectors"), drive.get("native_sectors")
     if cur and nat and cur < nat:
-        warnings.append(f"the drive is already limited: {cur:,} of {nat:,} native sectors visible "
-                        "(HPA/AMAC set); the plan is computed from the native capacity")
-    return {"drive": {k: v for k, v in drive.items() if k != "native"}, "capacity": cap,
-            "mechanisms": mechs, "warnings": warnings}
+        warnings.append(
+            f"the drive is already limited: {cur:,} of {nat:,} native sectors visible "
+            "(HPA/AMAC set); the plan is computed from the native capacity"
+        )
+    return {
+        "drive": {k: v for k, v in drive.items() if k != "native"},
+        "capacity": cap,
+        "mechanisms": mechs,
+        "warnings": warnings,
+    }
 
 
 # ---------------------------------------------------------------------------- --apply
 
 
 def _sgdisk() -> str:
-    exe = shutil.which("sgdisk") or next((p for p in ("/usr/sbin/sgdisk", "/sbin/sgdisk") if os.access(p, os.X_OK)), None)
+    exe = shutil.which("sgdisk") or next(
+        (p for p in ("/usr/sbin/sgdisk", "/sbin/sgdisk") if os.access(p, os.X_OK)), None
+    )
     if exe is None:
         raise CommandError("sgdisk is not installed (Debian package gdisk; `make sysdeps` installs it)")
     return exe
@@ -282,8 +393,9 @@ def _punch_file(path: str, size: int) -> str:
     """Discard for an image file: punch a hole over the whole file (keeps its size)."""
     fallocate = shutil.which("fallocate")
     if fallocate:
-        r = subprocess.run([fallocate, "--punch-hole", "--offset", "0", "--length", str(size), path],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [fallocate, "--punch-hole", "--offset", "0", "--length", str(size), path], capture_output=True, text=True
+        )
         if r.returncode == 0:
             return "fallocate --punch-hole"
     # fallback: write zeros (same visible result)
@@ -298,8 +410,19 @@ def _punch_file(path: str, size: int) -> str:
     return "zero-fill"
 
 
-def apply_partition(path: str, confirm: str | None, *, sector_size: int = 512, user=None, op=None,
-                    op_basis=None, max_lba=None, physical=None, round_user=None, force: bool = False) -> dict:
+def apply_partition(
+    path: str,
+    confirm: str | None,
+    *,
+    sector_size: int = 512,
+    user=None,
+    op=None,
+    op_basis=None,
+    max_lba=None,
+    physical=None,
+    round_user=None,
+    force: bool = False,
+) -> dict:
     """Discard ``path`` and write one GPT partition that leaves the OP tail unpartitioned.
 
     Refused (nothing changed) unless :func:`opsim.devices.guard_destructive` accepts the target.
@@ -318,15 +441,26 @@ def apply_partition(path: str, confirm: str | None, *, sector_size: int = 512, u
         except (OSError, ValueError):
             lbs = None
         if lbs and lbs != sector_size:
-            raise InputError(f"sector_size: {path} has {lbs}-byte logical blocks; pass --sector-size {lbs}",
-                             key="sector_size")
+            raise InputError(
+                f"sector_size: {path} has {lbs}-byte logical blocks; pass --sector-size {lbs}", key="sector_size"
+            )
     size = int(t.size_bytes or 0)
     if size % sector_size or size // sector_size < 4 * MIB // sector_size:
-        raise InputError(f"device: {path} is {size:,} bytes, not a whole number of {sector_size}-byte "
-                         "sectors of at least 4 MiB", key="device")
+        raise InputError(
+            f"device: {path} is {size:,} bytes, not a whole number of {sector_size}-byte sectors of at least 4 MiB",
+            key="device",
+        )
     native = capacity_from_sectors(size // sector_size, sector_size)
-    cap = plan_capacity(native, sector_size=sector_size, user=user, op=op, op_basis=op_basis,
-                        max_lba=max_lba, physical=physical, round_user=round_user)
+    cap = plan_capacity(
+        native,
+        sector_size=sector_size,
+        user=user,
+        op=op,
+        op_basis=op_basis,
+        max_lba=max_lba,
+        physical=physical,
+        round_user=round_user,
+    )
     lay = partition_layout(native.sectors, cap["user"]["sectors"], sector_size)
     sgdisk = _sgdisk()
     done = []
@@ -346,8 +480,11 @@ def apply_partition(path: str, confirm: str | None, *, sector_size: int = 512, u
             subprocess.run([pp, path], capture_output=True)
     printed = _run([sgdisk, "-p", path])
     got = parse_sgdisk_p(printed)
-    ok = len(got["partitions"]) == 1 and got["partitions"][0]["start"] == lay["start"] and \
-        got["partitions"][0]["end"] == lay["end"]
+    ok = (
+        len(got["partitions"]) == 1
+        and got["partitions"][0]["start"] == lay["start"]
+        and got["partitions"][0]["end"] == lay["end"]
+    )
     if not ok:
         raise CommandError(f"{path}: the partition table read back does not match the plan:\n{printed}")
     return {"path": path, "kind": t.kind, "capacity": cap, "layout": lay, "done": done, "verified": got}
@@ -361,7 +498,17 @@ def parse_sgdisk_p(text: str) -> dict:
     for line in text.splitlines():
         pm = re.match(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+\S+\s+\S+\s+([0-9A-F]{4})\s*(.*)$", line)
         if pm:
-            parts.append({"number": int(pm.group(1)), "start": int(pm.group(2)), "end": int(pm.group(3)),
-                          "code": pm.group(4), "name": pm.group(5).strip()})
-    return {"sectors": int(m.group(1)) if m else None, "sector_size": int(ss.group(1)) if ss else None,
-            "partitions": parts}
+            parts.append(
+                {
+                    "number": int(pm.group(1)),
+                    "start": int(pm.group(2)),
+                    "end": int(pm.group(3)),
+                    "code": pm.group(4),
+                    "name": pm.group(5).strip(),
+                }
+            )
+    return {
+        "sectors": int(m.group(1)) if m else None,
+        "sector_size": int(ss.group(1)) if ss else None,
+        "partitions": parts,
+    }

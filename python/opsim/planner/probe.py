@@ -39,23 +39,25 @@ def parse_lsblk(text) -> list[dict]:
                 mps = [d.get("mountpoint")]
             mps = [m for m in mps if m]
             name = d.get("name") or d.get("kname")
-            out.append({
-                "name": name,
-                "path": d.get("path") or (f"/dev/{name}" if name else None),
-                "type": d.get("type"),
-                "size": to_int(d.get("size")),
-                "mountpoints": mps,
-                "fstype": d.get("fstype"),
-                "log_sec": to_int(d.get("log-sec")),
-                "phy_sec": to_int(d.get("phy-sec")),
-                "tran": d.get("tran"),
-                "rota": d.get("rota") in (True, "1", 1),
-                "model": (d.get("model") or "").strip() or None,
-                "serial": d.get("serial"),
-                "disc_gran": to_int(d.get("disc-gran")),
-                "disc_max": to_int(d.get("disc-max")),
-                "parent": parent,
-            })
+            out.append(
+                {
+                    "name": name,
+                    "path": d.get("path") or (f"/dev/{name}" if name else None),
+                    "type": d.get("type"),
+                    "size": to_int(d.get("size")),
+                    "mountpoints": mps,
+                    "fstype": d.get("fstype"),
+                    "log_sec": to_int(d.get("log-sec")),
+                    "phy_sec": to_int(d.get("phy-sec")),
+                    "tran": d.get("tran"),
+                    "rota": d.get("rota") in (True, "1", 1),
+                    "model": (d.get("model") or "").strip() or None,
+                    "serial": d.get("serial"),
+                    "disc_gran": to_int(d.get("disc-gran")),
+                    "disc_max": to_int(d.get("disc-max")),
+                    "parent": parent,
+                }
+            )
             walk(d.get("children"), name)
 
     walk(doc.get("blockdevices"))
@@ -76,16 +78,25 @@ def parse_hdparm_N(text: str) -> dict:
     cur, nat = to_int(m.group(1)), to_int(m.group(2))
     amac = bool(re.search(r"accessible max address", text, re.I))
     st = re.search(r"(?:HPA is|accessible max address)\s+(enabled|disabled)", text, re.I)
-    return {"current_sectors": cur, "native_sectors": nat, "amac": amac,
-            "limited": (st.group(1).lower() == "enabled") if st else cur < nat}
+    return {
+        "current_sectors": cur,
+        "native_sectors": nat,
+        "amac": amac,
+        "limited": (st.group(1).lower() == "enabled") if st else cur < nat,
+    }
 
 
 # The Security section of ``hdparm -I`` (hdparm's identify.c): one line per bit 0-5 of IDENTIFY
 # word 128, each printed as "\t\tLABEL" when set and "\tnot\tLABEL" when clear (bit 0 clear:
 # "\t(?)\tsupported"), then "Security level high|maximum" when enabled, then the erase-time line.
-_SECURITY_BITS = (("supported", "supported"), ("enabled", "enabled"), ("locked", "locked"),
-                  ("frozen", "frozen"), ("expired", "expired: security count"),
-                  ("enhanced_erase", "supported: enhanced erase"))
+_SECURITY_BITS = (
+    ("supported", "supported"),
+    ("enabled", "enabled"),
+    ("locked", "locked"),
+    ("frozen", "frozen"),
+    ("expired", "expired: security count"),
+    ("enhanced_erase", "supported: enhanced erase"),
+)
 
 
 def parse_hdparm_security(text: str) -> dict:
@@ -108,8 +119,10 @@ def parse_hdparm_security(text: str) -> dict:
     out["level"] = lvl.group(1) if lvl else None
     mp = re.search(r"Master password revision code\s*=\s*(\d+)", body)
     out["master_password_revision"] = int(mp.group(1)) if mp else None
-    for key, label in (("erase_minutes", r"(?<!ENHANCED )SECURITY ERASE UNIT"),
-                       ("enhanced_erase_minutes", r"ENHANCED SECURITY ERASE UNIT")):
+    for key, label in (
+        ("erase_minutes", r"(?<!ENHANCED )SECURITY ERASE UNIT"),
+        ("enhanced_erase_minutes", r"ENHANCED SECURITY ERASE UNIT"),
+    ):
         m = re.search(rf"(more than )?(\d+)\s*min for {label}", body)
         out[key] = int(m.group(2)) if m else None
         out[key + "_more_than"] = bool(m and m.group(1))
@@ -118,6 +131,7 @@ def parse_hdparm_security(text: str) -> dict:
 
 def parse_hdparm_I(text: str) -> dict:
     """``hdparm -I`` -> identity, sector sizes, the relevant features and the security state."""
+
     def field(label):
         m = re.search(rf"^\s*{label}:\s*(.+?)\s*$", text, re.M)
         return m.group(1) if m else None
@@ -147,8 +161,10 @@ def parse_hdparm_I(text: str) -> dict:
     sanitize = has(r"SANITIZE feature")
     trim = bool(re.search(r"TRIM supported", text))
     return {
-        "model": field("Model Number"), "serial": field("Serial Number"),
-        "firmware": field("Firmware Revision"), "transport": field("Transport"),
+        "model": field("Model Number"),
+        "serial": field("Serial Number"),
+        "firmware": field("Firmware Revision"),
+        "transport": field("Transport"),
         "lba48_sectors": to_int(lba48.group(1)) if lba48 else None,
         "lba28_sectors": to_int(lba28.group(1)) if lba28 else None,
         "logical_sector_size": int(lss.group(1)) if lss else None,
@@ -156,8 +172,7 @@ def parse_hdparm_I(text: str) -> dict:
         "hpa": {"supported": hpa[0], "enabled": hpa[1]},
         "dco": {"supported": dco[0], "enabled": dco[1]},
         "amac": {"supported": amac[0], "enabled": amac[1]},
-        "sanitize": {"supported": sanitize[0],
-                     "block_erase": bool(re.search(r"BLOCK_ERASE_EXT", text))},
+        "sanitize": {"supported": sanitize[0], "block_erase": bool(re.search(r"BLOCK_ERASE_EXT", text))},
         "trim": trim,
         "security": security,
         "features": features,
@@ -171,12 +186,16 @@ def parse_nvme_id_ctrl(text) -> dict:
     d = extract_json(text, "nvme id-ctrl")
     oacs = to_int(d.get("oacs"))
     return {
-        "model": (str(d.get("mn") or "").strip() or None), "serial": (str(d.get("sn") or "").strip() or None),
+        "model": (str(d.get("mn") or "").strip() or None),
+        "serial": (str(d.get("sn") or "").strip() or None),
         "firmware": (str(d.get("fr") or "").strip() or None),
-        "tnvmcap": to_int(d.get("tnvmcap")), "unvmcap": to_int(d.get("unvmcap")),
-        "oacs": oacs, "ns_management": bool(oacs is not None and oacs & 0x8),
+        "tnvmcap": to_int(d.get("tnvmcap")),
+        "unvmcap": to_int(d.get("unvmcap")),
+        "oacs": oacs,
+        "ns_management": bool(oacs is not None and oacs & 0x8),
         "format_nvm": bool(oacs is not None and oacs & 0x2),
-        "nn": to_int(d.get("nn")), "cntlid": to_int(d.get("cntlid")),
+        "nn": to_int(d.get("nn")),
+        "cntlid": to_int(d.get("cntlid")),
         "sanicap": to_int(d.get("sanicap")),
     }
 
@@ -189,14 +208,22 @@ def parse_nvme_id_ns(text) -> dict:
     lbafs = []
     for f in d.get("lbafs") or d.get("lbaf") or []:
         ds = to_int(f.get("ds"))
-        lbafs.append({"ms": to_int(f.get("ms")) or 0, "ds": ds, "rp": to_int(f.get("rp")) or 0,
-                      "size": 2**ds if ds else None})
+        lbafs.append(
+            {"ms": to_int(f.get("ms")) or 0, "ds": ds, "rp": to_int(f.get("rp")) or 0, "size": 2**ds if ds else None}
+        )
     cur = lbafs[index] if index < len(lbafs) else None
     return {
-        "nsze": to_int(d.get("nsze")), "ncap": to_int(d.get("ncap")), "nuse": to_int(d.get("nuse")),
-        "nvmcap": to_int(d.get("nvmcap")), "flbas": flbas, "format_index": index,
-        "lba_size": cur["size"] if cur else None, "metadata_size": cur["ms"] if cur else None,
-        "lbafs": lbafs, "npwg": to_int(d.get("npwg")), "nows": to_int(d.get("nows")),
+        "nsze": to_int(d.get("nsze")),
+        "ncap": to_int(d.get("ncap")),
+        "nuse": to_int(d.get("nuse")),
+        "nvmcap": to_int(d.get("nvmcap")),
+        "flbas": flbas,
+        "format_index": index,
+        "lba_size": cur["size"] if cur else None,
+        "metadata_size": cur["ms"] if cur else None,
+        "lbafs": lbafs,
+        "npwg": to_int(d.get("npwg")),
+        "nows": to_int(d.get("nows")),
     }
 
 
@@ -210,8 +237,8 @@ def parse_smartctl(text) -> dict:
     return {
         "model": d.get("model_name") or d.get("scsi_model_name"),
         "serial": d.get("serial_number"),
-        "protocol": dev.get("protocol"),            # "ATA", "NVMe", "SCSI"
-        "type": dev.get("type"),                   # "sat", "nvme", "megaraid,0", ...
+        "protocol": dev.get("protocol"),  # "ATA", "NVMe", "SCSI"
+        "type": dev.get("type"),  # "sat", "nvme", "megaraid,0", ...
         "user_capacity_bytes": to_int(cap.get("bytes")),
         "user_capacity_blocks": to_int(cap.get("blocks")),
         "logical_block_size": to_int(d.get("logical_block_size")),
@@ -235,8 +262,9 @@ RECORD_FILES = {
 
 
 def _run(cmd: list[str], timeout: float = 20) -> tuple[str | None, str | None]:
-    exe = shutil.which(cmd[0]) or next((p for p in (f"/usr/sbin/{cmd[0]}", f"/sbin/{cmd[0]}")
-                                        if os.access(p, os.X_OK)), None)
+    exe = shutil.which(cmd[0]) or next(
+        (p for p in (f"/usr/sbin/{cmd[0]}", f"/sbin/{cmd[0]}") if os.access(p, os.X_OK)), None
+    )
     if exe is None:
         return None, f"{cmd[0]} is not installed"
     try:
@@ -260,14 +288,20 @@ def collect(path: str) -> dict:
     name = os.path.basename(os.path.realpath(path))
     sysdir = f"/sys/class/block/{name}"
     if os.path.isdir(sysdir):
+
         def rd(rel):
             try:
                 with open(os.path.join(sysdir, rel)) as f:
                     return f.read().strip()
             except OSError:
                 return None
-        raw["sysfs"] = {"size_512": to_int(rd("size")), "logical_block_size": to_int(rd("queue/logical_block_size")),
-                        "model": rd("device/model"), "rotational": rd("queue/rotational")}
+
+        raw["sysfs"] = {
+            "size_512": to_int(rd("size")),
+            "logical_block_size": to_int(rd("queue/logical_block_size")),
+            "model": rd("device/model"),
+            "rotational": rd("queue/rotational"),
+        }
     cmds = {"lsblk": ["lsblk", "-J", "-b", "-O", path]}
     is_nvme = name.startswith("nvme")
     if is_nvme:
@@ -297,8 +331,11 @@ def load_records(directory: str) -> dict:
             with open(p, encoding="utf-8", errors="replace") as f:
                 raw[key] = f.read()
     if not raw:
-        raise InputError(f"records: no recorded outputs in {directory} (expected any of "
-                         f"{', '.join(v[0] for v in RECORD_FILES.values())})", key="records")
+        raise InputError(
+            f"records: no recorded outputs in {directory} (expected any of "
+            f"{', '.join(v[0] for v in RECORD_FILES.values())})",
+            key="records",
+        )
     return {"raw": raw, "notes": []}
 
 
@@ -319,13 +356,25 @@ def parse_all(collected: dict) -> dict:
 def describe_drive(path: str | None, parsed: dict) -> dict:
     """Combine the parsed outputs into one drive description."""
     p = parsed
-    drive: dict[str, Any] = {"path": path, "interface": None, "model": None, "serial": None, "sector_size": None,
-             "current_sectors": None, "native_sectors": None, "partitions": [], "mounted": [],
-             "ata": None, "nvme": None, "smartctl": p.get("smartctl")}
+    drive: dict[str, Any] = {
+        "path": path,
+        "interface": None,
+        "model": None,
+        "serial": None,
+        "sector_size": None,
+        "current_sectors": None,
+        "native_sectors": None,
+        "partitions": [],
+        "mounted": [],
+        "ata": None,
+        "nvme": None,
+        "smartctl": p.get("smartctl"),
+    }
     if "lsblk" in p:
         devs = p["lsblk"]
-        top = next((d for d in devs if d["parent"] is None and (path is None or d["path"] == path)),
-                   devs[0] if devs else None)
+        top = next(
+            (d for d in devs if d["parent"] is None and (path is None or d["path"] == path)), devs[0] if devs else None
+        )
         if top:
             drive["model"] = top["model"]
             drive["serial"] = top["serial"]

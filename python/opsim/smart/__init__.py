@@ -1,7 +1,7 @@
 """Drive counters: snapshots (smartctl, nvme-cli) and the WAF they imply.
 
-    >>> from opsim.smart import load_document, lifetime_waf, interval_waf
-    >>> lifetime_waf(load_document("micron5300.json"))["waf"]
+>>> from opsim.smart import load_document, lifetime_waf, interval_waf
+>>> lifetime_waf(load_document("micron5300.json"))["waf"]
 """
 
 from .parse import as_snapshot, load_document, parse_count, smartctl_status

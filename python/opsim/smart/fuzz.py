@@ -39,42 +39,98 @@ from .report import waf_text
 from .waf import interval_waf, lifetime_waf
 
 REPO = Path(__file__).resolve().parents[3]
-DEFAULT_CORPUS = (REPO / "tests" / "fixtures" / "measure", REPO.parent / "shared" / "fixtures" / "smartctl",
-                  REPO.parent / "shared" / "fixtures" / "smartctl-exporter")
+DEFAULT_CORPUS = (
+    REPO / "tests" / "fixtures" / "measure",
+    REPO.parent / "shared" / "fixtures" / "smartctl",
+    REPO.parent / "shared" / "fixtures" / "smartctl-exporter",
+)
 
-_SMART_LOG = {"critical_warning": 0, "temperature": 310, "avail_spare": 100, "percent_used": 3,
-              "data_units_read": "12,345,678", "data_units_written": "65,536,000", "host_read_commands": 1,
-              "host_write_commands": 2, "power_cycles": 12, "power_on_hours": 4000, "unsafe_shutdowns": 3}
-_OCP_C0 = {"Physical media units written": {"hi": 0, "lo": 40_000_000_000_000},
-           "Physical media units read": {"hi": 0, "lo": 1}, "Bad user nand blocks - Raw": 0,
-           "Log page version": 3, "Log page GUID": "0xafd514c97c6f4f9ca4f2bfea2810afc5"}
-_ENDURANCE = {"critical_warning": 0, "avl_spare": 100, "percent_used": 3, "data_units_read": 10,
-              "data_units_written": 30_000, "media_units_written": 42_000, "host_read_cmds": 1}
-_INTEL_ADD = {"Intel Smart log": "nvme0", "Device stats": {
-    "program_fail_count": {"normalized": 100, "raw": 0},
-    "nand_bytes_written": {"normalized": 100, "raw": 1_234_567},
-    "host_bytes_written": {"normalized": 100, "raw": 1_000_000}}}
-_NVME_SC = {"json_format_version": [1, 0], "smartctl": {"exit_status": 4, "messages": [{"string": "x"}]},
-            "device": {"name": "/dev/nvme0", "type": "nvme", "protocol": "NVMe"},
-            "model_name": "INTEL SSDPE2KX010T8", "serial_number": "S1", "firmware_version": "1",
-            "nvme_pci_vendor": {"id": 0x8086, "subsystem_id": 0x8086},
-            "power_on_time": {"hours": 4000}, "power_cycle_count": 12,
-            "nvme_smart_health_information_log": {"data_units_written": 65_536_000, "power_on_hours": 4000}}
-_ATA_SC = {"json_format_version": [1, 0], "smartctl": {"exit_status": 0},
-           "device": {"name": "/dev/sda", "type": "sat", "protocol": "ATA"},
-           "model_family": "Micron 5100 Pro / 52x0 / 5300 SSDs", "model_name": "Micron_5300_MTFDDAK240TDS",
-           "serial_number": "S2", "rotation_rate": 0, "logical_block_size": 512, "power_on_time": {"hours": 10},
-           "ata_smart_attributes": {"table": [
-               {"id": 246, "name": "Total_LBAs_Written", "raw": {"value": 13081275632, "string": "13081275632"}},
-               {"id": 247, "name": "Host_Program_Page_Count", "raw": {"value": 429271075, "string": "429271075"}},
-               {"id": 248, "name": "Bckgnd_Program_Page_Cnt", "raw": {"value": 33907658, "string": "33907658"}}]},
-           "ata_device_statistics": {"pages": [{"number": 1, "table": [
-               {"offset": 24, "name": "Logical Sectors Written", "value": 100, "flags": {"valid": True}}]}]}}
-_SCSI_SC = {"json_format_version": [1, 0], "smartctl": {"exit_status": 0},
-            "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"}, "scsi_vendor": "TOSHIBA",
-            "scsi_model_name": "TOSHIBA PX05SMB040", "serial_number": "S3", "rotation_rate": 0,
-            "scsi_transport_protocol": {"name": "SAS (SPL-3)", "value": 6},
-            "scsi_error_counter_log": {"write": {"gigabytes_processed": "1234.567"}}}
+_SMART_LOG = {
+    "critical_warning": 0,
+    "temperature": 310,
+    "avail_spare": 100,
+    "percent_used": 3,
+    "data_units_read": "12,345,678",
+    "data_units_written": "65,536,000",
+    "host_read_commands": 1,
+    "host_write_commands": 2,
+    "power_cycles": 12,
+    "power_on_hours": 4000,
+    "unsafe_shutdowns": 3,
+}
+_OCP_C0 = {
+    "Physical media units written": {"hi": 0, "lo": 40_000_000_000_000},
+    "Physical media units read": {"hi": 0, "lo": 1},
+    "Bad user nand blocks - Raw": 0,
+    "Log page version": 3,
+    "Log page GUID": "0xafd514c97c6f4f9ca4f2bfea2810afc5",
+}
+_ENDURANCE = {
+    "critical_warning": 0,
+    "avl_spare": 100,
+    "percent_used": 3,
+    "data_units_read": 10,
+    "data_units_written": 30_000,
+    "media_units_written": 42_000,
+    "host_read_cmds": 1,
+}
+_INTEL_ADD = {
+    "Intel Smart log": "nvme0",
+    "Device stats": {
+        "program_fail_count": {"normalized": 100, "raw": 0},
+        "nand_bytes_written": {"normalized": 100, "raw": 1_234_567},
+        "host_bytes_written": {"normalized": 100, "raw": 1_000_000},
+    },
+}
+_NVME_SC = {
+    "json_format_version": [1, 0],
+    "smartctl": {"exit_status": 4, "messages": [{"string": "x"}]},
+    "device": {"name": "/dev/nvme0", "type": "nvme", "protocol": "NVMe"},
+    "model_name": "INTEL SSDPE2KX010T8",
+    "serial_number": "S1",
+    "firmware_version": "1",
+    "nvme_pci_vendor": {"id": 0x8086, "subsystem_id": 0x8086},
+    "power_on_time": {"hours": 4000},
+    "power_cycle_count": 12,
+    "nvme_smart_health_information_log": {"data_units_written": 65_536_000, "power_on_hours": 4000},
+}
+_ATA_SC = {
+    "json_format_version": [1, 0],
+    "smartctl": {"exit_status": 0},
+    "device": {"name": "/dev/sda", "type": "sat", "protocol": "ATA"},
+    "model_family": "Micron 5100 Pro / 52x0 / 5300 SSDs",
+    "model_name": "Micron_5300_MTFDDAK240TDS",
+    "serial_number": "S2",
+    "rotation_rate": 0,
+    "logical_block_size": 512,
+    "power_on_time": {"hours": 10},
+    "ata_smart_attributes": {
+        "table": [
+            {"id": 246, "name": "Total_LBAs_Written", "raw": {"value": 13081275632, "string": "13081275632"}},
+            {"id": 247, "name": "Host_Program_Page_Count", "raw": {"value": 429271075, "string": "429271075"}},
+            {"id": 248, "name": "Bckgnd_Program_Page_Cnt", "raw": {"value": 33907658, "string": "33907658"}},
+        ]
+    },
+    "ata_device_statistics": {
+        "pages": [
+            {
+                "number": 1,
+                "table": [{"offset": 24, "name": "Logical Sectors Written", "value": 100, "flags": {"valid": True}}],
+            }
+        ]
+    },
+}
+_SCSI_SC = {
+    "json_format_version": [1, 0],
+    "smartctl": {"exit_status": 0},
+    "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"},
+    "scsi_vendor": "TOSHIBA",
+    "scsi_model_name": "TOSHIBA PX05SMB040",
+    "serial_number": "S3",
+    "rotation_rate": 0,
+    "scsi_transport_protocol": {"name": "SAS (SPL-3)", "value": 6},
+    "scsi_error_counter_log": {"write": {"gigabytes_processed": "1234.567"}},
+}
 
 BUILTIN_SEEDS = (
     ("builtin:nvme-cli smart-log", _SMART_LOG),
@@ -82,33 +138,150 @@ BUILTIN_SEEDS = (
     ("builtin:smartctl ata", _ATA_SC),
     ("builtin:smartctl nvme", _NVME_SC),
     ("builtin:smartctl scsi", _SCSI_SC),
-    ("builtin:snapshot nvme", {"format": "opsim-smart-snapshot", "version": 1, "device": "/dev/nvme0n1",
-                               "smartctl": _NVME_SC, "warnings": ["smartctl exit status 4: x"],
-                               "commands": [{"argv": ["nvme", "ocp", "smart-add-log", "/dev/nvme0"], "exit_status": 0}],
-                               "nvme": {"smart_log": _SMART_LOG, "ocp_c0": _OCP_C0, "endurance_log": _ENDURANCE,
-                                        "vendor_log": {"vendor": "Intel", "plugin": "intel smart-log-add",
-                                                       "data": _INTEL_ADD}}}),
-    ("builtin:snapshot nvme intel only", {"format": "opsim-smart-snapshot", "smartctl": _NVME_SC,
-                                          "nvme": {"vendor_log": {"plugin": "intel smart-log-add", "data": _INTEL_ADD}}}),
+    (
+        "builtin:snapshot nvme",
+        {
+            "format": "opsim-smart-snapshot",
+            "version": 1,
+            "device": "/dev/nvme0n1",
+            "smartctl": _NVME_SC,
+            "warnings": ["smartctl exit status 4: x"],
+            "commands": [{"argv": ["nvme", "ocp", "smart-add-log", "/dev/nvme0"], "exit_status": 0}],
+            "nvme": {
+                "smart_log": _SMART_LOG,
+                "ocp_c0": _OCP_C0,
+                "endurance_log": _ENDURANCE,
+                "vendor_log": {"vendor": "Intel", "plugin": "intel smart-log-add", "data": _INTEL_ADD},
+            },
+        },
+    ),
+    (
+        "builtin:snapshot nvme intel only",
+        {
+            "format": "opsim-smart-snapshot",
+            "smartctl": _NVME_SC,
+            "nvme": {"vendor_log": {"plugin": "intel smart-log-add", "data": _INTEL_ADD}},
+        },
+    ),
 )
 
 _DEEP: list[Any] = [0]
 for _ in range(150):
     _DEEP = [_DEEP]
-WEIRD: tuple[Any, ...] = (None, True, False, 0, 1, -1, 255, 256, 2**31, 2**63, 2**64, 2**128 - 1, 2**128, 2**200, -(2**64), 10**400,
-         float("nan"), float("inf"), float("-inf"), 1e308, -0.0, 0.5, 1e-300, 7.0,
-         "", " ", "0", "-1", "1.5", "abc", "NaN", "1,234", "1,969,459 (1.01 TB)", "0x", "0x" + "f" * 40, "9" * 5000,
-         "\x00", "\ud800", "caf\u00e9", "\x1b[31mred", "A" * 10_000, "REDACTED", "NVMe", "ATA", "SCSI", "sat",
-         [], {}, [1, 2, 3], {"hi": 1, "lo": 2}, {"hi": -1, "lo": 0}, {"hi": 2**64, "lo": 0}, {"value": "x"},
-         {"value": float("nan")}, {"raw": {"value": 2**70}}, {"value": {"value": {"value": 3}}}, _DEEP,
-         {"id": 246, "raw": {"value": 1}}, {"number": 1, "table": None}, {"exit_status": 3})
-KEYS = ("smartctl", "exit_status", "device", "protocol", "type", "model_name", "model_family", "serial_number",
-        "rotation_rate", "logical_block_size", "ata_smart_attributes", "table", "id", "raw", "value", "pages",
-        "number", "offset", "flags", "valid", "nvme_smart_health_information_log", "data_units_written",
-        "power_on_time", "hours", "power_cycle_count", "format", "nvme", "smart_log", "ocp_c0", "endurance_log",
-        "vendor_log", "plugin", "data", "Device stats", "Physical media units written", "media_units_written",
-        "scsi_error_counter_log", "write", "gigabytes_processed", "scsi_vendor", "nvme_pci_vendor", "warnings",
-        "commands", "argv", "wwn", "user_capacity", "bytes", "hi", "lo", "")
+WEIRD: tuple[Any, ...] = (
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    255,
+    256,
+    2**31,
+    2**63,
+    2**64,
+    2**128 - 1,
+    2**128,
+    2**200,
+    -(2**64),
+    10**400,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    1e308,
+    -0.0,
+    0.5,
+    1e-300,
+    7.0,
+    "",
+    " ",
+    "0",
+    "-1",
+    "1.5",
+    "abc",
+    "NaN",
+    "1,234",
+    "1,969,459 (1.01 TB)",
+    "0x",
+    "0x" + "f" * 40,
+    "9" * 5000,
+    "\x00",
+    "\ud800",
+    "caf\u00e9",
+    "\x1b[31mred",
+    "A" * 10_000,
+    "REDACTED",
+    "NVMe",
+    "ATA",
+    "SCSI",
+    "sat",
+    [],
+    {},
+    [1, 2, 3],
+    {"hi": 1, "lo": 2},
+    {"hi": -1, "lo": 0},
+    {"hi": 2**64, "lo": 0},
+    {"value": "x"},
+    {"value": float("nan")},
+    {"raw": {"value": 2**70}},
+    {"value": {"value": {"value": 3}}},
+    _DEEP,
+    {"id": 246, "raw": {"value": 1}},
+    {"number": 1, "table": None},
+    {"exit_status": 3},
+)
+KEYS = (
+    "smartctl",
+    "exit_status",
+    "device",
+    "protocol",
+    "type",
+    "model_name",
+    "model_family",
+    "serial_number",
+    "rotation_rate",
+    "logical_block_size",
+    "ata_smart_attributes",
+    "table",
+    "id",
+    "raw",
+    "value",
+    "pages",
+    "number",
+    "offset",
+    "flags",
+    "valid",
+    "nvme_smart_health_information_log",
+    "data_units_written",
+    "power_on_time",
+    "hours",
+    "power_cycle_count",
+    "format",
+    "nvme",
+    "smart_log",
+    "ocp_c0",
+    "endurance_log",
+    "vendor_log",
+    "plugin",
+    "data",
+    "Device stats",
+    "Physical media units written",
+    "media_units_written",
+    "scsi_error_counter_log",
+    "write",
+    "gigabytes_processed",
+    "scsi_vendor",
+    "nvme_pci_vendor",
+    "warnings",
+    "commands",
+    "argv",
+    "wwn",
+    "user_capacity",
+    "bytes",
+    "hi",
+    "lo",
+    "",
+)
 
 
 class _Hang(Exception):
@@ -118,7 +291,7 @@ class _Hang(Exception):
 def load_corpus(dirs=None) -> list[tuple[str, object, bytes]]:
     """(name, decoded object, original bytes) of every *.json in ``dirs`` plus the built-in seeds."""
     out = []
-    for d in (DEFAULT_CORPUS if dirs is None else dirs):
+    for d in DEFAULT_CORPUS if dirs is None else dirs:
         d = Path(d)
         if d.is_dir():
             for p in sorted(d.glob("*.json")):
@@ -136,19 +309,26 @@ def _weird(rng: random.Random, old):
     r = rng.random()
     if r < 0.55:
         return rng.choice(WEIRD)
-    if r < 0.7 and old is not None:       # the same value in another type
+    if r < 0.7 and old is not None:  # the same value in another type
         return rng.choice((str(old)[:100], [old], {"value": old}, {"raw": old}, {"hi": 0, "lo": old}))
     if r < 0.85 and isinstance(old, (int, float)) and not isinstance(old, bool):
         op = rng.randrange(7)
-        ops = (lambda: old - 1, lambda: old + 1, lambda: -old, lambda: old * 2**64, lambda: old / 3,
-               lambda: float(old), lambda: str(old)[:100])
+        ops = (
+            lambda: old - 1,
+            lambda: old + 1,
+            lambda: -old,
+            lambda: old * 2**64,
+            lambda: old / 3,
+            lambda: float(old),
+            lambda: str(old)[:100],
+        )
         try:
             return ops[op]()
         except (OverflowError, ValueError):
             return float("inf")
     op = rng.randrange(3)
     if op == 0:
-        return rng.randrange(-2**70, 2**70)
+        return rng.randrange(-(2**70), 2**70)
     if op == 1:
         return rng.random() * float(f"1e{rng.randrange(-5, 400 if rng.random() < 0.1 else 20)}")
     return "".join(chr(rng.randrange(0, 0x3000)) for _ in range(rng.randrange(0, 12)))
@@ -165,12 +345,12 @@ def _mutate_container(rng: random.Random, node):
         elif op in (1, 2):
             k = rng.choice(keys)
             new[k] = _weird(rng, new[k])
-        elif op == 3:                           # rename a key
+        elif op == 3:  # rename a key
             k = rng.choice(keys)
             new[rng.choice(KEYS) if rng.random() < 0.7 else k.upper()] = new.pop(k)
         elif op == 4:
             new[rng.choice(KEYS)] = _weird(rng, None)
-        else:                                   # keep only a few keys
+        else:  # keep only a few keys
             for k in rng.sample(keys, k=rng.randrange(len(keys))):
                 del new[k]
         return new
@@ -186,7 +366,7 @@ def _mutate_container(rng: random.Random, node):
         seq[i:i] = [seq[i]] * rng.randrange(1, 4)
     elif op == 3:
         rng.shuffle(seq)
-        del seq[rng.randrange(len(seq) + 1):]
+        del seq[rng.randrange(len(seq) + 1) :]
     else:
         seq.append(_weird(rng, None))
     return seq
@@ -215,22 +395,33 @@ def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
         op = rng.randrange(9)
         i = rng.randrange(n + 1)
         if op == 0:
-            del b[i:]                                           # truncate
+            del b[i:]  # truncate
         elif op == 1 and n:
             j = rng.randrange(n)
-            b[j] ^= 1 << rng.randrange(8)                       # bit flip
+            b[j] ^= 1 << rng.randrange(8)  # bit flip
         elif op == 2:
             b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
         elif op == 3:
-            del b[i:i + rng.randrange(1, 64)]
+            del b[i : i + rng.randrange(1, 64)]
         elif op == 4 and n:
             j = rng.randrange(n)
-            b[i:i] = b[j:j + rng.randrange(1, 200)]             # duplicate a range
+            b[i:i] = b[j : j + rng.randrange(1, 200)]  # duplicate a range
         elif op == 5:
             b[i:i] = rng.choice((b"\xff\xfe", b"\xc3", b"\x00", b"\xed\xa0\x80", b"\xef\xbb\xbf"))
         elif op == 6:
-            b[i:i] = rng.choice((b"NaN", b"-Infinity", b"1e999", b"9" * rng.randrange(10, 6000), b"-0",
-                                 b'"\\ud800"', b"\\u0000", b"null", b"[" * rng.randrange(1, 100_000)))
+            b[i:i] = rng.choice(
+                (
+                    b"NaN",
+                    b"-Infinity",
+                    b"1e999",
+                    b"9" * rng.randrange(10, 6000),
+                    b"-0",
+                    b'"\\ud800"',
+                    b"\\u0000",
+                    b"null",
+                    b"[" * rng.randrange(1, 100_000),
+                )
+            )
         elif op == 7:
             b[0:0] = rng.choice((b"warning: something\n", b"{\n", b"[notice]\n", b"}\n", b"\n" * 3))
         else:
@@ -274,8 +465,18 @@ def one_input(corpus, seed: int, i: int, byte_share: float):
     return name, "obj", obj, interval
 
 
-def run(count: int, seed: int = 1, corpus=None, *, start: int = 0, byte_share: float = 0.15,
-        timeout_s: float = 10.0, max_failures: int = 20, save_dir: str | None = None, progress=None) -> dict:
+def run(
+    count: int,
+    seed: int = 1,
+    corpus=None,
+    *,
+    start: int = 0,
+    byte_share: float = 0.15,
+    timeout_s: float = 10.0,
+    max_failures: int = 20,
+    save_dir: str | None = None,
+    progress=None,
+) -> dict:
     """Run inputs ``start`` .. ``start + count - 1``; return counts and the first failures."""
     corpus = load_corpus() if corpus is None else corpus
     if not corpus:
@@ -288,11 +489,22 @@ def run(count: int, seed: int = 1, corpus=None, *, start: int = 0, byte_share: f
             bases[name] = None
     use_alarm = hasattr(signal, "setitimer") and timeout_s > 0
     if use_alarm:
+
         def on_alarm(signum, frame):
             raise _Hang()
+
         old = signal.signal(signal.SIGALRM, on_alarm)
-    stats: dict[str, Any] = {"seed": seed, "start": start, "count": count, "ok": 0, "input_errors": 0, "bytes_inputs": 0,
-             "failures": [], "failed": 0, "corpus": len(corpus)}
+    stats: dict[str, Any] = {
+        "seed": seed,
+        "start": start,
+        "count": count,
+        "ok": 0,
+        "input_errors": 0,
+        "bytes_inputs": 0,
+        "failures": [],
+        "failed": 0,
+        "corpus": len(corpus),
+    }
     t0 = time.perf_counter()
     try:
         for i in range(start, start + count):
@@ -310,8 +522,16 @@ def run(count: int, seed: int = 1, corpus=None, *, start: int = 0, byte_share: f
                 _fail(stats, i, name, kind, inp, f"hang: still running after {timeout_s} s", max_failures, save_dir)
             except Exception as e:  # the point: anything else is a failure
                 tb = traceback.extract_tb(e.__traceback__)[-1]
-                _fail(stats, i, name, kind, inp, f"{type(e).__name__}: {str(e)[:200]} at "
-                      f"{Path(tb.filename).name}:{tb.lineno}", max_failures, save_dir)
+                _fail(
+                    stats,
+                    i,
+                    name,
+                    kind,
+                    inp,
+                    f"{type(e).__name__}: {str(e)[:200]} at {Path(tb.filename).name}:{tb.lineno}",
+                    max_failures,
+                    save_dir,
+                )
             finally:
                 if use_alarm:
                     signal.setitimer(signal.ITIMER_REAL, 0)
@@ -341,8 +561,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=0, help="index of the first input")
     ap.add_argument("--only", type=int, metavar="INDEX", help="replay one input (same seed)")
-    ap.add_argument("--corpus", action="append", metavar="DIR",
-                    help="folder of seed *.json (repeatable; default: " + ", ".join(map(str, DEFAULT_CORPUS)) + ")")
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        metavar="DIR",
+        help="folder of seed *.json (repeatable; default: " + ", ".join(map(str, DEFAULT_CORPUS)) + ")",
+    )
     ap.add_argument("--byte-share", type=float, default=0.15, help="share of byte-level mutations (default 0.15)")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take (default 10)")
     ap.add_argument("--max-rss-mb", type=float, default=1024.0, help="peak memory allowed (default 1024 MiB)")
@@ -354,17 +578,28 @@ def main(argv=None) -> int:
         name, kind, inp, allow = one_input(corpus, a.seed, a.only, a.byte_share)
         print(f"input {a.only}: {kind} mutation of {name}; interval (allow_no_serial): {allow}")
         print((inp if kind == "bytes" else json.dumps(inp).encode("utf-8", "surrogatepass"))[:2000])
-    print(f"opsim smart fuzz: seed {a.seed}, inputs {start}..{start + count - 1}, corpus {len(corpus)} documents",
-          file=sys.stderr)
-    st = run(count, a.seed, corpus, start=start, byte_share=a.byte_share, timeout_s=a.timeout,
-             save_dir=a.save_dir, progress=lambda n, s: print(f"  {n:,} inputs, {s['failed']} failures",
-                                                              file=sys.stderr, flush=True))
+    print(
+        f"opsim smart fuzz: seed {a.seed}, inputs {start}..{start + count - 1}, corpus {len(corpus)} documents",
+        file=sys.stderr,
+    )
+    st = run(
+        count,
+        a.seed,
+        corpus,
+        start=start,
+        byte_share=a.byte_share,
+        timeout_s=a.timeout,
+        save_dir=a.save_dir,
+        progress=lambda n, s: print(f"  {n:,} inputs, {s['failed']} failures", file=sys.stderr, flush=True),
+    )
     for f in st["failures"]:
         print(f"FAIL input {f['index']} ({f['kind']} mutation of {f['seed_file']}): {f['error']}")
     over = st["max_rss_mb"] > a.max_rss_mb
-    print(f"{st['count']:,} inputs (seed {st['seed']}, {st['bytes_inputs']:,} byte-level) in {st['seconds']} s: "
-          f"{st['ok']:,} results, {st['input_errors']:,} input errors, {st['failed']} failures; peak memory "
-          f"{st['max_rss_mb']} MiB" + (f" (over the {a.max_rss_mb} MiB limit)" if over else ""))
+    print(
+        f"{st['count']:,} inputs (seed {st['seed']}, {st['bytes_inputs']:,} byte-level) in {st['seconds']} s: "
+        f"{st['ok']:,} results, {st['input_errors']:,} input errors, {st['failed']} failures; peak memory "
+        f"{st['max_rss_mb']} MiB" + (f" (over the {a.max_rss_mb} MiB limit)" if over else "")
+    )
     return 1 if st["failed"] or over else 0
 
 

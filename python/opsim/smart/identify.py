@@ -21,14 +21,18 @@ _HDD_FAMILY = re.compile(
     r"SkyHawk|Momentus|Spinpoint|Cheetah|Savvio|Raptor|Scorpio|Pipeline|SV35|Desktop HDD|NAS HDD|"
     r"^Western Digital (RE\d?|Re|Red|Purple|Gold|Black|Blue|Green|AV|Se|Ultrastar)\b|^Toshiba .*\b(MG|MD|MK|DT|MQ)\d|"
     r"^Toshiba (X300|N300|P300|S300)|^Hitachi|^HGST|^Fujitsu|^Maxtor|^Quantum|^Samsung SpinPoint|"
-    r"^Seagate (Enterprise|Desktop|Laptop|Video|Archive|NAS|Surveillance)", re.I)
+    r"^Seagate (Enterprise|Desktop|Laptop|Video|Archive|NAS|Surveillance)",
+    re.I,
+)
 _SSD_WORDS = re.compile(r"\bSSDs?\b|Solid State|\bNVMe\b|Flash", re.I)
 # model numbers of hard disks (Seagate ST...: every two-letter product code but the SSD ones
 # FN/FP/FM/HM; WD WD<digits> and WUH/WUS; HGST/Hitachi H?S/H?A/H?H; Toshiba MG/MD/MK/DT/MQ/HDW/AL)
 _HDD_MODEL = re.compile(
     r"^(SEAGATE +)?ST\d+(?!FN|FP|FM|HM)[A-Z]{2}|^(WDC +)?WD\d|^(WDC +)?WU[HS]\d|"
     r"^((HGST|HITACHI) +)?H[UDTCE][ASTCHEU]\d{3}|^TOSHIBA +(MG|MD|MK|DT|MQ|HDW|AL|MN)\d?|^MB\d+[A-Z]{4}\b|"
-    r"^(SAMSUNG +)?H[DEMN]\d{3}[A-Z]{2}|^MAXTOR|^(HP|HITACHI|FUJITSU) .*\bMA[SUWX]\d", re.I)
+    r"^(SAMSUNG +)?H[DEMN]\d{3}[A-Z]{2}|^MAXTOR|^(HP|HITACHI|FUJITSU) .*\bMA[SUWX]\d",
+    re.I,
+)
 
 # (vendor, pattern on family or model); the first match wins ("Dell Certified Intel..." is Intel)
 VENDORS = (
@@ -52,9 +56,22 @@ VENDORS = (
 )
 _VENDOR_RX = tuple((name, re.compile(pat, re.I)) for name, pat in VENDORS)
 # PCI vendor IDs of NVMe controllers (smartctl's nvme_pci_vendor.id)
-PCI_VENDORS = {0x8086: "Intel", 0x025E: "Solidigm", 0x144D: "Samsung", 0x1344: "Micron", 0xC0A9: "Crucial",
-               0x1179: "Toshiba", 0x1E0F: "Kioxia", 0x1C5C: "SK hynix", 0x15B7: "SanDisk",
-               0x1B96: "Western Digital", 0x1BB1: "Seagate", 0x1CC1: "ADATA", 0x1987: "Phison", 0x126F: "Silicon Motion"}
+PCI_VENDORS = {
+    0x8086: "Intel",
+    0x025E: "Solidigm",
+    0x144D: "Samsung",
+    0x1344: "Micron",
+    0xC0A9: "Crucial",
+    0x1179: "Toshiba",
+    0x1E0F: "Kioxia",
+    0x1C5C: "SK hynix",
+    0x15B7: "SanDisk",
+    0x1B96: "Western Digital",
+    0x1BB1: "Seagate",
+    0x1CC1: "ADATA",
+    0x1987: "Phison",
+    0x126F: "Silicon Motion",
+}
 
 
 def _vendor(sc: dict, protocol: str | None, family: str | None, model: str | None) -> str | None:
@@ -70,8 +87,7 @@ def _vendor(sc: dict, protocol: str | None, family: str | None, model: str | Non
     return PCI_VENDORS.get(pci) if pci is not None else None
 
 
-def media(protocol: str | None, rotation_rate: int | None, family: str | None, model: str | None,
-          known_ssd=None):
+def media(protocol: str | None, rotation_rate: int | None, family: str | None, model: str | None, known_ssd=None):
     """("hdd" | "ssd" | None, why)."""
     if (protocol or "").upper() == "NVME":
         return "ssd", "an NVMe drive"
@@ -85,8 +101,11 @@ def media(protocol: str | None, rotation_rate: int | None, family: str | None, m
         return "hdd", f"the family {family!r} is a hard-disk line"
     if model and _HDD_MODEL.search(model):
         return "hdd", f"the model number {model!r} is a hard disk's"
-    if ((family or model) and known_ssd is not None
-            and known_ssd({"protocol": protocol, "model_family": family, "model_name": model})):
+    if (
+        (family or model)
+        and known_ssd is not None
+        and known_ssd({"protocol": protocol, "model_family": family, "model_name": model})
+    ):
         return "ssd", "an SSD family or model opsim has a rule for"
     return None, "smartctl printed no rotation rate and neither the family nor the model tells"
 

@@ -36,11 +36,10 @@ SMARTCTL_BITS = {  # smartctl(8), "RETURN VALUES"
     0: "command line did not parse",
     1: "device open failed, the device did not return an IDENTIFY, or it is in a low-power mode",
     2: "some SMART or other command to the disk failed, or a SMART data structure had a checksum error "
-       "(the data may be partial)",
+    "(the data may be partial)",
     3: "SMART status check returned 'DISK FAILING'",
     4: "some prefail attributes are at or below their threshold",
-    5: "SMART status is 'DISK OK', but some (usage or prefail) attributes were at or below their threshold "
-       "in the past",
+    5: "SMART status is 'DISK OK', but some (usage or prefail) attributes were at or below their threshold in the past",
     6: "the device error log contains records of errors",
     7: "the device self-test log contains records of errors",
 }
@@ -51,15 +50,16 @@ def smartctl_status(code) -> dict:
     if code is None:
         code = 0
     if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= 255:
-        raise InputError(f"smartctl.exit_status: {str(code)[:40]!r} is not an exit status (0-255)",
-                         key="smartctl.exit_status")
+        raise InputError(
+            f"smartctl.exit_status: {str(code)[:40]!r} is not an exit status (0-255)", key="smartctl.exit_status"
+        )
     bits = [b for b in range(8) if code & (1 << b)]
     return {
         "exit_status": code,
         "bits": bits,
         "meaning": [SMARTCTL_BITS[b] for b in bits],
-        "fatal": bool(code & 0b11),       # no usable data
-        "partial": bool(code & 0b100),    # some commands failed
+        "fatal": bool(code & 0b11),  # no usable data
+        "partial": bool(code & 0b100),  # some commands failed
     }
 
 
@@ -67,8 +67,9 @@ def status_warnings(status: dict | None) -> list[str]:
     """One warning per bit set in smartctl's exit status."""
     if not status or not status.get("exit_status"):
         return []
-    return [f"smartctl exit status {status['exit_status']}, bit {b}: {m}"
-            for b, m in zip(status["bits"], status["meaning"])]
+    return [
+        f"smartctl exit status {status['exit_status']}, bit {b}: {m}" for b, m in zip(status["bits"], status["meaning"])
+    ]
 
 
 def parse_count(v, key: str = "counter") -> int:
@@ -110,8 +111,11 @@ _START = re.compile(r"^[ \t]*[\[{]", re.M)
 
 
 def _too_large(source: str, size: int):
-    raise InputError(f"{source}: too large ({size:,} bytes or more; smartctl and nvme-cli JSON is well under "
-                     f"1 MiB, the limit is {MAX_BYTES // 2**20} MiB)", key="snapshot")
+    raise InputError(
+        f"{source}: too large ({size:,} bytes or more; smartctl and nvme-cli JSON is well under "
+        f"1 MiB, the limit is {MAX_BYTES // 2**20} MiB)",
+        key="snapshot",
+    )
 
 
 def loads_document(data: bytes | str, source: str = "input") -> dict:
@@ -122,13 +126,18 @@ def loads_document(data: bytes | str, source: str = "input") -> dict:
     if isinstance(data, (bytes, bytearray)):
         nul = data.find(b"\0")
         if nul >= 0:
-            raise InputError(f"{source}: binary data (a NUL byte at offset {nul}), not a smartctl or nvme-cli "
-                             "JSON document", key="snapshot")
+            raise InputError(
+                f"{source}: binary data (a NUL byte at offset {nul}), not a smartctl or nvme-cli JSON document",
+                key="snapshot",
+            )
         try:
             text = bytes(data).decode("utf-8-sig")
         except UnicodeDecodeError as e:
-            raise InputError(f"{source}: not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start}); "
-                             "smartctl -j and nvme-cli -o json write UTF-8", key="snapshot") from None
+            raise InputError(
+                f"{source}: not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start}); "
+                "smartctl -j and nvme-cli -o json write UTF-8",
+                key="snapshot",
+            ) from None
     else:
         text = str(data).lstrip("\ufeff")
         if "\0" in text:
@@ -147,21 +156,26 @@ def loads_document(data: bytes | str, source: str = "input") -> dict:
             obj, _ = _DECODER.raw_decode(text, start)
         except json.JSONDecodeError as e:
             if e.pos >= end:
-                raise InputError(f"{source}: truncated: the JSON document that starts at {_line_col(text, start)} "
-                                 f"ends before it is complete (at {_line_col(text, end)}); was the file cut "
-                                 "short?", key="snapshot") from None
+                raise InputError(
+                    f"{source}: truncated: the JSON document that starts at {_line_col(text, start)} "
+                    f"ends before it is complete (at {_line_col(text, end)}); was the file cut "
+                    "short?",
+                    key="snapshot",
+                ) from None
             first_error = first_error or f"{e.msg} at {_line_col(text, e.pos)}"
             # what lies before the error was valid JSON of this document: resume after it
             nl = text.find("\n", max(e.pos, start + 1))
             pos = len(text) if nl < 0 else nl + 1
             continue
         except _NonJSON as e:
-            raise InputError(f"{source}: {e} is not valid JSON (smartctl and nvme-cli never write it)",
-                             key="snapshot") from None
+            raise InputError(
+                f"{source}: {e} is not valid JSON (smartctl and nvme-cli never write it)", key="snapshot"
+            ) from None
         except RecursionError:
-            raise InputError(f"{source}: JSON nested too deeply to be a smartctl or nvme-cli document",
-                             key="snapshot") from None
-        except ValueError as e:   # e.g. an integer of more than 4300 digits
+            raise InputError(
+                f"{source}: JSON nested too deeply to be a smartctl or nvme-cli document", key="snapshot"
+            ) from None
+        except ValueError as e:  # e.g. an integer of more than 4300 digits
             raise InputError(f"{source}: unreadable JSON: {str(e)[:120]}", key="snapshot") from None
         if isinstance(obj, dict):
             return obj
@@ -169,8 +183,10 @@ def loads_document(data: bytes | str, source: str = "input") -> dict:
         pos = len(text) if nl < 0 else nl + 1
     if first_error:
         raise InputError(f"{source}: not valid JSON: {first_error}", key="snapshot")
-    raise InputError(f"{source}: no JSON object found (not a smartctl -j document, an nvme-cli log or an "
-                     "opsim smart snapshot)", key="snapshot")
+    raise InputError(
+        f"{source}: no JSON object found (not a smartctl -j document, an nvme-cli log or an opsim smart snapshot)",
+        key="snapshot",
+    )
 
 
 def loads_lenient(text, source: str = "input") -> dict:
@@ -188,7 +204,7 @@ def load_document(path) -> dict:
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            if size > MAX_BYTES:        # a regular file: refused unread; a pipe or device: read to the limit
+            if size > MAX_BYTES:  # a regular file: refused unread; a pipe or device: read to the limit
                 _too_large(path, size)
             data = f.read(MAX_BYTES + 1)
     except OSError as e:
@@ -257,8 +273,16 @@ def naming_source(snap: dict, e: InputError) -> InputError:
 
 
 def _looks_smartctl(doc: dict) -> bool:
-    return any(k in doc for k in ("smartctl", "json_format_version", "ata_smart_attributes",
-                                  "nvme_smart_health_information_log", "scsi_error_counter_log"))
+    return any(
+        k in doc
+        for k in (
+            "smartctl",
+            "json_format_version",
+            "ata_smart_attributes",
+            "nvme_smart_health_information_log",
+            "scsi_error_counter_log",
+        )
+    )
 
 
 def as_snapshot(doc: dict, source: str = "input") -> dict:
@@ -274,31 +298,75 @@ def as_snapshot(doc: dict, source: str = "input") -> dict:
                 raise InputError(f"{source}: nvme.{k}: expected a JSON object, got {type(v).__name__}", key=k)
         warnings = [clean_text(str(w), 500) for w in arr(doc, "warnings", f"{source}: ")]
         commands = [c for c in arr(doc, "commands", f"{source}: ") if isinstance(c, dict)]
-        status = smartctl_status(int_field(obj(sc, "smartctl", f"{source}: smartctl."), "exit_status",
-                                           f"{source}: smartctl.smartctl.", hi=255))
-        return {**doc, "smartctl": sc, "nvme": nvme, "warnings": warnings, "commands": commands,
-                "smartctl_status": status, "source": source}
+        status = smartctl_status(
+            int_field(
+                obj(sc, "smartctl", f"{source}: smartctl."), "exit_status", f"{source}: smartctl.smartctl.", hi=255
+            )
+        )
+        return {
+            **doc,
+            "smartctl": sc,
+            "nvme": nvme,
+            "warnings": warnings,
+            "commands": commands,
+            "smartctl_status": status,
+            "source": source,
+        }
     if _looks_smartctl(doc):
-        status = smartctl_status(int_field(obj(doc, "smartctl", f"{source}: "), "exit_status",
-                                           f"{source}: smartctl.", hi=255))
-        has_data = any(k in doc for k in ("ata_smart_attributes", "nvme_smart_health_information_log",
-                                          "ata_device_statistics", "scsi_error_counter_log",
-                                          "model_name", "scsi_model_name"))
+        status = smartctl_status(
+            int_field(obj(doc, "smartctl", f"{source}: "), "exit_status", f"{source}: smartctl.", hi=255)
+        )
+        has_data = any(
+            k in doc
+            for k in (
+                "ata_smart_attributes",
+                "nvme_smart_health_information_log",
+                "ata_device_statistics",
+                "scsi_error_counter_log",
+                "model_name",
+                "scsi_model_name",
+            )
+        )
         if status["fatal"] and not has_data:
-            raise InputError(f"{source}: smartctl failed (exit status {status['exit_status']}: "
-                             f"{'; '.join(status['meaning'])}) and left no device data", key="snapshot")
+            raise InputError(
+                f"{source}: smartctl failed (exit status {status['exit_status']}: "
+                f"{'; '.join(status['meaning'])}) and left no device data",
+                key="snapshot",
+            )
         device = text_field(obj(doc, "device", f"{source}: "), "name", f"{source}: device.")
-        return {"format": "smartctl-json", "source": source, "device": device,
-                "smartctl": doc, "smartctl_status": status, "nvme": {}, "warnings": []}
+        return {
+            "format": "smartctl-json",
+            "source": source,
+            "device": device,
+            "smartctl": doc,
+            "smartctl_status": status,
+            "nvme": {},
+            "warnings": [],
+        }
     # an nvme-cli log JSON on its own
     if find_key(doc, "data_units_written") is not None:
-        return {"format": "nvme-cli-json", "source": source, "device": None, "smartctl": None,
-                "nvme": {"smart_log": doc}, "warnings": []}
+        return {
+            "format": "nvme-cli-json",
+            "source": source,
+            "device": None,
+            "smartctl": None,
+            "nvme": {"smart_log": doc},
+            "warnings": [],
+        }
     if find_key(doc, "Physical media units written") is not None:
-        return {"format": "nvme-cli-json", "source": source, "device": None, "smartctl": None,
-                "nvme": {"ocp_c0": doc}, "warnings": []}
-    raise InputError(f"{source}: not a smartctl -j document, an nvme-cli log or an opsim smart snapshot "
-                     "(none of the keys they have)", key="snapshot")
+        return {
+            "format": "nvme-cli-json",
+            "source": source,
+            "device": None,
+            "smartctl": None,
+            "nvme": {"ocp_c0": doc},
+            "warnings": [],
+        }
+    raise InputError(
+        f"{source}: not a smartctl -j document, an nvme-cli log or an opsim smart snapshot "
+        "(none of the keys they have)",
+        key="snapshot",
+    )
 
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")

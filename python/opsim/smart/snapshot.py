@@ -50,7 +50,9 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
     other bits only describe the drive's health and are recorded as warnings."""
     if not os.path.exists(device):
         raise DeviceError(f"{device}: no such device", key="device")
-    smartctl = smartctl or shutil.which("smartctl") or ("/usr/sbin/smartctl" if os.path.exists("/usr/sbin/smartctl") else None)
+    smartctl = (
+        smartctl or shutil.which("smartctl") or ("/usr/sbin/smartctl" if os.path.exists("/usr/sbin/smartctl") else None)
+    )
     if not smartctl:
         raise CommandError("smartctl is not installed (Debian package smartmontools)")
     warnings: list[str] = []
@@ -59,17 +61,28 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
     try:
         sc = loads_lenient(r.stdout, source="smartctl -x -j")
     except Exception:
-        raise CommandError(f"smartctl -x -j {device} exited {r.returncode} without JSON: "
-                           f"{(r.stderr or r.stdout).strip()[:300]}") from None
+        raise CommandError(
+            f"smartctl -x -j {device} exited {r.returncode} without JSON: {(r.stderr or r.stdout).strip()[:300]}"
+        ) from None
     if status["fatal"]:
         msgs = [m.get("string") for m in (sc.get("smartctl") or {}).get("messages", []) if m.get("string")]
-        raise CommandError(f"smartctl -x -j {device} failed (exit status {r.returncode}: "
-                           f"{'; '.join(status['meaning'])}){': ' + '; '.join(msgs) if msgs else ''}")
+        raise CommandError(
+            f"smartctl -x -j {device} failed (exit status {r.returncode}: "
+            f"{'; '.join(status['meaning'])}){': ' + '; '.join(msgs) if msgs else ''}"
+        )
     if r.returncode:
         warnings.append(f"smartctl exit status {r.returncode}: {'; '.join(status['meaning'])}")
-    snap: dict[str, Any] = {"format": SNAPSHOT_FORMAT, "version": 1, "device": device,
-            "taken_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "smartctl": sc, "smartctl_status": status, "nvme": {}, "warnings": warnings, "commands": []}
+    snap: dict[str, Any] = {
+        "format": SNAPSHOT_FORMAT,
+        "version": 1,
+        "device": device,
+        "taken_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "smartctl": sc,
+        "smartctl_status": status,
+        "nvme": {},
+        "warnings": warnings,
+        "commands": [],
+    }
     snap["commands"].append({"argv": [smartctl, "-x", "-j", device], "exit_status": r.returncode})
     protocol = ((sc.get("device") or {}).get("protocol") or "").upper()
     if protocol == "NVME":
@@ -95,8 +108,10 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
                     continue
                 snap["commands"].append({"argv": argv, "exit_status": rr.returncode})
                 if rr.returncode != 0:
-                    warnings.append(f"{' '.join(argv[1:3])}: not available (exit {rr.returncode}: "
-                                    f"{(rr.stderr or rr.stdout).strip()[:160]})")
+                    warnings.append(
+                        f"{' '.join(argv[1:3])}: not available (exit {rr.returncode}: "
+                        f"{(rr.stderr or rr.stdout).strip()[:160]})"
+                    )
                     continue
                 try:
                     data = loads_lenient(rr.stdout, source=" ".join(argv[:3]))

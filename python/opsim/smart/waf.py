@@ -22,13 +22,18 @@ def snapshot_warnings(snap: dict) -> list[str]:
 
 
 def _ratio(a: int, b: int) -> float:
-    return a / b   # counters are < 2**128 (parse_count), so the ratio is a finite float
+    return a / b  # counters are < 2**128 (parse_count), so the ratio is a finite float
 
 
 def lifetime_waf(snap: dict) -> dict:
     c = read_counters(snap)
-    res = {"mode": "lifetime", "source": snap.get("source"), **c,
-           "smartctl_status": snap.get("smartctl_status"), "warnings": snapshot_warnings(snap)}
+    res = {
+        "mode": "lifetime",
+        "source": snap.get("source"),
+        **c,
+        "smartctl_status": snap.get("smartctl_status"),
+        "warnings": snapshot_warnings(snap),
+    }
     if c["waf_num"] is not None:
         den, num = c["waf_den"], c["waf_num"]
         if den["unit"] == num["unit"] or den["bytes"] is None or num["bytes"] is None:
@@ -49,13 +54,22 @@ def _delta(after: dict | None, before: dict | None, what: str):
         return None
     d = after["raw"] - before["raw"]
     if d < 0:
-        raise InputError(f"{what}: the counter went backwards ({before['raw']} -> {after['raw']}); "
-                         "were BEFORE and AFTER swapped, or was the drive reset?", key="snapshot")
+        raise InputError(
+            f"{what}: the counter went backwards ({before['raw']} -> {after['raw']}); "
+            "were BEFORE and AFTER swapped, or was the drive reset?",
+            key="snapshot",
+        )
     b = None
     if after.get("bytes") is not None and before.get("bytes") is not None:
         b = after["bytes"] - before["bytes"]
-    return {"counter": after["counter"], "before": before["raw"], "after": after["raw"], "delta": d,
-            "unit": after["unit"], "bytes": b}
+    return {
+        "counter": after["counter"],
+        "before": before["raw"],
+        "after": after["raw"],
+        "delta": d,
+        "unit": after["unit"],
+        "bytes": b,
+    }
 
 
 def usage_clock(snap: dict) -> dict:
@@ -88,17 +102,24 @@ def check_same_drive(before_snap: dict, after_snap: dict, ib: dict, ia: dict, al
     if missing:
         which = " and ".join(missing)
         if not allow_no_serial:
-            raise InputError(f"{names}: {which} {'has' if len(missing) == 1 else 'have'} no serial number, so "
-                             "opsim cannot tell that both are the same drive (two drives of one model give a "
-                             "plausible but meaningless WAF); if you know they are, pass --allow-no-serial",
-                             key="snapshot")
-        warnings.append(f"{which} {'has' if len(missing) == 1 else 'have'} no serial number: the snapshots were "
-                        "taken to be of the same drive (--allow-no-serial)")
+            raise InputError(
+                f"{names}: {which} {'has' if len(missing) == 1 else 'have'} no serial number, so "
+                "opsim cannot tell that both are the same drive (two drives of one model give a "
+                "plausible but meaningless WAF); if you know they are, pass --allow-no-serial",
+                key="snapshot",
+            )
+        warnings.append(
+            f"{which} {'has' if len(missing) == 1 else 'have'} no serial number: the snapshots were "
+            "taken to be of the same drive (--allow-no-serial)"
+        )
     cb, ca = usage_clock(before_snap), usage_clock(after_snap)
     for k, label in (("power_on_hours", "power-on hours"), ("power_cycles", "power cycles")):
         if cb[k] is not None and ca[k] is not None and ca[k] < cb[k]:
-            raise InputError(f"{names}: AFTER has fewer {label} ({ca[k]}) than BEFORE ({cb[k]}); were BEFORE "
-                             "and AFTER swapped, or are they different drives?", key="snapshot")
+            raise InputError(
+                f"{names}: AFTER has fewer {label} ({ca[k]}) than BEFORE ({cb[k]}); were BEFORE "
+                "and AFTER swapped, or are they different drives?",
+                key="snapshot",
+            )
     return warnings
 
 
@@ -106,15 +127,29 @@ def interval_waf(before_snap: dict, after_snap: dict, *, allow_no_serial: bool =
     b, a = read_counters(before_snap), read_counters(after_snap)
     ib, ia = b["drive"], a["drive"]
     pair_warnings = check_same_drive(before_snap, after_snap, ib, ia, allow_no_serial)
-    warnings = [f"BEFORE: {w}" for w in snapshot_warnings(before_snap)] + \
-               [f"AFTER: {w}" for w in snapshot_warnings(after_snap)] + pair_warnings
-    res = {"mode": "interval", "before": before_snap.get("source"), "after": after_snap.get("source"),
-           "drive": ia, "rule": a["rule"], "rule_note": a["rule_note"], "formula": a["formula"],
-           "assumption": a.get("assumption"), "missing": a["missing"], "reason": a["reason"],
-           "host_writes": None, "nand_writes": None, "waf": None, "available": False,
-           "smartctl_status": {"before": before_snap.get("smartctl_status"),
-                               "after": after_snap.get("smartctl_status")},
-           "warnings": warnings}
+    warnings = (
+        [f"BEFORE: {w}" for w in snapshot_warnings(before_snap)]
+        + [f"AFTER: {w}" for w in snapshot_warnings(after_snap)]
+        + pair_warnings
+    )
+    res = {
+        "mode": "interval",
+        "before": before_snap.get("source"),
+        "after": after_snap.get("source"),
+        "drive": ia,
+        "rule": a["rule"],
+        "rule_note": a["rule_note"],
+        "formula": a["formula"],
+        "assumption": a.get("assumption"),
+        "missing": a["missing"],
+        "reason": a["reason"],
+        "host_writes": None,
+        "nand_writes": None,
+        "waf": None,
+        "available": False,
+        "smartctl_status": {"before": before_snap.get("smartctl_status"), "after": after_snap.get("smartctl_status")},
+        "warnings": warnings,
+    }
     if a["host_writes"] and b["host_writes"] and a["host_writes"]["counter"] == b["host_writes"]["counter"]:
         res["host_writes"] = _delta(a["host_writes"], b["host_writes"], "host writes")
     if a["pair"] is None or b["pair"] is None or a["pair"] != b["pair"]:
@@ -138,6 +173,8 @@ def interval_waf(before_snap: dict, after_snap: dict, *, allow_no_serial: bool =
     res["reason"] = None
     # coarse counters: warn when the interval is only a few units long
     if den["delta"] < 100:
-        res["resolution_note"] = (f"the denominator moved by only {den['delta']} units of {den['unit']}; "
-                                  "the WAF has a resolution of about 1/{0} -- write more data".format(den["delta"]))
+        res["resolution_note"] = (
+            f"the denominator moved by only {den['delta']} units of {den['unit']}; "
+            "the WAF has a resolution of about 1/{0} -- write more data".format(den["delta"])
+        )
     return res

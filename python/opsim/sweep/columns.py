@@ -53,9 +53,11 @@ _TIMED_METRICS = [
     ("timed.phases.steady_start_s", "f", ("timed", "phases", "steady_start_s")),
 ] + [
     (f"timed.latency_us.{cls}.{q}", "f", ("timed", "latency_us", cls, q))
-    for cls, qs in (("all", ("mean", "p50", "p90", "p99", "p99.9", "p99.99", "max")),
-                    ("read", ("mean", "p50", "p99", "p99.9", "max")),
-                    ("write", ("mean", "p50", "p99", "p99.9", "max")))
+    for cls, qs in (
+        ("all", ("mean", "p50", "p90", "p99", "p99.9", "p99.99", "max")),
+        ("read", ("mean", "p50", "p99", "p99.9", "max")),
+        ("write", ("mean", "p50", "p99", "p99.9", "max")),
+    )
     for q in qs
 ]
 

@@ -33,13 +33,13 @@ _SECTION_ORDER = {"preset": 0, "drive": 1, "ftl": 2, "workload": 3, "run": 4, "t
 class Point:
     """One simulation of a sweep."""
 
-    index: int          #: position in grid order (points x grid product x replicates)
-    point_id: str       #: hash of the flattened config including the derived seed
-    config_id: str      #: hash of the flattened config without the seed (same for every replicate)
+    index: int  #: position in grid order (points x grid product x replicates)
+    point_id: str  #: hash of the flattened config including the derived seed
+    config_id: str  #: hash of the flattened config without the seed (same for every replicate)
     replicate: int
-    seed: int           #: ``run.seed`` of this point
-    config: dict        #: flattened config: dotted key -> value, including ``run.seed``
-    source: str         #: where in the grid file the point comes from (for messages)
+    seed: int  #: ``run.seed`` of this point
+    config: dict  #: flattened config: dotted key -> value, including ``run.seed``
+    source: str  #: where in the grid file the point comes from (for messages)
 
     def nested(self) -> dict:
         return _unflatten(self.config)
@@ -61,7 +61,7 @@ class Grid:
     varying: list[str] = field(default_factory=list)
     timed: bool = False
     configs: int = 0
-    documents: bool = False     #: keep each point's whole result document (column result_json)
+    documents: bool = False  #: keep each point's whole result document (column result_json)
     base_dir: str | None = None  #: relative paths in configs (traces) are relative to this
 
     @property
@@ -69,9 +69,17 @@ class Grid:
         return _BASE_METRICS + (_TIMED_METRICS if self.timed else [])
 
     def describe(self) -> dict:
-        return {"name": self.name, "file": self.path, "seed": self.seed, "replicates": self.replicates,
-                "configs": self.configs, "points": len(self.points), "varying": self.varying,
-                "timed": self.timed, "documents": self.documents}
+        return {
+            "name": self.name,
+            "file": self.path,
+            "seed": self.seed,
+            "replicates": self.replicates,
+            "configs": self.configs,
+            "points": len(self.points),
+            "varying": self.varying,
+            "timed": self.timed,
+            "documents": self.documents,
+        }
 
 
 def _canonical(obj) -> str:
@@ -125,16 +133,18 @@ def _unflatten(flat: Mapping) -> dict:
 
 
 def _type_name(v) -> str:
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
-            dict: "table"}.get(type(v), type(v).__name__)
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", dict: "table"}.get(
+        type(v), type(v).__name__
+    )
 
 
 def _check_value(loc: str, v) -> None:
     """A config value is a string, number, boolean or a list of them or of tables; numbers are
     finite; no dates or times."""
     if not _is_value(v):
-        raise ConfigError(f"{loc}: {v!r} is not a config value (strings, finite numbers, booleans, "
-                          "lists and tables only)", key=loc)
+        raise ConfigError(
+            f"{loc}: {v!r} is not a config value (strings, finite numbers, booleans, lists and tables only)", key=loc
+        )
 
 
 def _read_toml(path: str, key: str) -> dict:
@@ -195,7 +205,7 @@ def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]]) -> None:
         except OpsimError as e:
             msg = str(e)
             if e.key and msg.startswith(f"{e.key}: "):
-                msg = msg[len(e.key) + 2:]
+                msg = msg[len(e.key) + 2 :]
             structural = msg.startswith("invalid config:") or (e.key == "preset" and key == "preset")
             if structural:
                 msg = " ".join(msg.replace("invalid config: ", "", 1).split())
@@ -211,7 +221,7 @@ def _grid_key_loc(dim: str, i: int, key: str) -> str:
 
 def _grid_loc(dim: str, i: int, key: str) -> str:
     """Where a value of grid dimension ``dim`` (item ``i``) setting config ``key`` is written."""
-    return f"sweep.grid.{dim}[{i}]" + ("" if key == dim else f".{key[len(dim) + 1:]}")
+    return f"sweep.grid.{dim}[{i}]" + ("" if key == dim else f".{key[len(dim) + 1 :]}")
 
 
 def load_grid(grid) -> Grid:
@@ -219,14 +229,15 @@ def load_grid(grid) -> Grid:
     doc, path = _load_document(grid)
     sweep = doc.pop("sweep", None)
     if sweep is None:
-        raise ConfigError("sweep: a grid file needs a [sweep] table with sweep.grid and/or sweep.points "
-                          "(see docs/sweeps.md)", key="sweep")
+        raise ConfigError(
+            "sweep: a grid file needs a [sweep] table with sweep.grid and/or sweep.points (see docs/sweeps.md)",
+            key="sweep",
+        )
     if not isinstance(sweep, Mapping):
         raise ConfigError(f"sweep: must be a table, not a {_type_name(sweep)}", key="sweep")
     for k in sweep:
         if k not in SWEEP_KEYS:
-            raise ConfigError(f"sweep.{k}: unknown key; the [sweep] keys are {', '.join(SWEEP_KEYS)}",
-                              key=f"sweep.{k}")
+            raise ConfigError(f"sweep.{k}: unknown key; the [sweep] keys are {', '.join(SWEEP_KEYS)}", key=f"sweep.{k}")
 
     name = sweep.get("name")
     if name is not None and not isinstance(name, str):
@@ -236,25 +247,26 @@ def load_grid(grid) -> Grid:
         raise ConfigError(f"sweep.seed: must be an integer from 0 to 2^64-1 (got {seed!r})", key="sweep.seed")
     documents = sweep.get("documents", False)
     if not isinstance(documents, bool):
-        raise ConfigError(f"sweep.documents: must be true or false (got {documents!r})",
-                          key="sweep.documents")
+        raise ConfigError(f"sweep.documents: must be true or false (got {documents!r})", key="sweep.documents")
     reps = sweep.get("replicates", 1)
     if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_POINTS:
-        raise ConfigError(f"sweep.replicates: must be a whole number of runs per point, at least 1 "
-                          f"(got {reps!r})", key="sweep.replicates")
+        raise ConfigError(
+            f"sweep.replicates: must be a whole number of runs per point, at least 1 (got {reps!r})",
+            key="sweep.replicates",
+        )
 
     # the base config: an optional file, then the grid file's own top-level keys over it
     base_doc: dict = {}
     if "base" in sweep:
         b = sweep["base"]
         if not isinstance(b, str):
-            raise ConfigError(f"sweep.base: must be a path to a config file, not a {_type_name(b)}",
-                              key="sweep.base")
+            raise ConfigError(f"sweep.base: must be a path to a config file, not a {_type_name(b)}", key="sweep.base")
         bpath = b if os.path.isabs(b) or path is None else os.path.join(os.path.dirname(path), b)
         base_doc = _read_toml(bpath, "sweep.base")
         if "sweep" in base_doc:
-            raise ConfigError(f"sweep.base: {b} has its own [sweep] table; the base must be a plain config",
-                              key="sweep.base")
+            raise ConfigError(
+                f"sweep.base: {b} has its own [sweep] table; the base must be a plain config", key="sweep.base"
+            )
     base = _flatten(base_doc)
     base.update(_flatten(doc))
     for k, v in base.items():
@@ -265,22 +277,28 @@ def load_grid(grid) -> Grid:
     grid_tbl = sweep.get("grid")
     if grid_tbl is not None:
         if not isinstance(grid_tbl, Mapping):
-            raise ConfigError(f"sweep.grid: must be a table of config keys and lists of values, "
-                              f"not a {_type_name(grid_tbl)}", key="sweep.grid")
+            raise ConfigError(
+                f"sweep.grid: must be a table of config keys and lists of values, not a {_type_name(grid_tbl)}",
+                key="sweep.grid",
+            )
 
         def walk(tbl, prefix):
             for k, v in tbl.items():
                 key = f"{prefix}{k}"
                 if isinstance(v, Mapping):
                     if not v:
-                        raise ConfigError(f"sweep.grid.{key}: an empty table; give lists of values",
-                                          key=f"sweep.grid.{key}")
+                        raise ConfigError(
+                            f"sweep.grid.{key}: an empty table; give lists of values", key=f"sweep.grid.{key}"
+                        )
                     walk(v, key + ".")
                     continue
                 loc = f"sweep.grid.{key}"
                 if not isinstance(v, list):
-                    raise ConfigError(f"{loc}: must be a list of values (got the {_type_name(v)} {v!r}); "
-                                      "a single value belongs in the base config", key=loc)
+                    raise ConfigError(
+                        f"{loc}: must be a list of values (got the {_type_name(v)} {v!r}); "
+                        "a single value belongs in the base config",
+                        key=loc,
+                    )
                 if not v:
                     raise ConfigError(f"{loc}: an empty list; give at least one value", key=loc)
                 items, seen = [], {}
@@ -307,8 +325,10 @@ def load_grid(grid) -> Grid:
     pts = sweep.get("points")
     if pts is not None:
         if not isinstance(pts, list):
-            raise ConfigError(f"sweep.points: must be a list of tables ([[sweep.points]]), "
-                              f"not a {_type_name(pts)}", key="sweep.points")
+            raise ConfigError(
+                f"sweep.points: must be a list of tables ([[sweep.points]]), not a {_type_name(pts)}",
+                key="sweep.points",
+            )
         if not pts:
             raise ConfigError("sweep.points: an empty list; give at least one point", key="sweep.points")
         for i, p in enumerate(pts):
@@ -321,12 +341,17 @@ def load_grid(grid) -> Grid:
             explicit.append((loc, ov))
 
     if not dims and not explicit:
-        raise ConfigError("sweep.grid: empty; give sweep.grid (config keys with lists of values) "
-                          "and/or sweep.points (a list of tables)", key="sweep.grid")
+        raise ConfigError(
+            "sweep.grid: empty; give sweep.grid (config keys with lists of values) "
+            "and/or sweep.points (a list of tables)",
+            key="sweep.grid",
+        )
 
     # run.seed is derived, never given
-    seed_msg = ("a sweep derives each point's seed from sweep.seed and the point's config; set "
-                "sweep.seed (and sweep.replicates for several seeds per point) instead of run.seed")
+    seed_msg = (
+        "a sweep derives each point's seed from sweep.seed and the point's config; set "
+        "sweep.seed (and sweep.replicates for several seeds per point) instead of run.seed"
+    )
     if "run.seed" in base:
         raise ConfigError(f"run.seed: {seed_msg}", key="run.seed")
     for key, items in dims:
@@ -344,14 +369,17 @@ def load_grid(grid) -> Grid:
 
     for (_i, (ka, _)), (_j, (kb, _)) in itertools.combinations(enumerate(dims), 2):
         if overlap(ka, kb):
-            raise ConfigError(f"sweep.grid.{kb}: overlaps sweep.grid.{ka}; vary a key in one place",
-                              key=f"sweep.grid.{kb}")
+            raise ConfigError(
+                f"sweep.grid.{kb}: overlaps sweep.grid.{ka}; vary a key in one place", key=f"sweep.grid.{kb}"
+            )
     for loc, ov in explicit:
         for k in ov:
             for kd, _ in dims:
                 if overlap(k, kd):
-                    raise ConfigError(f"{loc}.{k}: also varied by sweep.grid.{kd}; a key is either in the "
-                                      "grid or in the points", key=f"{loc}.{k}")
+                    raise ConfigError(
+                        f"{loc}.{k}: also varied by sweep.grid.{kd}; a key is either in the grid or in the points",
+                        key=f"{loc}.{k}",
+                    )
 
     # the whole schema check, one (key, value) at a time
     pairs = [(k, k, k, v) for k, v in base.items()]
@@ -364,8 +392,10 @@ def load_grid(grid) -> Grid:
 
     n_configs = max(len(explicit), 1) * math.prod(len(items) for _, items in dims)
     if n_configs * reps > MAX_POINTS:
-        raise ConfigError(f"sweep.grid: {n_configs:,} configs x {reps} replicates is more than "
-                          f"{MAX_POINTS:,} points", key="sweep.grid")
+        raise ConfigError(
+            f"sweep.grid: {n_configs:,} configs x {reps} replicates is more than {MAX_POINTS:,} points",
+            key="sweep.grid",
+        )
 
     points: list[Point] = []
     by_config: dict[str, str] = {}
@@ -386,8 +416,11 @@ def load_grid(grid) -> Grid:
             ch = _sha(_canonical(flat))
             if ch in by_config:
                 key = loc or "sweep.grid"
-                raise ConfigError(f"{key}: {source} gives the same config as {by_config[ch]} (after merging "
-                                  "with the base config); every point must differ", key=key)
+                raise ConfigError(
+                    f"{key}: {source} gives the same config as {by_config[ch]} (after merging "
+                    "with the base config); every point must differ",
+                    key=key,
+                )
             by_config[ch] = source
             for r in range(reps):
                 s = derive_seed(seed, ch, r)
@@ -399,11 +432,19 @@ def load_grid(grid) -> Grid:
                 by_id.add(pid)
                 points.append(Point(len(points), pid, ch[:16], r, s, full, source))
 
-    cols = sorted({k for p in points for k in p.config},
-                  key=lambda k: (_SECTION_ORDER.get(k.split(".")[0], 9), k))
-    varying = [c for c in cols if c != "run.seed"
-               and len({_canonical(p.config.get(c)) for p in points}) > 1]
+    cols = sorted({k for p in points for k in p.config}, key=lambda k: (_SECTION_ORDER.get(k.split(".")[0], 9), k))
+    varying = [c for c in cols if c != "run.seed" and len({_canonical(p.config.get(c)) for p in points}) > 1]
     timed = any(k == "preset" or k.startswith("timing.") for p in points for k in p.config)
-    return Grid(points=points, seed=seed, replicates=reps, name=name, path=path, config_columns=cols,
-                varying=varying, timed=timed, configs=n_configs, documents=documents,
-                base_dir=os.path.dirname(path) if path else os.getcwd())
+    return Grid(
+        points=points,
+        seed=seed,
+        replicates=reps,
+        name=name,
+        path=path,
+        config_columns=cols,
+        varying=varying,
+        timed=timed,
+        configs=n_configs,
+        documents=documents,
+        base_dir=os.path.dirname(path) if path else os.getcwd(),
+    )

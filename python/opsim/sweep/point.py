@@ -12,8 +12,12 @@ from .columns import metrics
 
 
 def _error_fields(e: BaseException) -> dict:
-    return {"status": "error", "error_type": type(e).__name__, "error_key": getattr(e, "key", None),
-            "error_message": str(e) or repr(e)}
+    return {
+        "status": "error",
+        "error_type": type(e).__name__,
+        "error_key": getattr(e, "key", None),
+        "error_message": str(e) or repr(e),
+    }
 
 
 def run_point(config_json: str, document: bool = False, base_dir: str | None = None) -> dict:

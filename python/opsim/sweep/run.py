@@ -25,7 +25,7 @@ class SweepOutcome:
     """What :func:`run_sweep` did, and the table."""
 
     grid: Grid
-    table: Any                  #: pyarrow.Table, one row per point with a result, grid order
+    table: Any  #: pyarrow.Table, one row per point with a result, grid order
     output: str | None
     summary: dict
 
@@ -48,8 +48,9 @@ def _progress_bar(total: int, enabled: bool | None):
     from tqdm import tqdm
 
     disable = (not sys.stderr.isatty()) if enabled is None else not enabled
-    return tqdm(total=total, desc="opsim sweep", unit="pt", file=sys.stderr, disable=disable,
-                dynamic_ncols=True, smoothing=0.05)
+    return tqdm(
+        total=total, desc="opsim sweep", unit="pt", file=sys.stderr, disable=disable, dynamic_ncols=True, smoothing=0.05
+    )
 
 
 class _Checkpoint:
@@ -82,14 +83,16 @@ def _connect(scheduler, workers, client):
     import logging
 
     if client is not None:
-        return client, None, {"runner": "client", "scheduler": client.scheduler.address,
-                              "workers": len(client.nthreads())}
+        return (
+            client,
+            None,
+            {"runner": "client", "scheduler": client.scheduler.address, "workers": len(client.nthreads())},
+        )
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
         if not isinstance(scheduler, str) or "://" not in scheduler:
-            raise InputError(f"scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)",
-                             key="scheduler")
+            raise InputError(f"scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)", key="scheduler")
         try:
             c = Client(scheduler, timeout="15s", set_as_default=False)
         except (OSError, TimeoutError) as e:
@@ -99,8 +102,9 @@ def _connect(scheduler, workers, client):
         return c, None, {"runner": "scheduler", "scheduler": scheduler, "workers": len(c.nthreads())}
     n = workers or _cpu_count()
     try:
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        )
         c = Client(cluster, set_as_default=False)
         # Ctrl-C reaches the whole process group: let the workers of our own cluster ignore it,
         # so that this process saves what has finished and shuts them down in order
@@ -138,8 +142,9 @@ def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], 
     inflight: dict[str, tuple[Point, Any]] = {}
 
     def submit(p: Point):
-        f = client.submit(run_point, p.config_json(), g.documents, g.base_dir,
-                          key=f"opsim-point-{p.point_id}-{token}", pure=False)
+        f = client.submit(
+            run_point, p.config_json(), g.documents, g.base_dir, key=f"opsim-point-{p.point_id}-{token}", pure=False
+        )
         inflight[f.key] = (p, f)
         return f
 
@@ -163,36 +168,57 @@ def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], 
             _quietly(lambda: client.cancel([f for _, f in inflight.values()]))
 
 
-def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | None = None,
-              scheduler: str | None = None, client=None, limit: int | None = None, fresh: bool = False,
-              progress: bool | None = False, checkpoint_seconds: float = 1.0,
-              on_interrupt: str = "raise") -> SweepOutcome:
+def run_sweep(
+    grid,
+    output: str | os.PathLike | None = None,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client=None,
+    limit: int | None = None,
+    fresh: bool = False,
+    progress: bool | None = False,
+    checkpoint_seconds: float = 1.0,
+    on_interrupt: str = "raise",
+) -> SweepOutcome:
     """Run (or resume) a sweep; see :func:`sweep`.  With ``on_interrupt="return"`` a
     KeyboardInterrupt ends the run like ``limit`` does (results kept, ``summary["interrupted"]``)
     instead of propagating after the results are saved."""
     t0 = time.perf_counter()
     g = grid if isinstance(grid, Grid) else load_grid(grid)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
-        raise InputError(f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})",
-                         key="workers")
+        raise InputError(
+            f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})", key="workers"
+        )
     if workers is not None and (scheduler is not None or client is not None):
-        raise InputError("workers: an existing cluster has its own workers; give workers or a scheduler, "
-                         "not both", key="workers")
+        raise InputError(
+            "workers: an existing cluster has its own workers; give workers or a scheduler, not both", key="workers"
+        )
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
     import pyarrow.parquet  # noqa: F401  (imported now, not in the middle of the progress bar)
 
     store = _Store(None if output is None else os.fspath(output), g, fresh)
     try:
-        done_before = {pid for pid, r in store.rows.items() if r.get("status") == "ok"
-                       and (r.get("result_json") is not None or not g.documents)}
+        done_before = {
+            pid
+            for pid, r in store.rows.items()
+            if r.get("status") == "ok" and (r.get("result_json") is not None or not g.documents)
+        }
         todo = [p for p in g.points if p.point_id not in done_before]
         summary: dict = {
-            "points": len(g.points), "skipped": len(done_before),
+            "points": len(g.points),
+            "skipped": len(done_before),
             "retried": sum(1 for p in todo if p.point_id in store.rows),
             "to_run": len(todo) if limit is None else min(limit, len(todo)),
-            "computed": 0, "failed": 0, "stale_dropped": store.stale, "interrupted": False,
-            "runner": None, "workers": 0, "scheduler": None, "output": store.path,
+            "computed": 0,
+            "failed": 0,
+            "stale_dropped": store.stale,
+            "interrupted": False,
+            "runner": None,
+            "workers": 0,
+            "scheduler": None,
+            "output": store.path,
         }
         if limit is not None:
             todo = todo[:limit]
@@ -234,10 +260,11 @@ def run_sweep(grid, output: str | os.PathLike | None = None, *, workers: int | N
                 _quietly(cl.close)
             if cluster is not None:
                 _quietly(cluster.close)
-            check.flush()   # also when interrupted: what finished is kept
+            check.flush()  # also when interrupted: what finished is kept
         ok = sum(1 for pid, r in store.rows.items() if r.get("status") == "ok")
-        summary.update(ok=ok, errors=len(store.rows) - ok, pending=len(g.points) - ok,
-                       wall_seconds=time.perf_counter() - t0)
+        summary.update(
+            ok=ok, errors=len(store.rows) - ok, pending=len(g.points) - ok, wall_seconds=time.perf_counter() - t0
+        )
         return SweepOutcome(grid=g, table=build_table(g, store.rows), output=store.path, summary=summary)
     finally:
         store.close()
@@ -248,9 +275,17 @@ def _quietly(fn):
         fn()
 
 
-def sweep(grid, output: str | os.PathLike | None = None, *, workers: int | None = None,
-          scheduler: str | None = None, client=None, limit: int | None = None, fresh: bool = False,
-          progress: bool | None = False):
+def sweep(
+    grid,
+    output: str | os.PathLike | None = None,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client=None,
+    limit: int | None = None,
+    fresh: bool = False,
+    progress: bool | None = False,
+):
     """Run a sweep and return its results as a pandas DataFrame (one row per point).
 
     ``grid``: a grid file path, TOML text or a dict with the same structure (docs/sweeps.md).
@@ -265,6 +300,6 @@ def sweep(grid, output: str | os.PathLike | None = None, *, workers: int | None 
     The table is the same, apart from ``wall_seconds``, however the points are run.
     ``df.attrs["sweep"]`` holds the counts (computed, skipped, failed, ...).
     """
-    return run_sweep(grid, output, workers=workers, scheduler=scheduler, client=client, limit=limit,
-                     fresh=fresh, progress=progress).frame
-
+    return run_sweep(
+        grid, output, workers=workers, scheduler=scheduler, client=client, limit=limit, fresh=fresh, progress=progress
+    ).frame

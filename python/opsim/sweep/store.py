@@ -52,14 +52,16 @@ class _Store:
             try:
                 fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as e:
-                raise InputError(f"output: cannot write in {os.path.dirname(self.path)}: {e.strerror}",
-                                 key="output") from None
+                raise InputError(
+                    f"output: cannot write in {os.path.dirname(self.path)}: {e.strerror}", key="output"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise InputError(f"output: another opsim sweep is writing {self.path} (lock {lock_path})",
-                                 key="output") from None
+                raise InputError(
+                    f"output: another opsim sweep is writing {self.path} (lock {lock_path})", key="output"
+                ) from None
             try:  # the holder before us may have removed the file after we opened it
                 same = os.stat(lock_path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
@@ -90,14 +92,24 @@ class _Store:
             meta = (pf.schema_arrow.metadata or {}).get(META_KEY)
             table = pf.read()
         except Exception as e:
-            raise InputError(f"output: {self.path} exists but is not a readable Parquet file ({e}); "
-                             "give another -o or --fresh to replace it", key="output") from None
+            raise InputError(
+                f"output: {self.path} exists but is not a readable Parquet file ({e}); "
+                "give another -o or --fresh to replace it",
+                key="output",
+            ) from None
         if meta is None:
-            raise InputError(f"output: {self.path} exists and is not an opsim sweep result; give another -o "
-                             "or --fresh to replace it", key="output")
+            raise InputError(
+                f"output: {self.path} exists and is not an opsim sweep result; give another -o "
+                "or --fresh to replace it",
+                key="output",
+            )
         ids = {p.point_id for p in self.grid.points}
-        keep = (set(_ERROR_COLUMNS) | {c for c, _, _ in _BASE_METRICS + _TIMED_METRICS} | set(_TAIL_COLUMNS)
-                | {"result_json"})
+        keep = (
+            set(_ERROR_COLUMNS)
+            | {c for c, _, _ in _BASE_METRICS + _TIMED_METRICS}
+            | set(_TAIL_COLUMNS)
+            | {"result_json"}
+        )
         records = table.to_pylist()
         for r in records:
             pid = r.get("point_id")
@@ -106,9 +118,11 @@ class _Store:
             else:
                 self.stale += 1
         if records and not self.rows:
-            raise InputError(f"output: {self.path} holds {len(records)} results of another grid (none of its "
-                             "points is in this one); give another -o, or --fresh to replace it",
-                             key="output")
+            raise InputError(
+                f"output: {self.path} holds {len(records)} results of another grid (none of its "
+                "points is in this one); give another -o, or --fresh to replace it",
+                key="output",
+            )
 
     def write(self):
         if self.path is not None:

@@ -26,20 +26,6 @@ META_KEY = b"opsim.sweep"
 SCHEMA_VERSION = 1
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _config_arrow_type(values: list):
     """One column type for a config key over every point: the values' own type when they
     share one (int and float together: float), otherwise strings (numbers as JSON)."""
@@ -49,7 +35,7 @@ def _config_arrow_type(values: list):
     kinds = {type(v) for v in vals}
     if kinds == {bool}:
         return pa.bool_(), None
-    if kinds == {int} and all(-2**63 <= v < 2**63 for v in vals):
+    if kinds == {int} and all(-(2**63) <= v < 2**63 for v in vals):
         return pa.int64(), None
     if kinds and kinds <= {int, float} and all(isinstance(v, float) or abs(v) <= 2**53 for v in vals):
         return pa.float64(), float
@@ -76,10 +62,14 @@ def _cast(code, v):
 
 def columns(grid: Grid) -> dict:
     """The table's columns by role."""
-    return {"id": list(_ID_COLUMNS), "config": list(grid.config_columns), "status": list(_ERROR_COLUMNS),
-            "metrics": [c for c, _, _ in grid.metrics],
-            "other": (["result_json"] if grid.documents else []) + list(_TAIL_COLUMNS),
-            "wall_clock": list(WALL_CLOCK_COLUMNS)}
+    return {
+        "id": list(_ID_COLUMNS),
+        "config": list(grid.config_columns),
+        "status": list(_ERROR_COLUMNS),
+        "metrics": [c for c, _, _ in grid.metrics],
+        "other": (["result_json"] if grid.documents else []) + list(_TAIL_COLUMNS),
+        "wall_clock": list(WALL_CLOCK_COLUMNS),
+    }
 
 
 def build_table(grid: Grid, rows: Mapping[str, dict]):
@@ -110,8 +100,7 @@ def build_table(grid: Grid, rows: Mapping[str, dict]):
         add("result_json", pa.string(), [rows[p.point_id].get("result_json") for p in done])
     add("opsim_version", pa.string(), [rows[p.point_id].get("opsim_version") for p in done])
     add("wall_seconds", pa.float64(), [_cast("f", rows[p.point_id].get("wall_seconds")) for p in done])
-    meta = {"schema": SCHEMA_VERSION, "opsim_version": __version__, "grid": grid.describe(),
-            "columns": columns(grid)}
+    meta = {"schema": SCHEMA_VERSION, "opsim_version": __version__, "grid": grid.describe(), "columns": columns(grid)}
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata={META_KEY: _canonical(meta)}))
 
 
@@ -128,7 +117,6 @@ def _write_atomic(table, path: str) -> None:
     import pyarrow.parquet as pq
 
     try:
-        atomic_write(path, lambda f: pq.write_table(table, f), binary=True,
-                     prefix=f".{os.path.basename(path)}.")
+        atomic_write(path, lambda f: pq.write_table(table, f), binary=True, prefix=f".{os.path.basename(path)}.")
     except pa.ArrowException as e:
         raise OpsimError(f"cannot write the results to {path}: {e}") from None

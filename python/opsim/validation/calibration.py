@@ -27,8 +27,14 @@ from .steady import steady_run
 SECTOR = 512
 
 
-def fit_controller(preset: str, points: Sequence[tuple[int, float]], fw: float | None = None,
-                   scale: int = 64, iterations: int = 3, drive: dict | None = None) -> dict:
+def fit_controller(
+    preset: str,
+    points: Sequence[tuple[int, float]],
+    fw: float | None = None,
+    scale: int = 64,
+    iterations: int = 3,
+    drive: dict | None = None,
+) -> dict:
     """Fit (fw_overhead_us, gc_fw_us) to [(user_bytes, published IOPS)] (two points), or
     gc_fw_us alone when ``fw`` is given (then the points are ratios: IOPS relative).
     ``drive`` overrides the preset's drive settings (already scaled)."""
@@ -45,9 +51,14 @@ def fit_controller(preset: str, points: Sequence[tuple[int, float]], fw: float |
             (k0, k1), R = (runs[0]["copies_per_write"], runs[1]["copies_per_write"]), points[1][1] / points[0][1]
             c = a * (R - 1) / (k0 - R * k1)
     runs = [steady_run(preset, u, scale, {"fw_overhead_us": a, "gc_fw_us": c}, drive) for u, _ in points]
-    return {"fw_overhead_us": round(a, 2), "gc_fw_us": round(c, 2),
-            "check": [{"user_bytes": u, "target": t, "simulated_iops": r["iops"], "waf": r["waf"]}
-                      for (u, t), r in zip(points, runs)]}
+    return {
+        "fw_overhead_us": round(a, 2),
+        "gc_fw_us": round(c, 2),
+        "check": [
+            {"user_bytes": u, "target": t, "simulated_iops": r["iops"], "waf": r["waf"]}
+            for (u, t), r in zip(points, runs)
+        ],
+    }
 
 
 def fit_gc_fw(preset: str, fw: float, point: tuple[int, float], scale: int = 64, iterations: int = 3) -> dict:
@@ -58,8 +69,11 @@ def fit_gc_fw(preset: str, fw: float, point: tuple[int, float], scale: int = 64,
         r = steady_run(preset, point[0], scale, {"fw_overhead_us": fw, "gc_fw_us": c})
         c = (1e6 / point[1] - fw) / r["copies_per_write"]
     r = steady_run(preset, point[0], scale, {"fw_overhead_us": fw, "gc_fw_us": round(c, 2)})
-    return {"fw_overhead_us": round(fw, 2), "gc_fw_us": round(c, 2),
-            "check": [{"user_bytes": point[0], "target": point[1], "simulated_iops": r["iops"], "waf": r["waf"]}]}
+    return {
+        "fw_overhead_us": round(fw, 2),
+        "gc_fw_us": round(c, 2),
+        "check": [{"user_bytes": point[0], "target": point[1], "simulated_iops": r["iops"], "waf": r["waf"]}],
+    }
 
 
 # seed 001: the 256 GB X400 at 0% (2,131 IOPS) and 28% OP (9,948 at 200 GB), the family's fit
@@ -70,8 +84,13 @@ X400_FIT_POINTS = [(256 * 10**9, 2131), (200 * 10**9, 9948)]
 X400_READINGS = [
     ("seed 001's example: 262 GB of NAND per 256 GB (2.3% spare)", lambda cap: cap * 262 // 256 * 10**9),
     ("binary NAND (cap GiB), nothing reserved", lambda cap: cap * 2**30),
-    *[(f"binary NAND less a fixed {r} GB" + (" (the presets)" if r == 6 else ""),
-       (lambda reserve: lambda cap: cap * 2**30 - reserve * 10**9)(r)) for r in (4, 5, 6, 7, 8)],
+    *[
+        (
+            f"binary NAND less a fixed {r} GB" + (" (the presets)" if r == 6 else ""),
+            (lambda reserve: lambda cap: cap * 2**30 - reserve * 10**9)(r),
+        )
+        for r in (4, 5, 6, 7, 8)
+    ],
 ]
 
 
@@ -82,26 +101,41 @@ def x400_reserve(scale: int = 64, readings=None) -> list[dict]:
 
     out = []
     for label, phys in readings or X400_READINGS:
-        fit = fit_controller("sandisk-x400-256gb", X400_FIT_POINTS, scale=scale,
-                             drive={"physical_capacity": phys(256) // scale})
+        fit = fit_controller(
+            "sandisk-x400-256gb", X400_FIT_POINTS, scale=scale, drive={"physical_capacity": phys(256) // scale}
+        )
         timing = {k: fit[k] for k in ("fw_overhead_us", "gc_fw_us")}
         rows = x400_rows(scale, timing, phys)
-        out.append({"reading": label, **timing, "spare_at_0": {cap: phys(cap) / (cap * 10**9) - 1 for cap in (128, 256, 512, 1024)},
-                    "ratios": [{k: r[k] for k in ("drive", "figure", "simulated", "published", "error", "pass")} for r in rows],
-                    "passing": sum(r["pass"] for r in rows), "worst_error": max(abs(r["error"]) for r in rows)})
+        out.append(
+            {
+                "reading": label,
+                **timing,
+                "spare_at_0": {cap: phys(cap) / (cap * 10**9) - 1 for cap in (128, 256, 512, 1024)},
+                "ratios": [
+                    {k: r[k] for k in ("drive", "figure", "simulated", "published", "error", "pass")} for r in rows
+                ],
+                "passing": sum(r["pass"] for r in rows),
+                "worst_error": max(abs(r["error"]) for r in rows),
+            }
+        )
     return out
 
 
 def x400_reserve_markdown(study: list[dict]) -> str:
     """The reserve study as a markdown table (docs/validation.md)."""
-    head = ("| reading of the NAND at 0% OP | spare at 0%, 128 / 1024 GB | fw_overhead_us | gc_fw_us | "
-            + " | ".join(f"{c} 7%/0% | {c} 28%/0%" for c in (128, 256, 512, 1024)) + " | within 25% |")
+    head = (
+        "| reading of the NAND at 0% OP | spare at 0%, 128 / 1024 GB | fw_overhead_us | gc_fw_us | "
+        + " | ".join(f"{c} 7%/0% | {c} 28%/0%" for c in (128, 256, 512, 1024))
+        + " | within 25% |"
+    )
     lines = [head, "|---|---|---:|---:|" + "---:|" * 8 + "---:|"]
     for s in study:
         cells = [f"{r['simulated']:.2f} ({r['error']:+.0%})" for r in s["ratios"]]
         sp = s["spare_at_0"]
-        lines.append(f"| {s['reading']} | {sp[128]:.1%} / {sp[1024]:.1%} | {s['fw_overhead_us']:.2f} | "
-                     f"{s['gc_fw_us']:.2f} | " + " | ".join(cells) + f" | {s['passing']}/8 |")
+        lines.append(
+            f"| {s['reading']} | {sp[128]:.1%} / {sp[1024]:.1%} | {s['fw_overhead_us']:.2f} | "
+            f"{s['gc_fw_us']:.2f} | " + " | ".join(cells) + f" | {s['passing']}/8 |"
+        )
     pub = [f"{r['published']:.2f}" for r in study[0]["ratios"]]
     lines.append("| published (seed 001) | | | | " + " | ".join(pub) + " | |")
     return "\n".join(lines)
@@ -123,8 +157,9 @@ FITS = {
     # seed 001: 256 GB X400 at 0% (2,131) and 28% (9,948 at 200 GB)
     "sandisk-x400": lambda: fit_controller("sandisk-x400-256gb", X400_FIT_POINTS),
     # seed 002: 3x with 20% of the native LBAs held back (fw_overhead_us is an estimate)
-    "intel-320": lambda: fit_controller("intel-320-160gb", [(160041885696, 1.0), (int(160041885696 * 0.8) // 4096 * 4096, 3.0)],
-                                        fw=40.0),
+    "intel-320": lambda: fit_controller(
+        "intel-320-160gb", [(160041885696, 1.0), (int(160041885696 * 0.8) // 4096 * 4096, 3.0)], fw=40.0
+    ),
 }
 
 
@@ -134,7 +169,10 @@ def main(argv=None) -> int:
         print(x400_reserve_markdown(x400_reserve()))
         return 0
     if not argv or argv[0] not in FITS:
-        print(f"usage: python -m opsim.validation.calibration {{{','.join([*FITS, 'sandisk-x400-reserve'])}}}", file=sys.stderr)
+        print(
+            f"usage: python -m opsim.validation.calibration {{{','.join([*FITS, 'sandisk-x400-reserve'])}}}",
+            file=sys.stderr,
+        )
         return 2
     import json
 

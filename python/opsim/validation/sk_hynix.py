@@ -17,14 +17,14 @@ from ..sim import simulate
 # state earlier and of the sustain-state performance.  docs/validation.md has the tables.
 
 SKH_PRESET = "sk-hynix-mobile-64gb"
-SKH_MAIN_BLOCKS = 1024          # seed 004: "Main Block: Total 1024 Blocks (100%)"
-SKH_OP_STEP_BLOCKS = 4          # the talk's external-OP axis is 0, 4, ... 60 blocks of the 1024 ...
+SKH_MAIN_BLOCKS = 1024  # seed 004: "Main Block: Total 1024 Blocks (100%)"
+SKH_OP_STEP_BLOCKS = 4  # the talk's external-OP axis is 0, 4, ... 60 blocks of the 1024 ...
 SKH_OP_LEVELS = 16
 # ... as printed on its Case #1 figure (published labels; tests check the block counts against them)
 SKH_TALK_OP_AXIS = (0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.3, 2.7, 3.1, 3.5, 3.9, 4.3, 4.7, 5.1, 5.5, 5.9)
-SKH_TALK_GAIN_PER_PCT = 1.6     # seed 004, Case #2: "1.6% of performance gain ... as OP increases by 1%"
-SKH_SEQ_CHUNK = 2**30           # seed 004: Sequential Write 1G ...
-SKH_RAND_CHUNK = 200 * 2**20    # ... -> Random Write 200M
+SKH_TALK_GAIN_PER_PCT = 1.6  # seed 004, Case #2: "1.6% of performance gain ... as OP increases by 1%"
+SKH_SEQ_CHUNK = 2**30  # seed 004: Sequential Write 1G ...
+SKH_RAND_CHUNK = 200 * 2**20  # ... -> Random Write 200M
 
 
 def _skh_preset() -> dict:
@@ -48,10 +48,19 @@ def skh_geometry(scale: int = 64) -> dict:
     block = ppb * page
     user_blocks = parse_size(d["user_capacity"]) // block
     phys_blocks = parse_size(d["physical_capacity"]) // block
-    return {"scale": scale, "page_size": page, "pages_per_block": ppb // scale, "block_bytes": block // scale,
-            "full_block_bytes": block, "main_blocks": SKH_MAIN_BLOCKS, "user_blocks": user_blocks,
-            "free_blocks": phys_blocks - user_blocks, "system_blocks": SKH_MAIN_BLOCKS - phys_blocks,
-            "seq_chunk": SKH_SEQ_CHUNK // scale, "rand_chunk": SKH_RAND_CHUNK // scale}
+    return {
+        "scale": scale,
+        "page_size": page,
+        "pages_per_block": ppb // scale,
+        "block_bytes": block // scale,
+        "full_block_bytes": block,
+        "main_blocks": SKH_MAIN_BLOCKS,
+        "user_blocks": user_blocks,
+        "free_blocks": phys_blocks - user_blocks,
+        "system_blocks": SKH_MAIN_BLOCKS - phys_blocks,
+        "seq_chunk": SKH_SEQ_CHUNK // scale,
+        "rand_chunk": SKH_RAND_CHUNK // scale,
+    }
 
 
 def skh_op_levels() -> list[int]:
@@ -59,11 +68,18 @@ def skh_op_levels() -> list[int]:
     return [SKH_OP_STEP_BLOCKS * k for k in range(SKH_OP_LEVELS)]
 
 
-SKH_SUSTAIN_WINDOW_S = 10.0     # the core's default measuring window of the sustained rate (an estimate)
+SKH_SUSTAIN_WINDOW_S = 10.0  # the core's default measuring window of the sustained rate (an estimate)
 
 
-def skh_config(ext_blocks: int, scale: int = 64, timing: dict | None = None, ftl: dict | None = None,
-               workload: dict | None = None, urgent: bool = True, seed: int = 1) -> dict:
+def skh_config(
+    ext_blocks: int,
+    scale: int = 64,
+    timing: dict | None = None,
+    ftl: dict | None = None,
+    workload: dict | None = None,
+    urgent: bool = True,
+    seed: int = 1,
+) -> dict:
     """A run of the talk's experiment on the preset's scale model with ``ext_blocks`` external OP
     blocks: fresh drive, the SK hynix workload until the user area is 100% occupied, one round per
     cycle (sequential chunk + random chunk).
@@ -98,17 +114,28 @@ def skh_config(ext_blocks: int, scale: int = 64, timing: dict | None = None, ftl
     t["series_interval_s"] = 1.0 / scale
     t.update(timing or {})
     user = g["user_blocks"] * g["block_bytes"]
-    s["drive"].update({"user_capacity": user, "pages_per_block": g["pages_per_block"],
-                       "physical_capacity": (g["user_blocks"] + g["free_blocks"] + ext_blocks) * g["block_bytes"]})
+    s["drive"].update(
+        {
+            "user_capacity": user,
+            "pages_per_block": g["pages_per_block"],
+            "physical_capacity": (g["user_blocks"] + g["free_blocks"] + ext_blocks) * g["block_bytes"],
+        }
+    )
     s["ftl"].update(ftl or {})
     cycle = g["seq_chunk"] + g["rand_chunk"]
     # whole cycles until the sequential writes have covered the user area: the last one reaches
     # 100% occupation
     total = -(-user // g["seq_chunk"]) * cycle
-    s["workload"] = {"type": "sk-hynix", "sequential_chunk": g["seq_chunk"], "random_chunk": g["rand_chunk"]} \
-        | (workload or {})
-    s["run"] = {"seed": seed, "precondition": "none", "warmup_drive_writes": 0,
-                "measure_drive_writes": total / user, "round_drive_writes": cycle / user}
+    s["workload"] = {"type": "sk-hynix", "sequential_chunk": g["seq_chunk"], "random_chunk": g["rand_chunk"]} | (
+        workload or {}
+    )
+    s["run"] = {
+        "seed": seed,
+        "precondition": "none",
+        "warmup_drive_writes": 0,
+        "measure_drive_writes": total / user,
+        "round_drive_writes": cycle / user,
+    }
     return s
 
 
@@ -142,13 +169,24 @@ def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, 
         start_occ = _skh_occupation(written, g["seq_chunk"], g["rand_chunk"], user)
         written += tr["host_write_bytes"]
         secs = tr["t_end_s"] - tr["t_start_s"]
-        cycles.append({"cycle": len(cycles), "occupation_start": start_occ,
-                       "occupation": _skh_occupation(written, g["seq_chunk"], g["rand_chunk"], user),
-                       "mbps": tr["completed_write_bytes"] / secs / 1e6, "seconds": secs,
-                       "host_write_bytes": tr["host_write_bytes"], "completed_write_bytes": tr["completed_write_bytes"],
-                       "waf": tr["waf"], "gc_copy_pages": tr["gc_copy_pages"], "free_blocks_min": f["free_blocks_min"],
-                       "urgent_s": tr.get("urgent_s") or 0.0, "urgent_write_bytes": tr.get("urgent_write_bytes") or 0,
-                       "t_start_s": tr["t_start_s"], "t_end_s": tr["t_end_s"]})
+        cycles.append(
+            {
+                "cycle": len(cycles),
+                "occupation_start": start_occ,
+                "occupation": _skh_occupation(written, g["seq_chunk"], g["rand_chunk"], user),
+                "mbps": tr["completed_write_bytes"] / secs / 1e6,
+                "seconds": secs,
+                "host_write_bytes": tr["host_write_bytes"],
+                "completed_write_bytes": tr["completed_write_bytes"],
+                "waf": tr["waf"],
+                "gc_copy_pages": tr["gc_copy_pages"],
+                "free_blocks_min": f["free_blocks_min"],
+                "urgent_s": tr.get("urgent_s") or 0.0,
+                "urgent_write_bytes": tr.get("urgent_write_bytes") or 0,
+                "t_start_s": tr["t_start_s"],
+                "t_end_s": tr["t_end_s"],
+            }
+        )
     core = r.timed.get("urgent")
     if core:
         entry = next((c["cycle"] for c in cycles if c["urgent_s"] > 0), None)
@@ -156,23 +194,36 @@ def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, 
         entry = next((c["cycle"] for c in cycles if c["free_blocks_min"] < threshold), None)
     first = entry if window_from is None else next(c["cycle"] for c in cycles if c["occupation"] > window_from)
     if first is None:
-        raise RuntimeError(f"{ext_blocks} external blocks: the urgent state (free pool under {threshold:.1f} "
-                           "blocks) was never entered")
+        raise RuntimeError(
+            f"{ext_blocks} external blocks: the urgent state (free pool under {threshold:.1f} blocks) was never entered"
+        )
     window = cycles[first:]
     sustain = _skh_rate(cycles[:entry]) if entry else None
     urgent_mbps = _skh_rate(window)
     in_state_s = sum(c["urgent_s"] for c in window)
     in_state = sum(c["urgent_write_bytes"] for c in window) / in_state_s / 1e6 if in_state_s > 0 else None
     win_s = sum(c["seconds"] for c in window)
-    return {"ext_blocks": ext_blocks, "op_pct": 100 * ext_blocks / SKH_MAIN_BLOCKS, "op_user": r.op["user"],
-            "blocks": r.drive["blocks"], "n_pct": n, "threshold_blocks": threshold,
-            "entry_cycle": entry, "entry_occupation": cycles[entry]["occupation_start"] if entry is not None else None,
-            "window_first_cycle": first, "window_from_occupation": window[0]["occupation_start"],
-            "sustain_mbps": sustain, "urgent_mbps": urgent_mbps, "in_state_mbps": in_state,
-            "in_state_share": in_state_s / win_s if win_s else 0.0,
-            "urgent_pct_of_sustain": 100 * urgent_mbps / sustain if sustain else None,
-            "final_mbps": cycles[-1]["mbps"], "window_waf": _skh_waf(window, g["page_size"]),
-            "core": core, "cycles": cycles}
+    return {
+        "ext_blocks": ext_blocks,
+        "op_pct": 100 * ext_blocks / SKH_MAIN_BLOCKS,
+        "op_user": r.op["user"],
+        "blocks": r.drive["blocks"],
+        "n_pct": n,
+        "threshold_blocks": threshold,
+        "entry_cycle": entry,
+        "entry_occupation": cycles[entry]["occupation_start"] if entry is not None else None,
+        "window_first_cycle": first,
+        "window_from_occupation": window[0]["occupation_start"],
+        "sustain_mbps": sustain,
+        "urgent_mbps": urgent_mbps,
+        "in_state_mbps": in_state,
+        "in_state_share": in_state_s / win_s if win_s else 0.0,
+        "urgent_pct_of_sustain": 100 * urgent_mbps / sustain if sustain else None,
+        "final_mbps": cycles[-1]["mbps"],
+        "window_waf": _skh_waf(window, g["page_size"]),
+        "core": core,
+        "cycles": cycles,
+    }
 
 
 def _skh_waf(cycles, page):
@@ -195,18 +246,22 @@ def skh_fit(op_pct, mbps, sustain_mbps=None) -> dict:
     resid = y - (a + b * x)
     ss = float(((y - y.mean()) ** 2).sum())
     r2 = 1 - float(resid @ resid) / ss if ss > 0 else 1.0
-    return {"slope_mbps_per_pct": float(b), "intercept_mbps": float(a), "r2": r2,
-            "gain_pct_per_pct": 100 * float(b / a), "gain_pct_of_0pct_per_pct": 100 * float(b / y[0]),
-            "gain_points_of_sustain_per_pct": 100 * float(b / sustain_mbps) if sustain_mbps else None,
-            "ratio_to_talk": float(100 * b / a / SKH_TALK_GAIN_PER_PCT)}
+    return {
+        "slope_mbps_per_pct": float(b),
+        "intercept_mbps": float(a),
+        "r2": r2,
+        "gain_pct_per_pct": 100 * float(b / a),
+        "gain_pct_of_0pct_per_pct": 100 * float(b / y[0]),
+        "gain_points_of_sustain_per_pct": 100 * float(b / sustain_mbps) if sustain_mbps else None,
+        "ratio_to_talk": float(100 * b / a / SKH_TALK_GAIN_PER_PCT),
+    }
 
 
 SKH_METRICS = {
-    "window": "host MB/s from each level's own urgent-state entry to 100% occupation (Case #1's window; "
-              "the headline)",
+    "window": "host MB/s from each level's own urgent-state entry to 100% occupation (Case #1's window; the headline)",
     "in_state": "host MB/s over the time in the urgent state only, same window",
     "common": "host MB/s over the occupation range in which every OP level is in the urgent state "
-              "(from the last entry to 100%)",
+    "(from the last entry to 100%)",
     "final": "host MB/s in the cycle that reaches 100% occupation",
 }
 
@@ -232,15 +287,23 @@ def skh_op_study(scale: int = 64, seed: int = 1, progress=None, **kw) -> dict:
     sustain = [r["sustain_mbps"] for r in runs]
     s_mean = sum(sustain) / len(sustain)
     op = [r["op_pct"] for r in runs]
-    fits = {"window": skh_fit(op, [r["urgent_mbps"] for r in runs], s_mean),
-            "common": skh_fit(op, [r["common_mbps"] for r in runs], s_mean),
-            "final": skh_fit(op, [r["final_mbps"] for r in runs], s_mean)}
+    fits = {
+        "window": skh_fit(op, [r["urgent_mbps"] for r in runs], s_mean),
+        "common": skh_fit(op, [r["common_mbps"] for r in runs], s_mean),
+        "final": skh_fit(op, [r["final_mbps"] for r in runs], s_mean),
+    }
     if all(r["in_state_mbps"] for r in runs):
         fits["in_state"] = skh_fit(op, [r["in_state_mbps"] for r in runs], s_mean)
-    return {"scale": scale, "seed": seed, "common_from_cycle": first,
-            "common_from_occupation": runs[0]["cycles"][first]["occupation_start"],
-            "sustain_mbps_min": min(sustain), "sustain_mbps_max": max(sustain),
-            "runs": runs, "fits": fits}
+    return {
+        "scale": scale,
+        "seed": seed,
+        "common_from_cycle": first,
+        "common_from_occupation": runs[0]["cycles"][first]["occupation_start"],
+        "sustain_mbps_min": min(sustain),
+        "sustain_mbps_max": max(sustain),
+        "runs": runs,
+        "fits": fits,
+    }
 
 
 def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
@@ -257,20 +320,35 @@ def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
         ("GC cost-benefit", {"ftl": {"gc": "cost-benefit"}}, "victim policy (the talk does not say)"),
         ("free-block reserve 4", {"ftl": {"gc_low_watermark": 4}}, "ftl.gc_low_watermark (estimate: 2)"),
         ("tPROG x2", {"timing": {"t_prog_us": 2 * float(base["t_prog_us"])}}, "slower NAND (estimate)"),
-        ("tR / 24", {"timing": {"t_read_us": float(base["t_read_us"]) / 24}},
-         "GC reads a whole multi-plane page per tR (the core charges tR per 4 KiB copied; estimate)"),
-        ("GC firmware x10", {"timing": {"gc_fw_us": 10 * float(base["gc_fw_us"])}},
-         "controller time per copied page (estimate)"),
-        ("sequential requests 4 KiB", {"workload": {"sequential_request_size": 4096}},
-         "the talk gives no request size (the core's default: 512 KiB)"),
+        (
+            "tR / 24",
+            {"timing": {"t_read_us": float(base["t_read_us"]) / 24}},
+            "GC reads a whole multi-plane page per tR (the core charges tR per 4 KiB copied; estimate)",
+        ),
+        (
+            "GC firmware x10",
+            {"timing": {"gc_fw_us": 10 * float(base["gc_fw_us"])}},
+            "controller time per copied page (estimate)",
+        ),
+        (
+            "sequential requests 4 KiB",
+            {"workload": {"sequential_request_size": 4096}},
+            "the talk gives no request size (the core's default: 512 KiB)",
+        ),
         ("host link 150 MB/s", {"timing": {"link_mbps": 150}}, "sustain state below the NAND's rate"),
         ("host link 100 MB/s", {"timing": {"link_mbps": 100}}, "sustain state below the NAND's rate"),
         ("host link 60 MB/s", {"timing": {"link_mbps": 60}}, "sustain state below the NAND's rate"),
         ("leave at 5%", {"timing": {"urgent_exit_pct": 5}}, "urgent_exit_pct (the talk does not say; default N)"),
-        ("sustain window 1 s", {"timing": {"urgent_sustain_window_s": w / 10}},
-         "urgent_sustain_window_s (full-size seconds; estimate: 10)"),
-        ("sustain window 60 s", {"timing": {"urgent_sustain_window_s": 6 * w}},
-         "urgent_sustain_window_s (full-size seconds; estimate: 10)"),
+        (
+            "sustain window 1 s",
+            {"timing": {"urgent_sustain_window_s": w / 10}},
+            "urgent_sustain_window_s (full-size seconds; estimate: 10)",
+        ),
+        (
+            "sustain window 60 s",
+            {"timing": {"urgent_sustain_window_s": 6 * w}},
+            "urgent_sustain_window_s (full-size seconds; estimate: 10)",
+        ),
         ("N% of all blocks", {"reference": "all"}, "1024 + external blocks as the reference (the talk: 'total block')"),
         ("K = 10%", {"timing": {"urgent_perf_pct": 10}}, "the talk's K is 30 by default"),
         ("K = 50%", {"timing": {"urgent_perf_pct": 50}}, "the talk's K is 30 by default"),
@@ -283,21 +361,29 @@ def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
         sc = kw.pop("scale", scale)
         s = skh_op_study(sc, **kw)
         f = s["fits"]
-        rows.append({"variation": label, "note": note, "scale": sc,
-                     "sustain_mbps": s["sustain_mbps_min"],
-                     "urgent_mbps_0": s["runs"][0]["urgent_mbps"], "urgent_mbps_max": s["runs"][-1]["urgent_mbps"],
-                     "gain_pct_per_pct": f["window"]["gain_pct_per_pct"], "r2": f["window"]["r2"],
-                     "gain_points_of_sustain_per_pct": f["window"]["gain_points_of_sustain_per_pct"],
-                     "in_state_gain_pct_per_pct": f["in_state"]["gain_pct_per_pct"] if "in_state" in f else None,
-                     "common_gain_pct_per_pct": f["common"]["gain_pct_per_pct"],
-                     "final_gain_pct_per_pct": f["final"]["gain_pct_per_pct"],
-                     "monotone": all(b["common_mbps"] > a["common_mbps"] for a, b in zip(s["runs"], s["runs"][1:]))})
+        rows.append(
+            {
+                "variation": label,
+                "note": note,
+                "scale": sc,
+                "sustain_mbps": s["sustain_mbps_min"],
+                "urgent_mbps_0": s["runs"][0]["urgent_mbps"],
+                "urgent_mbps_max": s["runs"][-1]["urgent_mbps"],
+                "gain_pct_per_pct": f["window"]["gain_pct_per_pct"],
+                "r2": f["window"]["r2"],
+                "gain_points_of_sustain_per_pct": f["window"]["gain_points_of_sustain_per_pct"],
+                "in_state_gain_pct_per_pct": f["in_state"]["gain_pct_per_pct"] if "in_state" in f else None,
+                "common_gain_pct_per_pct": f["common"]["gain_pct_per_pct"],
+                "final_gain_pct_per_pct": f["final"]["gain_pct_per_pct"],
+                "monotone": all(b["common_mbps"] > a["common_mbps"] for a, b in zip(s["runs"], s["runs"][1:])),
+            }
+        )
         if progress:
             progress(i + 1, len(variations))
     return rows
 
 
-SKH_CASE3_OP_BLOCKS = (0, 28)   # 0.0% and 2.7% external OP (the talk's axis)
+SKH_CASE3_OP_BLOCKS = (0, 28)  # 0.0% and 2.7% external OP (the talk's axis)
 SKH_CASE3_N = (3, 5, 10, 20)
 SKH_CASE3_LINKS = (150, 100, 60)
 
@@ -320,19 +406,30 @@ def skh_case3(scale: int = 64, progress=None) -> list[dict]:
         if e not in base:
             base[e] = skh_run(e, scale)
         r = skh_run(e, scale, window_from=base[e]["entry_occupation"], **kw)
-        rows.append({"ext_blocks": e, "op_pct": 100 * e / SKH_MAIN_BLOCKS, "factor": factor, "setting": setting,
-                     "scale": scale, "window_from_occupation": r["window_from_occupation"],
-                     "entry_occupation": r["entry_occupation"],
-                     "sustain_mbps": r["sustain_mbps"], "urgent_mbps": r["urgent_mbps"],
-                     "urgent_pct_of_sustain": r["urgent_pct_of_sustain"], "final_mbps": r["final_mbps"],
-                     "window_waf": r["window_waf"], "in_state_share": r["in_state_share"],
-                     "throttle_mbps": (r["core"] or {}).get("throttle_mbps")})
+        rows.append(
+            {
+                "ext_blocks": e,
+                "op_pct": 100 * e / SKH_MAIN_BLOCKS,
+                "factor": factor,
+                "setting": setting,
+                "scale": scale,
+                "window_from_occupation": r["window_from_occupation"],
+                "entry_occupation": r["entry_occupation"],
+                "sustain_mbps": r["sustain_mbps"],
+                "urgent_mbps": r["urgent_mbps"],
+                "urgent_pct_of_sustain": r["urgent_pct_of_sustain"],
+                "final_mbps": r["final_mbps"],
+                "window_waf": r["window_waf"],
+                "in_state_share": r["in_state_share"],
+                "throttle_mbps": (r["core"] or {}).get("throttle_mbps"),
+            }
+        )
         if progress:
             progress(i + 1, len(steps))
     return rows
 
 
-SKH_SERIES_OP_BLOCKS = (0, 12, 24, 36, 48, 60)   # the OP levels shown in the series table
+SKH_SERIES_OP_BLOCKS = (0, 12, 24, 36, 48, 60)  # the OP levels shown in the series table
 SKH_SENSITIVITY_ROWS = 22
 SKH_CASE3_ROWS = len(SKH_CASE3_OP_BLOCKS) * (1 + len(SKH_CASE3_LINKS) + len(SKH_CASE3_N) - 1)
 
@@ -351,6 +448,7 @@ def skh_suite(scale: int = 1, model_scale: int = 64, progress=None) -> dict:
         def p(i, _):
             if progress:
                 progress(done + i, total)
+
         return p
 
     study = skh_op_study(scale, progress=sub(parts["op"]))
@@ -367,12 +465,25 @@ def skh_suite(scale: int = 1, model_scale: int = 64, progress=None) -> dict:
         "op_axis_matches_talk": [round(r["op_pct"], 1) for r in runs] == list(SKH_TALK_OP_AXIS),
         "core_urgent_entered": [r["ext_blocks"] for r in runs if r["core"] and r["core"]["entries"] > 0],
     }
-    return {"suite": "sk-hynix", "preset": SKH_PRESET, "geometry": g, "model_scale": model_scale,
-            "talk": {"source": "seed 004 (SK hynix, Over-Provisioning and Performance of Mobile Storage, 2016)",
-                     "gain_pct_per_pct": SKH_TALK_GAIN_PER_PCT, "op_axis_pct": list(SKH_TALK_OP_AXIS),
-                     "n_pct": float(t["urgent_free_pct"]), "k_pct": float(t["urgent_perf_pct"])},
-            "metrics": SKH_METRICS, "study": study, "sensitivity": sens, "case3": case3, "checks": checks,
-            "headline": {"metric": "window", **study["fits"]["window"]}}
+    return {
+        "suite": "sk-hynix",
+        "preset": SKH_PRESET,
+        "geometry": g,
+        "model_scale": model_scale,
+        "talk": {
+            "source": "seed 004 (SK hynix, Over-Provisioning and Performance of Mobile Storage, 2016)",
+            "gain_pct_per_pct": SKH_TALK_GAIN_PER_PCT,
+            "op_axis_pct": list(SKH_TALK_OP_AXIS),
+            "n_pct": float(t["urgent_free_pct"]),
+            "k_pct": float(t["urgent_perf_pct"]),
+        },
+        "metrics": SKH_METRICS,
+        "study": study,
+        "sensitivity": sens,
+        "case3": case3,
+        "checks": checks,
+        "headline": {"metric": "window", **study["fits"]["window"]},
+    }
 
 
 def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
@@ -382,66 +493,187 @@ def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
     rows = []
     for r, label in zip(runs, doc["talk"]["op_axis_pct"]):
         c = r["core"] or {}
-        rows.append([f"{r['ext_blocks']}", f"{r['op_pct']:.2f}%", f"{label:.1f}%", f"{100 * r['op_user']:.2f}%",
-                     f"{100 * r['entry_occupation']:.1f}%", f"{r['sustain_mbps']:.1f}",
-                     f"{c['throttle_mbps']:.1f}" if c.get("throttle_mbps") else "-",
-                     f"{r['urgent_mbps']:.1f}", f"{r['urgent_pct_of_sustain']:.1f}%",
-                     f"{r['in_state_mbps']:.1f}" if r["in_state_mbps"] else "-",
-                     f"{r['common_mbps']:.1f}", f"{r['final_mbps']:.1f}", f"{r['window_waf']:.2f}"])
-    tabs.append(("Case #1: performance from the urgent-state entry to 100% occupation of the user area",
-                 ["external OP blocks", "of 1024", "talk's axis", "OP (user basis)", "urgent entry at",
-                  "sustain MB/s", "K% of it", "urgent MB/s", "urgent / sustain", "in the state",
-                  f"MB/s from {100 * st['common_from_occupation']:.1f}%", "MB/s at 100%", "WAF in window"],
-                 "rrrrrrrrrrrrr", rows))
+        rows.append(
+            [
+                f"{r['ext_blocks']}",
+                f"{r['op_pct']:.2f}%",
+                f"{label:.1f}%",
+                f"{100 * r['op_user']:.2f}%",
+                f"{100 * r['entry_occupation']:.1f}%",
+                f"{r['sustain_mbps']:.1f}",
+                f"{c['throttle_mbps']:.1f}" if c.get("throttle_mbps") else "-",
+                f"{r['urgent_mbps']:.1f}",
+                f"{r['urgent_pct_of_sustain']:.1f}%",
+                f"{r['in_state_mbps']:.1f}" if r["in_state_mbps"] else "-",
+                f"{r['common_mbps']:.1f}",
+                f"{r['final_mbps']:.1f}",
+                f"{r['window_waf']:.2f}",
+            ]
+        )
+    tabs.append(
+        (
+            "Case #1: performance from the urgent-state entry to 100% occupation of the user area",
+            [
+                "external OP blocks",
+                "of 1024",
+                "talk's axis",
+                "OP (user basis)",
+                "urgent entry at",
+                "sustain MB/s",
+                "K% of it",
+                "urgent MB/s",
+                "urgent / sustain",
+                "in the state",
+                f"MB/s from {100 * st['common_from_occupation']:.1f}%",
+                "MB/s at 100%",
+                "WAF in window",
+            ],
+            "rrrrrrrrrrrrr",
+            rows,
+        )
+    )
     show = [r for r in runs if r["ext_blocks"] in SKH_SERIES_OP_BLOCKS]
     first = min(r["entry_cycle"] for r in runs)
     rows = []
     for i in range(first, len(runs[0]["cycles"])):
         c0 = runs[0]["cycles"][i]
-        rows.append([f"{100 * c0['occupation_start']:.1f}-{100 * c0['occupation']:.1f}%"]
-                    + [f"{r['cycles'][i]['mbps']:.1f} ({r['cycles'][i]['free_blocks_min']})"
-                       if i >= r["entry_cycle"] else "-" for r in show])
-    tabs.append(("Case #1 series: host MB/s per cycle (1 GiB sequential + 200 MiB random, full-size) against "
-                 "occupation, from each level's urgent-state entry, with the fewest free blocks in the cycle "
-                 "('-': not yet urgent)",
-                 ["occupation"] + [f"OP {r['op_pct']:.1f}%" for r in show], "l" + "r" * len(show), rows))
+        rows.append(
+            [f"{100 * c0['occupation_start']:.1f}-{100 * c0['occupation']:.1f}%"]
+            + [
+                f"{r['cycles'][i]['mbps']:.1f} ({r['cycles'][i]['free_blocks_min']})" if i >= r["entry_cycle"] else "-"
+                for r in show
+            ]
+        )
+    tabs.append(
+        (
+            "Case #1 series: host MB/s per cycle (1 GiB sequential + 200 MiB random, full-size) against "
+            "occupation, from each level's urgent-state entry, with the fewest free blocks in the cycle "
+            "('-': not yet urgent)",
+            ["occupation"] + [f"OP {r['op_pct']:.1f}%" for r in show],
+            "l" + "r" * len(show),
+            rows,
+        )
+    )
     rows = []
-    short = {"window": "own window (entry-100%)", "in_state": "in the urgent state (entry-100%)",
-             "common": f"common window ({100 * st['common_from_occupation']:.1f}-100%)",
-             "final": "at 100% (last cycle)"}
+    short = {
+        "window": "own window (entry-100%)",
+        "in_state": "in the urgent state (entry-100%)",
+        "common": f"common window ({100 * st['common_from_occupation']:.1f}-100%)",
+        "final": "at 100% (last cycle)",
+    }
     for key, f in st["fits"].items():
-        rows.append([short[key], f"{f['gain_pct_per_pct']:.2f}", f"{f['gain_pct_of_0pct_per_pct']:.2f}",
-                     f"{f['r2']:.3f}", f"{f['gain_points_of_sustain_per_pct']:.2f}",
-                     f"{doc['talk']['gain_pct_per_pct']:g}", f"{f['ratio_to_talk']:.1f}x",
-                     f"{f['gain_points_of_sustain_per_pct'] / doc['talk']['gain_pct_per_pct']:.2f}x"])
-    tabs.append(("Case #2: gain per 1% of external OP, linear fit over the 16 levels (predicted; nothing fitted "
-                 "to the talk)",
-                 ["urgent-state performance (host MB/s)", "gain % per 1% OP", "% of the 0% value", "R^2",
-                  "points of sustain per 1% OP", "talk", "model / talk (relative gain)",
-                  "model / talk (points of sustain)"], "lrrrrrrr", rows))
+        rows.append(
+            [
+                short[key],
+                f"{f['gain_pct_per_pct']:.2f}",
+                f"{f['gain_pct_of_0pct_per_pct']:.2f}",
+                f"{f['r2']:.3f}",
+                f"{f['gain_points_of_sustain_per_pct']:.2f}",
+                f"{doc['talk']['gain_pct_per_pct']:g}",
+                f"{f['ratio_to_talk']:.1f}x",
+                f"{f['gain_points_of_sustain_per_pct'] / doc['talk']['gain_pct_per_pct']:.2f}x",
+            ]
+        )
+    tabs.append(
+        (
+            "Case #2: gain per 1% of external OP, linear fit over the 16 levels (predicted; nothing fitted "
+            "to the talk)",
+            [
+                "urgent-state performance (host MB/s)",
+                "gain % per 1% OP",
+                "% of the 0% value",
+                "R^2",
+                "points of sustain per 1% OP",
+                "talk",
+                "model / talk (relative gain)",
+                "model / talk (points of sustain)",
+            ],
+            "lrrrrrrr",
+            rows,
+        )
+    )
     rows = []
     for s in doc["sensitivity"]:
         ins = s["in_state_gain_pct_per_pct"]
-        rows.append([s["variation"], f"1/{s['scale']}", f"{s['sustain_mbps']:.1f}", f"{s['urgent_mbps_0']:.1f}",
-                     f"{s['urgent_mbps_max']:.1f}", f"{s['gain_pct_per_pct']:.2f}", f"{s['r2']:.3f}",
-                     f"{s['gain_points_of_sustain_per_pct']:.2f}", "-" if ins is None else f"{ins:.2f}",
-                     f"{s['common_gain_pct_per_pct']:.2f}", f"{s['final_gain_pct_per_pct']:.2f}",
-                     "yes" if s["monotone"] else "no", s["note"]])
-    tabs.append(("Case #2 sensitivity: the slope when one estimate or choice changes",
-                 ["variation", "scale", "sustain MB/s", "urgent MB/s at 0%", "at 5.9%", "gain %/1% OP", "R^2",
-                  "points of sustain", "in the state", "common window", "at 100%", "rises at every step", "what"],
-                 "lrrrrrrrrrrll", rows))
+        rows.append(
+            [
+                s["variation"],
+                f"1/{s['scale']}",
+                f"{s['sustain_mbps']:.1f}",
+                f"{s['urgent_mbps_0']:.1f}",
+                f"{s['urgent_mbps_max']:.1f}",
+                f"{s['gain_pct_per_pct']:.2f}",
+                f"{s['r2']:.3f}",
+                f"{s['gain_points_of_sustain_per_pct']:.2f}",
+                "-" if ins is None else f"{ins:.2f}",
+                f"{s['common_gain_pct_per_pct']:.2f}",
+                f"{s['final_gain_pct_per_pct']:.2f}",
+                "yes" if s["monotone"] else "no",
+                s["note"],
+            ]
+        )
+    tabs.append(
+        (
+            "Case #2 sensitivity: the slope when one estimate or choice changes",
+            [
+                "variation",
+                "scale",
+                "sustain MB/s",
+                "urgent MB/s at 0%",
+                "at 5.9%",
+                "gain %/1% OP",
+                "R^2",
+                "points of sustain",
+                "in the state",
+                "common window",
+                "at 100%",
+                "rises at every step",
+                "what",
+            ],
+            "lrrrrrrrrrrll",
+            rows,
+        )
+    )
     rows = []
     for c in doc["case3"]:
-        rows.append([f"{c['op_pct']:.1f}%", c["factor"], c["setting"], f"1/{c['scale']}",
-                     f"{100 * c['entry_occupation']:.1f}%", f"{100 * c['window_from_occupation']:.1f}%",
-                     f"{c['sustain_mbps']:.1f}", f"{c['throttle_mbps']:.1f}" if c["throttle_mbps"] else "-",
-                     f"{c['urgent_mbps']:.1f}", f"{c['urgent_pct_of_sustain']:.1f}%", f"{c['final_mbps']:.1f}",
-                     f"{c['window_waf']:.2f}"])
-    tabs.append(("Case #3: sustain-state performance and an earlier urgent-state entry at fixed OP (window: from "
-                 "the N = 3% entry to 100%)",
-                 ["external OP", "factor", "setting", "scale", "entry at", "window from", "sustain MB/s", "K% of it",
-                  "urgent MB/s", "urgent / sustain", "MB/s at 100%", "WAF in window"], "rllrrrrrrrrr", rows))
+        rows.append(
+            [
+                f"{c['op_pct']:.1f}%",
+                c["factor"],
+                c["setting"],
+                f"1/{c['scale']}",
+                f"{100 * c['entry_occupation']:.1f}%",
+                f"{100 * c['window_from_occupation']:.1f}%",
+                f"{c['sustain_mbps']:.1f}",
+                f"{c['throttle_mbps']:.1f}" if c["throttle_mbps"] else "-",
+                f"{c['urgent_mbps']:.1f}",
+                f"{c['urgent_pct_of_sustain']:.1f}%",
+                f"{c['final_mbps']:.1f}",
+                f"{c['window_waf']:.2f}",
+            ]
+        )
+    tabs.append(
+        (
+            "Case #3: sustain-state performance and an earlier urgent-state entry at fixed OP (window: from "
+            "the N = 3% entry to 100%)",
+            [
+                "external OP",
+                "factor",
+                "setting",
+                "scale",
+                "entry at",
+                "window from",
+                "sustain MB/s",
+                "K% of it",
+                "urgent MB/s",
+                "urgent / sustain",
+                "MB/s at 100%",
+                "WAF in window",
+            ],
+            "rllrrrrrrrrr",
+            rows,
+        )
+    )
     return tabs
 
 

@@ -90,7 +90,10 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         };
         // GC and fold frontiers run to the block's end; host ones stop at `end`
         if host && fr.end != want_end {
-            return Err(format!("host frontier of block {} ends at {}, its mode holds {want_end} pages", fr.block, fr.end));
+            return Err(format!(
+                "host frontier of block {} ends at {}, its mode holds {want_end} pages",
+                fr.block, fr.end
+            ));
         }
         place[fr.block as usize] += 1;
     }
@@ -107,7 +110,10 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         Some(s) => {
             for &b in &s.queue {
                 if f.meta.state[b as usize] != BlockState::Cached || !s.flag[b as usize] {
-                    return Err(format!("block {b} waits to be folded but is {:?} (SLC flag {})", f.meta.state[b as usize], s.flag[b as usize]));
+                    return Err(format!(
+                        "block {b} waits to be folded but is {:?} (SLC flag {})",
+                        f.meta.state[b as usize], s.flag[b as usize]
+                    ));
                 }
                 place[b as usize] += 1;
             }
@@ -126,7 +132,13 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
                 for wi in 0..f.wpb as usize {
                     let lo = wi * 64;
                     let word = f.bits[b * f.wpb as usize + wi];
-                    let past = if lo >= s.ppb as usize { word } else if lo + 64 > s.ppb as usize { word >> (s.ppb as usize - lo) } else { 0 };
+                    let past = if lo >= s.ppb as usize {
+                        word
+                    } else if lo + 64 > s.ppb as usize {
+                        word >> (s.ppb as usize - lo)
+                    } else {
+                        0
+                    };
                     if past != 0 {
                         return Err(format!("SLC-mode block {b} has valid pages past its {} pages", s.ppb));
                     }
@@ -141,7 +153,10 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     }
     for (b, &n) in place.iter().enumerate() {
         if n != 1 {
-            return Err(format!("block {b} ({:?}) is in {n} places (free pool, frontiers, policy index, fold queue)", f.meta.state[b]));
+            return Err(format!(
+                "block {b} ({:?}) is in {n} places (free pool, frontiers, policy index, fold queue)",
+                f.meta.state[b]
+            ));
         }
     }
     f.policy.check(&f.meta)?;

@@ -222,7 +222,10 @@ struct BlockSet {
 
 impl BlockSet {
     fn new(blocks: u32) -> CoreResult<Self> {
-        Ok(BlockSet { items: try_with_capacity(blocks as usize, "GC index")?, pos: try_vec(blocks as usize, NONE, "GC index")? })
+        Ok(BlockSet {
+            items: try_with_capacity(blocks as usize, "GC index")?,
+            pos: try_vec(blocks as usize, NONE, "GC index")?,
+        })
     }
     fn insert(&mut self, blk: u32) {
         self.pos[blk as usize] = self.items.len() as u32;

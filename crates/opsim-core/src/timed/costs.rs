@@ -32,18 +32,9 @@ impl UnitCosts {
                 s.t_read_ns,
                 (s.units_per_program as u64, s.t_prog_ns),
             ),
-            None => (
-                prog_unit_ns,
-                r.t_read_ns,
-                (r.units_per_program as u64, r.t_prog_ns),
-            ),
+            None => (prog_unit_ns, r.t_read_ns, (r.units_per_program as u64, r.t_prog_ns)),
         };
-        UnitCosts {
-            prog_unit_ns,
-            slc_prog_unit_ns,
-            slc_read_ns,
-            slc_program,
-        }
+        UnitCosts { prog_unit_ns, slc_prog_unit_ns, slc_read_ns, slc_program }
     }
 }
 
@@ -164,36 +155,19 @@ pub const FLASH_CHANNELS: &str = "flash channels";
 pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let w = mix.write_fraction;
     if !(w.is_finite() && (0.0..=1.0).contains(&w)) {
-        return Err(Error::workload(
-            "mix.write_fraction",
-            format!("{w} is out of range 0..=1"),
-        ));
+        return Err(Error::workload("mix.write_fraction", format!("{w} is out of range 0..=1")));
     }
-    for (k, v) in [
-        ("mix.units_per_io", mix.units_per_io),
-        ("mix.bytes_per_io", mix.bytes_per_io),
-    ] {
+    for (k, v) in [("mix.units_per_io", mix.units_per_io), ("mix.bytes_per_io", mix.bytes_per_io)] {
         if !(v.is_finite() && v > 0.0) {
             return Err(Error::workload(k, format!("{v} must be a positive number")));
         }
     }
     if !(waf_gc.is_finite() && waf_gc >= 1.0) {
-        return Err(Error::workload(
-            "waf",
-            format!("{waf_gc} must be a number >= 1"),
-        ));
+        return Err(Error::workload("waf", format!("{waf_gc} must be a number >= 1")));
     }
     let r = &m.timing;
-    if r.dies == 0
-        || r.channels == 0
-        || r.units_per_program == 0
-        || r.block_units == 0
-        || m.ftl_block_units == 0
-    {
-        return Err(Error::config(
-            "timing",
-            "dies, channels, units per program and block sizes must be positive",
-        ));
+    if r.dies == 0 || r.channels == 0 || r.units_per_program == 0 || r.block_units == 0 || m.ftl_block_units == 0 {
+        return Err(Error::config("timing", "dies, channels, units per program and block sizes must be positive"));
     }
     let uc = UnitCosts::new(r);
     let kinds = r.pages.as_ref().map(|p| KindCosts::new(r, p));
@@ -217,8 +191,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     };
     let dies = r.dies as f64;
     let erases = (u + copies) / m.ftl_block_units as f64;
-    let erase_die_ns =
-        r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units) * dies;
+    let erase_die_ns = r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units) * dies;
     let die_ns = w
         * (u * (xfer + host_prog)
             + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
@@ -227,25 +200,15 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
         + (1.0 - w) * u * host_read;
     let ch_ns = w * (u * xfer + (copies + folds) * 2.0 * xfer) + (1.0 - w) * u * xfer;
     let loads = [
-        (
-            CONTROLLER,
-            r.fw_ns as f64 + w * (copies + folds) * r.gc_fw_ns as f64,
-        ),
-        (
-            HOST_LINK,
-            mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0,
-        ),
+        (CONTROLLER, r.fw_ns as f64 + w * (copies + folds) * r.gc_fw_ns as f64),
+        (HOST_LINK, mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0),
         (NAND_DIES, die_ns / dies),
         (FLASH_CHANNELS, ch_ns / r.channels as f64),
     ];
     let resources: Vec<ResourceCost> = loads
         .iter()
         .filter(|(_, v)| *v > 0.0)
-        .map(|&(name, v)| ResourceCost {
-            resource: name,
-            ns_per_io: v,
-            iops: 1e9 / v,
-        })
+        .map(|&(name, v)| ResourceCost { resource: name, ns_per_io: v, iops: 1e9 / v })
         .collect();
     let mut worst = &resources[0];
     for c in &resources[1..] {
@@ -253,11 +216,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
             worst = c;
         }
     }
-    Ok(Costs {
-        bottleneck: worst.resource,
-        iops: worst.iops,
-        resources,
-    })
+    Ok(Costs { bottleneck: worst.resource, iops: worst.iops, resources })
 }
 
 #[cfg(test)]
@@ -276,43 +235,26 @@ mod tests {
     }
 
     fn model(r: Resolved, write_cache: bool, slc_folds: bool) -> CostModel {
-        CostModel {
-            timing: r,
-            write_cache,
-            slc_folds,
-            ftl_block_units: 256,
-        }
+        CostModel { timing: r, write_cache, slc_folds, ftl_block_units: 256 }
     }
 
     fn mix(w: f64) -> Mix {
-        Mix {
-            write_fraction: w,
-            units_per_io: 1.0,
-            bytes_per_io: 4096.0,
-        }
+        Mix { write_fraction: w, units_per_io: 1.0, bytes_per_io: 4096.0 }
     }
 
     fn load(c: &Costs, name: &str) -> f64 {
-        c.resources
-            .iter()
-            .find(|x| x.resource == name)
-            .map_or(0.0, |x| x.ns_per_io)
+        c.resources.iter().find(|x| x.resource == name).map_or(0.0, |x| x.ns_per_io)
     }
 
     /// The per-unit charges are the event loop's own: a mean over every position of what
     /// `Device` charges a host unit equals the model's host program and read.
     #[test]
     fn unit_charges_are_the_devices() {
-        for extra in [
-            "",
-            "t_read_page_us = [50, 100, 150]\nt_prog_page_us = [400, 1200, 2000]",
-        ] {
+        for extra in ["", "t_read_page_us = [50, 100, 150]\nt_prog_page_us = [400, 1200, 2000]"] {
             let r = resolved(extra);
             let d = Device::new(r.clone(), true, 256);
             let period = (r.dies * r.units_per_program) as u64;
-            let mean = |f: &dyn Fn(u32) -> u64| {
-                (0..period as u32).map(f).sum::<u64>() as f64 / period as f64
-            };
+            let mean = |f: &dyn Fn(u32) -> u64| (0..period as u32).map(f).sum::<u64>() as f64 / period as f64;
             let (agg, pad, read) = (
                 mean(&|p| d.prog_ns(p, false, false)),
                 mean(&|p| d.prog_ns(p, true, false)),
@@ -324,18 +266,11 @@ mod tests {
             let c = costs(&model(r.clone(), true, false), &mix(0.0), 1.0).unwrap();
             assert!((load(&c, NAND_DIES) * dies - read).abs() < 1e-9, "{extra}");
             // writes without GC: transfer + program + the erase share of 1/256 of a block
-            let erase =
-                r.t_erase_ns as f64 * erase_share(256, r.dies, r.block_units) * dies / 256.0;
+            let erase = r.t_erase_ns as f64 * erase_share(256, r.dies, r.block_units) * dies / 256.0;
             let c = costs(&model(r.clone(), true, false), &mix(1.0), 1.0).unwrap();
-            assert!(
-                (load(&c, NAND_DIES) * dies - (xfer + agg + erase)).abs() < 1e-6,
-                "{extra}"
-            );
+            assert!((load(&c, NAND_DIES) * dies - (xfer + agg + erase)).abs() < 1e-6, "{extra}");
             let c = costs(&model(r.clone(), false, false), &mix(1.0), 1.0).unwrap();
-            assert!(
-                (load(&c, NAND_DIES) * dies - (xfer + pad + erase)).abs() < 1e-6,
-                "{extra}"
-            );
+            assert!((load(&c, NAND_DIES) * dies - (xfer + pad + erase)).abs() < 1e-6, "{extra}");
             // SLC: the device's SLC-mode charges
             let c = costs(&model(r.clone(), true, true), &mix(1.0), 1.0).unwrap();
             let fold = d.slc_read_ns as f64 + xfer + d.prog_unit_ns as f64;
@@ -348,10 +283,7 @@ mod tests {
     fn gc_copies_load_every_resource_they_use() {
         let r = resolved("gc_fw_us = 3");
         let m = model(r.clone(), true, false);
-        let (a, b) = (
-            costs(&m, &mix(1.0), 1.0).unwrap(),
-            costs(&m, &mix(1.0), 3.0).unwrap(),
-        );
+        let (a, b) = (costs(&m, &mix(1.0), 1.0).unwrap(), costs(&m, &mix(1.0), 3.0).unwrap());
         assert!((load(&b, CONTROLLER) - load(&a, CONTROLLER) - 2.0 * 3000.0).abs() < 1e-9);
         let ch = 2.0 * 2.0 * r.xfer_ns as f64 / r.channels as f64;
         assert!((load(&b, FLASH_CHANNELS) - load(&a, FLASH_CHANNELS) - ch).abs() < 1e-9);
@@ -363,29 +295,11 @@ mod tests {
     #[test]
     fn bad_mix_is_refused_with_its_key() {
         let m = model(resolved(""), true, false);
-        let e = costs(
-            &m,
-            &Mix {
-                write_fraction: 1.5,
-                units_per_io: 1.0,
-                bytes_per_io: 1.0,
-            },
-            1.0,
-        )
-        .unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0 }, 1.0).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.write_fraction"));
         let e = costs(&m, &mix(0.5), 0.5).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("waf"));
-        let e = costs(
-            &m,
-            &Mix {
-                write_fraction: 0.5,
-                units_per_io: 0.0,
-                bytes_per_io: 1.0,
-            },
-            1.0,
-        )
-        .unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0 }, 1.0).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.units_per_io"));
     }
 }

@@ -93,13 +93,13 @@ impl MapCacheConfig {
         let entries = tp / ENTRY_BYTES;
         let pages = lpns.div_ceil(entries).max(1);
         let cached = match (self.size, self.fraction) {
-            (Some(_), Some(_)) => return Err(Error::config(&format!("{K}.fraction"), "give size or fraction, not both")),
-            (None, None) => {
-                return Err(Error::config(
-                    &format!("{K}.size"),
-                    "the cache needs its size: size (bytes of DRAM for translation pages) or fraction (of the full table)",
-                ))
+            (Some(_), Some(_)) => {
+                return Err(Error::config(&format!("{K}.fraction"), "give size or fraction, not both"))
             }
+            (None, None) => return Err(Error::config(
+                &format!("{K}.size"),
+                "the cache needs its size: size (bytes of DRAM for translation pages) or fraction (of the full table)",
+            )),
             (Some(s), None) => {
                 let n = s.0 / tp;
                 if n == 0 {
@@ -116,7 +116,10 @@ impl MapCacheConfig {
             }
         };
         if pages >= NIL as u64 {
-            return Err(Error::config(&format!("{K}.translation_page"), format!("{pages} translation pages are too many; use larger ones")));
+            return Err(Error::config(
+                &format!("{K}.translation_page"),
+                format!("{pages} translation pages are too many; use larger ones"),
+            ));
         }
         Ok(Some(MapCacheParams {
             translation_page_bytes: tp,
@@ -148,7 +151,12 @@ pub struct MapStats {
 
 impl MapStats {
     pub fn minus(&self, o: &MapStats) -> MapStats {
-        MapStats { lookups: self.lookups - o.lookups, hits: self.hits - o.hits, reads: self.reads - o.reads, writes: self.writes - o.writes }
+        MapStats {
+            lookups: self.lookups - o.lookups,
+            hits: self.hits - o.hits,
+            reads: self.reads - o.reads,
+            writes: self.writes - o.writes,
+        }
     }
     pub fn add(&mut self, o: &MapStats) {
         self.lookups += o.lookups;

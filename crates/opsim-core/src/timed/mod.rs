@@ -45,8 +45,8 @@ pub mod urgent;
 use crate::error::{Error, Result};
 use crate::ftl::{Ftl, Policy};
 use crate::rng::Rng;
-use crate::units::ByteSize;
 use crate::sim::Stop;
+use crate::units::ByteSize;
 use crate::workload::{Op, OpKind, Workload};
 use engine::EventQueue;
 use hist::{Histogram, LatencySummary};
@@ -358,7 +358,10 @@ impl TimingConfig {
             return Err(Error::config("timing.queue_depth", format!("{} is out of range 1..=65536", self.queue_depth)));
         }
         if self.interface == Interface::Sata && self.queue_depth > 32 {
-            return Err(Error::config("timing.queue_depth", format!("{}: SATA NCQ allows at most 32", self.queue_depth)));
+            return Err(Error::config(
+                "timing.queue_depth",
+                format!("{}: SATA NCQ allows at most 32", self.queue_depth),
+            ));
         }
         if self.interface == Interface::Sata && self.nvme_queues != 1 {
             return Err(Error::config("timing.nvme_queues", "is only used with interface = \"nvme\""));
@@ -366,7 +369,11 @@ impl TimingConfig {
         if self.nvme_queues == 0 || self.nvme_queues > 1024 {
             return Err(Error::config("timing.nvme_queues", "is out of range 1..=1024"));
         }
-        for (k, v) in [("timing.channels", self.channels), ("timing.dies_per_channel", self.dies_per_channel), ("timing.planes", self.planes)] {
+        for (k, v) in [
+            ("timing.channels", self.channels),
+            ("timing.dies_per_channel", self.dies_per_channel),
+            ("timing.planes", self.planes),
+        ] {
             if v == 0 || v > 1024 {
                 return Err(Error::config(k, format!("{v} is out of range 1..=1024")));
             }
@@ -405,7 +412,10 @@ impl TimingConfig {
                     g => return Err(Error::config("timing.pcie_gen", format!("{g} is not a PCIe generation 1..=5"))),
                 };
                 if !matches!(self.pcie_lanes, 1 | 2 | 4 | 8 | 16) {
-                    return Err(Error::config("timing.pcie_lanes", format!("{} is not 1, 2, 4, 8 or 16", self.pcie_lanes)));
+                    return Err(Error::config(
+                        "timing.pcie_lanes",
+                        format!("{} is not 1, 2, 4, 8 or 16", self.pcie_lanes),
+                    ));
                 }
                 per_lane * self.pcie_lanes as f64
             }
@@ -423,7 +433,10 @@ impl TimingConfig {
             }
         }
         if !(self.urgent_perf_pct > 0.0 && self.urgent_perf_pct <= 100.0) {
-            return Err(Error::config("timing.urgent_perf_pct", format!("{} is out of range (0, 100]", self.urgent_perf_pct)));
+            return Err(Error::config(
+                "timing.urgent_perf_pct",
+                format!("{} is out of range (0, 100]", self.urgent_perf_pct),
+            ));
         }
         let urgent_keys = [
             ("timing.urgent_reference_blocks", self.urgent_reference_blocks.is_some()),
@@ -442,7 +455,10 @@ impl TimingConfig {
         }
         if let (Some(x), Some(n)) = (self.urgent_exit_pct, self.urgent_free_pct) {
             if !(x >= n && x < 100.0) {
-                return Err(Error::config("timing.urgent_exit_pct", format!("{x} is out of range [urgent_free_pct = {n}, 100)")));
+                return Err(Error::config(
+                    "timing.urgent_exit_pct",
+                    format!("{x} is out of range [urgent_free_pct = {n}, 100)"),
+                ));
             }
         }
         if let Some(m) = self.urgent_sustain_mbps {
@@ -486,7 +502,11 @@ impl TimingConfig {
                 None => None,
             },
             buffer_units,
-            outstanding: if self.interface == Interface::Nvme { self.queue_depth * self.nvme_queues } else { self.queue_depth },
+            outstanding: if self.interface == Interface::Nvme {
+                self.queue_depth * self.nvme_queues
+            } else {
+                self.queue_depth
+            },
             program_units_per_s: dies as f64 * upp as f64 / tp_s,
             link_mbps: link,
             slc: None,
@@ -505,7 +525,13 @@ impl TimingConfig {
             if v.len() != bits as usize {
                 return Err(Error::config(
                     k,
-                    format!("{} needs {bits} value{} ({}), got {}", self.cell.name(), if bits == 1 { "" } else { "s" }, self.cell.page_names(), v.len()),
+                    format!(
+                        "{} needs {bits} value{} ({}), got {}",
+                        self.cell.name(),
+                        if bits == 1 { "" } else { "s" },
+                        self.cell.page_names(),
+                        v.len()
+                    ),
                 ));
             }
             v.iter()
@@ -536,7 +562,10 @@ impl TimingConfig {
             ));
         }
         if dies as u64 * upp as u64 > MAX_PAGE_PERIOD {
-            return Err(Error::config(key, format!("dies x units per program ({dies} x {upp}) is above {MAX_PAGE_PERIOD}")));
+            return Err(Error::config(
+                key,
+                format!("dies x units per program ({dies} x {upp}) is above {MAX_PAGE_PERIOD}"),
+            ));
         }
         Ok(Some(PageTiming { bits, units_per_page: upp / bits, t_read_ns: read, t_prog_ns: prog }))
     }
@@ -609,7 +638,14 @@ impl PageCosts {
         let period = dies * r.units_per_program;
         let kind = (0..period).map(|i| ((i / dies) / p.units_per_page) as u8).collect();
         let k = costs::KindCosts::new(r, p);
-        PageCosts { period, kind, read_ns: k.read_ns, prog_unit_ns: k.prog_unit_ns, prog_pad_ns: k.prog_pad_ns, pad_mean_ns: k.pad_mean_ns }
+        PageCosts {
+            period,
+            kind,
+            read_ns: k.read_ns,
+            prog_unit_ns: k.prog_unit_ns,
+            prog_pad_ns: k.prog_pad_ns,
+            pad_mean_ns: k.pad_mean_ns,
+        }
     }
 
     #[inline(always)]
@@ -1153,7 +1189,16 @@ pub struct TimedState {
 
 impl TimedState {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(t: &TimingConfig, r: Resolved, physical_pages: u64, blocks: u32, gc_low: u32, page_size: u64, sector: u64, seed: u64) -> Self {
+    pub fn new(
+        t: &TimingConfig,
+        r: Resolved,
+        physical_pages: u64,
+        blocks: u32,
+        gc_low: u32,
+        page_size: u64,
+        sector: u64,
+        seed: u64,
+    ) -> Self {
         let ftl_block_units = physical_pages / blocks.max(1) as u64;
         let bg_target = t.background_free_blocks.unwrap_or(gc_low + (blocks / 100).max(1));
         let interval_ns = (t.series_interval_s * 1e9).round().max(1.0) as u64;
@@ -1334,7 +1379,8 @@ impl TimedState {
             }
             OpKind::Write => {
                 write = true;
-                let units = if pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
+                let units =
+                    if pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
                 bytes = if pages { units * f.page_size() } else { op.len as u64 * f.sector_size() };
                 let mut t2 = self.dev.link(t1, bytes);
                 if let Some(u) = self.urgent.as_mut() {
@@ -1377,7 +1423,8 @@ impl TimedState {
                 if urgent_now && (d.gc_copy_pages > 0 || d.erases > 0) {
                     self.urgent_flush(t3); // the urgent GC's owed work comes first
                 }
-                let mut gc_done = if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
+                let mut gc_done =
+                    if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
                 if d.fold_pages > 0 {
                     gc_done = gc_done.max(self.dev.fold(d.fold_pages, t3));
                 }
@@ -1459,7 +1506,8 @@ impl TimedState {
                     }
                 }
                 let t_out = self.dev.link(ready, bytes);
-                let inflight = InFlight { issued: now, write: false, bytes, host_pages: 0, nand_pages: 0, urgent: urgent_now };
+                let inflight =
+                    InFlight { issued: now, write: false, bytes, host_pages: 0, nand_pages: 0, urgent: urgent_now };
                 self.q.push(t_out.max(now), inflight);
             }
         }
@@ -1468,7 +1516,14 @@ impl TimedState {
 
     /// Run until `stop` (host write bytes or commands, absolute), simulated time
     /// `until_ns`, or the end of a finite workload, whichever comes first.
-    pub fn drive<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, until_ns: u64) -> Result<()> {
+    pub fn drive<P: Policy>(
+        &mut self,
+        f: &mut Ftl<P>,
+        wl: &mut Workload,
+        rng: &mut Rng,
+        stop: Stop,
+        until_ns: u64,
+    ) -> Result<()> {
         if let Some(speed) = self.trace_speed {
             return self.drive_trace_time(f, wl, rng, stop, until_ns, speed);
         }
@@ -1512,7 +1567,15 @@ impl TimedState {
     }
 
     /// Open-loop replay at the trace's own times (divided by `speed`).
-    fn drive_trace_time<P: Policy>(&mut self, f: &mut Ftl<P>, wl: &mut Workload, rng: &mut Rng, stop: Stop, until_ns: u64, speed: f64) -> Result<()> {
+    fn drive_trace_time<P: Policy>(
+        &mut self,
+        f: &mut Ftl<P>,
+        wl: &mut Workload,
+        rng: &mut Rng,
+        stop: Stop,
+        until_ns: u64,
+        speed: f64,
+    ) -> Result<()> {
         let mut left = 1;
         loop {
             if f.c.host_write_bytes >= stop.write_bytes || f.c.commands() >= stop.cmds || self.q.now() >= until_ns {
@@ -1565,7 +1628,8 @@ impl TimedState {
 /// (analytic preconditioning), which has no fresh-out-of-box phase to end.
 pub fn phases(series: &[SeriesPoint], steady_start_s: Option<f64>, fob: bool) -> Phases {
     let first = series.iter().find(|p| p.iops > 0.0).map(|p| p.iops);
-    let fob_end_s = if fob { first.and_then(|f0| series.iter().find(|p| p.iops < 0.5 * f0).map(|p| p.t_s)) } else { None };
+    let fob_end_s =
+        if fob { first.and_then(|f0| series.iter().find(|p| p.iops < 0.5 * f0).map(|p| p.t_s)) } else { None };
     Phases { fob_end_s, steady_start_s }
 }
 
@@ -1593,7 +1657,11 @@ mod tests {
         for ppn in 0u32..1000 {
             let kind = ((ppn / 4) % 24 / 8) as usize;
             assert_eq!(d.read_ns(ppn, false), [50_000, 100_000, 150_000][kind], "ppn {ppn}");
-            assert_eq!(d.prog_ns(ppn, false, false), [50_000, 150_000, 250_000][kind], "ppn {ppn}: the page's time / its 8 units");
+            assert_eq!(
+                d.prog_ns(ppn, false, false),
+                [50_000, 150_000, 250_000][kind],
+                "ppn {ppn}: the page's time / its 8 units"
+            );
             assert_eq!(d.prog_ns(ppn, true, false), [400_000, 1_200_000, 2_000_000][kind], "ppn {ppn}: a whole page");
         }
         // a word line on a die: 8 units of each page, the sum of the pages' times

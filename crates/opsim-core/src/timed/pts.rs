@@ -50,7 +50,9 @@ pub fn bs_name(bytes: u64) -> String {
 
 /// Parse a "R/W" mix of percentages adding up to 100.
 pub fn parse_mix(key: &str, text: &str) -> Result<Mix> {
-    let bad = || Error::config(key, format!("{text:?} is not a read/write mix such as \"65/35\" (percentages adding up to 100)"));
+    let bad = || {
+        Error::config(key, format!("{text:?} is not a read/write mix such as \"65/35\" (percentages adding up to 100)"))
+    };
     let (r, w) = text.split_once('/').ok_or_else(bad)?;
     let r: f64 = r.trim().parse().map_err(|_| bad())?;
     let w: f64 = w.trim().parse().map_err(|_| bad())?;
@@ -103,12 +105,18 @@ pub fn matrix(p: Option<&PtsConfig>) -> Result<Matrix> {
 pub fn check(w: &WorkloadConfig, prefix: &str) -> Result<()> {
     let Some(p) = &w.pts else { return Ok(()) };
     if w.kind != crate::config::WorkloadType::SniaPts {
-        return Err(Error::config(&format!("{prefix}.pts"), format!("is only used by workload type \"snia-pts\", not \"{}\"", w.kind.name())));
+        return Err(Error::config(
+            &format!("{prefix}.pts"),
+            format!("is only used by workload type \"snia-pts\", not \"{}\"", w.kind.name()),
+        ));
     }
     if p.test != crate::config::PtsTest::Iops {
         for (k, present) in [("block_sizes", p.block_sizes.is_some()), ("mixes", p.mixes.is_some())] {
             if present {
-                return Err(Error::config(&format!("{prefix}.pts.{k}"), "is only used by the IOPS test (test = \"iops\")"));
+                return Err(Error::config(
+                    &format!("{prefix}.pts.{k}"),
+                    "is only used by the IOPS test (test = \"iops\")",
+                ));
             }
         }
     }

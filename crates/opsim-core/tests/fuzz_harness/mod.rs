@@ -209,10 +209,7 @@ pub fn corpus() -> Corpus {
     ];
     let zstd = vec![read("msr_hm_0.csv.zst")];
     let mut tomls = Vec::new();
-    for dir in [
-        repo().join("examples"),
-        repo().join("crates/opsim-core/presets"),
-    ] {
+    for dir in [repo().join("examples"), repo().join("crates/opsim-core/presets")] {
         let mut names: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -226,10 +223,7 @@ pub fn corpus() -> Corpus {
                 Ok(mut t) if t.get("preset").is_some_and(|p| p.is_table()) => {
                     t.remove("preset");
                     let name = p.file_stem().unwrap().to_string_lossy().into_owned();
-                    tomls.push(format!(
-                        "preset = \"{name}\"\n{}",
-                        toml::to_string(&t).unwrap()
-                    ));
+                    tomls.push(format!("preset = \"{name}\"\n{}", toml::to_string(&t).unwrap()));
                 }
                 _ => tomls.push(text),
             }
@@ -241,12 +235,7 @@ pub fn corpus() -> Corpus {
         .filter_map(|t| t.parse::<toml::Table>().ok())
         .map(|t| serde_json::to_string(&t).unwrap())
         .collect();
-    Corpus {
-        traces,
-        zstd,
-        tomls,
-        jsons,
-    }
+    Corpus { traces, zstd, tomls, jsons }
 }
 
 /// Configs that reach the sections the examples do not.
@@ -278,8 +267,7 @@ pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, tokens: &[&str], others: &[&[u8
             1 if !data.is_empty() => {
                 let i = rng.below(data.len());
                 data[i] = *rng.pick(&[
-                    0u8, 0xff, 0x80, b'\n', b',', b' ', b'"', b'\\', b'=', b'.', b'-', b'e', b'9',
-                    b'\r', 0x1b,
+                    0u8, 0xff, 0x80, b'\n', b',', b' ', b'"', b'\\', b'=', b'.', b'-', b'e', b'9', b'\r', 0x1b,
                 ]);
             }
             2 => {
@@ -294,12 +282,7 @@ pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, tokens: &[&str], others: &[&[u8
             4 => {
                 // duplicate a line (or several copies of it)
                 let lines: Vec<usize> = std::iter::once(0)
-                    .chain(
-                        data.iter()
-                            .enumerate()
-                            .filter(|(_, &c)| c == b'\n')
-                            .map(|(i, _)| i + 1),
-                    )
+                    .chain(data.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i + 1))
                     .collect();
                 let k = rng.below(lines.len());
                 let (a, b) = (lines[k], lines.get(k + 1).copied().unwrap_or(data.len()));
@@ -351,12 +334,7 @@ pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, tokens: &[&str], others: &[&[u8
 
 /// A number of `data` replaced by a huge or odd one.
 pub fn odd_number(rng: &mut Rng, data: &mut Vec<u8>) {
-    let digits: Vec<usize> = data
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.is_ascii_digit())
-        .map(|(i, _)| i)
-        .collect();
+    let digits: Vec<usize> = data.iter().enumerate().filter(|(_, c)| c.is_ascii_digit()).map(|(i, _)| i).collect();
     if digits.is_empty() {
         return;
     }
@@ -434,31 +412,14 @@ pub fn trace_input(rng: &mut Rng, c: &Corpus) -> (Vec<u8>, TraceConfig) {
         ];
         let mut spec = rng.pick(&SPECS).as_bytes().to_vec();
         if rng.chance(4) {
-            mutate(
-                rng,
-                &mut spec,
-                &[
-                    "=",
-                    ",",
-                    ":",
-                    "18446744073709551615",
-                    "64",
-                    "time",
-                    "op",
-                    "bytes",
-                ],
-                &[],
-            );
+            mutate(rng, &mut spec, &["=", ",", ":", "18446744073709551615", "64", "time", "op", "bytes"], &[]);
         }
         cfg.columns = Some(match cols {
             Some(c) if rng.chance(2) => c.to_string(),
             _ => String::from_utf8_lossy(&spec).into_owned(),
         });
         if rng.chance(3) {
-            cfg.delimiter = Some(
-                rng.pick(&[",", " ", "\t", "\\t", "whitespace", ";", "ab", "", "\0"])
-                    .to_string(),
-            );
+            cfg.delimiter = Some(rng.pick(&[",", " ", "\t", "\\t", "whitespace", ";", "ab", "", "\0"]).to_string());
         }
     }
     if rng.chance(4) {
@@ -468,10 +429,7 @@ pub fn trace_input(rng: &mut Rng, c: &Corpus) -> (Vec<u8>, TraceConfig) {
         cfg.skip_lines = *rng.pick(&[1, 2, 5, u64::MAX]);
     }
     if rng.chance(5) {
-        cfg.device = Some(
-            rng.pick(&["0", "hm_0", "8,0", "1", "/dev/sdb", "", "\0"])
-                .to_string(),
-        );
+        cfg.device = Some(rng.pick(&["0", "hm_0", "8,0", "1", "/dev/sdb", "", "\0"]).to_string());
     }
     if cfg.format == TraceFormat::Blkparse && rng.chance(3) {
         cfg.action = Some(rng.pick(&["Q", "C", "D", "X", "QQ", ""]).to_string());
@@ -483,13 +441,8 @@ pub fn trace_input(rng: &mut Rng, c: &Corpus) -> (Vec<u8>, TraceConfig) {
 }
 
 /// Records (at most [`MAX_RECORDS`]) or the error's text, reading through `buffer`-byte buffers.
-fn read_trace(
-    data: &[u8],
-    cfg: &TraceConfig,
-    buffer: usize,
-) -> Result<(Vec<Record>, u64, u64), String> {
-    let mut r =
-        Reader::from_bytes_buffered(cfg, data.to_vec(), buffer).map_err(|e| e.to_string())?;
+fn read_trace(data: &[u8], cfg: &TraceConfig, buffer: usize) -> Result<(Vec<Record>, u64, u64), String> {
+    let mut r = Reader::from_bytes_buffered(cfg, data.to_vec(), buffer).map_err(|e| e.to_string())?;
     let mut v = Vec::new();
     while (v.len() as u64) < MAX_RECORDS {
         match r.next_record() {
@@ -514,12 +467,7 @@ pub fn check_trace(data: &[u8], cfg: &TraceConfig, small: usize) -> Result<bool,
             Ok((v, s, l)) => format!("{} records, {s} skipped, line {l}", v.len()),
             Err(e) => format!("error {e}"),
         };
-        return Err(format!(
-            "buffers of {} and {small} bytes differ: {} vs {}",
-            1 << 18,
-            show(&big),
-            show(&tiny)
-        ));
+        return Err(format!("buffers of {} and {small} bytes differ: {} vs {}", 1 << 18, show(&big), show(&tiny)));
     }
     if let Ok(r) = Reader::from_bytes(cfg, data.to_vec()) {
         let _ = trace::summarise(r, MAX_RECORDS);
@@ -569,11 +517,7 @@ pub fn config_input(rng: &mut Rng, c: &Corpus) -> (Vec<u8>, bool) {
 /// Parse one config input; Err describes a failure.
 pub fn check_config(data: &[u8], json: bool) -> Result<bool, String> {
     let text = String::from_utf8_lossy(data);
-    let r = if json {
-        Config::from_json_str(&text)
-    } else {
-        Config::from_toml_str(&text)
-    };
+    let r = if json { Config::from_json_str(&text) } else { Config::from_toml_str(&text) };
     let Ok(cfg) = r else { return Ok(false) };
     // what parses also parses again from its own JSON (what the binding hands around),
     // unless it holds NaN or an infinity, which JSON cannot (they are refused later, when
@@ -581,12 +525,9 @@ pub fn check_config(data: &[u8], json: bool) -> Result<bool, String> {
     if toml::Value::try_from(&cfg).is_ok_and(|v| has_non_finite(&v)) {
         return Ok(true);
     }
-    let again = serde_json::to_string(&cfg)
-        .map_err(|e| format!("cannot serialise a parsed config: {e}"))?;
+    let again = serde_json::to_string(&cfg).map_err(|e| format!("cannot serialise a parsed config: {e}"))?;
     if let Err(e) = Config::from_json_str(&again) {
-        return Err(format!(
-            "a parsed config does not parse again from its JSON: {e}\n{again}"
-        ));
+        return Err(format!("a parsed config does not parse again from its JSON: {e}\n{again}"));
     }
     Ok(true)
 }
@@ -623,10 +564,7 @@ fn install_hook() {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             if QUIET.with(|q| q.get()) {
-                let loc = info
-                    .location()
-                    .map(|l| format!(" at {}:{}", l.file(), l.line()))
-                    .unwrap_or_default();
+                let loc = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
                 let msg = info
                     .payload()
                     .downcast_ref::<&str>()
@@ -643,9 +581,7 @@ fn install_hook() {
 
 /// Where failing inputs go: `target/fuzz-failures/`.
 pub fn failure_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"));
     target.join("fuzz-failures")
 }
 
@@ -672,13 +608,9 @@ pub fn run(target: Target, seed: u64, first: u64, count: u64, progress: bool) ->
                 let (data, cfg) = trace_input(&mut rng, &c);
                 let small = 1 + rng.below(64);
                 QUIET.with(|q| q.set(true));
-                let r =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| check_trace(&data, &cfg, small)));
+                let r = std::panic::catch_unwind(AssertUnwindSafe(|| check_trace(&data, &cfg, small)));
                 QUIET.with(|q| q.set(false));
-                let what = format!(
-                    "{}\n# buffer {small}",
-                    serde_json::to_string(&cfg).unwrap_or_default()
-                );
+                let what = format!("{}\n# buffer {small}", serde_json::to_string(&cfg).unwrap_or_default());
                 (data, what, r)
             }
             Target::Config => {
@@ -703,25 +635,15 @@ pub fn run(target: Target, seed: u64, first: u64, count: u64, progress: bool) ->
                 None
             }
             Ok(Err(why)) => Some(why),
-            Err(_) => Some(
-                PANIC
-                    .with(|p| p.borrow_mut().take())
-                    .unwrap_or_else(|| "panic".into()),
-            ),
+            Err(_) => Some(PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "panic".into())),
         };
         if let Some(why) = failure {
             let dir = failure_dir();
             let _ = std::fs::create_dir_all(&dir);
             let base = dir.join(format!("{}-seed{seed}-{i}", target.name()));
             let _ = std::fs::write(base.with_extension("bin"), &data);
-            let _ = std::fs::write(
-                base.with_extension("txt"),
-                format!("{why}\n# options: {what}\n"),
-            );
-            rep.failures.push(format!(
-                "input {i}: {why} (saved as {})",
-                base.with_extension("bin").display()
-            ));
+            let _ = std::fs::write(base.with_extension("txt"), format!("{why}\n# options: {what}\n"));
+            rep.failures.push(format!("input {i}: {why} (saved as {})", base.with_extension("bin").display()));
         }
         if progress && (i - first + 1) % 100_000 == 0 {
             eprintln!(

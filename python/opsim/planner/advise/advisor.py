@@ -23,40 +23,72 @@ from .screen import (
 from .targets import Targets
 from .workload import Workload
 
-DIAGNOSIS_HELD_BACK = Fraction(3, 4)                   # the screen looks this far (max --max-held-back)
+DIAGNOSIS_HELD_BACK = Fraction(3, 4)  # the screen looks this far (max --max-held-back)
 
 
-def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fraction(1, 200),
-           max_held_back: Fraction = Fraction(1, 2), confirm: bool = True, model_blocks: int = 2048,
-           io_budget: int = 1_500_000, seed: int = 1, progress=None) -> dict:
+def advise(
+    drive: Drive,
+    wl: Workload,
+    targets: Targets,
+    *,
+    step: Fraction = Fraction(1, 200),
+    max_held_back: Fraction = Fraction(1, 2),
+    confirm: bool = True,
+    model_blocks: int = 2048,
+    io_budget: int = 1_500_000,
+    seed: int = 1,
+    progress=None,
+) -> dict:
     """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``."""
-    needs_pe = [o for o, v in (("min_tbw", targets.min_tbw), ("min_dwpd", targets.min_dwpd),
-                               ("min_lifetime", targets.min_lifetime_years)) if v is not None]
+    needs_pe = [
+        o
+        for o, v in (
+            ("min_tbw", targets.min_tbw),
+            ("min_dwpd", targets.min_dwpd),
+            ("min_lifetime", targets.min_lifetime_years),
+        )
+        if v is not None
+    ]
     if needs_pe and drive.pe is None:
-        raise _bad(needs_pe[0], "an endurance target needs the NAND's P/E cycle rating: give --pe "
-                                "(host TB writable = P/E x NAND capacity / WAF)")
+        raise _bad(
+            needs_pe[0],
+            "an endurance target needs the NAND's P/E cycle rating: give --pe "
+            "(host TB writable = P/E x NAND capacity / WAF)",
+        )
     if targets.min_lifetime_years is not None and not wl.write_rate:
         raise _bad("min_lifetime", "a lifetime target needs the host writes per day: give --write-rate")
     if not targets.names():
-        raise _bad("min_iops", "give at least one target: --min-iops, --min-tbw, --min-dwpd, --min-lifetime, "
-                               "--min-capacity or --max-latency")
+        raise _bad(
+            "min_iops",
+            "give at least one target: --min-iops, --min-tbw, --min-dwpd, --min-lifetime, "
+            "--min-capacity or --max-latency",
+        )
     if targets.min_capacity is not None and targets.min_capacity > drive.native.bytes:
-        raise _bad("min_capacity", f"{targets.min_capacity:,} bytes is more than the drive's native capacity "
-                                   f"({drive.native.bytes:,} bytes)")
+        raise _bad(
+            "min_capacity",
+            f"{targets.min_capacity:,} bytes is more than the drive's native capacity ({drive.native.bytes:,} bytes)",
+        )
     if targets.latency and not confirm:
         raise _bad("max_latency", "latency has no analytic model: it needs the simulator (drop --no-simulate)")
     if wl.sequential > 0 and wl.skewed:
-        raise _bad("sequential", "a random/sequential mix is simulated with uniform random writes; drop "
-                                 "--skew/--profile or --sequential")
+        raise _bad(
+            "sequential",
+            "a random/sequential mix is simulated with uniform random writes; drop --skew/--profile or --sequential",
+        )
     if 0 < wl.sequential < 1:
         assert wl.block_size is not None  # a mix is not skewed (refused above), so it has one transfer size
         if wl.block_size % drive.page_size:
-            raise _bad("sequential", f"a random/sequential mix needs a --block-size that is a multiple of the "
-                                     f"{drive.page_size}-byte page (the simulator's interleaved pattern)")
+            raise _bad(
+                "sequential",
+                f"a random/sequential mix needs a --block-size that is a multiple of the "
+                f"{drive.page_size}-byte page (the simulator's interleaved pattern)",
+            )
     confirm_note = None
     if wl.skew == "jesd219" and confirm and not jesd219_available():
-        confirm_note = ("the Rust core has no workload type \"jesd219\" yet: the JESD219 profile is screened "
-                        "with the analytic models only")
+        confirm_note = (
+            'the Rust core has no workload type "jesd219" yet: the JESD219 profile is screened '
+            "with the analytic models only"
+        )
         if targets.latency:
             raise _bad("max_latency", confirm_note + "; a latency target cannot be checked")
         confirm = False
@@ -66,8 +98,11 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
     levels = grid(drive, step, DIAGNOSIS_HELD_BACK)
     if not levels:
         raise _bad("native", "no candidate capacity leaves room for garbage collection")
-    allowed = [lv for lv in levels if lv.held_back <= max_held_back
-               and (targets.min_capacity is None or lv.user_bytes >= targets.min_capacity)]
+    allowed = [
+        lv
+        for lv in levels
+        if lv.held_back <= max_held_back and (targets.min_capacity is None or lv.user_bytes >= targets.min_capacity)
+    ]
     relative = targets.min_iops_relative or targets.min_tbw_relative
 
     # --- analytic screen over the whole fine grid
@@ -80,7 +115,7 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
         if name in ("iops", "tbw", "dwpd", "lifetime", "capacity"):
             first = next((r for r in screen if r["checks"][name][0]), None)
             per_target_model[name] = None if first is None else first["index"]
-    model_pick = next((r["index"] for r in screen[:len(allowed)] if not r["fails"]), None)
+    model_pick = next((r["index"] for r in screen[: len(allowed)] if not r["fails"]), None)
 
     # --- simulator confirmation: from the screen's pick, down or up to the boundary
     sims: dict[int, dict] = {}
@@ -89,18 +124,21 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
     lo = hi = None
     if confirm and allowed:
         assert model is not None  # planned above whenever confirm is set
+
         def run(i: int) -> dict:
             if i not in sims:
                 if progress:
-                    progress(f"simulating {levels[i].user_bytes / GB:,.1f} GB "
-                             f"({100 * float(levels[i].held_back):.1f}% held back)")
+                    progress(
+                        f"simulating {levels[i].user_bytes / GB:,.1f} GB "
+                        f"({100 * float(levels[i].held_back):.1f}% held back)"
+                    )
                 sims[i] = sim_level(drive, wl, targets, levels[i], model, seed)
                 if latency_rate is not None:
                     open_loop_latency(drive, wl, sims[i], levels[i], model, seed, latency_rate)
             return sims[i]
 
         if relative:
-            run(0)                                   # the native configuration: the baseline
+            run(0)  # the native configuration: the baseline
         if targets.latency and targets.min_iops is not None:
             latency_rate = targets.min_iops * (sims[0]["iops"] if targets.min_iops_relative else 1)
             if 0 in sims:
@@ -114,7 +152,7 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
 
         start = model_pick if model_pick is not None else len(allowed) - 1
         lo, hi = smallest_passing(len(allowed), start, ok)
-        for i in sims:                                # the baseline too, for the table
+        for i in sims:  # the baseline too, for the table
             ok(i)
 
     # --- the answer
@@ -127,34 +165,78 @@ def advise(drive: Drive, wl: Workload, targets: Targets, *, step: Fraction = Fra
         # what the level one step down misses (measured misses first: a latency not
         # measured because the IOPS fell short is not what binds)
         binding = [] if below is None else (failing(rows[below]["checks"]) or rows[below]["fails"])
-        rec = {"index": pick, "user_bytes": lv.user_bytes, "user_sectors": lv.user.sectors, "user_gb": lv.user.gb,
-               "held_back": float(lv.held_back), "op": row["op"],
-               "figures": {k: row.get(k) for k in ("waf", "iops", "tbw_tb", "dwpd", "lifetime_years",
-                                                   "price_per_iops", "price_per_gb", "latency_us")},
-               "checks": row["checks"], "source": "simulator" if confirm else "analytic models",
-               "binding": binding,
-               "below": None if below is None else {
-                   "index": below, "user_bytes": levels[below].user_bytes,
-                   "held_back": float(levels[below].held_back), "fails": binding,
-                   "checks": rows[below]["checks"]},
-               "plan_command": plan_command(drive, lv),
-               "model_pick": None if model_pick is None else {
-                   "index": model_pick, "user_bytes": levels[model_pick].user_bytes,
-                   "held_back": float(levels[model_pick].held_back)}}
-    reasons = [] if pick is not None else why_not(drive, wl, targets, levels, allowed, rows, per_target_model,
-                                                  max_held_back)
+        rec = {
+            "index": pick,
+            "user_bytes": lv.user_bytes,
+            "user_sectors": lv.user.sectors,
+            "user_gb": lv.user.gb,
+            "held_back": float(lv.held_back),
+            "op": row["op"],
+            "figures": {
+                k: row.get(k)
+                for k in (
+                    "waf",
+                    "iops",
+                    "tbw_tb",
+                    "dwpd",
+                    "lifetime_years",
+                    "price_per_iops",
+                    "price_per_gb",
+                    "latency_us",
+                )
+            },
+            "checks": row["checks"],
+            "source": "simulator" if confirm else "analytic models",
+            "binding": binding,
+            "below": None
+            if below is None
+            else {
+                "index": below,
+                "user_bytes": levels[below].user_bytes,
+                "held_back": float(levels[below].held_back),
+                "fails": binding,
+                "checks": rows[below]["checks"],
+            },
+            "plan_command": plan_command(drive, lv),
+            "model_pick": None
+            if model_pick is None
+            else {
+                "index": model_pick,
+                "user_bytes": levels[model_pick].user_bytes,
+                "held_back": float(levels[model_pick].held_back),
+            },
+        }
+    reasons = (
+        [] if pick is not None else why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_held_back)
+    )
     return {
-        "drive": drive.to_dict(), "workload": wl.to_dict(), "targets": targets.to_dict(),
-        "search": {"step_of_native": float(step), "max_held_back": float(max_held_back),
-                   "levels": len(levels), "allowed_levels": len(allowed),
-                   "scale_model": None if model is None else model.__dict__, "seed": seed,
-                   "simulated_levels": sorted(sims), "confirmed": confirm,
-                   "latency_load_iops": latency_rate},
-        "feasible": pick is not None, "recommendation": rec, "reasons": reasons,
-        "per_target_model": {k: (None if v is None else {"index": v, "held_back": float(levels[v].held_back),
-                                                         "user_bytes": levels[v].user_bytes})
-                             for k, v in per_target_model.items()},
-        "screen": screen, "simulated": [sims[i] for i in sorted(sims)],
+        "drive": drive.to_dict(),
+        "workload": wl.to_dict(),
+        "targets": targets.to_dict(),
+        "search": {
+            "step_of_native": float(step),
+            "max_held_back": float(max_held_back),
+            "levels": len(levels),
+            "allowed_levels": len(allowed),
+            "scale_model": None if model is None else model.__dict__,
+            "seed": seed,
+            "simulated_levels": sorted(sims),
+            "confirmed": confirm,
+            "latency_load_iops": latency_rate,
+        },
+        "feasible": pick is not None,
+        "recommendation": rec,
+        "reasons": reasons,
+        "per_target_model": {
+            k: (
+                None
+                if v is None
+                else {"index": v, "held_back": float(levels[v].held_back), "user_bytes": levels[v].user_bytes}
+            )
+            for k, v in per_target_model.items()
+        },
+        "screen": screen,
+        "simulated": [sims[i] for i in sorted(sims)],
         "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
         "assumptions": notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step),
     }
@@ -165,7 +247,9 @@ def plan_command(drive: Drive, lv: Level) -> str:
     user = f"{lv.user.gb}GB" if lv.user.gb is not None else f"{lv.user.sectors}s"
     iface = "nvme" if drive.interface == "nvme" else "sata"
     ss = f" --sector-size {drive.native.sector_size}" if drive.native.sector_size != 512 else ""
-    return f"opsim plan --interface {iface} --native {nat} --user {user} --physical {_size_arg(drive.physical_bytes)}{ss}"
+    return (
+        f"opsim plan --interface {iface} --native {nat} --user {user} --physical {_size_arg(drive.physical_bytes)}{ss}"
+    )
 
 
 def _size_arg(n: int) -> str:
@@ -181,38 +265,61 @@ def why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_hel
     gives, what the drive gives with no GC at all, and the OP the analytic models say the
     target would need."""
     if not allowed:
-        return [{"target": "capacity", "reason": f"no candidate level keeps {targets.min_capacity:,} bytes usable "
-                                                 "and leaves room for garbage collection"}]
+        return [
+            {
+                "target": "capacity",
+                "reason": f"no candidate level keeps {targets.min_capacity:,} bytes usable "
+                "and leaves room for garbage collection",
+            }
+        ]
     last = allowed[-1]
     row = rows[last.index]
     ceil = ceiling(drive, wl, targets, last)
     out = []
     for name in row["fails"]:
         _, val, need = row["checks"][name]
-        item = {"target": name, "at_largest_allowed": {
-            "held_back": float(last.held_back), "user_bytes": last.user_bytes, "value": val, "required": need,
-            "source": row["source"]}}
+        item = {
+            "target": name,
+            "at_largest_allowed": {
+                "held_back": float(last.held_back),
+                "user_bytes": last.user_bytes,
+                "value": val,
+                "required": need,
+                "source": row["source"],
+            },
+        }
         idx = per_target_model.get(name)
         if name == "iops" and need > ceil["iops"]:
-            item["reason"] = (f"no OP can reach {need:,.0f} IOPS on this workload: even with no garbage "
-                              f"collection at all the drive gives {ceil['iops']:,.0f} (limited by the "
-                              f"{ceil['bottleneck']}; bottleneck bound)")
+            item["reason"] = (
+                f"no OP can reach {need:,.0f} IOPS on this workload: even with no garbage "
+                f"collection at all the drive gives {ceil['iops']:,.0f} (limited by the "
+                f"{ceil['bottleneck']}; bottleneck bound)"
+            )
         elif name == "tbw" and need > ceil["tbw_tb"]:
-            item["reason"] = (f"no OP can reach {need:,.0f} TB: even at WAF {ceil['waf']:.2f} (no GC) the P/E "
-                              f"budget gives {ceil['tbw_tb']:,.0f} TB")
+            item["reason"] = (
+                f"no OP can reach {need:,.0f} TB: even at WAF {ceil['waf']:.2f} (no GC) the P/E "
+                f"budget gives {ceil['tbw_tb']:,.0f} TB"
+            )
         elif name == "lifetime" and need > ceil["lifetime_years"]:
-            item["reason"] = (f"no OP can last {need:g} years at this write rate: even with no GC the P/E "
-                              f"budget lasts {ceil['lifetime_years']:.2f} years")
+            item["reason"] = (
+                f"no OP can last {need:g} years at this write rate: even with no GC the P/E "
+                f"budget lasts {ceil['lifetime_years']:.2f} years"
+            )
         elif idx is not None:
-            item["reason"] = (f"needs about {100 * float(levels[idx].held_back):.1f}% of the native capacity held "
-                              f"back ({levels[idx].user_bytes / GB:,.1f} GB usable; analytic models), more than "
-                              + ("the capacity target allows" if targets.min_capacity is not None
-                                 and levels[idx].user_bytes < targets.min_capacity else "--max-held-back allows"))
+            item["reason"] = (
+                f"needs about {100 * float(levels[idx].held_back):.1f}% of the native capacity held "
+                f"back ({levels[idx].user_bytes / GB:,.1f} GB usable; analytic models), more than "
+                + (
+                    "the capacity target allows"
+                    if targets.min_capacity is not None and levels[idx].user_bytes < targets.min_capacity
+                    else "--max-held-back allows"
+                )
+            )
         elif name.startswith(("latency", "read latency", "write latency")):
             v = "not measured" if val is None else f"{val:,.0f} us"
-            item["reason"] = (f"at the largest allowed OP the simulated {name} is {v}, above {need:,g} us")
+            item["reason"] = f"at the largest allowed OP the simulated {name} is {v}, above {need:,g} us"
         else:
-            item["reason"] = ("not met anywhere up to 75% of the native capacity held back (analytic models)")
+            item["reason"] = "not met anywhere up to 75% of the native capacity held back (analytic models)"
         out.append(item)
     return out
 
@@ -223,61 +330,82 @@ def _timing_note(drive: Drive) -> str:
     src = drive.sources.get("timing") or {}
     fitted = sorted(k for k, v in src.items() if str(v).startswith("fitted"))
     est = sorted(k for k, v in src.items() if str(v).startswith("estimate"))
-    return (f"timing parameters: preset {drive.preset} (`opsim presets {drive.preset}` gives every source); "
-            f"fitted to the seeds: {', '.join(fitted) or 'none'}; estimates: {', '.join(est) or 'none'}")
+    return (
+        f"timing parameters: preset {drive.preset} (`opsim presets {drive.preset}` gives every source); "
+        f"fitted to the seeds: {', '.join(fitted) or 'none'}; estimates: {', '.join(est) or 'none'}"
+    )
 
 
 def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step) -> list[str]:
     b = drive.pages_per_block
     out = [
         f"OP levels: every {100 * float(step):g}% of the native capacity held back, as whole marketed GB "
-        "(IDEMA LBA1-03 counts)" if drive.native.gb is not None else
-        f"OP levels: every {100 * float(step):g}% of the native capacity held back, in whole sectors (floor)",
+        "(IDEMA LBA1-03 counts)"
+        if drive.native.gb is not None
+        else f"OP levels: every {100 * float(step):g}% of the native capacity held back, in whole sectors (floor)",
         f"WAF (screen): {screen[0]['waf_model']}, at the OP garbage collection sees (physical pages outside "
         f"the {drive.gc_low}-block free reserve over user pages); steady state",
         f"WAF is NAND bytes over host bytes: sub-page writes program whole {drive.page_size // 1024} KiB mapping "
         "units (read-modify-write)"
-        if any(s % drive.page_size for s, _ in wl.sizes()) else
-        "WAF is NAND bytes over host bytes",
+        if any(s % drive.page_size for s, _ in wl.sizes())
+        else "WAF is NAND bytes over host bytes",
         "IOPS (screen): bottleneck bound over controller, host link, NAND dies and channels with the timed "
         "model's cost rules; queueing is not modelled, so it is an upper bound",
         _timing_note(drive),
     ]
     if drive.slc_folds:
-        out.insert(2, f"SLC cache (screen): in steady state the cache is its static part "
-                      f"({drive.slc_static_blocks:,} blocks, held out of the pool GC works in); every host write is "
-                      "programmed in SLC mode and folded (WAF + 1; per page: an SLC read, a native program and the "
-                      "controller's per-page GC time)")
+        out.insert(
+            2,
+            f"SLC cache (screen): in steady state the cache is its static part "
+            f"({drive.slc_static_blocks:,} blocks, held out of the pool GC works in); every host write is "
+            "programmed in SLC mode and folded (WAF + 1; per page: an SLC read, a native program and the "
+            "controller's per-page GC time)",
+        )
     if drive.pe is not None:
-        out.append(f"TBW = P/E ({drive.pe:g}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
-                   f"DWPD = TBW x 1024 / user GB / ({targets.dwpd_years:g} x 365 days) (the SanDisk X400 note's "
-                   "formula); lifetime = TBW / write rate")
+        out.append(
+            f"TBW = P/E ({drive.pe:g}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
+            f"DWPD = TBW x 1024 / user GB / ({targets.dwpd_years:g} x 365 days) (the SanDisk X400 note's "
+            "formula); lifetime = TBW / write rate"
+        )
     else:
         out.append("no --pe: TBW, DWPD and lifetime are not computed")
     if 0 < wl.sequential < 1:
         seq, rnd = wl.mix_chunks(drive.page_size, drive.pages_per_block)
-        out.append(f"random/sequential mix: simulated with the core's interleaved pattern (type \"sk-hynix\"): "
-                   f"{seq / 2**20:g} MiB of sequential writes (one FTL block) then {rnd / 2**20:g} MiB of random "
-                   f"ones, {100 * seq / (seq + rnd):.1f}% sequential by bytes")
+        out.append(
+            f'random/sequential mix: simulated with the core\'s interleaved pattern (type "sk-hynix"): '
+            f"{seq / 2**20:g} MiB of sequential writes (one FTL block) then {rnd / 2**20:g} MiB of random "
+            f"ones, {100 * seq / (seq + rnd):.1f}% sequential by bytes"
+        )
     if wl.skew == "zipf":
-        out.append("zipf: the analytic screen ranks the real drive's pages; the scale model ranks its own (fewer) "
-                   "pages, so its skew differs slightly")
+        out.append(
+            "zipf: the analytic screen ranks the real drive's pages; the scale model ranks its own (fewer) "
+            "pages, so its skew differs slightly"
+        )
     if confirm and model is not None:
         out.append(
             f"simulator: timed model on a {model.blocks:,}-block scale model ({b} pages per block, "
             f"1/{max(1, drive.blocks // model.blocks)} of the drive's blocks) with the same OP seen by GC and every "
             f"timing and die count kept; preconditioning: {model.precondition}"
-            + (" (the mean-field steady state placed directly)" if model.precondition == "analytic" else
-               f" ({model.aging_drive_writes:g} drive writes of the workload after a sequential fill"
-               + (", in the timed run)" if model.precondition == "fill + timed aging" else ", functional model)"))
+            + (
+                " (the mean-field steady state placed directly)"
+                if model.precondition == "analytic"
+                else f" ({model.aging_drive_writes:g} drive writes of the workload after a sequential fill"
+                + (", in the timed run)" if model.precondition == "fill + timed aging" else ", functional model)")
+            )
             + f"; then {model.warmup_drive_writes:.3g} drive writes of warm-up and {model.measure_drive_writes:.3g} "
-              "measured")
+            "measured"
+        )
         out += model.notes
         if targets.latency:
-            out.append("latency: simulator only (no analytic model); "
-                       + (f"open loop at the IOPS target ({latency_rate:,.0f} IOPS, Poisson arrivals)"
-                          if latency_rate else f"closed loop at queue depth {drive.queue_depth}")
-                       + "; percentiles over the measurement window")
+            out.append(
+                "latency: simulator only (no analytic model); "
+                + (
+                    f"open loop at the IOPS target ({latency_rate:,.0f} IOPS, Poisson arrivals)"
+                    if latency_rate
+                    else f"closed loop at queue depth {drive.queue_depth}"
+                )
+                + "; percentiles over the measurement window"
+            )
     if confirm_note:
         out.append(confirm_note)
     if not confirm and not confirm_note:

@@ -13,27 +13,27 @@ from .targets import Targets
 from .workload import Workload
 
 # Sizes of a simulation run (see the "Simulator confirmation" notes in docs/planner.md).
-AGING_DRIVE_WRITES = {"uniform": 2.0, "skewed": 4.0}   # after a sequential fill, before timing
+AGING_DRIVE_WRITES = {"uniform": 2.0, "skewed": 4.0}  # after a sequential fill, before timing
 
 
 #: a random/sequential mix also ages 1/s drive writes: the core's interleaved pattern
 #: (``sk-hynix``) lets its random writes reach only what its sequential stream has written
-AGING_OPS_CAP = 40_000_000                            # functional IOs spent on aging, at most
+AGING_OPS_CAP = 40_000_000  # functional IOs spent on aging, at most
 
 
-TIMED_OPS_CAP = 4_000_000                             # timed IOs spent on aging, at most
+TIMED_OPS_CAP = 4_000_000  # timed IOs spent on aging, at most
 
 
 MIN_MODEL_BLOCKS = 512
 
 
-MIN_WINDOW_BLOCKS = 128                               # the measured host writes fill this many blocks
+MIN_WINDOW_BLOCKS = 128  # the measured host writes fill this many blocks
 
 
 @dataclass
 class ScaleModel:
     blocks: int
-    precondition: str                 # "analytic" or "fill + aging"
+    precondition: str  # "analytic" or "fill + aging"
     aging_drive_writes: float
     warmup_drive_writes: float
     measure_drive_writes: float
@@ -54,11 +54,16 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
       after the core's fill."""
     notes = []
     blocks = min(drive.blocks, model_blocks)
-    analytic = (wl.skew == "uniform" and wl.sequential == 0 and wl.block_size == drive.page_size
-                and drive.gc in ("greedy", "fifo", "random", "d-choices") and blocks >= 2 * drive.pages_per_block)
+    analytic = (
+        wl.skew == "uniform"
+        and wl.sequential == 0
+        and wl.block_size == drive.page_size
+        and drive.gc in ("greedy", "fifo", "random", "d-choices")
+        and blocks >= 2 * drive.pages_per_block
+    )
     w = wl.write_fraction
     bpw = wl.bytes_per_io()
-    per_block_ios = drive.pages_per_block * drive.page_size * 0.8 / (w * bpw)   # IOs per drive write per block
+    per_block_ios = drive.pages_per_block * drive.page_size * 0.8 / (w * bpw)  # IOs per drive write per block
     aging = 0.0
     if analytic:
         kind = "analytic"
@@ -79,24 +84,33 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
     # about io_budget IOs, and at least MIN_WINDOW_BLOCKS blocks of host writes measured
     measure = max(2 / 3 * io_budget / (blocks * per_block_ios), MIN_WINDOW_BLOCKS / (0.8 * blocks))
     measure = min(0.5, measure)
-    return ScaleModel(blocks=blocks, precondition=kind, aging_drive_writes=aging,
-                      warmup_drive_writes=measure / 2, measure_drive_writes=measure, notes=notes)
+    return ScaleModel(
+        blocks=blocks,
+        precondition=kind,
+        aging_drive_writes=aging,
+        warmup_drive_writes=measure / 2,
+        measure_drive_writes=measure,
+        notes=notes,
+    )
 
 
-def sim_config(drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: int,
-               arrival_iops: float | None = None) -> dict:
+def sim_config(
+    drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: int, arrival_iops: float | None = None
+) -> dict:
     """The scale model of ``lv``: ``model.blocks`` blocks holding the user pages that give
     the same OP seen by GC as the real drive at this capacity."""
     ppb, page = drive.pages_per_block, drive.page_size
     op = drive.op_seen(lv.user_bytes)
-    static = math.floor(drive.slc_min_fraction * model.blocks)   # the SLC cache's static part, as op_seen
+    static = math.floor(drive.slc_min_fraction * model.blocks)  # the SLC cache's static part, as op_seen
     user_pages = math.floor((model.blocks - drive.gc_low - static) * ppb / (1 + op))
     cfg: dict = {}
     if drive.preset:
         cfg["preset"] = drive.preset
     cfg["drive"] = dict(drive.drive_overrides) | {
-        "user_capacity": user_pages * page, "physical_capacity": model.blocks * ppb * page,
-        "sector_size": drive.native.sector_size}
+        "user_capacity": user_pages * page,
+        "physical_capacity": model.blocks * ppb * page,
+        "sector_size": drive.native.sector_size,
+    }
     cfg["ftl"] = {"gc": drive.gc}
     cfg["workload"] = wl.sim_workload(page, ppb)
     t = dict(drive.timing_overrides)
@@ -107,8 +121,13 @@ def sim_config(drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: i
     m = model.measure_drive_writes
     pre = {"analytic": "analytic", "fill + timed aging": "fill"}.get(model.precondition, "none")
     warm = model.warmup_drive_writes + (model.aging_drive_writes if pre == "fill" else 0)
-    cfg["run"] = {"seed": seed, "precondition": pre, "warmup_drive_writes": warm, "measure_drive_writes": m,
-                  "round_drive_writes": m / 5}
+    cfg["run"] = {
+        "seed": seed,
+        "precondition": pre,
+        "warmup_drive_writes": warm,
+        "measure_drive_writes": m,
+        "round_drive_writes": m / 5,
+    }
     return cfg
 
 
@@ -140,20 +159,34 @@ def sim_level(drive: Drive, wl: Workload, targets: Targets, lv: Level, model: Sc
     wg, wb = waf_sim / k, waf_sim
     iops, bott = t["measured_iops"], None
     iops_src = "timed model, measurement window"
-    row = {"index": lv.index, "user_bytes": lv.user_bytes, "user_sectors": lv.user.sectors,
-           "user_gb": lv.user.gb, "held_back": float(lv.held_back), "op": level_ops(drive, lv),
-           "waf_gc": wg, "waf": wb, "iops": iops, "bottleneck": bott, "iops_source": iops_src,
-           "latency_us": t["latency_us"],
-           "latency_source": f"timed model, closed loop at queue depth {drive.queue_depth}",
-           "source": "simulator", "steady_state": t["steady_state"]["reached"],
-           "model_op_seen": r["op"]["effective"], "model_blocks": r["drive"]["blocks"],
-           "simulated_seconds": t["simulated_seconds"], "wall_seconds": r["perf"]["wall_seconds"]}
+    row = {
+        "index": lv.index,
+        "user_bytes": lv.user_bytes,
+        "user_sectors": lv.user.sectors,
+        "user_gb": lv.user.gb,
+        "held_back": float(lv.held_back),
+        "op": level_ops(drive, lv),
+        "waf_gc": wg,
+        "waf": wb,
+        "iops": iops,
+        "bottleneck": bott,
+        "iops_source": iops_src,
+        "latency_us": t["latency_us"],
+        "latency_source": f"timed model, closed loop at queue depth {drive.queue_depth}",
+        "source": "simulator",
+        "steady_state": t["steady_state"]["reached"],
+        "model_op_seen": r["op"]["effective"],
+        "model_blocks": r["drive"]["blocks"],
+        "simulated_seconds": t["simulated_seconds"],
+        "wall_seconds": r["perf"]["wall_seconds"],
+    }
     row |= endurance(drive, wl, targets, wb, lv.user_bytes, iops)
     return row
 
 
-def open_loop_latency(drive: Drive, wl: Workload, row: dict, lv: Level, model: ScaleModel, seed: int,
-                      rate: float) -> None:
+def open_loop_latency(
+    drive: Drive, wl: Workload, row: dict, lv: Level, model: ScaleModel, seed: int, rate: float
+) -> None:
     """Replace ``row``'s latency by an open-loop run at ``rate`` IOPS (Poisson arrivals), the
     load the IOPS target asks for; a level that does not reach that rate is not run."""
     if row["iops"] < rate:

@@ -36,14 +36,14 @@ class Drive:
     interface: str
     queue_depth: int
     write_cache: bool
-    timing_overrides: dict          # what the advisor puts in [timing] on top of the preset
-    drive_overrides: dict           # [drive] keys for a drive given by parameters
-    timing: dict                    # resolved by the core (ns, counts)
+    timing_overrides: dict  # what the advisor puts in [timing] on top of the preset
+    drive_overrides: dict  # [drive] keys for a drive given by parameters
+    timing: dict  # resolved by the core (ns, counts)
     sources: dict = field(default_factory=dict)
-    slc_min_fraction: float = 0.0   # the SLC cache's static part (fraction of blocks), if it has one
-    slc_folds: bool = False         # steady state: every host write goes to SLC and is folded
-    config: dict = field(default_factory=dict, repr=False)        # the config the core describes
-    description: dict = field(default_factory=dict, repr=False)   # opsim.sim.describe of it
+    slc_min_fraction: float = 0.0  # the SLC cache's static part (fraction of blocks), if it has one
+    slc_folds: bool = False  # steady state: every host write goes to SLC and is folded
+    config: dict = field(default_factory=dict, repr=False)  # the config the core describes
+    description: dict = field(default_factory=dict, repr=False)  # opsim.sim.describe of it
     _ops: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -76,18 +76,41 @@ class Drive:
         return self.ops(user_bytes)["seen_by_gc"]
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "title": self.title, "preset": self.preset,
-                "native_bytes": self.native.bytes, "native_sectors": self.native.sectors,
-                "native_gb": self.native.gb, "sector_size": self.native.sector_size,
-                "physical_bytes": self.physical_bytes, "page_size": self.page_size,
-                "pages_per_block": self.pages_per_block, "blocks": self.blocks, "gc": self.gc,
-                "gc_low_watermark": self.gc_low, "pe_cycles": self.pe, "interface": self.interface,
-                "queue_depth": self.queue_depth, "write_cache": self.write_cache,
-                "timing": self.timing, "sources": self.sources}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "preset": self.preset,
+            "native_bytes": self.native.bytes,
+            "native_sectors": self.native.sectors,
+            "native_gb": self.native.gb,
+            "sector_size": self.native.sector_size,
+            "physical_bytes": self.physical_bytes,
+            "page_size": self.page_size,
+            "pages_per_block": self.pages_per_block,
+            "blocks": self.blocks,
+            "gc": self.gc,
+            "gc_low_watermark": self.gc_low,
+            "pe_cycles": self.pe,
+            "interface": self.interface,
+            "queue_depth": self.queue_depth,
+            "write_cache": self.write_cache,
+            "timing": self.timing,
+            "sources": self.sources,
+        }
 
 
-def load_drive(*, preset: str | None = None, native=None, physical=None, pages_per_block=None,
-               interface=None, pe=None, gc=None, queue_depth=None, sector_size: int = 512) -> Drive:
+def load_drive(
+    *,
+    preset: str | None = None,
+    native=None,
+    physical=None,
+    pages_per_block=None,
+    interface=None,
+    pe=None,
+    gc=None,
+    queue_depth=None,
+    sector_size: int = 512,
+) -> Drive:
     """A :class:`Drive` from a preset name or from parameters (errors name the option)."""
     from ... import presets as P
 
@@ -98,8 +121,12 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
     if preset is not None:
         if preset not in P.names():
             raise _bad("preset", f"unknown preset {preset!r}; known: {', '.join(sorted(P.names()))}")
-        for opt, v in (("native", native), ("physical", physical), ("pages_per_block", pages_per_block),
-                       ("interface", interface)):
+        for opt, v in (
+            ("native", native),
+            ("physical", physical),
+            ("pages_per_block", pages_per_block),
+            ("interface", interface),
+        ):
             if v is not None:
                 raise _bad(opt, f"the preset {preset} fixes this; drop {_opt(opt)} or --preset")
         p = P.get(preset)
@@ -115,8 +142,11 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
         name, title = preset, p["meta"]["title"]
     else:
         if native is None:
-            raise _bad("native", "give a drive: --preset NAME (see `opsim presets`) or --native SIZE "
-                                 "(with --physical, --pe, --interface)")
+            raise _bad(
+                "native",
+                "give a drive: --preset NAME (see `opsim presets`) or --native SIZE "
+                "(with --physical, --pe, --interface)",
+            )
         nat = _as_option("native", parse_capacity, native, sector_size, "native")
         if physical is not None:
             phys = _as_option("physical", parse_size, physical, key="physical")
@@ -128,8 +158,11 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
             sources["physical"] = note
         sources["native"] = "given with --native"
         if phys <= nat.bytes:
-            raise _bad("physical", f"{phys:,} bytes is not more than the native capacity ({nat.bytes:,} bytes); "
-                                   "the drive would have no spare area at all")
+            raise _bad(
+                "physical",
+                f"{phys:,} bytes is not more than the native capacity ({nat.bytes:,} bytes); "
+                "the drive would have no spare area at all",
+            )
         if pages_per_block is not None and not (2 <= int(pages_per_block) <= 65536):
             raise _bad("pages_per_block", f"{pages_per_block} is out of range 2..65536")
         drive_over = {"pages_per_block": int(pages_per_block or 256)}
@@ -175,10 +208,26 @@ def load_drive(*, preset: str | None = None, native=None, physical=None, pages_p
     # with one, and "fold" when full, every host write is programmed in SLC mode and folded
     slc = desc["slc_cache"]
     slc_min = float(c["ftl"]["slc_cache"]["min_fraction"]) if slc else 0.0
-    return Drive(name=name, title=title, preset=preset, native=nat, physical_bytes=int(phys),
-                 slc_min_fraction=slc_min, slc_folds=bool(slc and slc["steady_folds"]),
-                 page_size=page, pages_per_block=ppb,
-                 gc=c["ftl"]["gc"], gc_low=c["ftl"]["gc_low_watermark"],
-                 pe=pe_v, interface=t["interface"], queue_depth=t["queue_depth"],
-                 write_cache=bool(t["write_cache"]), timing_overrides=timing_over,
-                 drive_overrides=drive_over, timing=resolved, sources=sources, config=cfg, description=desc)
+    return Drive(
+        name=name,
+        title=title,
+        preset=preset,
+        native=nat,
+        physical_bytes=int(phys),
+        slc_min_fraction=slc_min,
+        slc_folds=bool(slc and slc["steady_folds"]),
+        page_size=page,
+        pages_per_block=ppb,
+        gc=c["ftl"]["gc"],
+        gc_low=c["ftl"]["gc_low_watermark"],
+        pe=pe_v,
+        interface=t["interface"],
+        queue_depth=t["queue_depth"],
+        write_cache=bool(t["write_cache"]),
+        timing_overrides=timing_over,
+        drive_overrides=drive_over,
+        timing=resolved,
+        sources=sources,
+        config=cfg,
+        description=desc,
+    )

@@ -23,5 +23,10 @@ def _as_option(option: str, fn, *args, **kw):
 
 def _option_for_key(key: str | None) -> str:
     k = (key or "").split(".")[-1]
-    return {"user_capacity": "native", "physical_capacity": "physical", "gc": "gc",
-            "queue_depth": "queue_depth", "interface": "interface"}.get(k, k or "preset")
+    return {
+        "user_capacity": "native",
+        "physical_capacity": "physical",
+        "gc": "gc",
+        "queue_depth": "queue_depth",
+        "interface": "interface",
+    }.get(k, k or "preset")

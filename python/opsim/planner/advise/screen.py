@@ -29,7 +29,7 @@ DAYS_PER_YEAR = E.DAYS_PER_YEAR
 class Level:
     index: int
     user: Capacity
-    held_back: Fraction               # (native - user) / native, by LBAs
+    held_back: Fraction  # (native - user) / native, by LBAs
 
     @property
     def user_bytes(self) -> int:
@@ -74,9 +74,12 @@ def waf_gc_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float, str
     The user pages classified (zipf ranks) are the real drive's, at its native capacity."""
     if wl.sequential >= 1:
         return 1.0, "sequential overwrite: every block GC meets is fully invalid (WAF 1)"
-    mix = ("" if wl.sequential == 0 else
-           f"; all writes taken as random (no analytic model for a {100 * wl.sequential:g}% sequential mix: "
-           "an upper bound, the simulator runs the mix)")
+    mix = (
+        ""
+        if wl.sequential == 0
+        else f"; all writes taken as random (no analytic model for a {100 * wl.sequential:g}% sequential mix: "
+        "an upper bound, the simulator runs the mix)"
+    )
     w, src = _waf_random_model(drive, wl, op_seen)
     return w, src + mix
 
@@ -87,21 +90,25 @@ def _waf_random_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float
     b = drive.pages_per_block
     cls = wl.classes(int(drive.native.bytes // drive.page_size)) if wl.skewed else None
     if cls is not None:
-        src = {"hot-cold": "hot/cold", "zipf": f"zipf (binned into {len(cls)} classes)",
-               "jesd219": "JESD219 zones"}[wl.skew]
+        src = {"hot-cold": "hot/cold", "zipf": f"zipf (binned into {len(cls)} classes)", "jesd219": "JESD219 zones"}[
+            wl.skew
+        ]
         w = models.waf_lrw_classes(op_seen, cls)
         if drive.gc == "fifo":
             return w, f"non-uniform LRW model (Desnoyers 2012), {src}"
-        return w, (f"non-uniform LRW model (Desnoyers 2012), {src}: the screen for {drive.gc} GC, which has "
-                   "no closed form under skew (LRW is at or above greedy in the simulator)")
+        return w, (
+            f"non-uniform LRW model (Desnoyers 2012), {src}: the screen for {drive.gc} GC, which has "
+            "no closed form under skew (LRW is at or above greedy in the simulator)"
+        )
     if drive.gc == "fifo":
         return models.waf_fifo(op_seen), "LRW Lambert-W (Desnoyers 2012)"
     if drive.gc == "random":
         return models.waf_random(op_seen), "(1 + OP) / OP (random victim)"
     if drive.gc == "greedy":
         return models.waf_greedy(op_seen, b), f"greedy mean field (Van Houdt 2013), b = {b}"
-    return models.waf_greedy(op_seen, b), (f"greedy mean field (Van Houdt 2013), b = {b}, as an approximation "
-                                           f"for {drive.gc} GC")
+    return models.waf_greedy(op_seen, b), (
+        f"greedy mean field (Van Houdt 2013), b = {b}, as an approximation for {drive.gc} GC"
+    )
 
 
 def rmw_factor(wl: Workload, page: int) -> float:
@@ -124,19 +131,30 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
     gives the achieved figure.  Returns (IOPS, bottleneck, {resource: IOPS it allows})."""
     from ...sim import costs
 
-    model = {"timing": drive.timing, "write_cache": drive.write_cache, "slc_folds": drive.slc_folds,
-             "ftl_block_units": drive.pages_per_block}
-    mix = {"write_fraction": wl.write_fraction, "units_per_io": wl.pages_per_io(drive.page_size),
-           "bytes_per_io": wl.bytes_per_io()}
+    model = {
+        "timing": drive.timing,
+        "write_cache": drive.write_cache,
+        "slc_folds": drive.slc_folds,
+        "ftl_block_units": drive.pages_per_block,
+    }
+    mix = {
+        "write_fraction": wl.write_fraction,
+        "units_per_io": wl.pages_per_io(drive.page_size),
+        "bytes_per_io": wl.bytes_per_io(),
+    }
     c = costs(model, mix, waf_gc)
     return c["iops"], c["bottleneck"], {r["resource"]: r["iops"] for r in c["resources"]}
 
 
-def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_bytes: int,
-              iops: float | None) -> dict:
+def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_bytes: int, iops: float | None) -> dict:
     """TBW (host TB writable = P/E x NAND / WAF), DWPD, lifetime, price per IOPS."""
-    out: dict[str, float | None] = {"tbw_tb": None, "dwpd": None, "lifetime_years": None,
-                                    "price_per_iops": None, "price_per_gb": None}
+    out: dict[str, float | None] = {
+        "tbw_tb": None,
+        "dwpd": None,
+        "lifetime_years": None,
+        "price_per_iops": None,
+        "price_per_gb": None,
+    }
     if drive.pe is not None:
         proj = E.projection(Fraction(str(drive.pe)), drive.physical_bytes, Fraction(waf).limit_denominator(10**9))
         tbw = Fraction(proj["host_bytes_writable"], E.TB)
@@ -158,10 +176,21 @@ def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dic
     wg = float(wg)
     wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
     iops, bott, _ = iops_bound(drive, wl, wg)
-    row = {"index": lv.index, "user_bytes": lv.user_bytes, "user_sectors": lv.user.sectors,
-           "user_gb": lv.user.gb, "held_back": float(lv.held_back), "op": ops,
-           "waf_gc": wg, "waf": wb, "iops": iops, "bottleneck": bott,
-           "latency_us": None, "source": "model", "waf_model": wsrc}
+    row = {
+        "index": lv.index,
+        "user_bytes": lv.user_bytes,
+        "user_sectors": lv.user.sectors,
+        "user_gb": lv.user.gb,
+        "held_back": float(lv.held_back),
+        "op": ops,
+        "waf_gc": wg,
+        "waf": wb,
+        "iops": iops,
+        "bottleneck": bott,
+        "latency_us": None,
+        "source": "model",
+        "waf_model": wsrc,
+    }
     row |= endurance(drive, wl, targets, wb, lv.user_bytes, iops)
     return row
 
@@ -218,9 +247,13 @@ def jesd219_available() -> bool:
     from ...sim import simulate
 
     try:
-        simulate({"drive": {"user_capacity": 60 * 2**20, "physical_capacity": 64 * 2**20, "pages_per_block": 64},
-                  "workload": {"type": "jesd219"},
-                  "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.01}})
+        simulate(
+            {
+                "drive": {"user_capacity": 60 * 2**20, "physical_capacity": 64 * 2**20, "pages_per_block": 64},
+                "workload": {"type": "jesd219"},
+                "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.01},
+            }
+        )
         return True
     except ConfigError:
         return False

@@ -18,24 +18,30 @@ LATENCY_KEYS = ("mean", "p50", "p90", "p99", "p99.9", "p99.99", "max")
 @dataclass
 class Targets:
     min_iops: float | None = None
-    min_iops_relative: bool = False         # "3x": a multiple of the IOPS at the native capacity
-    min_tbw: float | None = None            # TB
+    min_iops_relative: bool = False  # "3x": a multiple of the IOPS at the native capacity
+    min_tbw: float | None = None  # TB
     min_tbw_relative: bool = False
     min_dwpd: float | None = None
     dwpd_years: float = 5.0
     min_lifetime_years: float | None = None
-    min_capacity: int | None = None         # bytes
-    latency: list = field(default_factory=list)   # [(op "all"/"read"/"write", key "p99", max us)]
+    min_capacity: int | None = None  # bytes
+    latency: list = field(default_factory=list)  # [(op "all"/"read"/"write", key "p99", max us)]
     price: float | None = None
 
     def describe(self) -> list[str]:
         out = []
         if self.min_iops is not None:
-            out.append(f"steady IOPS >= {self.min_iops:g}x the native configuration's" if self.min_iops_relative
-                       else f"steady IOPS >= {self.min_iops:,.0f}")
+            out.append(
+                f"steady IOPS >= {self.min_iops:g}x the native configuration's"
+                if self.min_iops_relative
+                else f"steady IOPS >= {self.min_iops:,.0f}"
+            )
         if self.min_tbw is not None:
-            out.append(f"TBW >= {self.min_tbw:g}x the native configuration's" if self.min_tbw_relative
-                       else f"TBW >= {self.min_tbw:,g} TB")
+            out.append(
+                f"TBW >= {self.min_tbw:g}x the native configuration's"
+                if self.min_tbw_relative
+                else f"TBW >= {self.min_tbw:,g} TB"
+            )
         if self.min_dwpd is not None:
             out.append(f"DWPD >= {self.min_dwpd:g} over {self.dwpd_years:g} years")
         if self.min_lifetime_years is not None:
@@ -62,12 +68,19 @@ class Targets:
         return n
 
     def to_dict(self) -> dict:
-        return {"min_iops": self.min_iops, "min_iops_relative": self.min_iops_relative,
-                "min_tbw_tb": self.min_tbw, "min_tbw_relative": self.min_tbw_relative,
-                "min_dwpd": self.min_dwpd, "dwpd_years": self.dwpd_years,
-                "min_lifetime_years": self.min_lifetime_years, "min_capacity_bytes": self.min_capacity,
-                "max_latency_us": [{"ios": k, "percentile": key, "us": us} for k, key, us in self.latency],
-                "price": self.price, "described": self.describe()}
+        return {
+            "min_iops": self.min_iops,
+            "min_iops_relative": self.min_iops_relative,
+            "min_tbw_tb": self.min_tbw,
+            "min_tbw_relative": self.min_tbw_relative,
+            "min_dwpd": self.min_dwpd,
+            "dwpd_years": self.dwpd_years,
+            "min_lifetime_years": self.min_lifetime_years,
+            "min_capacity_bytes": self.min_capacity,
+            "max_latency_us": [{"ios": k, "percentile": key, "us": us} for k, key, us in self.latency],
+            "price": self.price,
+            "described": self.describe(),
+        }
 
 
 def latency_name(kind: str, key: str) -> str:
@@ -113,8 +126,11 @@ def parse_read_write(text) -> float:
     if r < 0 or w < 0 or r + w == 0:
         raise _bad("read_write", f"{text!r}: both parts must be >= 0 and not both 0")
     if w == 0:
-        raise _bad("read_write", f"{text!r} has no writes; over-provisioning only changes how writes "
-                                 "are garbage-collected, so a read-only workload needs none")
+        raise _bad(
+            "read_write",
+            f"{text!r} has no writes; over-provisioning only changes how writes "
+            "are garbage-collected, so a read-only workload needs none",
+        )
     return r / (r + w)
 
 
@@ -145,8 +161,10 @@ _TIME_UNITS = {"us": 1.0, "µs": 1.0, "ms": 1000.0, "s": 1e6, "ns": 1e-3}
 
 def parse_latency(text) -> tuple[str, str, float]:
     """``p99=2ms``, ``read:p99.9=5000us``, ``write:mean=1ms`` -> (ios, percentile, us)."""
-    m = re.fullmatch(r"\s*(?:(read|write|all)\s*:\s*)?(p[0-9.]+|mean|max)\s*[=<]=?\s*([0-9.]+)\s*(us|µs|ms|s|ns)?\s*",
-                     str(text).lower())
+    m = re.fullmatch(
+        r"\s*(?:(read|write|all)\s*:\s*)?(p[0-9.]+|mean|max)\s*[=<]=?\s*([0-9.]+)\s*(us|µs|ms|s|ns)?\s*",
+        str(text).lower(),
+    )
     if not m:
         raise _bad("max_latency", f"{text!r}: write it as p99=2ms, p99.9=5000us or read:p99=1ms")
     kind, key, val, unit = m.group(1) or "all", m.group(2), float(m.group(3)), m.group(4) or "us"

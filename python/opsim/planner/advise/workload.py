@@ -14,20 +14,32 @@ from ..capacity import (
 #: JEDEC JESD219 enterprise endurance workload: transfer sizes and their share of IOs
 #: (JESD219, Sept. 2010, as summarised by Tom's Hardware/Seagate, "SSD Endurance: Endurance
 #: Workloads"; the LBA zones are :func:`opsim.models.jesd219_classes`).
-JESD219_SIZES = ((512, 0.04), (1024, 0.01), (1536, 0.01), (2048, 0.01), (2560, 0.01), (3072, 0.01),
-                 (3584, 0.01), (4096, 0.67), (8192, 0.10), (16384, 0.07), (32768, 0.03), (65536, 0.03))
+JESD219_SIZES = (
+    (512, 0.04),
+    (1024, 0.01),
+    (1536, 0.01),
+    (2048, 0.01),
+    (2560, 0.01),
+    (3072, 0.01),
+    (3584, 0.01),
+    (4096, 0.67),
+    (8192, 0.10),
+    (16384, 0.07),
+    (32768, 0.03),
+    (65536, 0.03),
+)
 
 
 @dataclass
 class Workload:
     read_fraction: float = 0.0
-    block_size: int | None = 4096          # None: the JESD219 size mix
-    sequential: float = 0.0                # share of the writes that are sequential
-    skew: str = "uniform"                  # uniform | hot-cold | zipf | jesd219
+    block_size: int | None = 4096  # None: the JESD219 size mix
+    sequential: float = 0.0  # share of the writes that are sequential
+    skew: str = "uniform"  # uniform | hot-cold | zipf | jesd219
     hot_fraction: float | None = None
     hot_write_fraction: float | None = None
     zipf_exponent: float | None = None
-    write_rate: int | None = None          # host bytes per day
+    write_rate: int | None = None  # host bytes per day
     _classes: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -50,14 +62,18 @@ class Workload:
             sk = "uniform over the LBAs"
         elif self.skew == "hot-cold":
             assert self.hot_fraction is not None and self.hot_write_fraction is not None  # set with the skew
-            sk = (f"hot/cold: {100 * self.hot_write_fraction:g}% of writes to {100 * self.hot_fraction:g}% "
-                  "of the LBAs")
+            sk = f"hot/cold: {100 * self.hot_write_fraction:g}% of writes to {100 * self.hot_fraction:g}% of the LBAs"
         elif self.skew == "zipf":
             sk = f"zipf s = {self.zipf_exponent:g}"
         else:
             sk = "JESD219 zones (50% of IOs to 5% of the LBAs, 30% to 15%, 20% to 80%)"
-        seq = ("random" if self.sequential == 0 else "sequential" if self.sequential == 1
-               else f"{100 * self.sequential:g}% of writes sequential, the rest random")
+        seq = (
+            "random"
+            if self.sequential == 0
+            else "sequential"
+            if self.sequential == 1
+            else f"{100 * self.sequential:g}% of writes sequential, the rest random"
+        )
         s = f"{size} {seq}, {rw}, {sk}"
         if self.write_rate:
             s += f", {self.write_rate / GB:g} GB written per day"
@@ -108,8 +124,7 @@ class Workload:
             w["type"] = "sequential"
         elif self.sequential > 0:
             seq, rnd = self.mix_chunks(page, ppb)
-            w.update(type="sk-hynix", sequential_chunk=seq, random_chunk=rnd,
-                     sequential_request_size=self.block_size)
+            w.update(type="sk-hynix", sequential_chunk=seq, random_chunk=rnd, sequential_request_size=self.block_size)
         elif self.skew == "jesd219":
             w["type"] = "jesd219"
         elif self.skew == "hot-cold":
@@ -123,11 +138,19 @@ class Workload:
         return w
 
     def to_dict(self) -> dict:
-        return {"read_fraction": self.read_fraction, "write_fraction": self.write_fraction,
-                "block_size": self.block_size, "sizes": self.sizes(), "sequential_fraction": self.sequential,
-                "skew": self.skew, "hot_fraction": self.hot_fraction, "hot_write_fraction": self.hot_write_fraction,
-                "zipf_exponent": self.zipf_exponent, "write_rate_bytes_per_day": self.write_rate,
-                "description": self.describe()}
+        return {
+            "read_fraction": self.read_fraction,
+            "write_fraction": self.write_fraction,
+            "block_size": self.block_size,
+            "sizes": self.sizes(),
+            "sequential_fraction": self.sequential,
+            "skew": self.skew,
+            "hot_fraction": self.hot_fraction,
+            "hot_write_fraction": self.hot_write_fraction,
+            "zipf_exponent": self.zipf_exponent,
+            "write_rate_bytes_per_day": self.write_rate,
+            "description": self.describe(),
+        }
 
 
 def _units_touched(size: int, page: int, align: int) -> float:
@@ -152,7 +175,7 @@ def _gen_harmonic(n: int, s: float, head) -> float:
     if n <= m:
         return float(head[n])
     integral = math.log(n / m) if s == 1 else (n ** (1 - s) - m ** (1 - s)) / (1 - s)
-    em = (n ** -s - m ** -s) / 2 - s * (n ** (-s - 1) - m ** (-s - 1)) / 12
+    em = (n**-s - m**-s) / 2 - s * (n ** (-s - 1) - m ** (-s - 1)) / 12
     return float(head[m]) + integral + em
 
 
