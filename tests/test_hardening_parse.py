@@ -4,6 +4,7 @@ nothing behind when killed, and config messages that point at the user's own tex
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -172,7 +173,7 @@ def test_a_conversion_killed_midway_leaves_nothing(tmp_path):
     os.mkfifo(fifo)
     line = b"128166372003061629,hm,0,Write,8192,4096,1\n"
     p = subprocess.Popen(
-        OPSIM + ["trace", "convert", "--format", "msr", str(fifo), "-o", str(out_dir / "t.iolog")],
+        [*OPSIM, "trace", "convert", "--format", "msr", str(fifo), "-o", str(out_dir / "t.iolog")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -186,10 +187,8 @@ def test_a_conversion_killed_midway_leaves_nothing(tmp_path):
         os.kill(p.pid, signal.SIGKILL)
         p.wait(10)
     finally:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             f.close()
-        except BrokenPipeError:
-            pass
     assert sorted(os.listdir(out_dir)) == ["keep.txt"]
 
 
@@ -264,7 +263,7 @@ def test_remap_scale_on_a_pipe_says_why(tmp_path):
     cfg.write_text(BASE + '[workload]\ntype = "trace"\n[workload.trace]\npath = "/dev/stdin"\nremap = "scale"\n')
     with open(MSR, "rb") as f:
         data = f.read()
-    p = subprocess.run(OPSIM + ["simulate", str(cfg)], input=data, capture_output=True, timeout=60)
+    p = subprocess.run([*OPSIM, "simulate", str(cfg)], input=data, capture_output=True, timeout=60)
     err = p.stderr.decode()
     assert p.returncode == 2, err
     assert "workload.trace.remap" in err and "pipe" in err, err

@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -173,7 +174,7 @@ def test_info_summary():
 def test_compressed_input_is_detected_from_the_content(tmp_path):
     plain = T.info(fx("msr_hm_0.csv"))
     gz = tmp_path / "t.csv.gz"
-    gz.write_bytes(gzip.compress(open(fx("msr_hm_0.csv"), "rb").read()))
+    gz.write_bytes(gzip.compress(Path(fx("msr_hm_0.csv")).read_bytes()))
     for path, comp in ((gz, "gzip"), (fx("msr_hm_0.csv.zst"), "zstd")):
         d = T.info(path)
         assert d["compression"] == comp
@@ -319,7 +320,7 @@ def test_trace_options_are_checked():
         T.info(fx("columns.tsv"), format="columns", columns="op=2,offset=3:parsecs,size=4")
     with pytest.raises(ConfigError, match="is only used with format"):
         T.info(fx("msr_hm_0.csv"), action="Q")
-    with pytest.raises(ConfigError, match="trace.frob"):
+    with pytest.raises(ConfigError, match=r"trace\.frob"):
         T.info(fx("msr_hm_0.csv"), frob=1)
 
 
