@@ -58,10 +58,12 @@ test-python: build
 
 # Fuzzing the parsers of outside input (config, traces, smartctl/nvme-cli JSON): a short pass
 # runs in `make test` (tests/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this
-# runs a million inputs per parser (counts and times in docs/reliability.md).
+# runs a million inputs per parser (counts and times in BENCHMARKS.md, section Fuzzing).
 FUZZ_COUNT ?= 1000000
 FUZZ_SEED ?= 1
 fuzz: build
+	cargo run --release -q -p opsim-core --example fuzz -- --parser config --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
+	cargo run --release -q -p opsim-core --example fuzz -- --parser trace --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 	$(PY) -m opsim.smart.fuzz --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 
 bench: build

@@ -5,6 +5,7 @@ nothing behind when killed, and config messages that point at the user's own tex
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -267,3 +268,22 @@ def test_remap_scale_on_a_pipe_says_why(tmp_path):
     err = p.stderr.decode()
     assert p.returncode == 2, err
     assert "workload.trace.remap" in err and "pipe" in err, err
+
+
+def test_simulate_reads_a_fifo_trace_once(tmp_path):
+    """The summary ``opsim simulate`` prints of each trace read a pipe before the simulation
+    could, which then found it empty; a pipe is now left to the simulation."""
+    fifo = tmp_path / "t.fifo"
+    os.mkfifo(fifo)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
+        f'[workload]\ntype = "trace"\n[workload.trace]\npath = "{fifo}"\nremap = "wrap"\n'
+        "[run]\nwarmup_drive_writes = 0\n"
+    )
+    with open(MSR, "rb") as f:
+        t = _feed(fifo, f.read())
+    p = subprocess.run([*OPSIM, "simulate", str(cfg), "--json"], capture_output=True, text=True, timeout=120)
+    t.join(5)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["trace"]["records"] > 0

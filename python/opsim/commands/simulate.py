@@ -5,6 +5,8 @@ the JSON document, marked ``"interrupted": true``), exit code 130."""
 
 from __future__ import annotations
 
+import os
+
 from .._output import Output, kv_table, table
 from ..units import fmt_bytes, pct
 
@@ -234,6 +236,8 @@ def run(args) -> Output:
     # what the traces hold, before the (longer) simulation
     infos = []
     for t in traces_in(args.config):
+        if not os.path.isfile(t["path"]):
+            continue  # a pipe or FIFO can be read only once: the simulation reads it, not the summary
         opts = {
             k: v
             for k, v in t.items()
