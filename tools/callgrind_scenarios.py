@@ -1,0 +1,33 @@
+"""Deterministic cost of the simulator's hot loops: run one scenario under
+``valgrind --tool=callgrind --toggle-collect='*Simulator*run*'`` and read the instruction count.
+
+    valgrind --tool=callgrind --toggle-collect='*Simulator*run*' --callgrind-out-file=cg.out \\
+        .venv/bin/python tools/callgrind_scenarios.py functional
+    callgrind_annotate cg.out | grep 'PROGRAM TOTALS'
+
+Instruction counts, unlike wall-clock seconds, do not move with the machine's load; BENCHMARKS.md
+compares builds with them.  Scenarios: functional (1 GiB, OP 7%, 2 drive writes measured),
+timed (4 GiB, QD32, OP 7%, 0.4 drive writes measured after analytic preconditioning).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import opsim
+
+SCENARIOS = {
+    "functional": {
+        "drive": {"user_capacity": "1GiB", "op": 0.07},
+        "run": {"seed": 1, "precondition": "analytic", "warmup_drive_writes": 0.1, "measure_drive_writes": 2},
+    },
+    "timed": {
+        "drive": {"user_capacity": "4GiB", "op": 0.07},
+        "timing": {"queue_depth": 32},
+        "run": {"seed": 1, "precondition": "analytic", "warmup_drive_writes": 0.05, "measure_drive_writes": 0.4},
+    },
+}
+
+if __name__ == "__main__":
+    r = opsim.simulate(SCENARIOS[sys.argv[1]])
+    print(f"{sys.argv[1]}: waf {r.waf:.6f}")
