@@ -7,6 +7,8 @@ class carries an exit code for the CLI: 2 for bad input, 1 for anything else.
     OpsimError                       exit 1
     ├── InputError (ValueError)      exit 2   bad input of any kind
     │   ├── ConfigError                       a config key or value
+    │   │   ├── SchemaError                   a value of the wrong type or spelling
+    │   │   │   └── UnknownKeyError           a key the schema does not have
     │   │   ├── CapacityError                 sizes, OP, geometry, memory
     │   │   └── WorkloadError                 workload parameters
     │   ├── TraceError                        a trace file (names file and line)
@@ -23,9 +25,11 @@ class OpsimError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, *, key: str | None = None):
+    def __init__(self, message: str, *, key: str | None = None, detail: str | None = None):
         super().__init__(message)
         self.key = key
+        #: the message without the key in front (``str(e)`` is "key: detail" for core errors)
+        self.detail = message if detail is None else detail
 
 
 class InputError(OpsimError, ValueError):
@@ -36,6 +40,15 @@ class InputError(OpsimError, ValueError):
 
 class ConfigError(InputError):
     """A configuration key is unknown, missing or has an impossible value."""
+
+
+class SchemaError(ConfigError):
+    """The config does not fit the schema: a value of the wrong type or spelling, a missing
+    key, an unknown preset (the core's ``Schema::Value``)."""
+
+
+class UnknownKeyError(SchemaError):
+    """The config names a key the schema does not have."""
 
 
 class CapacityError(ConfigError):
@@ -66,6 +79,8 @@ __all__ = [
     "CapacityError",
     "CommandError",
     "ConfigError",
+    "SchemaError",
+    "UnknownKeyError",
     "DeviceError",
     "InputError",
     "InternalError",

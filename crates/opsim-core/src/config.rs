@@ -3,7 +3,7 @@
 //! Parsing rejects unknown keys; [`Config::resolve`] checks every value and names the key
 //! (`drive.op`, `workload.hot_fraction`...) in its error.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction};
 use serde::{Deserialize, Serialize};
 
@@ -442,7 +442,9 @@ fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) 
     if msg.chars().count() > 600 {
         msg = msg.chars().take(600).collect::<String>() + "...";
     }
-    Error::config(&key, format!("invalid config: {msg}{loc}"))
+    // serde reports an unknown key through `de::Error::unknown_field`, whose message this is
+    let how = if msg.starts_with("unknown field") { Schema::UnknownKey } else { Schema::Value };
+    Error::schema(&key, how, format!("{msg}{loc}"))
 }
 
 /// " (line L, column C)" of a byte offset of `text`.

@@ -5,7 +5,8 @@ use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// A configuration key is unknown, missing or has an invalid value.
+    /// A configuration key is unknown, missing or has an invalid value ([`Error::schema`]
+    /// tells a config that does not fit the schema from a value out of range).
     Config,
     /// Capacity, OP, geometry or memory: the drive cannot be built as asked.
     Capacity,
@@ -21,9 +22,22 @@ pub enum ErrorKind {
     Interrupted,
 }
 
+/// How a [`ErrorKind::Config`] error does not fit the config schema, so that callers (the
+/// sweep's grid checks) tell these apart without reading messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    /// A value of the wrong type or spelling, a missing key, an unknown preset.
+    Value,
+    /// A key the schema does not have.
+    UnknownKey,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Error {
     pub kind: ErrorKind,
+    /// For config errors: how the config does not fit the schema (None: it fits, but a value
+    /// is out of range or contradicts another).
+    pub schema: Option<Schema>,
     /// The config key (`drive.op`) or location (`trace.csv:12`) the error is about.
     pub key: Option<String>,
     pub message: String,
@@ -31,10 +45,14 @@ pub struct Error {
 
 impl Error {
     pub fn new(kind: ErrorKind, key: Option<&str>, message: impl Into<String>) -> Self {
-        Error { kind, key: key.map(str::to_owned), message: message.into() }
+        Error { kind, schema: None, key: key.map(str::to_owned), message: message.into() }
     }
     pub fn config(key: &str, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Config, Some(key), message)
+    }
+    /// A config error of the schema: `how` the config does not fit it.
+    pub fn schema(key: &str, how: Schema, message: impl Into<String>) -> Self {
+        Error { schema: Some(how), ..Self::config(key, message) }
     }
     pub fn capacity(key: &str, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Capacity, Some(key), message)

@@ -30,10 +30,13 @@ pub fn names() -> Vec<&'static str> {
 
 /// The preset's whole TOML table (including `[preset]`).
 pub fn table(name: &str) -> Result<toml::Table> {
-    let text =
-        PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
-            Error::config("preset", format!("unknown preset {name:?}; known: {}", names().join(", ")))
-        })?;
+    let text = PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
+        Error::schema(
+            "preset",
+            crate::error::Schema::Value,
+            format!("unknown preset {name:?}; known: {}", names().join(", ")),
+        )
+    })?;
     text.parse::<toml::Table>().map_err(|e| Error::internal(format!("preset {name} does not parse: {e}")))
 }
 

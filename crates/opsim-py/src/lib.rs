@@ -10,6 +10,7 @@
 //! a consistent point and the exception is raised here (whole runs may instead return what
 //! was done, marked `interrupted`).
 
+use opsim_core::error::Schema;
 use opsim_core::{Config, Error, ErrorKind, Interrupt, Simulator};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
@@ -19,7 +20,11 @@ use std::sync::{Arc, Mutex};
 fn py_error(py: Python<'_>, e: &Error) -> PyErr {
     let class = match e.kind {
         ErrorKind::Interrupted => return PyKeyboardInterrupt::new_err(e.to_string()),
-        ErrorKind::Config => "ConfigError",
+        ErrorKind::Config => match e.schema {
+            None => "ConfigError",
+            Some(Schema::Value) => "SchemaError",
+            Some(Schema::UnknownKey) => "UnknownKeyError",
+        },
         ErrorKind::Capacity => "CapacityError",
         ErrorKind::Workload => "WorkloadError",
         ErrorKind::Trace => "TraceError",
@@ -31,6 +36,7 @@ fn py_error(py: Python<'_>, e: &Error) -> PyErr {
         let cls = module.getattr(class)?;
         let kwargs = pyo3::types::PyDict::new(py);
         kwargs.set_item("key", e.key.clone())?;
+        kwargs.set_item("detail", e.message.clone())?;
         let inst = cls.call((e.to_string(),), Some(&kwargs))?;
         Ok(PyErr::from_value(inst))
     };

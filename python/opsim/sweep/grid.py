@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError, InputError, InternalError, OpsimError
+from ..errors import ConfigError, InputError, InternalError, OpsimError, SchemaError, UnknownKeyError
 from .columns import _BASE_METRICS, _TIMED_METRICS
 
 #: keys of the ``[sweep]`` table
@@ -202,15 +202,11 @@ def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]]) -> None:
         d[parts[-1]] = value
         try:
             core.describe(_canonical(cfg), "json")
-        except OpsimError as e:
-            msg = str(e)
-            if e.key and msg.startswith(f"{e.key}: "):
-                msg = msg[len(e.key) + 2 :]
-            structural = msg.startswith("invalid config:") or (e.key == "preset" and key == "preset")
-            if structural:
-                msg = " ".join(msg.replace("invalid config: ", "", 1).split())
-                where = key_loc if msg.startswith("unknown field") else loc
-                raise ConfigError(f"{where}: {msg}", key=where) from None
+        except SchemaError as e:
+            where = key_loc if isinstance(e, UnknownKeyError) else loc
+            raise ConfigError(f"{where}: {' '.join(e.detail.split())}", key=where) from None
+        except OpsimError:
+            pass  # a value or combination error: the point's business when it runs
 
 
 def _grid_key_loc(dim: str, i: int, key: str) -> str:
