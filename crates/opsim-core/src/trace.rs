@@ -15,7 +15,7 @@
 //! - `columns`: any delimited text, described by a column map (`time=0:ms,op=3,offset=4:bytes,...`).
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::workload::OpKind;
+use crate::op::OpKind;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Read, Write};
 
