@@ -28,6 +28,7 @@ pub mod geometry;
 pub mod interrupt;
 pub mod meanfield;
 pub mod memory;
+pub mod op;
 pub mod presets;
 pub mod quote;
 pub mod rng;

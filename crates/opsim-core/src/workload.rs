@@ -6,27 +6,9 @@
 
 use crate::config::{WorkloadConfig, WorkloadType};
 use crate::error::{Error, ErrorKind, Result};
+pub use crate::op::{Op, OpKind};
 use crate::rng::Rng;
 use crate::trace::{self, Remap, TraceConfig};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpKind {
-    Write,
-    Read,
-    Trim,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct Op {
-    pub kind: OpKind,
-    /// First unit (page or sector).
-    pub start: u64,
-    /// Units transferred; 0 marks the end of a finite stream (a trace without `repeat`).
-    pub len: u32,
-    pub stream: u32,
-    /// Trace arrival time in ns from the start of the replay (0 for synthetic workloads).
-    pub t_ns: u64,
-}
 
 /// Uniform random over `slots` aligned positions.
 #[derive(Clone, Debug)]
