@@ -4,6 +4,7 @@
 //! A `Simulator` is a plain owned value (no globals); the same config and seed give
 //! bit-identical results (only `SimResult::perf` depends on the machine).
 
+use crate::config::timing::TimingConfig;
 use crate::config::{Config, GcPolicy, Precondition, PtsTest, WorkloadConfig, WorkloadType};
 use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, Policy, WindowedGreedy};
@@ -14,7 +15,7 @@ use crate::memory::Limit;
 use crate::rng::Rng;
 use crate::steady::{self, SteadyRule, SteadyState};
 use crate::timed::mapcache::{MapCacheReport, MapRound, MapStats};
-use crate::timed::{self, hist::LatencySummary, Phases, Resolved, SeriesPoint, TimedRound, TimedState};
+use crate::timed::{self, hist::LatencySummary, Phases, Resolved, SeriesPoint, Stop, TimedRound, TimedState};
 use crate::units::{format_size, parse_size};
 use crate::workload::{self, OpKind, Workload};
 use serde::Serialize;
@@ -162,13 +163,6 @@ struct PhasePlan {
     workload: Option<(WorkloadConfig, Option<usize>)>,
     amount: Amount,
     measure: bool,
-}
-
-/// Where a hot loop stops: absolute host write bytes and command counts.
-#[derive(Clone, Copy, Debug)]
-pub struct Stop {
-    pub write_bytes: u64,
-    pub cmds: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -819,7 +813,7 @@ impl Simulator {
         let b = self.geo.pages_per_block as usize;
         // the SLC cache's static part is held out of the native-mode pool GC works in
         let slc_static = self.slc.map(|s| s.min_blocks).unwrap_or(0);
-        let pool = crate::describe::gc_pool_blocks(&self.geo, self.cfg.ftl.gc_low_watermark, slc_static);
+        let pool = crate::geometry::gc_pool_blocks(&self.geo, self.cfg.ftl.gc_low_watermark, slc_static);
         let rho = span_pages as f64 / (pool as f64 * b as f64);
         let counts: Vec<u32> = match self.cfg.ftl.gc {
             GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random => {
@@ -1347,7 +1341,7 @@ impl Simulator {
     /// (untimed), then rounds of every block size x R/W mix for `timing.round_s` simulated
     /// seconds each, until the steady-state rule holds on the 4 KiB 100% write IOPS (at most
     /// `run.max_rounds`).  The result has the real-drive harness's round semantics and schema.
-    fn run_pts_iops(&mut self, t0: Instant, tc: crate::timed::TimingConfig, r: Resolved) -> Result<SimResult> {
+    fn run_pts_iops(&mut self, t0: Instant, tc: TimingConfig, r: Resolved) -> Result<SimResult> {
         use crate::timed::pts;
         let page = self.geo.page_size;
         let m = pts::matrix(self.cfg.workload.pts.as_ref())?;
@@ -1563,7 +1557,7 @@ impl Simulator {
     }
 
     /// The timing parameters resolved, with the SLC-mode timing when the cache is on.
-    fn resolve_timing(&self, tc: &crate::timed::TimingConfig) -> Result<Resolved> {
+    fn resolve_timing(&self, tc: &TimingConfig) -> Result<Resolved> {
         resolve_timing(tc, &self.geo, self.slc.as_ref(), self.map_cache.as_ref())
     }
 
@@ -1607,7 +1601,7 @@ impl Simulator {
 /// The timing parameters resolved against the drive, with the SLC-mode timing when the
 /// cache is on and the mapping-table cache when it is.
 pub(crate) fn resolve_timing(
-    tc: &crate::timed::TimingConfig,
+    tc: &TimingConfig,
     geo: &Geometry,
     slc: Option<&crate::ftl::SlcParams>,
     map_cache: Option<&timed::mapcache::MapCacheParams>,
@@ -1648,8 +1642,8 @@ fn check_pts(cfg: &Config) -> Result<()> {
 
 /// The SLC cache's limits in blocks, checked against the drive.
 fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -> Result<crate::ftl::SlcParams> {
+    use crate::config::timing::Cell;
     use crate::config::{check_fraction, WhenFull};
-    use crate::timed::Cell;
     let key = "ftl.slc_cache";
     let max = check_fraction(&format!("{key}.max_fraction"), c.max_fraction.0, 0.0, 1.0, false, true)?;
     let min = check_fraction(&format!("{key}.min_fraction"), c.min_fraction.0, 0.0, 1.0, true, true)?;
