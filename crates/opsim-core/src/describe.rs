@@ -7,6 +7,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+pub use crate::geometry::gc_pool_blocks;
 use crate::geometry::{Geometry, OpReport};
 use crate::sim::{drive_report, resolve_timing, DriveReport, Prepared, Simulator};
 use crate::timed::costs::CostModel;
@@ -57,12 +58,6 @@ pub struct SlcReport {
     /// In steady state (every LBA written) the cache is its static part; with one and folding
     /// when full, every host write is programmed in SLC mode and folded.
     pub steady_folds: bool,
-}
-
-/// Blocks garbage collection works in: all but the free-block reserve (`gc_low`) and the SLC
-/// cache's static part (the analytic preconditioning lays the data out in these).
-pub fn gc_pool_blocks(geo: &Geometry, gc_low: u32, slc_static: u32) -> u64 {
-    (geo.blocks as u64).saturating_sub(gc_low as u64 + slc_static as u64)
 }
 
 /// OP in every basis for the drive's own user capacity.

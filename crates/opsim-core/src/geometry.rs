@@ -355,6 +355,12 @@ impl Capacities {
     }
 }
 
+/// Blocks garbage collection works in: all but the free-block reserve (`gc_low`) and the SLC
+/// cache's static part (the analytic preconditioning lays the data out in these).
+pub fn gc_pool_blocks(geo: &Geometry, gc_low: u32, slc_static: u32) -> u64 {
+    (geo.blocks as u64).saturating_sub(gc_low as u64 + slc_static as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

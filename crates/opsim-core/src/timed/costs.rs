@@ -221,8 +221,9 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Device, TimingConfig};
+    use super::super::Device;
     use super::*;
+    use crate::config::timing::TimingConfig;
 
     fn resolved(extra: &str) -> Resolved {
         let t: TimingConfig = toml::from_str(&format!(

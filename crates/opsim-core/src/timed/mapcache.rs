@@ -22,36 +22,15 @@
 //! LRU in `Vec`s, O(1) per translation page touched.
 
 use super::{Device, TimedState};
+use crate::config::timing::MapCacheConfig;
 use crate::error::{Error, Result};
-use crate::units::{format_size, ByteSize, Fraction};
-use serde::{Deserialize, Serialize};
+use crate::units::format_size;
+use serde::Serialize;
 
 /// Bytes of one L2P entry (a physical page number).
 pub const ENTRY_BYTES: u64 = 4;
 
 const NIL: u32 = u32::MAX;
-
-/// The `[timing.map_cache]` table.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MapCacheConfig {
-    /// `false` turns the cache off (the whole table in DRAM, as without the table).
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// DRAM for cached translation pages, bytes (give this or `fraction`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<ByteSize>,
-    /// DRAM for cached translation pages as a fraction of the full table.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<Fraction>,
-    /// Bytes of one translation page (default: one mapping unit, `drive.page_size`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub translation_page: Option<ByteSize>,
-}
-
-fn yes() -> bool {
-    true
-}
 
 /// The cache resolved against the drive.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -452,6 +431,7 @@ pub fn describe_memory(p: &MapCacheParams) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::{ByteSize, Fraction};
 
     fn params(pages: u64, cached: u64) -> MapCacheParams {
         MapCacheParams {

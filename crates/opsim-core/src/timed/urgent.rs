@@ -21,7 +21,8 @@
 //!   collection and when the state ends.  So the host keeps its K% and GC gets the rest,
 //!   at page granularity whatever the block size.
 
-use super::{Resolved, TimedState, TimingConfig};
+use super::{Resolved, TimedState};
+use crate::config::timing::TimingConfig;
 use crate::error::Result;
 use crate::ftl::{Ftl, Policy};
 use serde::Serialize;

@@ -7,6 +7,8 @@ use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction};
 use serde::{Deserialize, Serialize};
 
+pub mod timing;
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -26,7 +28,7 @@ pub struct Config {
     pub phases: Vec<PhaseConfig>,
     /// The timed model (IOPS, latency over time); absent: functional simulation only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timing: Option<crate::timed::TimingConfig>,
+    pub timing: Option<timing::TimingConfig>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]

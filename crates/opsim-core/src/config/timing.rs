@@ -1,0 +1,251 @@
+//! The `[timing]` table's schema: the host interface, the NAND cell type, the timing keys
+//! and their defaults, and the `[timing.map_cache]` table.  Plain data read from the config;
+//! `timed` resolves it to the units its cost model charges (`TimingConfig::resolve`).
+
+use crate::units::{ByteSize, Fraction};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Interface {
+    #[default]
+    Sata,
+    Nvme,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Cell {
+    Slc,
+    Mlc,
+    #[default]
+    Tlc,
+    Qlc,
+}
+
+impl Cell {
+    /// Bits stored per cell.
+    pub fn bits(self) -> u32 {
+        match self {
+            Cell::Slc => 1,
+            Cell::Mlc => 2,
+            Cell::Tlc => 3,
+            Cell::Qlc => 4,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cell::Slc => "SLC",
+            Cell::Mlc => "MLC",
+            Cell::Tlc => "TLC",
+            Cell::Qlc => "QLC",
+        }
+    }
+
+    /// The pages of a word line, lowest first (the order of `t_read_page_us` and
+    /// `t_prog_page_us`).
+    pub fn page_names(self) -> &'static str {
+        match self {
+            Cell::Slc => "one page",
+            Cell::Mlc => "LSB, MSB",
+            Cell::Tlc => "LSB, CSB, MSB",
+            Cell::Qlc => "LP, UP, XP, TP",
+        }
+    }
+
+    /// Typical (tR, tPROG, tBERS) in microseconds: estimates from public datasheets of the
+    /// NAND generations the seeds' drives used; override per drive.
+    pub fn typical_us(self) -> (f64, f64, f64) {
+        match self {
+            Cell::Slc => (25.0, 200.0, 1500.0),
+            Cell::Mlc => (50.0, 1300.0, 3000.0),
+            Cell::Tlc => (75.0, 2000.0, 5000.0),
+            Cell::Qlc => (140.0, 4000.0, 10000.0),
+        }
+    }
+}
+
+/// The `[timing]` table.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    #[serde(default)]
+    pub interface: Interface,
+    /// Outstanding commands per queue (closed loop).  SATA NCQ allows at most 32.
+    #[serde(default = "d_qd")]
+    pub queue_depth: u32,
+    /// NVMe submission queues (outstanding commands = queues x queue_depth).
+    #[serde(default = "d_one")]
+    pub nvme_queues: u32,
+    #[serde(default = "d_gen")]
+    pub pcie_gen: u32,
+    #[serde(default = "d_lanes")]
+    pub pcie_lanes: u32,
+    /// Host link payload rate in MB/s (default: 600 for SATA 6 Gb/s; PCIe from gen x lanes).
+    pub link_mbps: Option<f64>,
+    /// Open-loop load: Poisson arrivals at this rate instead of a closed-loop queue depth.
+    pub arrival_iops: Option<f64>,
+    /// Controller firmware time per host command.
+    #[serde(default = "d_fw")]
+    pub fw_overhead_us: f64,
+    /// Controller firmware time per page garbage collection copies (read, ECC, remap,
+    /// program); it shares the controller with host commands.
+    #[serde(default)]
+    pub gc_fw_us: f64,
+    #[serde(default = "d_true")]
+    pub write_cache: bool,
+    /// DRAM write buffer.
+    #[serde(default = "d_buf")]
+    pub write_buffer: ByteSize,
+    #[serde(default = "d_ch")]
+    pub channels: u32,
+    #[serde(default = "d_dpc")]
+    pub dies_per_channel: u32,
+    #[serde(default = "d_planes")]
+    pub planes: u32,
+    #[serde(default)]
+    pub cell: Cell,
+    pub t_read_us: Option<f64>,
+    pub t_prog_us: Option<f64>,
+    pub t_erase_us: Option<f64>,
+    /// Read time per page type of a word line, one value per bit of the cell (MLC: LSB, MSB;
+    /// TLC: LSB, CSB, MSB; QLC: LP, UP, XP, TP); replaces `t_read_us` for reads of known
+    /// pages (GC copies: the mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_read_page_us: Option<Vec<f64>>,
+    /// Program time per page type, the pages programmed one at a time: a word line takes
+    /// their sum (replaces `t_prog_us`, a one-shot program of the whole word line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_prog_page_us: Option<Vec<f64>>,
+    /// SLC-mode read and program times (with `[ftl.slc_cache]`; default: typical SLC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_read_slc_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_prog_slc_us: Option<f64>,
+    /// Physical NAND page (a program writes one per plane).
+    #[serde(default = "d_nand_page")]
+    pub nand_page_size: ByteSize,
+    /// Physical NAND block: an erase of tBERS frees this much on one die (erase time is
+    /// charged per physical block the collected FTL block spans).
+    #[serde(default = "d_nand_block")]
+    pub nand_block_size: ByteSize,
+    /// Flash channel transfer rate, MB/s.
+    #[serde(default = "d_ch_mbps")]
+    pub channel_mbps: f64,
+    /// Background GC in idle time, up to this many free blocks (default: low watermark + 1%).
+    #[serde(default = "d_true")]
+    pub background_gc: bool,
+    pub background_free_blocks: Option<u32>,
+    /// Urgent state (SK hynix): off unless `urgent_free_pct` is given.  The drive enters it
+    /// when its pool of free (erased) blocks falls below this share of
+    /// `urgent_reference_blocks`; garbage collection then takes over the NAND time the host
+    /// throttle leaves, and host writes are admitted at `urgent_perf_pct` of the sustained
+    /// write rate (bytes per second).
+    pub urgent_free_pct: Option<f64>,
+    #[serde(default = "d_urgent_perf")]
+    pub urgent_perf_pct: f64,
+    /// The block count N% refers to (default: the FTL's blocks; a drive whose system blocks
+    /// are not simulated gives its whole count, e.g. 1024 main blocks for SK hynix's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_reference_blocks: Option<u32>,
+    /// Leave the urgent state when the free pool is back at this share of the reference
+    /// blocks (default: `urgent_free_pct`, i.e. as soon as it is no longer below N%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_exit_pct: Option<f64>,
+    /// The sustained host write rate K% refers to, MB/s (default: measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_sustain_mbps: Option<f64>,
+    /// Measured sustained rate: host write bytes completed over the last this-many simulated
+    /// seconds (whole series intervals in which the host wrote, outside the urgent state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_sustain_window_s: Option<f64>,
+    /// Garbage collection takes over in the urgent state (default true); false: the
+    /// throttle only delays host writes (for comparison).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_gc: Option<bool>,
+    /// Length of one point of the IOPS / MB/s / WAF series, simulated seconds.
+    #[serde(default = "d_interval")]
+    pub series_interval_s: f64,
+    /// Round length in simulated seconds (SNIA PTS: 60); default: rounds by drive writes.
+    pub round_s: Option<f64>,
+    /// Stop after this much simulated time (besides the configured drive writes).
+    pub max_time_s: Option<f64>,
+    /// Program/erase suspend: a host read on a die busy with programs, erases or GC work
+    /// suspends it after this long and goes first (off unless given; NAND datasheets'
+    /// tSUS is some 10-30 us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend_us: Option<f64>,
+    /// Mapping-table caching (`[timing.map_cache]`, DFTL-style): off unless given, the
+    /// whole L2P table then in DRAM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<MapCacheConfig>,
+}
+
+fn d_qd() -> u32 {
+    32
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_gen() -> u32 {
+    3
+}
+fn d_lanes() -> u32 {
+    4
+}
+fn d_fw() -> f64 {
+    2.0
+}
+fn d_true() -> bool {
+    true
+}
+fn d_buf() -> ByteSize {
+    ByteSize(4 << 20)
+}
+fn d_ch() -> u32 {
+    8
+}
+fn d_dpc() -> u32 {
+    2
+}
+fn d_planes() -> u32 {
+    2
+}
+fn d_nand_page() -> ByteSize {
+    ByteSize(16 << 10)
+}
+fn d_nand_block() -> ByteSize {
+    ByteSize(8 << 20)
+}
+fn d_ch_mbps() -> f64 {
+    400.0
+}
+fn d_urgent_perf() -> f64 {
+    30.0
+}
+fn d_interval() -> f64 {
+    1.0
+}
+
+/// The `[timing.map_cache]` table.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapCacheConfig {
+    /// `false` turns the cache off (the whole table in DRAM, as without the table).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// DRAM for cached translation pages, bytes (give this or `fraction`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<ByteSize>,
+    /// DRAM for cached translation pages as a fraction of the full table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<Fraction>,
+    /// Bytes of one translation page (default: one mapping unit, `drive.page_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translation_page: Option<ByteSize>,
+}
+
+fn yes() -> bool {
+    true
+}

@@ -1,0 +1,560 @@
+//! The functional simulator: a drive (geometry + FTL) driven by a workload through
+//! preconditioning, warm-up and measured rounds, or by individual host commands.
+//!
+//! A `Simulator` is a plain owned value (no globals); the same config and seed give
+//! bit-identical results (only `SimResult::perf` depends on the machine).
+//!
+//! This room: the `Simulator` (its construction and checks, `prepare`, host commands, `run`).
+//! Rooms: `report` (result types), `functional` (the functional run, rounds, measurement
+//! window), `precondition`, `timed` (the timed drivers).
+
+use crate::config::{Config, GcPolicy};
+use crate::error::{Error, Result};
+use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, WindowedGreedy};
+use crate::geometry::{available_memory, Geometry, OpReport};
+use crate::interrupt::Interrupt;
+use crate::memory::Limit;
+use crate::rng::Rng;
+use crate::units::{format_size, parse_size};
+
+pub enum AnyFtl {
+    Greedy(Ftl<Greedy>),
+    Fifo(Ftl<Fifo>),
+    DChoices(Ftl<DChoices>),
+    Windowed(Ftl<WindowedGreedy>),
+    CostBenefit(Ftl<CostBenefit>),
+}
+
+/// Run `$body` with `$f` bound to the concrete `Ftl<P>` inside an `AnyFtl`.
+macro_rules! with_ftl {
+    ($any:expr, $f:ident => $body:expr) => {
+        match $any {
+            $crate::sim::AnyFtl::Greedy($f) => $body,
+            $crate::sim::AnyFtl::Fifo($f) => $body,
+            $crate::sim::AnyFtl::DChoices($f) => $body,
+            $crate::sim::AnyFtl::Windowed($f) => $body,
+            $crate::sim::AnyFtl::CostBenefit($f) => $body,
+        }
+    };
+}
+
+mod functional;
+mod precondition;
+mod report;
+mod timed;
+
+pub(crate) use report::drive_report;
+pub use report::{DriveReport, Perf, Round, SimResult, TimedLatency, TimedReport, TraceReplay, Victims, Wear, Window};
+pub(crate) use timed::resolve_timing;
+
+/// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available;
+/// and in any case what the process's own limits leave (`ulimit -v`, the cgroup's
+/// memory.max), when that is less.
+fn memory_limit(cfg: &Config) -> Result<Limit> {
+    let set = |bytes, source: &str| Limit { bytes, source: source.into(), raise: "raise run.memory_limit" };
+    let soft = if let Some(m) = cfg.run.memory_limit {
+        set(m.0, "run.memory_limit")
+    } else if let Ok(v) = std::env::var("OPSIM_MEMORY_LIMIT") {
+        set(parse_size(&v).map_err(|e| Error::config("OPSIM_MEMORY_LIMIT", e))?, "OPSIM_MEMORY_LIMIT")
+    } else {
+        match available_memory() {
+            Some(a) => Limit {
+                bytes: a / 10 * 9,
+                source: format!("90% of the available memory, MemAvailable {}", format_size(a)),
+                raise: "free some memory or set run.memory_limit",
+            },
+            None => set(u64::MAX, "no limit known"),
+        }
+    };
+    Ok(match crate::memory::process_limit() {
+        Some(hard) if hard.bytes < soft.bytes => hard,
+        _ => soft,
+    })
+}
+
+/// A config checked and resolved against its drive, nothing allocated: the geometry, the
+/// mapping-table cache, the model's memory, the SLC cache's limits and the GC policy's
+/// parameter.  `Simulator::new` builds the FTL from it; `describe` reports it.
+pub(crate) struct Prepared {
+    pub geo: Geometry,
+    pub map_cache: Option<crate::timed::mapcache::MapCacheParams>,
+    pub memory: u64,
+    pub slc: Option<crate::ftl::SlcParams>,
+    pub policy_param: u32,
+}
+
+/// The advice of a refusal for memory: what makes the model smaller.
+const SMALLER_MODEL: &str = "use a smaller user_capacity, a larger page_size (the mapping unit), or a scale model \
+                             (a smaller drive with the same OP and workload: WAF depends on them, not on the size)";
+
+pub struct Simulator {
+    cfg: Config,
+    geo: Geometry,
+    ftl: AnyFtl,
+    rng: Rng,
+    native_sectors: u64,
+    max_sectors: u64,
+    max_set_this_cycle: bool,
+    /// Max address to restore at the next power cycle (after a volatile SET MAX).
+    volatile_restore: Option<u64>,
+    rounds: Vec<Round>,
+    last: Counters,
+    /// Counters when the current `run` started (for the speed figure).
+    run_start: Counters,
+    /// Counters at the start of each round (parallel to `rounds`).
+    round_start: Vec<Counters>,
+    memory: u64,
+    trace: Option<TraceReplay>,
+    /// The SLC cache's limits, when configured.
+    slc: Option<crate::ftl::SlcParams>,
+    /// The mapping-table cache (timed model), when on.
+    map_cache: Option<crate::timed::mapcache::MapCacheParams>,
+    /// Polled by the run loops; the caller's way to stop a run (Ctrl-C).
+    interrupt: Interrupt,
+    /// The current `run` was interrupted.
+    interrupted: bool,
+}
+
+impl Simulator {
+    pub fn from_toml(text: &str) -> Result<Simulator> {
+        Simulator::new(Config::from_toml_str(text)?)
+    }
+
+    /// Check `cfg` and resolve it against its drive without allocating the model.
+    /// `model_limits`: also refuse what the simulator cannot model (the memory limit and the
+    /// 32-bit mapping tables), as `new` does; false describes any drive.
+    pub(crate) fn prepare(cfg: &Config, model_limits: bool) -> Result<Prepared> {
+        let f = &cfg.ftl;
+        if f.gc_low_watermark < 2 {
+            return Err(Error::config(
+                "ftl.gc_low_watermark",
+                format!(
+                    "{} is too small: GC needs one free block for its own frontier and one for the host",
+                    f.gc_low_watermark
+                ),
+            ));
+        }
+        if let Some(h) = f.gc_high_watermark {
+            if h < f.gc_low_watermark {
+                return Err(Error::config(
+                    "ftl.gc_high_watermark",
+                    format!("{h} is below gc_low_watermark {}", f.gc_low_watermark),
+                ));
+            }
+        }
+        if f.streams == 0 || f.streams > 16 {
+            return Err(Error::config("ftl.streams", format!("{} is out of range; expected 1..=16", f.streams)));
+        }
+        let param = match f.gc {
+            GcPolicy::DChoices => {
+                let d = f.d.ok_or_else(|| Error::config("ftl.d", "is required with gc = \"d-choices\""))?;
+                if d == 0 {
+                    return Err(Error::config("ftl.d", "must be at least 1"));
+                }
+                d
+            }
+            GcPolicy::WindowedGreedy => {
+                let w = f.window.unwrap_or(64);
+                if w == 0 {
+                    return Err(Error::config("ftl.window", "must be at least 1"));
+                }
+                w
+            }
+            GcPolicy::Random => 1,
+            _ => 0,
+        };
+        if f.d.is_some() && f.gc != GcPolicy::DChoices {
+            return Err(Error::config(
+                "ftl.d",
+                format!("is only used with gc = \"d-choices\", not \"{}\"", f.gc.name()),
+            ));
+        }
+        if f.window.is_some() && f.gc != GcPolicy::WindowedGreedy {
+            return Err(Error::config(
+                "ftl.window",
+                format!("is only used with gc = \"windowed-greedy\", not \"{}\"", f.gc.name()),
+            ));
+        }
+        let r = &cfg.run;
+        for (k, v, allow0) in [
+            ("run.warmup_drive_writes", r.warmup_drive_writes, true),
+            ("run.measure_drive_writes", r.measure_drive_writes, false),
+            ("run.round_drive_writes", r.round_drive_writes, false),
+        ] {
+            if !v.is_finite() || v < 0.0 || (!allow0 && v == 0.0) || v > 1e6 {
+                return Err(Error::config(
+                    k,
+                    format!("{v} is out of range; expected a positive number of drive writes"),
+                ));
+            }
+        }
+        if r.max_rounds < 5 || r.max_rounds > 100_000 {
+            return Err(Error::config(
+                "run.max_rounds",
+                format!("{} is out of range; expected 5..=100000", r.max_rounds),
+            ));
+        }
+        // A drive that cannot be cut into blocks (too many pages for 32-bit page numbers)
+        // and would not fit in memory anyway is refused for its memory, with the numbers.
+        let caps = Geometry::capacities(&cfg.drive)?;
+        let limit = if model_limits {
+            memory_limit(cfg)?
+        } else {
+            Limit { bytes: u64::MAX, source: "no limit: a description only".into(), raise: "" }
+        };
+        let estimate = caps.memory_estimate(r.track_data);
+        let geo = Geometry::from_capacities(caps, &cfg.ftl, model_limits);
+        if geo.is_err() && estimate > limit.bytes as f64 {
+            return Err(Error::capacity(
+                "drive.user_capacity",
+                format!(
+                    "the model of this drive needs about {} of memory, more than the limit of {} ({}); {SMALLER_MODEL}; or {}",
+                    crate::memory::describe(estimate),
+                    format_size(limit.bytes),
+                    limit.source,
+                    limit.raise
+                ),
+            ));
+        }
+        let geo = geo?;
+        let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
+            Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
+            None => None,
+        };
+        let ftl_memory = geo.memory_estimate(r.track_data);
+        let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
+        if memory > limit.bytes {
+            let (key, part, advice) = match &map_cache {
+                Some(m) if ftl_memory <= limit.bytes => (
+                    "timing.map_cache",
+                    format!(" ({})", crate::timed::mapcache::describe_memory(m)),
+                    "use a larger timing.map_cache.translation_page, a smaller size or fraction",
+                ),
+                Some(m) => {
+                    ("drive.user_capacity", format!(" ({})", crate::timed::mapcache::describe_memory(m)), SMALLER_MODEL)
+                }
+                None => ("drive.user_capacity", String::new(), SMALLER_MODEL),
+            };
+            return Err(Error::capacity(
+                key,
+                format!(
+                    "the model of this drive needs about {}{part} of memory, more than the limit of {} ({}); {advice}; or {}",
+                    format_size(memory),
+                    format_size(limit.bytes),
+                    limit.source,
+                    limit.raise
+                ),
+            ));
+        }
+        // (the SLC-mode times of [timing] are ignored without a cache: a preset sets them
+        // and `enabled = false` turns its cache off)
+        let slc = match &f.slc_cache {
+            Some(c) if c.enabled => Some(slc_params(c, cfg, &geo)?),
+            _ => None,
+        };
+        check_pts(cfg)?;
+        Ok(Prepared { geo, map_cache, memory, slc, policy_param: param })
+    }
+
+    pub fn new(cfg: Config) -> Result<Simulator> {
+        let Prepared { geo, map_cache, memory, slc, policy_param: param } = Simulator::prepare(&cfg, true)?;
+        let (f, r) = (&cfg.ftl, &cfg.run);
+        let params = FtlParams {
+            blocks: geo.blocks,
+            pages_per_block: geo.pages_per_block,
+            lpns: geo.user_pages as u32,
+            page_size: geo.page_size,
+            sector_size: geo.sector_size,
+            streams: f.streams,
+            gc_low: f.gc_low_watermark,
+            gc_high: f.gc_high_watermark.unwrap_or(f.gc_low_watermark),
+            policy_param: param,
+            check: f.check_invariants,
+            track_data: r.track_data,
+            seed: r.seed,
+            slc,
+        };
+        let ftl = match f.gc {
+            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::try_new(&params)?),
+            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::try_new(&params)?),
+            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::try_new(&params)?),
+            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::try_new(&params)?),
+            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::try_new(&params)?),
+        };
+        let native_sectors = geo.user_sectors();
+        Ok(Simulator {
+            rng: Rng::stream(r.seed, 0x776b),
+            cfg,
+            native_sectors,
+            max_sectors: native_sectors,
+            max_set_this_cycle: false,
+            volatile_restore: None,
+            geo,
+            ftl,
+            rounds: Vec::new(),
+            last: Counters::default(),
+            run_start: Counters::default(),
+            round_start: Vec::new(),
+            memory,
+            trace: None,
+            slc,
+            map_cache,
+            interrupt: Interrupt::none(),
+            interrupted: false,
+        })
+    }
+
+    /// Let `interrupt` stop the long loops (runs, preconditioning, trace passes): whole runs
+    /// then return what was done, marked `interrupted`; other calls return an
+    /// [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted) error.  The drive is left in
+    /// a consistent state (stopped between two commands) and stays usable.
+    pub fn set_interrupt(&mut self, interrupt: Interrupt) {
+        let traces = std::iter::once(&mut self.cfg.workload).chain(self.cfg.phases.iter_mut().map(|p| &mut p.workload));
+        for t in traces.filter_map(|w| w.trace.as_mut()) {
+            t.interrupt = interrupt.clone();
+        }
+        self.interrupt = interrupt;
+    }
+
+    /// `r` of a step of a whole run: Ok(true) when the interrupt stopped it (noted for the
+    /// result), Ok(false) when it finished, the error otherwise.
+    fn stopped(&mut self, r: Result<()>) -> Result<bool> {
+        match r {
+            Err(e) if e.kind == crate::ErrorKind::Interrupted => {
+                self.interrupted = true;
+                Ok(true)
+            }
+            Err(e) => Err(e),
+            Ok(()) => Ok(false),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    pub fn op_report(&self) -> OpReport {
+        self.geo.op_report(self.cfg.ftl.gc_low_watermark)
+    }
+    pub fn counters(&self) -> Counters {
+        with_ftl!(&self.ftl, f => f.c.clone())
+    }
+    pub fn max_address_sectors(&self) -> u64 {
+        self.max_sectors
+    }
+    pub fn free_blocks(&self) -> u32 {
+        with_ftl!(&self.ftl, f => f.free_blocks())
+    }
+    pub fn mapped_pages(&self) -> u64 {
+        with_ftl!(&self.ftl, f => f.mapped_pages())
+    }
+
+    /// SLC cache: blocks in SLC mode now (open and closed), closed ones waiting to be
+    /// folded, and the cache's current limit in blocks (all 0 without a cache).
+    pub fn slc_cache(&self) -> (u32, u32, u32) {
+        with_ftl!(&self.ftl, f => { let (n, q) = f.slc_blocks(); (n, q, f.slc_limit()) })
+    }
+
+    /// Run the FTL invariant checker.
+    pub fn check(&self) -> Result<()> {
+        with_ftl!(&self.ftl, f => f.check()).map_err(|e| Error::internal(format!("FTL invariant violated: {e}")))
+    }
+
+    // ---------------------------------------------------------------- host commands
+    fn check_lba(&self, lba: u64, sectors: u64) -> Result<()> {
+        if sectors == 0 {
+            return Err(Error::device("a command must transfer at least one sector"));
+        }
+        match lba.checked_add(sectors) {
+            Some(end) if end <= self.max_sectors => Ok(()),
+            _ => Err(Error::device(format!(
+                "IDNF: LBA range {lba}+{sectors} runs past the max address (the drive has {} accessible sectors)",
+                self.max_sectors
+            ))),
+        }
+    }
+
+    pub fn write(&mut self, lba: u64, sectors: u64, stream: u32) -> Result<()> {
+        self.check_lba(lba, sectors)?;
+        if stream >= self.cfg.ftl.streams {
+            return Err(Error::device(format!(
+                "stream {stream} does not exist (ftl.streams = {})",
+                self.cfg.ftl.streams
+            )));
+        }
+        with_ftl!(&mut self.ftl, f => f.write_sectors(lba, sectors, stream))
+    }
+    pub fn read(&mut self, lba: u64, sectors: u64) -> Result<()> {
+        self.check_lba(lba, sectors)?;
+        with_ftl!(&mut self.ftl, f => f.read_sectors(lba, sectors))
+    }
+    pub fn trim(&mut self, lba: u64, sectors: u64) -> Result<()> {
+        self.check_lba(lba, sectors)?;
+        with_ftl!(&mut self.ftl, f => f.trim_sectors(lba, sectors))
+    }
+    /// The data token (host write command number) held by the page containing `lba`.
+    pub fn read_token(&self, lba: u64) -> Result<Option<u64>> {
+        self.check_lba(lba, 1)?;
+        if !self.cfg.run.track_data {
+            return Err(Error::config("run.track_data", "must be true to read data tokens"));
+        }
+        let lpn = (lba / self.geo.sectors_per_page()) as u32;
+        Ok(with_ftl!(&self.ftl, f => f.read_token(lpn)))
+    }
+    /// SECURITY ERASE UNIT / SANITIZE BLOCK ERASE: back to fresh-out-of-box.
+    pub fn security_erase(&mut self) {
+        with_ftl!(&mut self.ftl, f => f.purge());
+    }
+    /// SET MAX ADDRESS / SET ACCESSIBLE MAX ADDRESS (in sectors).  The drive accepts one
+    /// change per power cycle and aborts any further one.  Lowering the max address does
+    /// not erase the hidden LBAs: their data stays valid and keeps occupying NAND, so the
+    /// drive gains no spare area unless it was purged first (the seeds' procedure).
+    pub fn set_max_address(&mut self, sectors: u64, volatile: bool) -> Result<()> {
+        if self.max_set_this_cycle {
+            return Err(Error::device(
+                "ABORT: the max address was already set in this power cycle; power-cycle the drive first",
+            ));
+        }
+        if sectors == 0 || sectors > self.native_sectors {
+            return Err(Error::device(format!(
+                "ABORT: max address of {sectors} sectors is outside 1..={} (the native capacity)",
+                self.native_sectors
+            )));
+        }
+        if volatile {
+            self.volatile_restore.get_or_insert(self.max_sectors);
+        } else {
+            self.volatile_restore = None;
+        }
+        self.max_sectors = sectors;
+        self.max_set_this_cycle = true;
+        self.note_accessible();
+        Ok(())
+    }
+
+    /// Tell the FTL how many logical pages the host can address (the SLC cache counts free
+    /// user capacity within them).
+    fn note_accessible(&mut self) {
+        let pages = self.max_sectors / self.geo.sectors_per_page();
+        with_ftl!(&mut self.ftl, f => f.set_accessible_pages(pages));
+    }
+    pub fn power_cycle(&mut self) {
+        if let Some(m) = self.volatile_restore.take() {
+            self.max_sectors = m;
+            self.note_accessible();
+        }
+        self.max_set_this_cycle = false;
+    }
+
+    /// Run the configured job and return its result.  Stopped by the interrupt (see
+    /// [`Simulator::set_interrupt`]), it returns the rounds done so far, the last one cut
+    /// short, with `interrupted` set (the measurement window may then be empty: WAF NaN);
+    /// an `Interrupted` error when not even one command was run.
+    pub fn run(&mut self) -> Result<SimResult> {
+        self.interrupted = false;
+        let start_rounds = self.rounds.len();
+        let res = if self.cfg.timing.is_some() { self.run_timed() } else { self.run_functional() };
+        if self.interrupted && self.rounds.len() == start_rounds {
+            return Err(Error::interrupted()); // nothing done to report
+        }
+        res.map(|mut r| {
+            r.interrupted = self.interrupted;
+            r
+        })
+    }
+
+    pub fn drive_report(&self) -> DriveReport {
+        drive_report(&self.geo, self.memory)
+    }
+
+    pub fn wear(&self) -> Wear {
+        with_ftl!(&self.ftl, f => {
+            let e = f.erase_counts();
+            let min = *e.iter().min().unwrap_or(&0);
+            let max = *e.iter().max().unwrap_or(&0);
+            let mean = e.iter().map(|&v| v as f64).sum::<f64>() / e.len().max(1) as f64;
+            let mut h = std::collections::BTreeMap::new();
+            for &v in e { *h.entry(v).or_insert(0u64) += 1; }
+            Wear { min, mean, max, histogram: h.into_iter().collect() }
+        })
+    }
+
+    pub fn rounds(&self) -> &[Round] {
+        &self.rounds
+    }
+}
+
+/// `[workload.pts]` of the workload and of every phase.
+fn check_pts(cfg: &Config) -> Result<()> {
+    crate::timed::pts::check(&cfg.workload, "workload")?;
+    for (i, p) in cfg.phases.iter().enumerate() {
+        crate::timed::pts::check(&p.workload, &format!("phase[{i}].workload"))?;
+    }
+    Ok(())
+}
+
+/// The SLC cache's limits in blocks, checked against the drive.
+fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -> Result<crate::ftl::SlcParams> {
+    use crate::config::timing::Cell;
+    use crate::config::{check_fraction, WhenFull};
+    let key = "ftl.slc_cache";
+    let max = check_fraction(&format!("{key}.max_fraction"), c.max_fraction.0, 0.0, 1.0, false, true)?;
+    let min = check_fraction(&format!("{key}.min_fraction"), c.min_fraction.0, 0.0, 1.0, true, true)?;
+    if min > max {
+        return Err(Error::config(&format!("{key}.min_fraction"), format!("{min} is above max_fraction {max}")));
+    }
+    let cell_bits = cfg.timing.as_ref().map(|t| t.cell.bits());
+    let bits = match (c.bits_per_cell, cell_bits) {
+        (Some(b), _) if !(2..=4).contains(&b) => {
+            return Err(Error::config(
+                &format!("{key}.bits_per_cell"),
+                format!("{b} is out of range 2..=4 (MLC, TLC, QLC)"),
+            ));
+        }
+        (Some(b), Some(cb)) if b != cb => {
+            return Err(Error::config(
+                &format!("{key}.bits_per_cell"),
+                format!("{b} disagrees with timing.cell ({cb} bits per cell)"),
+            ));
+        }
+        (Some(b), _) => b,
+        (None, Some(1)) => {
+            return Err(Error::config(key, "an SLC cache needs multi-level cells (timing.cell is \"slc\")"));
+        }
+        (None, Some(cb)) => cb,
+        (None, None) => Cell::Tlc.bits(),
+    };
+    if geo.pages_per_block < bits {
+        return Err(Error::config(
+            "drive.pages_per_block",
+            format!("{} is fewer than the {bits} pages an SLC-mode block needs", geo.pages_per_block),
+        ));
+    }
+    if !(c.idle_ms.is_finite() && c.idle_ms >= 0.0) {
+        return Err(Error::config(&format!("{key}.idle_ms"), format!("{} must be >= 0", c.idle_ms)));
+    }
+    let blocks = geo.blocks as f64;
+    let max_blocks = (max * blocks).floor() as u32;
+    let min_blocks = (min * blocks).floor() as u32;
+    // the static part comes out of the spare area: leave GC at least half of it
+    let spare = geo.blocks as i64
+        - geo.user_pages.div_ceil(geo.pages_per_block as u64) as i64
+        - cfg.ftl.gc_low_watermark as i64;
+    if min_blocks as i64 > spare / 2 {
+        return Err(Error::config(
+            &format!("{key}.min_fraction"),
+            format!(
+                "{min}: a static SLC part of {min_blocks} blocks takes more than half of the {} blocks of spare area",
+                spare.max(0)
+            ),
+        ));
+    }
+    Ok(crate::ftl::SlcParams {
+        max_blocks: max_blocks.max(min_blocks),
+        min_blocks,
+        bits,
+        fold_when_full: c.when_full == WhenFull::Fold,
+    })
+}

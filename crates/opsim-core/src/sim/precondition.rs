@@ -1,0 +1,103 @@
+//! Preconditioning before the measured rounds: none, a sequential fill, or the analytic
+//! placement of a uniform random steady state.
+
+use super::functional::Amount;
+use super::Simulator;
+use crate::config::{GcPolicy, Precondition, WorkloadType};
+use crate::error::{Error, Result};
+use crate::meanfield;
+use crate::rng::Rng;
+use crate::workload;
+
+impl Simulator {
+    pub(super) fn fill(&mut self, passes: u64, request: u64, phase: &str) -> Result<()> {
+        let mut wl = self.build_workload(WorkloadType::Sequential, Some(request))?;
+        let span_bytes = match &wl.pattern {
+            workload::Pattern::Sequential(s) => {
+                s.span * if wl.pages { self.geo.page_size } else { self.geo.sector_size as u64 }
+            }
+            _ => unreachable!(),
+        };
+        for _ in 0..passes {
+            self.run_rounds(&mut wl, Amount::DriveWrites(span_bytes as f64 / self.geo.user_bytes as f64), phase)?;
+        }
+        Ok(())
+    }
+
+    /// Analytic preconditioning for uniform random single-page writes.
+    pub(super) fn precondition_analytic(&mut self) -> Result<()> {
+        let key = "run.precondition";
+        if self.cfg.workload.kind != WorkloadType::Uniform {
+            return Err(Error::config(key, "\"analytic\" supports workload type \"uniform\" only"));
+        }
+        let wl = self.build_workload(WorkloadType::Uniform, None)?;
+        if !wl.pages || wl.len != 1 {
+            return Err(Error::config(key, "\"analytic\" needs single-page requests (request_size = page_size)"));
+        }
+        let span_pages = match &wl.pattern {
+            workload::Pattern::Uniform(u) => u.slots,
+            _ => unreachable!(),
+        };
+        let b = self.geo.pages_per_block as usize;
+        // the SLC cache's static part is held out of the native-mode pool GC works in
+        let slc_static = self.slc.map(|s| s.min_blocks).unwrap_or(0);
+        let pool = crate::geometry::gc_pool_blocks(&self.geo, self.cfg.ftl.gc_low_watermark, slc_static);
+        let rho = span_pages as f64 / (pool as f64 * b as f64);
+        let counts: Vec<u32> = match self.cfg.ftl.gc {
+            GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random => {
+                let occ = match self.cfg.ftl.gc {
+                    GcPolicy::Greedy => meanfield::greedy(rho, b),
+                    GcPolicy::Random => meanfield::dchoices(rho, b, 1),
+                    _ => meanfield::dchoices(rho, b, self.cfg.ftl.d.unwrap_or(2)),
+                }
+                .ok_or_else(|| Error::config(key, "the mean-field model has no steady state for this load"))?;
+                let per_level = meanfield::round_counts(&occ.x, pool);
+                let mut c = Vec::with_capacity(pool as usize);
+                for (j, &n) in per_level.iter().enumerate() {
+                    c.extend(std::iter::repeat_n(j as u32, n as usize));
+                }
+                // Interleave levels so that blocks of one level are not all adjacent.
+                let mut r = Rng::stream(self.cfg.run.seed, 0x7072);
+                for i in (1..c.len()).rev() {
+                    c.swap(i, r.below(i as u64 + 1) as usize);
+                }
+                c
+            }
+            GcPolicy::Fifo => {
+                let x = meanfield::fifo_victim_fraction(rho);
+                // Oldest block first: block of age a (in closes) keeps exp(-a (1-x) / (rho N)).
+                (0..pool)
+                    .map(|i| {
+                        let age = (pool - i) as f64;
+                        (b as f64 * libm::exp(-age * (1.0 - x) / (rho * pool as f64))).round() as u32
+                    })
+                    .collect()
+            }
+            other => {
+                return Err(Error::config(key, format!("\"analytic\" does not support gc = \"{}\"", other.name())));
+            }
+        };
+        let mut counts = counts;
+        if !meanfield::fix_total(&mut counts, span_pages, b as u32) {
+            return Err(Error::config(key, "cannot lay out the span in the available blocks"));
+        }
+        let lpns: Vec<u32> = (0..span_pages as u32).collect();
+        with_ftl!(&mut self.ftl, f => f.place_layout(&lpns, &counts))?;
+        self.last = self.counters();
+        Ok(())
+    }
+
+    /// Apply the configured preconditioning (none, sequential fill, or analytic) without
+    /// running the workload; used by benchmarks and by callers that drive rounds themselves.
+    pub fn precondition(&mut self) -> Result<()> {
+        let page = self.geo.page_size;
+        match self.cfg.run.precondition {
+            Precondition::None => Ok(()),
+            Precondition::Fill => {
+                let req = (128 * 1024u64).max(page);
+                self.fill(1, req - req % page, "precondition")
+            }
+            Precondition::Analytic => self.precondition_analytic(),
+        }
+    }
+}

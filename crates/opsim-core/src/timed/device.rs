@@ -1,0 +1,369 @@
+//! The cost model's drive: resource timelines of the controller, the host link, each flash
+//! channel and each die, the write buffer, and the per-page-type costs; it charges NAND
+//! reads, programs, erases, garbage collection and folds and says when each is done.
+
+use super::{costs, PageTiming, Resolved};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Resource timelines of the drive.
+pub(super) struct Device {
+    pub(super) r: Resolved,
+    pub(super) die_free: Vec<u64>,
+    pub(super) ch_free: Vec<u64>,
+    pub(super) ctrl_free: u64,
+    pub(super) link_free: u64,
+    /// Release times of the units in the write buffer.
+    pub(super) buffer: BinaryHeap<Reverse<u64>>,
+    pub(super) rr: usize,
+    pub(super) write_cache: bool,
+    /// Per-unit program time with aggregation (tPROG / units per program).
+    pub(super) prog_unit_ns: u64,
+    /// The same in SLC mode, SLC-mode read time, and SLC (units per program, tPROG).
+    pub(super) slc_prog_unit_ns: u64,
+    pub(super) slc_read_ns: u64,
+    pub(super) slc_program: (u64, u64),
+    /// Mapping units per FTL block (superblock).
+    pub(super) ftl_block_units: u64,
+    /// Per-page-type costs, with `t_read_page_us` or `t_prog_page_us`.
+    pub(super) pages: Option<PageCosts>,
+}
+
+/// Costs by page type, precomputed: the page type of every position `ppn % period` (the
+/// period is `dies x units_per_program`: a program unit on every die) and, per type, tR,
+/// the program time of one unit aggregated (the page's time / its units) and padded (the
+/// whole page).  The times not given stay uniform (tR; tPROG / units and tPROG).
+pub(super) struct PageCosts {
+    pub(super) period: u32,
+    pub(super) kind: Box<[u8]>,
+    pub(super) read_ns: [u64; 4],
+    pub(super) prog_unit_ns: [u64; 4],
+    pub(super) prog_pad_ns: [u64; 4],
+    /// Padded program of a unit whose page is not known: the mean page's time.
+    pub(super) pad_mean_ns: u64,
+}
+
+impl PageCosts {
+    pub(super) fn new(r: &Resolved, p: &PageTiming) -> Self {
+        let dies = r.dies;
+        let period = dies * r.units_per_program;
+        let kind = (0..period).map(|i| ((i / dies) / p.units_per_page) as u8).collect();
+        let k = costs::KindCosts::new(r, p);
+        PageCosts {
+            period,
+            kind,
+            read_ns: k.read_ns,
+            prog_unit_ns: k.prog_unit_ns,
+            prog_pad_ns: k.prog_pad_ns,
+            pad_mean_ns: k.pad_mean_ns,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn kind(&self, ppn: u32) -> usize {
+        self.kind[(ppn % self.period) as usize] as usize
+    }
+}
+
+impl Device {
+    pub(super) fn new(r: Resolved, write_cache: bool, ftl_block_units: u64) -> Self {
+        let costs::UnitCosts { prog_unit_ns, slc_prog_unit_ns, slc_read_ns, slc_program } = costs::UnitCosts::new(&r);
+        Device {
+            pages: r.pages.as_ref().map(|p| PageCosts::new(&r, p)),
+            slc_prog_unit_ns,
+            slc_read_ns,
+            slc_program,
+            die_free: vec![0; r.dies as usize],
+            ch_free: vec![0; r.channels as usize],
+            ctrl_free: 0,
+            link_free: 0,
+            buffer: BinaryHeap::new(),
+            rr: 0,
+            write_cache,
+            prog_unit_ns,
+            ftl_block_units,
+            r,
+        }
+    }
+
+    #[inline]
+    pub(super) fn channel_of(&self, die: usize) -> usize {
+        die % self.r.channels as usize
+    }
+
+    /// NAND read time of the mapping unit at `ppn` (an SLC-mode page if `slc`).
+    #[inline(always)]
+    pub(super) fn read_ns(&self, ppn: u32, slc: bool) -> u64 {
+        if slc {
+            return self.slc_read_ns;
+        }
+        match &self.pages {
+            None => self.r.t_read_ns,
+            Some(pc) => pc.read_ns[pc.kind(ppn)],
+        }
+    }
+
+    /// Die time to program the mapping unit at `ppn` (in SLC mode if `slc`): its share of
+    /// the program unit (aggregated), or a whole program unit for it alone (`padded`; page
+    /// by page, a whole page).
+    #[inline(always)]
+    pub(super) fn prog_ns(&self, ppn: u32, padded: bool, slc: bool) -> u64 {
+        if slc {
+            return if padded { self.slc_program.1 } else { self.slc_prog_unit_ns };
+        }
+        match &self.pages {
+            None => {
+                if padded {
+                    self.r.t_prog_ns
+                } else {
+                    self.prog_unit_ns
+                }
+            }
+            Some(pc) => {
+                let k = pc.kind(ppn);
+                if padded {
+                    pc.prog_pad_ns[k]
+                } else {
+                    pc.prog_unit_ns[k]
+                }
+            }
+        }
+    }
+
+    /// The same for a unit whose place is not known (the mean).
+    #[inline]
+    pub(super) fn prog_ns_any(&self, padded: bool, slc: bool) -> u64 {
+        match (slc, padded, &self.pages) {
+            (true, true, _) => self.slc_program.1,
+            (true, false, _) => self.slc_prog_unit_ns,
+            (false, true, Some(pc)) => pc.pad_mean_ns,
+            (false, true, None) => self.r.t_prog_ns,
+            (false, false, _) => self.prog_unit_ns,
+        }
+    }
+
+    /// Program one mapping unit on `die` for `busy` ns of die time, data ready at `ready`;
+    /// returns the end.
+    #[inline]
+    pub(super) fn program(&mut self, die: usize, ready: u64, busy: u64) -> u64 {
+        let c = self.channel_of(die);
+        let start = ready.max(self.ch_free[c]).max(self.die_free[die]);
+        let xfer_end = start + self.r.xfer_ns;
+        self.ch_free[c] = xfer_end;
+        let end = xfer_end + busy;
+        self.die_free[die] = end;
+        end
+    }
+
+    /// Read one mapping unit from `die`, sensed in `t_r` ns; returns when its data is out
+    /// on the channel.
+    #[inline]
+    pub(super) fn read(&mut self, die: usize, ready: u64, t_r: u64) -> u64 {
+        let c = self.channel_of(die);
+        let sensed = ready.max(self.die_free[die]) + t_r;
+        self.die_free[die] = sensed;
+        let out = sensed.max(self.ch_free[c]) + self.r.xfer_ns;
+        self.ch_free[c] = out;
+        out
+    }
+
+    /// A host read of one mapping unit from `die`, sensed in `t_r` ns: with program/erase
+    /// suspend, when the die has work queued past `ready` the read suspends it (after
+    /// `suspend_ns`) and goes first, on the die and on the channel; the suspended work
+    /// resumes after it (its timeline moves back by the read's time).  Returns when the
+    /// data is out.
+    #[inline]
+    pub(super) fn host_read(&mut self, die: usize, ready: u64, t_r: u64) -> u64 {
+        let Some(sus) = self.r.suspend_ns else { return self.read(die, ready, t_r) };
+        if self.die_free[die] <= ready + sus {
+            return self.read(die, ready, t_r);
+        }
+        let c = self.channel_of(die);
+        let sensed = ready + sus + t_r;
+        self.die_free[die] += sus + t_r;
+        let out = sensed + self.r.xfer_ns;
+        if self.ch_free[c] > sensed {
+            self.ch_free[c] += self.r.xfer_ns;
+        } else {
+            self.ch_free[c] = out;
+        }
+        out
+    }
+
+    /// Charge garbage-collection work (copies, erases of superblocks) from `ready`; returns
+    /// when it is done.  The controller's firmware handles every copied page, so copies
+    /// also occupy the controller (delaying later host commands).
+    pub(super) fn gc(&mut self, copies: u64, erases: u64, ready: u64) -> u64 {
+        let dies = self.r.dies as usize;
+        let mut done = ready;
+        if self.r.gc_fw_ns > 0 && copies > 0 {
+            self.ctrl_free = self.ctrl_free.max(ready) + copies * self.r.gc_fw_ns;
+            done = self.ctrl_free;
+        }
+        // Each copy stays on its die (copyback-style: the superblock's pages on a die move
+        // to the GC frontier's page on the same die); dies work in parallel.
+        for _ in 0..copies {
+            let die = self.rr;
+            self.rr = (self.rr + 1) % dies;
+            let r = self.read(die, ready, self.r.t_read_ns);
+            done = done.max(self.program(die, r, self.prog_unit_ns));
+        }
+        if erases > 0 {
+            // an FTL block of `ftl_block_units` spans that many units / dies on each die:
+            // charge the share of a physical block erase it frees
+            let per_die = costs::erase_share(self.ftl_block_units, self.r.dies, self.r.block_units);
+            let t = (self.r.t_erase_ns as f64 * per_die * erases as f64).round() as u64;
+            for d in 0..dies {
+                let s = ready.max(self.die_free[d]);
+                self.die_free[d] = s + t;
+                done = done.max(self.die_free[d]);
+            }
+        }
+        done
+    }
+
+    /// Charge folds of `pages` SLC pages into native mode from `ready`: each read in SLC
+    /// mode and programmed in native mode on its die (on-die, as GC copies), with the
+    /// controller's firmware per page as for GC copies; returns when they are done.
+    pub(super) fn fold(&mut self, pages: u64, ready: u64) -> u64 {
+        let dies = self.r.dies as usize;
+        let mut done = ready;
+        if self.r.gc_fw_ns > 0 && pages > 0 {
+            self.ctrl_free = self.ctrl_free.max(ready) + pages * self.r.gc_fw_ns;
+            done = self.ctrl_free;
+        }
+        for _ in 0..pages {
+            let die = self.rr;
+            self.rr = (self.rr + 1) % dies;
+            let r = self.read(die, ready, self.slc_read_ns);
+            done = done.max(self.program(die, r, self.prog_unit_ns));
+        }
+        done
+    }
+
+    pub(super) fn nand_idle_at(&self) -> u64 {
+        *self.die_free.iter().max().unwrap_or(&0)
+    }
+
+    /// When the first die runs out of work.
+    pub(super) fn first_die_idle_at(&self) -> u64 {
+        *self.die_free.iter().min().unwrap_or(&0)
+    }
+
+    /// Charge owed garbage-collection work, `(copies, erases)`, page by page to dies that
+    /// are free before `bound` (each copy read and programmed on the die that is free
+    /// first); the erases once every copy is charged.  The controller's share of each copy
+    /// is taken from its time at `now`.  What does not fit stays owed.
+    pub(super) fn fill_gc(&mut self, owed: &mut (u64, u64), bound: u64, now: u64) {
+        while owed.0 > 0 {
+            let (die, &free) = self.die_free.iter().enumerate().min_by_key(|&(_, t)| *t).expect("at least one die");
+            if free >= bound {
+                return;
+            }
+            if self.r.gc_fw_ns > 0 {
+                self.ctrl_free = self.ctrl_free.max(now) + self.r.gc_fw_ns;
+            }
+            let r = self.read(die, free, self.r.t_read_ns);
+            self.program(die, r, self.prog_unit_ns);
+            owed.0 -= 1;
+        }
+        if owed.1 > 0 && self.first_die_idle_at() < bound {
+            self.gc(0, owed.1, 0);
+            owed.1 = 0;
+        }
+    }
+
+    /// Host link transfer of `bytes` starting no earlier than `ready`.
+    #[inline]
+    pub(super) fn link(&mut self, ready: u64, bytes: u64) -> u64 {
+        let s = ready.max(self.link_free);
+        self.link_free = s + costs::link_ns(bytes, self.r.link_ps_per_byte);
+        self.link_free
+    }
+
+    #[inline]
+    pub(super) fn firmware(&mut self, ready: u64) -> u64 {
+        self.ctrl_free = ready.max(self.ctrl_free) + self.r.fw_ns;
+        self.ctrl_free
+    }
+
+    /// Wait for room for `units` in the write buffer; returns the admission time.
+    pub(super) fn admit(&mut self, ready: u64, units: u64) -> u64 {
+        let mut t = ready;
+        while self.buffer.len() as u64 + units > self.r.buffer_units {
+            match self.buffer.pop() {
+                Some(Reverse(rel)) => t = t.max(rel),
+                None => break,
+            }
+        }
+        // drop entries already released
+        while let Some(&Reverse(rel)) = self.buffer.peek() {
+            if rel <= t {
+                self.buffer.pop();
+            } else {
+                break;
+            }
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::timing::TimingConfig;
+
+    fn timing(extra: &str) -> TimingConfig {
+        toml::from_str(&format!(
+            "channels = 2\ndies_per_channel = 2\nplanes = 2\ncell = \"tlc\"\nnand_page_size = \"48KiB\"\nnand_block_size = \"12MiB\"\nt_read_us = 60\nt_prog_us = 1800\n{extra}"
+        ))
+        .unwrap()
+    }
+
+    fn device(extra: &str) -> Device {
+        let r = timing(extra).resolve(4096).unwrap();
+        Device::new(r, true, 256)
+    }
+
+    /// 4 dies, a program unit of 12 x 2 = 24 units per die, 8 per page type: physical page
+    /// `ppn` is on die ppn % 4, the (ppn / 4 % 24 / 8)th page of its word line.
+    #[test]
+    fn page_type_of_every_position() {
+        let d = device("t_read_page_us = [50, 100, 150]\nt_prog_page_us = [400, 1200, 2000]");
+        for ppn in 0u32..1000 {
+            let kind = ((ppn / 4) % 24 / 8) as usize;
+            assert_eq!(d.read_ns(ppn, false), [50_000, 100_000, 150_000][kind], "ppn {ppn}");
+            assert_eq!(
+                d.prog_ns(ppn, false, false),
+                [50_000, 150_000, 250_000][kind],
+                "ppn {ppn}: the page's time / its 8 units"
+            );
+            assert_eq!(d.prog_ns(ppn, true, false), [400_000, 1_200_000, 2_000_000][kind], "ppn {ppn}: a whole page");
+        }
+        // a word line on a die: 8 units of each page, the sum of the pages' times
+        let wl: u64 = (0..24u32).map(|k| d.prog_ns(k * 4 + 1, false, false)).sum();
+        assert_eq!(wl, 3_600_000);
+        assert_eq!(d.r.t_prog_ns, 3_600_000);
+        assert_eq!(d.r.t_read_ns, 100_000);
+        // GC copies and folds (places not known): the mean page
+        assert_eq!(d.prog_ns_any(false, false), 3_600_000 / 24);
+        assert_eq!(d.prog_ns_any(true, false), 1_200_000);
+    }
+
+    #[test]
+    fn without_page_times_every_unit_costs_the_same() {
+        let d = device("");
+        assert!(d.pages.is_none() && d.r.pages.is_none());
+        for ppn in 0u32..100 {
+            assert_eq!(d.read_ns(ppn, false), 60_000);
+            assert_eq!(d.prog_ns(ppn, false, false), 1_800_000 / 24);
+            assert_eq!(d.prog_ns(ppn, true, false), 1_800_000);
+        }
+        // only reads given: programs stay one-shot
+        let d = device("t_read_page_us = [50, 100, 150]");
+        assert_eq!(d.prog_ns(40, true, false), 1_800_000);
+        assert_eq!(d.prog_ns(40, false, false), 75_000);
+        assert_eq!(d.prog_ns_any(true, false), 1_800_000);
+        assert_eq!(d.read_ns(40, false), 100_000);
+    }
+}

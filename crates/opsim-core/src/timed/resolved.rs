@@ -1,0 +1,324 @@
+//! The `[timing]` table resolved to the units the model charges: nanoseconds per operation,
+//! counts of dies, channels and mapping units (`Resolved`, with its page-type and SLC-mode
+//! parts), and the checks and arithmetic that turn the schema (`config::timing`) into it.
+
+use super::mapcache;
+use crate::config::timing::{Cell, Interface, TimingConfig};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Largest table of page types (`dies x units_per_program` entries, a byte each).
+pub(super) const MAX_PAGE_PERIOD: u64 = 1 << 24;
+
+/// Timing parameters resolved to nanoseconds and counts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Resolved {
+    pub dies: u32,
+    pub channels: u32,
+    pub units_per_program: u32,
+    pub t_read_ns: u64,
+    pub t_prog_ns: u64,
+    pub t_erase_ns: u64,
+    /// Physical block, in mapping units.
+    pub block_units: u64,
+    /// Channel time to move one mapping unit.
+    pub xfer_ns: u64,
+    /// Host link time per byte, in picoseconds.
+    pub link_ps_per_byte: u64,
+    pub fw_ns: u64,
+    pub gc_fw_ns: u64,
+    /// Program/erase suspend latency, when host reads may suspend die work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suspend_ns: Option<u64>,
+    pub buffer_units: u64,
+    pub outstanding: u32,
+    /// NAND program bandwidth limit, mapping units per second, with no GC.
+    pub program_units_per_s: f64,
+    pub link_mbps: f64,
+    /// SLC-mode timing, with an SLC cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc: Option<SlcTiming>,
+    /// Per-page-type times (`t_read_page_us`, `t_prog_page_us`), when given.  `t_read_ns`
+    /// is then their mean (GC copies' reads) and `t_prog_ns` their sum (a word line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<PageTiming>,
+    /// The mapping-table cache, when on (not read back: the cost model does not use it).
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
+    pub map_cache: Option<mapcache::MapCacheParams>,
+}
+
+/// Page types of a word line: a program unit (`units_per_program` mapping units on a die)
+/// is one word line on every plane, `bits` pages each; its first `units_per_page` units
+/// are in the lowest page (LSB), the next in the second, and so on.  A mapping unit's page
+/// type follows from its position among its die's units.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PageTiming {
+    pub bits: u32,
+    /// Mapping units per page type in a program unit (one page on every plane).
+    pub units_per_page: u32,
+    /// Read time of each page type, lowest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_read_ns: Option<Vec<u64>>,
+    /// Program time of each page type (page by page), lowest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_prog_ns: Option<Vec<u64>>,
+}
+
+/// SLC-mode NAND timing: a program writes `units_per_program` mapping units (a native
+/// program unit divided by the bits per cell) in `t_prog_ns`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SlcTiming {
+    pub units_per_program: u32,
+    pub t_read_ns: u64,
+    pub t_prog_ns: u64,
+    /// SLC program bandwidth limit, mapping units per second.
+    pub program_units_per_s: f64,
+}
+
+impl TimingConfig {
+    pub fn resolve(&self, page_size: u64) -> Result<Resolved> {
+        let pos = |k: &str, v: f64| -> Result<f64> {
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(Error::config(k, format!("{v} must be a positive number")))
+            }
+        };
+        if self.queue_depth == 0 || self.queue_depth > 65536 {
+            return Err(Error::config("timing.queue_depth", format!("{} is out of range 1..=65536", self.queue_depth)));
+        }
+        if self.interface == Interface::Sata && self.queue_depth > 32 {
+            return Err(Error::config(
+                "timing.queue_depth",
+                format!("{}: SATA NCQ allows at most 32", self.queue_depth),
+            ));
+        }
+        if self.interface == Interface::Sata && self.nvme_queues != 1 {
+            return Err(Error::config("timing.nvme_queues", "is only used with interface = \"nvme\""));
+        }
+        if self.nvme_queues == 0 || self.nvme_queues > 1024 {
+            return Err(Error::config("timing.nvme_queues", "is out of range 1..=1024"));
+        }
+        for (k, v) in [
+            ("timing.channels", self.channels),
+            ("timing.dies_per_channel", self.dies_per_channel),
+            ("timing.planes", self.planes),
+        ] {
+            if v == 0 || v > 1024 {
+                return Err(Error::config(k, format!("{v} is out of range 1..=1024")));
+            }
+        }
+        let nand_page = self.nand_page_size.0;
+        if nand_page < page_size || nand_page % page_size != 0 {
+            return Err(Error::config(
+                "timing.nand_page_size",
+                format!("{nand_page} bytes is not a multiple of the mapping unit drive.page_size ({page_size})"),
+            ));
+        }
+        if self.nand_block_size.0 < nand_page || self.nand_block_size.0 % nand_page != 0 {
+            return Err(Error::config("timing.nand_block_size", "must be a whole number of NAND pages"));
+        }
+        let (tr, tp, te) = self.cell.typical_us();
+        let tr = pos("timing.t_read_us", self.t_read_us.unwrap_or(tr))?;
+        let tp = pos("timing.t_prog_us", self.t_prog_us.unwrap_or(tp))?;
+        let te = pos("timing.t_erase_us", self.t_erase_us.unwrap_or(te))?;
+        let ch = pos("timing.channel_mbps", self.channel_mbps)?;
+        let fw = self.fw_overhead_us;
+        for (k, v) in [("timing.fw_overhead_us", fw), ("timing.gc_fw_us", self.gc_fw_us)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::config(k, format!("{v} must be >= 0")));
+            }
+        }
+        let link = match (self.link_mbps, self.interface) {
+            (Some(l), _) => pos("timing.link_mbps", l)?,
+            (None, Interface::Sata) => 600.0,
+            (None, Interface::Nvme) => {
+                let per_lane = match self.pcie_gen {
+                    1 => 250.0,
+                    2 => 500.0,
+                    3 => 985.0,
+                    4 => 1969.0,
+                    5 => 3938.0,
+                    g => return Err(Error::config("timing.pcie_gen", format!("{g} is not a PCIe generation 1..=5"))),
+                };
+                if !matches!(self.pcie_lanes, 1 | 2 | 4 | 8 | 16) {
+                    return Err(Error::config(
+                        "timing.pcie_lanes",
+                        format!("{} is not 1, 2, 4, 8 or 16", self.pcie_lanes),
+                    ));
+                }
+                per_lane * self.pcie_lanes as f64
+            }
+        };
+        pos("timing.series_interval_s", self.series_interval_s)?;
+        if let Some(r) = self.round_s {
+            pos("timing.round_s", r)?;
+        }
+        if let Some(r) = self.arrival_iops {
+            pos("timing.arrival_iops", r)?;
+        }
+        if let Some(u) = self.urgent_free_pct {
+            if !(u > 0.0 && u < 100.0) {
+                return Err(Error::config("timing.urgent_free_pct", format!("{u} is out of range (0, 100)")));
+            }
+        }
+        if !(self.urgent_perf_pct > 0.0 && self.urgent_perf_pct <= 100.0) {
+            return Err(Error::config(
+                "timing.urgent_perf_pct",
+                format!("{} is out of range (0, 100]", self.urgent_perf_pct),
+            ));
+        }
+        let urgent_keys = [
+            ("timing.urgent_reference_blocks", self.urgent_reference_blocks.is_some()),
+            ("timing.urgent_exit_pct", self.urgent_exit_pct.is_some()),
+            ("timing.urgent_sustain_mbps", self.urgent_sustain_mbps.is_some()),
+            ("timing.urgent_sustain_window_s", self.urgent_sustain_window_s.is_some()),
+            ("timing.urgent_gc", self.urgent_gc.is_some()),
+        ];
+        if self.urgent_free_pct.is_none() {
+            if let Some((k, _)) = urgent_keys.iter().find(|(_, set)| *set) {
+                return Err(Error::config(k, "is only used with timing.urgent_free_pct (the urgent state is off)"));
+            }
+        }
+        if self.urgent_reference_blocks == Some(0) {
+            return Err(Error::config("timing.urgent_reference_blocks", "must be at least 1"));
+        }
+        if let (Some(x), Some(n)) = (self.urgent_exit_pct, self.urgent_free_pct) {
+            if !(x >= n && x < 100.0) {
+                return Err(Error::config(
+                    "timing.urgent_exit_pct",
+                    format!("{x} is out of range [urgent_free_pct = {n}, 100)"),
+                ));
+            }
+        }
+        if let Some(m) = self.urgent_sustain_mbps {
+            pos("timing.urgent_sustain_mbps", m)?;
+        }
+        if let Some(w) = self.urgent_sustain_window_s {
+            pos("timing.urgent_sustain_window_s", w)?;
+        }
+        let dies = self.channels * self.dies_per_channel;
+        let upp = (nand_page / page_size) as u32 * self.planes;
+        let pages = self.page_timing(nand_page / page_size, upp, dies)?;
+        let buffer_units = self.write_buffer.0 / page_size;
+        if self.write_cache && buffer_units == 0 {
+            return Err(Error::config("timing.write_buffer", "must hold at least one page with the write cache on"));
+        }
+        let mut t_read_ns = (tr * 1000.0).round() as u64;
+        let mut t_prog_ns = (tp * 1000.0).round() as u64;
+        if let Some(v) = pages.as_ref().and_then(|p| p.t_read_ns.as_ref()) {
+            t_read_ns = (v.iter().sum::<u64>() as f64 / v.len() as f64).round() as u64;
+        }
+        let mut tp_s = tp * 1e-6;
+        if let Some(v) = pages.as_ref().and_then(|p| p.t_prog_ns.as_ref()) {
+            t_prog_ns = v.iter().sum();
+            tp_s = t_prog_ns as f64 * 1e-9;
+        }
+        Ok(Resolved {
+            dies,
+            channels: self.channels,
+            units_per_program: upp,
+            t_read_ns,
+            t_prog_ns,
+            t_erase_ns: (te * 1000.0).round() as u64,
+            block_units: (self.nand_block_size.0 / page_size).max(1),
+            xfer_ns: (page_size as f64 / ch * 1000.0).round().max(1.0) as u64,
+            link_ps_per_byte: (1e6 / link).round().max(1.0) as u64,
+            fw_ns: (fw * 1000.0).round() as u64,
+            gc_fw_ns: (self.gc_fw_us * 1000.0).round() as u64,
+            suspend_ns: match self.suspend_us {
+                Some(v) if v.is_finite() && v >= 0.0 => Some((v * 1000.0).round() as u64),
+                Some(v) => return Err(Error::config("timing.suspend_us", format!("{v} must be >= 0"))),
+                None => None,
+            },
+            buffer_units,
+            outstanding: if self.interface == Interface::Nvme {
+                self.queue_depth * self.nvme_queues
+            } else {
+                self.queue_depth
+            },
+            program_units_per_s: dies as f64 * upp as f64 / tp_s,
+            link_mbps: link,
+            slc: None,
+            pages,
+            map_cache: None,
+        })
+    }
+
+    /// The per-page-type times, checked: one value per bit of the cell, each positive, and
+    /// a NAND page (`nand_page_size`: a word line) of `units_per_plane` mapping units that
+    /// splits into whole mapping units per page type.
+    pub(super) fn page_timing(&self, units_per_plane: u64, upp: u32, dies: u32) -> Result<Option<PageTiming>> {
+        let bits = self.cell.bits();
+        let check = |k: &str, v: &Option<Vec<f64>>| -> Result<Option<Vec<u64>>> {
+            let Some(v) = v else { return Ok(None) };
+            if v.len() != bits as usize {
+                return Err(Error::config(
+                    k,
+                    format!(
+                        "{} needs {bits} value{} ({}), got {}",
+                        self.cell.name(),
+                        if bits == 1 { "" } else { "s" },
+                        self.cell.page_names(),
+                        v.len()
+                    ),
+                ));
+            }
+            v.iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    if x.is_finite() && x > 0.0 {
+                        Ok((x * 1000.0).round().max(1.0) as u64)
+                    } else {
+                        Err(Error::config(k, format!("value {} ({x}) must be a positive number", i + 1)))
+                    }
+                })
+                .collect::<Result<Vec<u64>>>()
+                .map(Some)
+        };
+        let read = check("timing.t_read_page_us", &self.t_read_page_us)?;
+        let prog = check("timing.t_prog_page_us", &self.t_prog_page_us)?;
+        let key = if read.is_some() { "timing.t_read_page_us" } else { "timing.t_prog_page_us" };
+        if read.is_none() && prog.is_none() {
+            return Ok(None);
+        }
+        if units_per_plane % bits as u64 != 0 {
+            return Err(Error::config(
+                key,
+                format!(
+                    "needs timing.nand_page_size (one word line: {units_per_plane} mapping units) to split into {bits} pages ({}) of whole mapping units",
+                    self.cell.page_names()
+                ),
+            ));
+        }
+        if dies as u64 * upp as u64 > MAX_PAGE_PERIOD {
+            return Err(Error::config(
+                key,
+                format!("dies x units per program ({dies} x {upp}) is above {MAX_PAGE_PERIOD}"),
+            ));
+        }
+        Ok(Some(PageTiming { bits, units_per_page: upp / bits, t_read_ns: read, t_prog_ns: prog }))
+    }
+
+    /// Add the SLC-mode timing (for a cache whose native mode stores `bits` per cell).
+    pub fn resolve_slc(&self, r: &mut Resolved, bits: u32) -> Result<()> {
+        let pos = |k: &str, v: f64| -> Result<f64> {
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(Error::config(k, format!("{v} must be a positive number")))
+            }
+        };
+        let (tr, tp, _) = Cell::Slc.typical_us();
+        let tr = pos("timing.t_read_slc_us", self.t_read_slc_us.unwrap_or(tr))?;
+        let tp = pos("timing.t_prog_slc_us", self.t_prog_slc_us.unwrap_or(tp))?;
+        let upp = (r.units_per_program / bits.max(1)).max(1);
+        r.slc = Some(SlcTiming {
+            units_per_program: upp,
+            t_read_ns: (tr * 1000.0).round() as u64,
+            t_prog_ns: (tp * 1000.0).round() as u64,
+            program_units_per_s: r.dies as f64 * upp as f64 / (tp * 1e-6),
+        });
+        Ok(())
+    }
+}
