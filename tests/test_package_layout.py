@@ -125,3 +125,46 @@ def test_python_and_core_versions_agree():
     from opsim._version import __version__
 
     assert __version__ == _core.__version__
+
+
+# --------------------------------------------------------------------------- the Rust core
+
+CORE_SRC = PKG.parent.parent / "crates" / "opsim-core" / "src"
+
+
+def _without_tests(text: str) -> str:
+    """Rust source without its ``#[cfg(test)]`` items (test modules sit at a file's end by
+    this crate's convention; a test may use what the code it tests may not)."""
+    i = text.find("#[cfg(test)]")
+    return text if i < 0 else text[:i]
+
+
+def _core_graph() -> dict[str, set[str]]:
+    """Top-level module -> the top-level modules its code (outside tests) names as ``crate::X``."""
+    import re
+
+    mods: dict[str, list[Path]] = {}
+    for p in CORE_SRC.iterdir():
+        if p.name == "lib.rs":
+            continue
+        name = p.stem if p.is_file() else p.name
+        mods[name] = [p] if p.is_file() else sorted(p.rglob("*.rs"))
+    graph = {}
+    for name, files in mods.items():
+        text = "\n".join(_without_tests(f.read_text()) for f in files)
+        text = re.sub(r"//.*", "", text)  # doc links and comments name modules without using them
+        used = set(re.findall(r"\bcrate::(\w+)", text))
+        for group in re.findall(r"\bcrate::\{([^}]*)\}", text):
+            used.update(w.split("::")[0].strip() for w in group.split(","))
+        graph[name] = {u for u in used if u in mods and u != name}
+    return graph
+
+
+def test_core_graph_is_read():
+    g = _core_graph()
+    assert {"sim", "ftl", "config", "trace", "workload", "timed"} <= set(g)
+    assert "ftl" in g["sim"] and "config" in g["geometry"]
+
+
+def test_no_import_cycle_among_the_core_modules():
+    assert _cycles(_core_graph()) == []
