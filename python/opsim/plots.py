@@ -653,7 +653,7 @@ def endurance(
 
 # ----------------------------------------------------------------------------- distributions
 
-LATENCY_PCTS = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999))
+LATENCY_PCTS = R.LATENCY_PERCENTILES
 
 
 def latency(results, labels: Sequence[str] | None = None, direction: str = "all", ax=None, title: str | None = None):

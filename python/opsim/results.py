@@ -313,6 +313,14 @@ def measured_iops(doc: dict) -> float | None:
     return doc["rounds"][-1]["iops"] if doc["rounds"] else None
 
 
+#: the latency percentiles a result carries (the timed model's ``LatencySummary`` and
+#: ``opsim measure``'s result), as (key, quantile); the one declaration every table, plot and
+#: sweep column uses
+LATENCY_PERCENTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999))
+#: the percentiles a one-line summary prints (tables of ``simulate``, ``measure``)
+LATENCY_SUMMARY = ("p50", "p99", "p99.9", "max")
+
+
 def latency(doc: dict, direction: str = "all") -> dict | None:
     """Latency percentiles in microseconds ({p50, p90, p99, p99.9, p99.99, max, count?}), or None."""
     if kind_of(doc) == SIM:

@@ -20,6 +20,7 @@ from .._output import (
     table,
 )
 from ..errors import ConfigError, DeviceError
+from ..results import LATENCY_SUMMARY
 from ..units import fmt_bytes, parse_size
 
 
@@ -478,8 +479,8 @@ def summary_text(r: dict) -> str:
             f"rounds {win['rounds'][0]}-{win['rounds'][1]} ({win['rule']})" if win.get("rounds") else "-",
         ),
         (
-            "latency us p50/p99/p99.9/max",
-            " / ".join(f"{lat.get(k):,.0f}" if lat.get(k) is not None else "-" for k in ("p50", "p99", "p99.9", "max")),
+            "latency us " + "/".join(LATENCY_SUMMARY),
+            " / ".join(f"{lat.get(k):,.0f}" if lat.get(k) is not None else "-" for k in LATENCY_SUMMARY),
         ),
         (
             "write cache",

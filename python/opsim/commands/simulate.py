@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from .._output import Output, kv_table, table
+from ..results import LATENCY_SUMMARY
 from ..units import fmt_bytes, pct
 
 
@@ -119,8 +120,8 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
                         f"{t['steady_iops']:,.0f} from round {tss['window'][0]}" if tss["reached"] else "not reached",
                     ),
                     (
-                        "latency us p50 / p99 / p99.9 / max",
-                        " / ".join(f"{lat[k]:,.0f}" for k in ("p50", "p99", "p99.9", "max")),
+                        "latency us " + " / ".join(LATENCY_SUMMARY),
+                        " / ".join(f"{lat[k]:,.0f}" for k in LATENCY_SUMMARY),
                     ),
                     (
                         "fresh-out-of-box burst ends",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..results import LATENCY_PERCENTILES, LATENCY_SUMMARY
+
 #: columns that depend on the machine and the moment; everything else is deterministic
 WALL_CLOCK_COLUMNS = ("wall_seconds",)
 
@@ -54,9 +56,9 @@ _TIMED_METRICS = [
 ] + [
     (f"timed.latency_us.{cls}.{q}", "f", ("timed", "latency_us", cls, q))
     for cls, qs in (
-        ("all", ("mean", "p50", "p90", "p99", "p99.9", "p99.99", "max")),
-        ("read", ("mean", "p50", "p99", "p99.9", "max")),
-        ("write", ("mean", "p50", "p99", "p99.9", "max")),
+        ("all", ("mean", *(k for k, _ in LATENCY_PERCENTILES), "max")),
+        ("read", ("mean", *LATENCY_SUMMARY)),
+        ("write", ("mean", *LATENCY_SUMMARY)),
     )
     for q in qs
 ]
