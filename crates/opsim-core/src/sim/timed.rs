@@ -211,6 +211,23 @@ impl Simulator {
             pts_iops: None,
             urgent: state.urgent_report(&tc),
         };
+        self.finish_timed(&state, report, loop_start, t0, measure_first, first_timed, |_, t| t.index >= measure_first)
+    }
+
+    /// A timed run's result: the functional result of its rounds (steady state by the SNIA
+    /// rule on WAF, the timed loop's speed) carrying `report`, whose mapping-table cache figures
+    /// are those of the report's rounds that `in_window(position, round)` keeps.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_timed(
+        &mut self,
+        state: &TimedState,
+        mut report: TimedReport,
+        loop_start: (Instant, Counters),
+        t0: Instant,
+        measure_first: usize,
+        first_timed: usize,
+        in_window: impl Fn(usize, &TimedRound) -> bool,
+    ) -> Result<SimResult> {
         let loop_wall = loop_start.0.elapsed().as_secs_f64();
         let c = self.counters().minus(&loop_start.1);
         let loop_ios = (c.host_write_cmds + c.host_read_cmds) as f64;
@@ -218,9 +235,9 @@ impl Simulator {
         let mut res = self.result_from_rounds(t0, measure_first)?;
         res.perf.timed_ios_per_second = Some(if loop_wall > 0.0 { loop_ios / loop_wall } else { 0.0 });
         res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
-        let mut report = report;
-        let window: Vec<&TimedRound> = report.rounds.iter().filter(|t| t.index >= measure_first).collect();
-        report.map_cache = self.map_report(&state, &window, &res, first_timed);
+        let window: Vec<&TimedRound> =
+            report.rounds.iter().enumerate().filter(|&(i, t)| in_window(i, t)).map(|(_, t)| t).collect();
+        report.map_cache = self.map_report(state, &window, &res, first_timed);
         res.timed = Some(report);
         Ok(res)
     }
@@ -457,18 +474,7 @@ impl Simulator {
             pts_iops: Some(table),
             urgent: state.urgent_report(&tc),
         };
-        let loop_wall = loop_start.0.elapsed().as_secs_f64();
-        let c = self.counters().minus(&loop_start.1);
-        let loop_ios = (c.host_write_cmds + c.host_read_cmds) as f64;
-        let (vals, el) = self.round_series(first_timed);
-        let mut res = self.result_from_rounds(t0, measure_first)?;
-        res.perf.timed_ios_per_second = Some(if loop_wall > 0.0 { loop_ios / loop_wall } else { 0.0 });
-        res.steady_state = shift(steady::detect(&vals, Some(&el), SteadyRule::default()), first_timed);
-        let mut report = report;
-        let window: Vec<&TimedRound> = report.rounds[ws..=we].iter().collect();
-        report.map_cache = self.map_report(&state, &window, &res, first_timed);
-        res.timed = Some(report);
-        Ok(res)
+        self.finish_timed(&state, report, loop_start, t0, measure_first, first_timed, |i, _| (ws..=we).contains(&i))
     }
 
     /// Precondition (functional, untimed) and set up the timed state on the drive it leaves.
