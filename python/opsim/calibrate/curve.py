@@ -1,0 +1,115 @@
+"""Steady-state WAF against the OP garbage collection sees, from the core's functional
+simulator.
+
+Under uniform random writes the steady WAF of a page-mapped FTL depends on the spare area GC
+works with (the core's ``seen_by_gc``: pool pages over the pages written), the block size in
+pages, the GC policy and the request size; not on the drive's capacity once it has a few
+hundred blocks.  So the calibration simulates a small drive of the same FTL at a ladder of
+user capacities once, reads each point's ``seen_by_gc`` from the core, and interpolates
+between them (log of GC copies per host page against log of ``seen_by_gc``).  Every WAF the
+calibration uses comes from these simulations.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..sim import describe, simulate
+
+#: FTL blocks of the small drive the curve is simulated on
+CURVE_BLOCKS = 1024
+#: the ladder of GC-visible OP levels (user basis) simulated
+LADDER = tuple(float(x) for x in np.geomspace(0.02, 3.0, 14))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """(seen_by_gc, host pages copied per host page written, drive WAF) at each simulated level."""
+
+    seen: tuple[float, ...]
+    copies: tuple[float, ...]
+    waf: tuple[float, ...]
+    #: SLC-mode programs and folds per host page (0 without an SLC cache): WAF - 1 - copies
+    extra: float
+
+    def at(self, seen: float) -> tuple[float, float]:
+        """(drive WAF, GC WAF = 1 + copies per host page) at ``seen``, interpolated in log-log and
+        extrapolated along the end segments."""
+        if not seen > 0:
+            return math.inf, math.inf
+        x = np.log(np.asarray(self.seen))
+        y = np.log(np.maximum(np.asarray(self.copies), 1e-9))
+        lx = math.log(seen)
+        if lx <= x[0]:
+            slope = (y[1] - y[0]) / (x[1] - x[0])
+            ly = y[0] + slope * (lx - x[0])
+        elif lx >= x[-1]:
+            slope = (y[-1] - y[-2]) / (x[-1] - x[-2])
+            ly = y[-1] + slope * (lx - x[-1])
+        else:
+            ly = float(np.interp(lx, x, y))
+        c = math.exp(ly)
+        return 1.0 + c + self.extra, 1.0 + c
+
+
+def _ftl_key(drive: dict, ftl: dict, block_size: int, timing_cell: str | None) -> str:
+    return json.dumps({"drive": drive, "ftl": ftl, "bs": block_size, "cell": timing_cell}, sort_keys=True)
+
+
+def curve(drive: dict, ftl: dict, block_size: int, cell: str | None = None, seed: int = 1) -> Curve:
+    """The WAF curve of an FTL: ``drive`` holds ``page_size`` and ``pages_per_block`` (and
+    ``sector_size``), ``ftl`` the ``[ftl]`` table (policy, watermarks, SLC cache)."""
+    keep = {k: drive[k] for k in ("page_size", "pages_per_block", "sector_size") if k in drive}
+    return _curve(_ftl_key(keep, ftl, block_size, cell), seed)
+
+
+@lru_cache(maxsize=64)
+def _curve(key: str, seed: int) -> Curve:
+    k = json.loads(key)
+    drive, ftl, bs, cell = k["drive"], k["ftl"], k["bs"], k["cell"]
+    base = {"drive": dict(drive), "ftl": dict(ftl)}
+    if cell:
+        # an SLC cache takes its bits per cell from the timing's cell; the functional model needs
+        # no other timing key
+        base.setdefault("ftl", {})
+        slc = base["ftl"].get("slc_cache")
+        if isinstance(slc, dict) and "bits_per_cell" not in slc:
+            bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[cell]
+            base["ftl"]["slc_cache"] = slc | {"bits_per_cell": max(2, bits)}
+    probe = describe(
+        base | {"drive": drive | {"user_capacity": 1 << 20, "physical_capacity": 1 << 40}}, model_limits=False
+    )
+    page, ppb = probe["drive"]["page_size"], probe["drive"]["pages_per_block"]
+    physical = CURVE_BLOCKS * ppb * page
+    cfg0 = base | {"drive": drive | {"physical_capacity": physical, "user_capacity": page * 64}}
+    pool_pages = describe(cfg0, model_limits=False)["op"]["gc_pool_blocks"] * ppb
+    analytic = bs == page and ftl.get("gc", "greedy") in ("greedy", "fifo", "random", "d-choices")
+    seen, copies, wafs, extras = [], [], [], []
+    for s in LADDER:
+        user = int(pool_pages / (1 + s)) * page
+        cfg = base | {
+            "drive": drive | {"physical_capacity": physical, "user_capacity": user},
+            "workload": {"type": "uniform", "request_size": bs},
+            "run": {
+                "seed": seed,
+                "precondition": "analytic" if analytic else "fill",
+                "warmup_drive_writes": 0.5 if analytic else 2.0,
+                "measure_drive_writes": 1.0,
+                "round_drive_writes": 0.25,
+            },
+        }
+        r = simulate(cfg)
+        m = r.measure_counters
+        host = max(1, m["host_write_pages"])
+        c = m["gc_copy_pages"] / host
+        waf = float(r.waf or 1.0)
+        seen.append(float(r.op["seen_by_gc"]))
+        copies.append(c)
+        wafs.append(waf)
+        extras.append(waf - 1.0 - c)
+    return Curve(tuple(seen), tuple(copies), tuple(wafs), max(0.0, float(np.median(extras))))

@@ -1,0 +1,191 @@
+"""Least-squares calibration (scipy.optimize.least_squares) of a drive model to its figures.
+
+Residuals are in log space, each figure's divided by its relative uncertainty (datasheet
+figures 10%, measurements 5%: :mod:`.inputs`), plus one residual per parameter for its prior
+(a maximum a posteriori fit; every prior is stated with the parameter).  The covariance of the
+parameters is (J^T J)^-1 at the optimum, scaled up by the residual variance when the figures
+outnumber the parameters and disagree more than their uncertainty says.
+
+A parameter is **fitted** when the figures narrow it to less than ``INFORMED`` of its prior's
+width; otherwise it is a **default**, held at its prior, and the fit is redone without it.
+The IOPS figures are then simulated with the timed (event) model at the fitted values, the
+ratio to the cost model's bound is kept per figure (:mod:`.timed`), and the fit repeats, so
+the final parameters reproduce the event simulator's figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from ..errors import InputError
+from . import timed
+from .inputs import Figure
+from .model import Model, Param, condition, predict
+
+#: a parameter counts as fitted when the figures leave less than this share of its prior's width
+INFORMED = 0.9
+#: timed-simulator corrections of the efficiency (each one a fit and a timed run per condition)
+TIMED_ROUNDS = 2
+#: two-sided 95% normal quantile
+Z95 = 1.959963984540054
+
+
+@dataclass
+class Fitted:
+    model: Model
+    figures: list[Figure]
+    values: dict[str, float]
+    status: dict[str, str]
+    #: the fitted parameters, in the order of ``cov``'s rows (z units: prior widths)
+    free: list[Param]
+    cov: np.ndarray
+    scale2: float
+    sd: dict[str, float]
+    timed_runs: dict[tuple, timed.TimedFigure] = field(default_factory=dict)
+
+    def interval(self, p: Param) -> tuple[float, float]:
+        if p.name not in self.sd:
+            return self.values[p.name], self.values[p.name]
+        z = p.z(self.values[p.name])
+        lo, hi = z - Z95 * self.sd[p.name], z + Z95 * self.sd[p.name]
+        zlo, zhi = p.z_bounds()
+        return p.value(max(lo, zlo)), p.value(min(hi, zhi))
+
+    def log_sd(self, fn) -> float:
+        """Standard deviation of log(fn(values)) by the delta method over the fitted parameters."""
+        if not self.free:
+            return 0.0
+        z0 = np.array([p.z(self.values[p.name]) for p in self.free])
+        base = math.log(fn(self.values))
+        g = np.zeros(len(self.free))
+        for i, p in enumerate(self.free):
+            h = 1e-3
+            v = dict(self.values)
+            v[p.name] = p.value(z0[i] + h)
+            g[i] = (math.log(fn(v)) - base) / h
+        return float(math.sqrt(max(0.0, g @ self.cov @ g * self.scale2)))
+
+
+def _residuals(model: Model, figures: list[Figure], free: list[Param], fixed: dict[str, float]):
+    obs = np.log(np.array([f.value for f in figures]))
+    sig = np.array([f.sigma for f in figures])
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        values = dict(fixed) | {p.name: p.value(float(zi)) for p, zi in zip(free, z)}
+        preds = np.array([p.value for p in predict(model, values, figures)])
+        bad = ~np.isfinite(preds) | (preds <= 0)
+        r = np.where(bad, 50.0, (np.log(np.where(bad, 1.0, preds)) - obs) / sig)
+        return np.concatenate([r, z])
+
+    return fn
+
+
+#: the coarse scan of each parameter before the local fit (z: prior widths): the IOPS bound is
+#: the busiest resource's, flat in every parameter of the others, so a local method started
+#: where a parameter does not bind would never move it
+SCAN = tuple(float(z) for z in np.linspace(-3.0, 3.0, 13))
+SCAN_SWEEPS = 2
+
+
+def _scan(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Coordinate search over :data:`SCAN` (two sweeps): the start of the local fit."""
+    z = z0.copy()
+    best = float(np.sum(fn(z) ** 2))
+    for _ in range(SCAN_SWEEPS):
+        for i in range(len(z)):
+            for v in SCAN:
+                if not lo[i] < v < hi[i]:
+                    continue
+                trial = z.copy()
+                trial[i] = v
+                cost = float(np.sum(fn(trial) ** 2))
+                if cost < best:
+                    best, z = cost, trial
+    return z
+
+
+#: the finite-difference step in z (prior widths): absolute, because the core resolves times to
+#: whole nanoseconds and a step relative to z would vanish near a prior's centre
+STEP = 1e-3
+
+
+def _jacobian(fn, z: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Forward differences of ``fn`` at ``z`` (backward where a bound is within a step)."""
+    f0 = fn(z)
+    J = np.empty((len(f0), len(z)))
+    for i in range(len(z)):
+        h = STEP if z[i] + STEP <= hi[i] else -STEP
+        t = z.copy()
+        t[i] += h
+        J[:, i] = (fn(t) - f0) / h
+    return J
+
+
+def _solve(
+    model: Model,
+    figures: list[Figure],
+    free: list[Param],
+    fixed: dict[str, float],
+    start: dict[str, float],
+    scan: bool = False,
+):
+    fn = _residuals(model, figures, free, fixed)
+    if not free:
+        return {}, np.zeros((0, 0)), fn(np.zeros(0))
+    lo = np.array([p.z_bounds()[0] for p in free])
+    hi = np.array([p.z_bounds()[1] for p in free])
+    z0 = np.clip(np.array([p.z(start[p.name]) for p in free]), lo + 1e-9, hi - 1e-9)
+    if scan:
+        z0 = _scan(fn, z0, lo, hi)
+    res = least_squares(
+        fn, z0, jac=lambda z: _jacobian(fn, z, hi), bounds=(lo, hi), x_scale=1.0, xtol=1e-10, ftol=1e-12, gtol=1e-12
+    )
+    J = res.jac
+    cov = np.linalg.pinv(J.T @ J)
+    return {p.name: p.value(float(z)) for p, z in zip(free, res.x)}, cov, res.fun
+
+
+def fit(model: Model, figures: list[Figure], *, timed_rounds: int = TIMED_ROUNDS, progress=None) -> Fitted:
+    """Fit ``model``'s parameters to ``figures`` (see the module's text)."""
+    if not figures:
+        raise InputError(
+            "too few figures to fit anything: give the datasheet's steady 4 KiB random-write IOPS "
+            "(rand_write_iops) and sequential-write bandwidth (seq_write_mbps), or measured points "
+            "(--points, --measured); two steady points at different spans pin the spare NAND",
+            key="figures",
+        )
+    priors = {p.name: p.prior for p in model.params}
+    # pass A: every parameter free, to see which ones the figures inform
+    vals, cov, _ = _solve(model, figures, model.params, {}, priors, scan=True)
+    sd = np.sqrt(np.clip(np.diag(cov), 0, None)) if len(model.params) else np.zeros(0)
+    informed = [p for p, s in zip(model.params, sd) if s < INFORMED]
+    status = {p.name: ("fitted" if p in informed else "default") for p in model.params}
+    fixed = {p.name: p.prior for p in model.params if p not in informed}
+    start = priors | vals
+    runs: dict[tuple, timed.TimedFigure] = {}
+    for k in range(timed_rounds + 1):
+        vals, cov, fun = _solve(model, figures, informed, fixed, start)
+        start = start | vals
+        if k == timed_rounds:
+            break
+        values = fixed | vals
+        cfg = model.config(values)
+        for f in figures:
+            if f.kind == "waf":
+                continue
+            c = condition(f)
+            if progress:
+                progress(f"timed run: {f.label()}")
+            runs[c] = timed.run(cfg, f, model.user_bytes)
+            model.efficiency[c] = runs[c].efficiency
+    values = fixed | vals
+    n_fig = len(figures)
+    chi2 = float(np.sum(fun[:n_fig] ** 2))
+    dof = n_fig - len(informed)
+    scale2 = max(1.0, chi2 / dof) if dof > 0 else 1.0
+    sds = {p.name: float(math.sqrt(max(0.0, cov[i, i] * scale2))) for i, p in enumerate(informed)}
+    return Fitted(model, figures, values, status, informed, cov, scale2, sds, runs)

@@ -1,0 +1,456 @@
+"""What a user can know about a drive, read into one form: the drive (:class:`DriveSpec`) and
+the figures a calibration fits (:class:`Figure`).
+
+Three readers, each naming the file and the key or line of anything it refuses:
+
+* a datasheet file (TOML): ``[drive]`` (native capacity, interface, cell; optionally the NAND
+  behind it, the mapping unit, the P/E rating), ``[datasheet]`` (published figures, any
+  subset), ``[source]`` (where they come from), ``[model]`` (model keys given with a source in
+  ``[model.sources]``: how a checked-in preset's estimates are carried) and ``[[point]]``
+  tables (the rows of a points file, with a ``source`` each);
+* a points file (CSV, header exactly ``span,block_size,queue_depth,read_fraction,waf,iops``
+  and optionally ``p99_us``): one steady-state measurement per row;
+* results of ``opsim measure`` and interval results of ``opsim smart waf`` (JSON).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..errors import InputError
+from ..units import parse_size
+
+#: the size of file any reader here takes (a datasheet, a points file, a result)
+MAX_FILE = 16 << 20
+
+CELLS = ("slc", "mlc", "tlc", "qlc")
+INTERFACES = ("sata", "nvme", "sas")
+
+#: ``[datasheet]`` keys: (what it is, the figure kind it becomes or None)
+DATASHEET_KEYS: dict[str, str] = {
+    "seq_read_mbps": "128 KiB sequential read, MB/s",
+    "seq_write_mbps": "128 KiB sequential write, MB/s",
+    "rand_read_iops": "4 KiB random read IOPS",
+    "rand_write_iops": "4 KiB random write IOPS, steady state over the whole drive",
+    "rand_write_qd": "queue depth of the random-write figure",
+    "fob_write_iops": "4 KiB random write IOPS, fresh out of box",
+    "dwpd": "drive writes per day over the warranty",
+    "tbw": "terabytes written over the warranty",
+    "warranty_years": "warranty, years",
+}
+
+POINT_COLUMNS = ("span", "block_size", "queue_depth", "read_fraction", "waf", "iops")
+
+#: relative (log) uncertainty of a figure by where it comes from: vendors round their
+#: datasheets ("up to"), a measurement of a steady state moves by a few percent
+SIGMA_DATASHEET = 0.10
+SIGMA_MEASURED = 0.05
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published or measured figure the calibration fits.
+
+    ``kind``: ``steady_iops`` (random IOPS in steady state over ``span`` bytes), ``waf``
+    (steady WAF over ``span``), ``fob_iops`` (random-write IOPS fresh out of box),
+    ``seq_write`` (sequential-write IOPS of ``block_size``), ``rand_read`` (random-read IOPS)."""
+
+    kind: str
+    value: float
+    source: str
+    span: int | None = None  # bytes written; None: the whole user capacity
+    block_size: int = 4096
+    queue_depth: int | None = None
+    read_fraction: float = 0.0
+    sigma: float = SIGMA_DATASHEET
+    p99_us: float | None = None
+
+    def label(self) -> str:
+        from ..units import fmt_bytes
+
+        where = f" over {fmt_bytes(self.span)}" if self.span is not None else ""
+        bs = fmt_bytes(self.block_size)
+        mix = f", {self.read_fraction:.0%} reads" if self.read_fraction else ""
+        return {
+            "steady_iops": f"steady {bs} random IOPS{where}{mix}",
+            "waf": f"steady WAF{where}",
+            "fob_iops": f"fresh-out-of-box {bs} random-write IOPS",
+            "seq_write": f"{bs} sequential-write IOPS",
+            "rand_read": f"{bs} random-read IOPS",
+        }[self.kind]
+
+
+@dataclass
+class DriveSpec:
+    """The drive as the user describes it; ``None`` where nothing was said."""
+
+    native: int | None = None
+    interface: str | None = None
+    cell: str | None = None
+    physical: int | None = None
+    page_size: int | None = None
+    pe: float | None = None
+    name: str | None = None
+    title: str | None = None
+    family: str | None = None
+    #: where each drive value came from: "given" (a flag) or "datasheet" (the file)
+    origin: dict[str, str] = field(default_factory=dict)
+    #: model keys given ("timing.channels": 8) and their sources
+    model: dict[str, Any] = field(default_factory=dict)
+    model_sources: dict[str, str] = field(default_factory=dict)
+    #: the datasheet's endurance figures (not fitted by least squares: they give the P/E rating)
+    dwpd: float | None = None
+    tbw: float | None = None
+    warranty_years: float | None = None
+    #: figures the model does not use, with why (reported, never silently dropped)
+    unused: dict[str, str] = field(default_factory=dict)
+    source: dict[str, Any] = field(default_factory=dict)
+    #: the random-write figure's queue depth (datasheet), when given
+    rand_write_qd: int | None = None
+    #: a note the output carries (a file is not an SSD, ...)
+    notes: list[str] = field(default_factory=list)
+
+
+def _bad(where: str, key: str, msg: str) -> InputError:
+    return InputError(f"{where}: {key}: {msg}", key=key)
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise InputError(f"{what} {path}: {e.strerror}", key=what) from None
+    if os.path.isdir(path):
+        raise InputError(f"{what} {path}: is a directory", key=what)
+    if st.st_size > MAX_FILE:
+        raise InputError(f"{what} {path}: {st.st_size} bytes is more than a {what} can be ({MAX_FILE})", key=what)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE + 1)
+    except OSError as e:
+        raise InputError(f"{what} {path}: {e.strerror}", key=what) from None
+    if len(raw) > MAX_FILE:
+        raise InputError(f"{what} {path}: more than {MAX_FILE} bytes", key=what)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise InputError(f"{what} {path}:{line}: not UTF-8 text (byte 0x{raw[e.start]:02x})", key=what) from None
+
+
+def _number(where: str, key: str, v: Any, *, positive: bool = True, integer: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _bad(where, key, f"{v!r} is not a number")
+    x = float(v)
+    if not math.isfinite(x):
+        raise _bad(where, key, f"{v!r} is not a finite number")
+    if positive and x <= 0:
+        raise _bad(where, key, f"{v!r} must be positive")
+    if integer and x != int(x):
+        raise _bad(where, key, f"{v!r} must be a whole number")
+    return x
+
+
+def _choice(where: str, key: str, v: Any, choices: tuple[str, ...]) -> str:
+    if not isinstance(v, str) or v.lower() not in choices:
+        raise _bad(where, key, f"{v!r} is not one of {', '.join(choices)}")
+    return v.lower()
+
+
+def _size(where: str, key: str, v: Any) -> int:
+    try:
+        n = parse_size(v, key=key)
+    except InputError as e:
+        raise _bad(where, key, e.detail.split(": ", 1)[-1]) from None
+    if n <= 0:
+        raise _bad(where, key, "must be a positive size")
+    return n
+
+
+def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
+    """A datasheet file: the drive and its figures."""
+    text = _read_text(path, "datasheet")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"datasheet {path}: {e}", key="datasheet") from None
+    known = {"drive", "datasheet", "source", "model", "point"}
+    for k in doc:
+        if k not in known:
+            raise _bad(path, k, f"unknown table; a datasheet file has {', '.join(sorted(known))}")
+    spec = DriveSpec(source=dict(doc.get("source", {})))
+    drive = doc.get("drive", {})
+    if not isinstance(drive, dict):
+        raise _bad(path, "drive", "must be a table")
+    for k, v in drive.items():
+        key = f"drive.{k}"
+        if k == "native":
+            spec.native = _size(path, key, v)
+        elif k == "physical":
+            spec.physical = _size(path, key, v)
+        elif k == "page_size":
+            spec.page_size = _size(path, key, v)
+        elif k == "interface":
+            spec.interface = _choice(path, key, v, INTERFACES)
+        elif k == "cell":
+            spec.cell = _choice(path, key, v, CELLS)
+        elif k == "pe":
+            spec.pe = _number(path, key, v)
+        elif k in ("name", "title", "family"):
+            if not isinstance(v, str) or not v.strip():
+                raise _bad(path, key, "must be a non-empty string")
+            setattr(spec, k, v.strip())
+        else:
+            raise _bad(
+                path,
+                key,
+                "unknown key; [drive] has native, physical, page_size, interface, cell, pe, name, title, family",
+            )
+        if k in ("native", "physical", "page_size", "interface", "cell", "pe"):
+            spec.origin[k] = "datasheet"
+    ds = doc.get("datasheet", {})
+    if not isinstance(ds, dict):
+        raise _bad(path, "datasheet", "must be a table")
+    sources = spec.source.get("figures", {}) if isinstance(spec.source.get("figures", {}), dict) else {}
+    figures: list[Figure] = []
+    values: dict[str, float] = {}
+    for k, v in ds.items():
+        key = f"datasheet.{k}"
+        if k not in DATASHEET_KEYS:
+            raise _bad(path, key, f"unknown key; [datasheet] has {', '.join(DATASHEET_KEYS)}")
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0:
+            continue  # 0: not given (the issue's template writes 0 for absent figures)
+        values[k] = _number(path, key, v, integer=k == "rand_write_qd")
+    spec.dwpd, spec.tbw, spec.warranty_years = values.get("dwpd"), values.get("tbw"), values.get("warranty_years")
+    if "rand_write_qd" in values:
+        spec.rand_write_qd = int(values["rand_write_qd"])
+
+    def src(k: str) -> str:
+        return f"datasheet {k}" + (f" ({sources[k]})" if k in sources else "")
+
+    if "rand_write_iops" in values:
+        figures.append(
+            Figure("steady_iops", values["rand_write_iops"], src("rand_write_iops"), queue_depth=spec.rand_write_qd)
+        )
+    if "fob_write_iops" in values:
+        figures.append(Figure("fob_iops", values["fob_write_iops"], src("fob_write_iops")))
+    if "seq_write_mbps" in values:
+        bs = 128 << 10
+        figures.append(Figure("seq_write", values["seq_write_mbps"] * 1e6 / bs, src("seq_write_mbps"), block_size=bs))
+    if "rand_read_iops" in values:
+        figures.append(Figure("rand_read", values["rand_read_iops"], src("rand_read_iops"), read_fraction=1.0))
+    if "seq_read_mbps" in values:
+        spec.unused["seq_read_mbps"] = (
+            "not fitted: the model charges a NAND read per mapping unit and no read-ahead, so a sequential "
+            "read is not modelled beyond the host link (it raises the PCIe generation when the default link "
+            "could not carry it)"
+        )
+        spec.source["seq_read_mbps"] = values["seq_read_mbps"]
+    if (
+        "fob_write_iops" in values
+        and "rand_write_iops" in values
+        and values["rand_write_iops"] > values["fob_write_iops"]
+    ):
+        raise _bad(
+            path,
+            "datasheet.rand_write_iops",
+            f"steady-state IOPS ({values['rand_write_iops']:g}) above the fresh-out-of-box burst "
+            f"({values['fob_write_iops']:g}): a drive is never faster after garbage collection starts",
+        )
+    model = doc.get("model", {})
+    if not isinstance(model, dict):
+        raise _bad(path, "model", "must be a table")
+    msrc = model.get("sources", {})
+    for k, v in model.items():
+        if k == "sources":
+            continue
+        if "." not in k or k.split(".", 1)[0] not in ("drive", "ftl", "timing"):
+            raise _bad(path, f"model.{k}", 'keys are preset keys such as "timing.channels" or "drive.pages_per_block"')
+        spec.model[k] = v
+        spec.model_sources[k] = str(msrc.get(k, "given in the datasheet file"))
+    points = doc.get("point", [])
+    if not isinstance(points, list):
+        raise _bad(path, "point", "must be an array of tables ([[point]])")
+    for i, row in enumerate(points):
+        if not isinstance(row, dict):
+            raise _bad(path, f"point[{i}]", "must be a table")
+        extra = set(row) - {*POINT_COLUMNS, "p99_us", "source"}
+        if extra:
+            raise _bad(
+                path,
+                f"point[{i}].{sorted(extra)[0]}",
+                f"unknown key; a point has {', '.join(POINT_COLUMNS)}, p99_us, source",
+            )
+        cells = {k: ("" if row.get(k) is None else str(row[k])) for k in (*POINT_COLUMNS, "p99_us")}
+        label = str(row.get("source", f"{path} point[{i}]"))
+        figures += _point(cells, f"{path} point[{i}]", label, SIGMA_DATASHEET)
+    return spec, figures
+
+
+def _fraction(where: str, key: str, text: str) -> float:
+    t = text.strip()
+    try:
+        x = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise _bad(where, key, f"{text!r} is not a fraction (0.5 or 50%)") from None
+    if not (math.isfinite(x) and 0 <= x <= 1):
+        raise _bad(where, key, f"{text!r} is not between 0 and 1 (0% and 100%)")
+    return x
+
+
+def _span(where: str, text: str) -> int | float:
+    """Bytes, or a fraction of the user capacity (a float) for ``80%``."""
+    t = text.strip()
+    if not t:
+        raise _bad(where, "span", "is empty: the written LBA range (745GiB or 80%)")
+    if t.endswith("%"):
+        f = _fraction(where, "span", t)
+        if f <= 0:
+            raise _bad(where, "span", "must be more than 0%")
+        return f
+    return _size(where, "span", t)
+
+
+def _point(cells: dict[str, str], where: str, label: str, sigma: float) -> list[Figure]:
+    span = _span(where, cells["span"])
+    bs = _size(where, "block_size", cells["block_size"] or "4KiB")
+    qd_text = cells["queue_depth"].strip()
+    qd = (
+        int(_number(where, "queue_depth", float(qd_text) if _isnum(qd_text) else qd_text, integer=True))
+        if qd_text
+        else None
+    )
+    rf = _fraction(where, "read_fraction", cells["read_fraction"] or "0")
+    p99 = cells.get("p99_us", "").strip()
+    p99v = _number(where, "p99_us", float(p99) if _isnum(p99) else p99) if p99 else None
+    # a fractional span is resolved against the user capacity later (Figure.span holds bytes or a
+    # negative marker is avoided: fractions are kept in span_fraction via the value below)
+    figs = []
+    for kind, col in (("waf", "waf"), ("steady_iops", "iops")):
+        text = cells[col].strip()
+        if not text:
+            continue
+        v = _number(where, col, float(text) if _isnum(text) else text)
+        if kind == "waf" and v < 1:
+            raise _bad(where, "waf", f"{text} is below 1: a drive writes at least what the host writes")
+        figs.append(
+            _with_span(
+                Figure(kind, v, label, block_size=bs, queue_depth=qd, read_fraction=rf, sigma=sigma, p99_us=p99v), span
+            )
+        )
+    if not figs:
+        raise _bad(where, "waf", "a point needs a waf or an iops value (or both)")
+    return figs
+
+
+def _isnum(t: str) -> bool:
+    try:
+        float(t)
+    except ValueError:
+        return False
+    return True
+
+
+#: spans given as a fraction are kept as negative parts-per-billion until the user capacity is
+#: known (:func:`resolve_spans`); bytes are positive
+_FRACTION_SCALE = 10**9
+
+
+def _with_span(f: Figure, span: int | float) -> Figure:
+    if isinstance(span, float):
+        return replace(f, span=-round(span * _FRACTION_SCALE))
+    return replace(f, span=span)
+
+
+def resolve_spans(figures: list[Figure], user_bytes: int, sector: int = 4096) -> list[Figure]:
+    """Fractional spans (``80%``) to bytes of ``user_bytes``, rounded down to ``sector``; a span
+    larger than the drive is an error naming the figure."""
+    out = []
+    for f in figures:
+        span = f.span
+        if span is not None and span < 0:
+            span = (user_bytes * -span // _FRACTION_SCALE) // sector * sector
+        if span is not None and span > user_bytes:
+            from ..units import fmt_bytes
+
+            raise InputError(
+                f"{f.source}: span {fmt_bytes(span)} is larger than the drive's user capacity {fmt_bytes(user_bytes)}",
+                key="span",
+            )
+        if span is not None and span <= 0:
+            raise InputError(f"{f.source}: span rounds to nothing", key="span")
+        out.append(replace(f, span=span))
+    return out
+
+
+def read_points(path: str) -> list[Figure]:
+    """A points file: ``span,block_size,queue_depth,read_fraction,waf,iops[,p99_us]``."""
+    text = _read_text(path, "points")
+    rows = csv.reader(io.StringIO(text))
+    try:
+        header = next(rows)
+    except StopIteration:
+        raise InputError(f"points {path}: empty file; the header is {','.join(POINT_COLUMNS)}", key="points") from None
+    except csv.Error as e:
+        raise InputError(f"points {path}:1: {e}", key="points") from None
+    head = [h.strip() for h in header]
+    if head not in (list(POINT_COLUMNS), [*POINT_COLUMNS, "p99_us"]):
+        raise InputError(
+            f"points {path}:1: the header must be exactly {','.join(POINT_COLUMNS)} (optionally ,p99_us), not {','.join(head)}",
+            key="points",
+        )
+    figs: list[Figure] = []
+    try:
+        for n, row in enumerate(rows, start=2):
+            if not any(c.strip() for c in row):
+                continue
+            if len(row) != len(head):
+                raise InputError(f"points {path}:{n}: {len(row)} columns, the header has {len(head)}", key="points")
+            cells = dict(zip(head, row)) | ({} if "p99_us" in head else {"p99_us": ""})
+            figs += _point(cells, f"points {path}:{n}", f"{os.path.basename(path)}:{n}", SIGMA_MEASURED)
+    except csv.Error as e:
+        raise InputError(f"points {path}:{rows.line_num}: {e}", key="points") from None
+    if not figs:
+        raise InputError(f"points {path}: no rows after the header", key="points")
+    return figs
+
+
+def read_measured(path: str) -> tuple[list[Figure], dict]:
+    """A result of ``opsim measure`` (its steady-state IOPS over the span it wrote) or an interval
+    result of ``opsim smart waf`` (the WAF over the interval).  Returns the figures and what the
+    file says about the target (``{"target_bytes", "file_target"}``)."""
+    text = _read_text(path, "measured")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"measured {path}:{e.lineno}: not JSON ({e.msg})", key="measured") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"measured {path}: not an opsim measure or smart waf result", key="measured")
+    name = os.path.basename(path)
+    if doc.get("kind") == "measure" or ("measure" in doc and isinstance(doc.get("measure"), dict)):
+        return _from_measure(doc, path, name)
+    if "waf" in doc and isinstance(doc.get("interval"), dict):
+        return _from_smart(doc, path, name)
+    raise InputError(
+        f"measured {path}: neither an `opsim measure` result nor an interval result of `opsim smart waf`",
+        key="measured",
+    )
+
+
+def _from_measure(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
+    from .measured import from_measure
+
+    return from_measure(doc, path, name)
+
+
+def _from_smart(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
+    from .measured import from_smart
+
+    return from_smart(doc, path, name)

@@ -1,0 +1,290 @@
+"""A drive model under calibration: the drive's config tables with every key's source, the
+parameters left to fit with their priors, and the prediction of each figure from the core.
+
+The prediction chain asks the core for every rule: the config resolved (``describe``: the OP
+GC sees at the span written, the cost model's inputs), the steady WAF at that OP (the
+functional simulator, :mod:`.curve`), and the IOPS the busiest resource allows at that WAF
+(``costs``: the timed model's own per-command charges).  An efficiency per figure, measured
+with the timed (event) simulator by :mod:`.timed`, carries what the bound leaves out
+(queueing, read-modify-write of a large mapping unit); it starts at 1.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from ..sim import costs, describe
+from .curve import curve
+from .inputs import DriveSpec, Figure
+
+#: NAND die capacity by cell, for the die count of a drive whose dies no source gives
+#: (estimate: the common die of each cell type in current data-center drives)
+DIE_GBIT = {"slc": 64, "mlc": 256, "tlc": 512, "qlc": 1024}
+#: pages of 16 KiB per word line and plane are programmed together (one-shot programming)
+NAND_PAGE = 16 << 10
+#: word lines per physical block (estimate: sets the block size, hence each erase's share)
+WORDLINES_PER_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class Param:
+    """One fitted parameter: ``key`` in the config; fitted as z = (log(value) - log(prior)) /
+    sigma (``log``) or (value - prior) / sigma, so the prior is a residual z."""
+
+    name: str
+    key: str
+    what: str
+    prior: float
+    sigma: float
+    log: bool = True
+    lower: float = 0.0
+    upper: float = math.inf
+    prior_source: str = "default"
+
+    def value(self, z: float) -> float:
+        return self.prior * math.exp(z * self.sigma) if self.log else self.prior + z * self.sigma
+
+    def z(self, value: float) -> float:
+        return math.log(value / self.prior) / self.sigma if self.log else (value - self.prior) / self.sigma
+
+    def z_bounds(self) -> tuple[float, float]:
+        if self.log:
+            lo = self.z(self.lower) if self.lower > 0 else -math.inf
+            hi = self.z(self.upper) if math.isfinite(self.upper) else math.inf
+            return lo, hi
+        return self.z(self.lower), (self.z(self.upper) if math.isfinite(self.upper) else math.inf)
+
+
+@dataclass
+class Model:
+    """The drive's config tables (``drive``, ``ftl``, ``timing``), each key's source, and the
+    parameters left to fit."""
+
+    tables: dict
+    sources: dict[str, str]
+    params: list[Param]
+    spec: DriveSpec
+    #: the timed simulator's IOPS over the cost model's bound, by figure condition (:func:`condition`)
+    efficiency: dict[tuple, float] = field(default_factory=dict)
+
+    def config(self, values: dict[str, float] | None = None) -> dict:
+        """The config with ``values`` (parameter name -> value) applied."""
+        cfg = copy.deepcopy(self.tables)
+        for p in self.params:
+            if values and p.name in values:
+                section, k = p.key.split(".", 1)
+                v = values[p.name]
+                cfg[section][k] = int(v) // 4096 * 4096 if p.name == "physical" else v
+        return cfg
+
+    @property
+    def user_bytes(self) -> int:
+        return int(self.tables["drive"]["user_capacity"])
+
+
+def _put(tables: dict, sources: dict, key: str, value: Any, source: str) -> None:
+    section, k = key.split(".", 1)
+    tables.setdefault(section, {})[k] = value
+    sources[key] = source
+
+
+def build(spec: DriveSpec) -> Model:
+    """The model of ``spec``: given values, the rules for what nobody gave, and the parameters
+    to fit (each with its prior)."""
+    if spec.native is None:
+        raise InputError("the drive's native (user) capacity is needed: --native 960GB or [drive] native", key="native")
+    tables: dict = {"drive": {}, "timing": {}}
+    sources: dict[str, str] = {}
+    origin = spec.origin
+
+    def said(what: str) -> str:
+        return "given" if origin.get(what) == "given" else "datasheet"
+
+    _put(tables, sources, "drive.user_capacity", spec.native, f"{said('native')}: native capacity")
+    if spec.page_size is not None:
+        _put(
+            tables, sources, "drive.page_size", spec.page_size, f"{said('page_size')}: mapping unit (indirection unit)"
+        )
+    if spec.interface:
+        _put(tables, sources, "timing.interface", spec.interface, f"{said('interface')}: host interface")
+    if spec.cell:
+        _put(tables, sources, "timing.cell", spec.cell, f"{said('cell')}: NAND cell type")
+    if spec.physical is not None:
+        _put(tables, sources, "drive.physical_capacity", spec.physical, f"{said('physical')}: NAND capacity")
+    for key, v in spec.model.items():
+        _put(tables, sources, key, v, spec.model_sources[key])
+    t = tables["timing"]
+    cell = t.get("cell", "tlc")
+    bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[cell]
+    prior_physical = spec.physical or spec.native * 2**30 // 10**9
+    if "timing.nand_page_size" not in sources:
+        _put(
+            tables,
+            sources,
+            "timing.nand_page_size",
+            bits * NAND_PAGE,
+            f"default: one word line of {bits} x 16 KiB pages programmed at once ({cell.upper()})",
+        )
+    if "timing.nand_block_size" not in sources:
+        _put(
+            tables,
+            sources,
+            "timing.nand_block_size",
+            t["nand_page_size"] * WORDLINES_PER_BLOCK,
+            f"default: {WORDLINES_PER_BLOCK} word lines per block",
+        )
+    if "timing.dies_per_channel" not in sources:
+        channels = t.get("channels") or _core_timing_default(tables, "channels")
+        dies = max(1, round(prior_physical / (DIE_GBIT[cell] * 2**30 / 8)))
+        per = max(1, round(dies / channels))
+        _put(
+            tables,
+            sources,
+            "timing.dies_per_channel",
+            per,
+            f"default: {dies} dies of {DIE_GBIT[cell]} Gbit {cell.upper()} for "
+            f"{prior_physical / 2**30:.0f} GiB of NAND, on {channels} channels",
+        )
+    if spec.source.get("seq_read_mbps") and t.get("interface", "sata") == "nvme" and "timing.pcie_gen" not in sources:
+        gen = _pcie_gen_for(tables, float(spec.source["seq_read_mbps"]))
+        if gen is not None:
+            _put(
+                tables,
+                sources,
+                "timing.pcie_gen",
+                gen,
+                f"datasheet: sequential read {spec.source['seq_read_mbps']:g} MB/s needs PCIe gen {gen} (x4)",
+            )
+    if spec.rand_write_qd and "timing.queue_depth" not in sources:
+        qd, queues = _queue(spec.rand_write_qd, t.get("interface", "sata"))
+        _put(tables, sources, "timing.queue_depth", qd, f"datasheet: random writes measured at QD{spec.rand_write_qd}")
+        if queues > 1:
+            _put(tables, sources, "timing.nvme_queues", queues, f"datasheet: QD{spec.rand_write_qd} as {queues} queues")
+    d = describe({"drive": tables["drive"] | {"physical_capacity": prior_physical}, "timing": t}, model_limits=False)
+    rt = d["timing"]
+    params: list[Param] = []
+    if "drive.physical_capacity" not in sources:
+        params.append(
+            Param(
+                "physical",
+                "drive.physical_capacity",
+                "NAND garbage collection can use (with any hidden reserve)",
+                prior_physical,
+                0.10,
+                lower=spec.native * 1.003,
+                upper=spec.native * 3.0,
+                prior_source="the binary capacity for the decimal one (N GB of user capacity on N GiB of NAND)",
+            )
+        )
+    for name, what, core, sigma in (
+        (
+            "t_prog_us",
+            "NAND program time of a word line (the array's write bandwidth)",
+            rt["t_prog_ns"] / 1000,
+            math.log(3),
+        ),
+        ("t_read_us", "NAND read time (tR)", rt["t_read_ns"] / 1000, math.log(3)),
+        ("fw_overhead_us", "controller time per host command", rt["fw_ns"] / 1000, math.log(10)),
+    ):
+        if f"timing.{name}" not in sources:
+            params.append(
+                Param(
+                    name,
+                    f"timing.{name}",
+                    what,
+                    core,
+                    sigma,
+                    lower=core / 1000,
+                    upper=core * 1000,
+                    prior_source=f"the core's default for {cell.upper()} on {t.get('interface', 'sata')}",
+                )
+            )
+    if "timing.gc_fw_us" not in sources:
+        params.append(
+            Param(
+                "gc_fw_us",
+                "timing.gc_fw_us",
+                "controller time per page garbage collection copies",
+                0.0,
+                20.0,
+                log=False,
+                lower=0.0,
+                prior_source="the core's default (none)",
+            )
+        )
+    return Model(tables, sources, params, spec)
+
+
+def _core_timing_default(tables: dict, key: str) -> int:
+    d = describe({"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}, "timing": {}}, model_limits=False)
+    return int(d["config"]["timing"][key])
+
+
+def _pcie_gen_for(tables: dict, mbps: float) -> int | None:
+    """The lowest PCIe generation (from the configured one up) whose x4 link carries ``mbps``,
+    as the core rates links; None when the configured one does already."""
+    base = {"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}}
+    for gen in (3, 4, 5, 6):
+        d = describe(base | {"timing": {"interface": "nvme", "pcie_gen": gen}}, model_limits=False)
+        if d["timing"]["link_mbps"] >= mbps:
+            return None if gen == 3 else gen
+    return 6
+
+
+def _queue(qd: int, interface: str) -> tuple[int, int]:
+    """A datasheet queue depth as (queue_depth, queues): SATA at most 32; NVMe QD x jobs as
+    several queues of at most 64."""
+    if interface != "nvme":
+        return min(qd, 32), 1
+    queues = max(1, math.ceil(qd / 64))
+    return math.ceil(qd / queues), queues
+
+
+def condition(f: Figure) -> tuple:
+    """What a timed run of ``f`` depends on: the kind of run, span, request size, queue depth
+    and mix (a WAF figure and an IOPS figure of one run share it)."""
+    kind = "steady" if f.kind in ("steady_iops", "waf") else f.kind
+    return (kind, f.span, f.block_size, f.queue_depth, f.read_fraction)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    value: float
+    waf: float
+    waf_gc: float
+    bound: float
+    bottleneck: str
+
+
+def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> list[Prediction]:
+    """Each figure's value at ``values``, from the core (see the module's text)."""
+    cfg = model.config(values)
+    spans = sorted({f.span or model.user_bytes for f in figures})
+    d = describe(cfg, model_limits=False, users=spans)
+    seen = {s: lv["seen_by_gc"] for s, lv in zip(spans, d["levels"])}
+    cm = d["cost_model"]
+    page = d["drive"]["page_size"]
+    out = []
+    for f in figures:
+        span = f.span or model.user_bytes
+        if f.kind in ("steady_iops", "waf"):
+            c = curve(cfg["drive"], cfg.get("ftl", {}), f.block_size, cfg["timing"].get("cell"))
+            waf, waf_gc = c.at(seen[span])
+        else:
+            waf, waf_gc = 1.0, 1.0
+        if not math.isfinite(waf_gc):
+            out.append(Prediction(math.nan, math.inf, math.inf, math.nan, "-"))
+            continue
+        mix = {
+            "write_fraction": 1.0 - f.read_fraction,
+            "units_per_io": max(1.0, f.block_size / page),
+            "bytes_per_io": float(f.block_size),
+        }
+        bound = costs(cm, mix, waf_gc)
+        iops = bound["iops"] * model.efficiency.get(condition(f), 1.0)
+        out.append(Prediction(waf if f.kind == "waf" else iops, waf, waf_gc, bound["iops"], bound["bottleneck"]))
+    return out

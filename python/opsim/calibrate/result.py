@@ -1,0 +1,283 @@
+"""A calibration: the fitted model, every parameter with its source, predictions with
+intervals, and the drive file it writes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .._version import __version__
+from ..errors import InputError
+from ..units import fmt_bytes
+from . import timed
+from .fit import Z95, Fitted, fit
+from .inputs import DriveSpec, Figure, read_datasheet, read_measured, read_points, resolve_spans
+from .model import build, predict
+
+#: the warranty an endurance rating is spread over when the datasheet does not say (years)
+DEFAULT_WARRANTY = 5.0
+SECTOR = 4096
+
+
+def read_inputs(
+    datasheet: str | None = None,
+    points: str | None = None,
+    measured: list[str] | None = None,
+    flags: dict[str, Any] | None = None,
+) -> tuple[DriveSpec, list[Figure]]:
+    """The drive and its figures from a datasheet file, a points file, measurement results and
+    flags (``native``, ``interface``, ``physical``, ``cell``, ``page_size``, ``pe``: a flag
+    overrides the datasheet and counts as "given")."""
+    spec, figures = read_datasheet(datasheet) if datasheet else (DriveSpec(), [])
+    for k, v in (flags or {}).items():
+        if v is not None:
+            setattr(spec, k, v)
+            spec.origin[k] = "given"
+    if points:
+        figures += read_points(points)
+    for path in measured or []:
+        figs, info = read_measured(path)
+        figures += figs
+        spec.notes += info.get("notes", [])
+        if info.get("file_target") and not any("a file is not an SSD" in n for n in spec.notes):
+            spec.notes.append(
+                "a measurement of a file is a measurement of the file system and the device beneath it, "
+                "not of an SSD: the model reproduces the file's figures, not a drive's (a file is not an SSD)"
+            )
+        if spec.native is None and info.get("target_bytes"):
+            spec.native = int(info["target_bytes"]) // SECTOR * SECTOR
+            spec.origin["native"] = "measured"
+    if spec.native is None:
+        raise InputError(
+            "the drive's native (user) capacity is needed: --native 960GB, or [drive] native in the datasheet",
+            key="native",
+        )
+    return spec, resolve_spans(figures, spec.native)
+
+
+@dataclass
+class Calibration:
+    fitted: Fitted
+    pe: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def spec(self) -> DriveSpec:
+        return self.fitted.model.spec
+
+    @property
+    def user_bytes(self) -> int:
+        return self.fitted.model.user_bytes
+
+    def config(self) -> dict:
+        return self.fitted.model.config(self.fitted.values)
+
+    def parameters(self) -> list[dict]:
+        """Every parameter of the drive file, with its value, interval and source."""
+        f = self.fitted
+        out = []
+        by_key = {p.key: p for p in f.model.params}
+        cfg = self.config()
+        for section in ("drive", "ftl", "timing"):
+            for k, v in cfg.get(section, {}).items():
+                key = f"{section}.{k}"
+                p = by_key.get(key)
+                if p is None:
+                    out.append({"name": key, "value": v, "low": None, "high": None, "source": f.model.sources[key]})
+                    continue
+                lo, hi = f.interval(p) if f.status[p.name] == "fitted" else (None, None)
+                out.append(
+                    {"name": key, "value": cfg[section][k], "low": lo, "high": hi, "source": self.source(p.name)}
+                )
+        if self.pe:
+            out.append({"name": "pe_cycles", **{k: self.pe[k] for k in ("value", "low", "high", "source")}})
+        return out
+
+    def source(self, name: str) -> str:
+        f = self.fitted
+        p = next(q for q in f.model.params if q.name == name)
+        if f.status[name] == "fitted":
+            used = sorted({x.source for x in f.figures})
+            return f"fitted: {p.what}, to {'; '.join(used)} (95% interval in [preset.calibration])"
+        return f"default: {p.what}; the figures do not pin it, so it stays at {p.prior_source}"
+
+    def fit_report(self) -> dict:
+        f = self.fitted
+        preds = predict(f.model, f.values, f.figures)
+        rows = []
+        for x, p in zip(f.figures, preds):
+            rows.append(
+                {
+                    "figure": x.label(),
+                    "source": x.source,
+                    "observed": x.value,
+                    "model": p.value,
+                    "error": p.value / x.value - 1,
+                    "sigma": x.sigma,
+                    "bottleneck": p.bottleneck if x.kind != "waf" else None,
+                    "waf": p.waf,
+                }
+            )
+        return {
+            "figures": rows,
+            "fitted": [p.name for p in f.free],
+            "residual_scale": math.sqrt(f.scale2),
+            "unused": dict(self.spec.unused),
+            "timed_runs": [
+                {
+                    "condition": list(map(str, c)),
+                    "iops": r.iops,
+                    "bound": r.bound,
+                    "efficiency": r.efficiency,
+                    "waf": r.waf,
+                    "scale": r.scale,
+                }
+                for c, r in f.timed_runs.items()
+            ],
+        }
+
+    def predict(
+        self,
+        spans: list[int],
+        *,
+        held_back: list[float] | None = None,
+        queue_depth: int | None = None,
+        simulate: bool = True,
+    ) -> list[dict]:
+        """Steady WAF and 4 KiB random-write IOPS (and p99 latency, endurance) with 95% intervals
+        when ``spans`` bytes of the drive are written (the rest trimmed or never written)."""
+        f = self.fitted
+        out = []
+        qd = queue_depth or self.spec.rand_write_qd
+        cfg = self.config()
+        for i, span in enumerate(spans):
+            if not 0 < span <= self.user_bytes:
+                raise InputError(
+                    f"span {fmt_bytes(span)} is outside the drive's user capacity {fmt_bytes(self.user_bytes)}",
+                    key="predict",
+                )
+            fig = Figure("steady_iops", 1.0, "prediction", span=span, queue_depth=qd)
+            wfig = replace(fig, kind="waf")
+
+            def iops_of(values, fig=fig):
+                return predict(f.model, values, [fig])[0].value
+
+            def waf_of(values, wfig=wfig):
+                return predict(f.model, values, [wfig])[0].value
+
+            bound = iops_of(f.values)
+            waf = waf_of(f.values)
+            iops, p99 = bound, None
+            if simulate:
+                t = timed.run(cfg, fig, self.user_bytes)
+                iops, p99 = t.iops, t.p99_us
+            s_i, s_w = f.log_sd(iops_of), f.log_sd(waf_of)
+            row = {
+                "span_bytes": span,
+                "held_back": (held_back[i] if held_back else 1 - span / self.user_bytes),
+                "waf": waf,
+                "waf_low": waf * math.exp(-Z95 * s_w),
+                "waf_high": waf * math.exp(Z95 * s_w),
+                "iops": iops,
+                "iops_low": iops * math.exp(-Z95 * s_i),
+                "iops_high": iops * math.exp(Z95 * s_i),
+                "iops_bound": bound,
+                "p99_us": p99,
+            }
+            if self.pe:
+                years = self.spec.warranty_years or DEFAULT_WARRANTY
+                physical = f.values.get("physical") or cfg["drive"]["physical_capacity"]
+                tbw = float(physical) * self.pe["value"] / waf
+                row["tbw_tb"] = tbw / 1e12
+                row["dwpd"] = tbw / (span * 365.0 * years)
+            out.append(row)
+        return out
+
+    def drive_toml(self, name: str | None = None, title: str | None = None) -> dict:
+        """The drive file: the presets' schema, every parameter with its source."""
+        spec = self.spec
+        cfg = self.config()
+        params = self.parameters()
+        sources = {p["name"]: p["source"] for p in params if p["name"] != "pe_cycles"}
+        meta: dict[str, Any] = {
+            "name": name or spec.name or "calibrated-drive",
+            "title": title or spec.title or f"calibrated drive ({fmt_bytes(self.user_bytes)})",
+        }
+        if spec.family:
+            meta["family"] = spec.family
+        meta["sources"] = sources
+        intervals = {
+            p["name"]: [p["low"], p["high"]] for p in params if p["low"] is not None and p["name"] != "pe_cycles"
+        }
+        calib: dict[str, Any] = {"opsim_version": __version__, "intervals_95": intervals}
+        if self.pe:
+            calib["pe_cycles"] = round(self.pe["value"], 1)
+            calib["pe_cycles_source"] = self.pe["source"]
+        src = {k: v for k, v in spec.source.items() if isinstance(v, (str, list)) and k != "figures"}
+        if src:
+            calib["source"] = src
+        meta["calibration"] = calib
+        tables: dict[str, Any] = {"preset": meta}
+        for section in ("drive", "ftl", "timing"):
+            if cfg.get(section):
+                tables[section] = {k: _toml_value(v) for k, v in cfg[section].items()}
+        return tables
+
+
+def _toml_value(v: Any) -> Any:
+    if isinstance(v, float):
+        return round(v, 4)
+    return v
+
+
+def _round_fitted(values: dict[str, float]) -> dict[str, float]:
+    """Fitted values as a drive file stores them: times to 0.01 µs, capacities to 4 KiB."""
+    out = {}
+    for k, v in values.items():
+        out[k] = float(int(v) // SECTOR * SECTOR) if k == "physical" else round(v, 2)
+    return out
+
+
+def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_rounds: int | None = None) -> Calibration:
+    """Fit the drive model of ``spec`` to ``figures`` and derive its P/E rating from the
+    datasheet's endurance."""
+    model = build(spec)
+    kw = {} if timed_rounds is None else {"timed_rounds": timed_rounds}
+    fitted = fit(model, figures, progress=progress, **kw)
+    fitted.values = _round_fitted(fitted.values)
+    cal = Calibration(fitted, notes=list(spec.notes))
+    cal.pe = _pe(cal)
+    return cal
+
+
+def _pe(cal: Calibration) -> dict | None:
+    spec, f = cal.spec, cal.fitted
+    if spec.pe is not None:
+        return {"value": spec.pe, "low": None, "high": None, "source": f"{spec.origin.get('pe', 'given')}: P/E rating"}
+    if spec.tbw is None and spec.dwpd is None:
+        return None
+    years = spec.warranty_years or DEFAULT_WARRANTY
+    if spec.tbw is not None:
+        written, how = spec.tbw * 1e12, f"{spec.tbw:g} TBW"
+    else:
+        assert spec.dwpd is not None
+        written, how = spec.dwpd * cal.user_bytes * 365.0 * years, f"{spec.dwpd:g} DWPD over {years:g} years"
+    wfig = Figure("waf", 1.0, "endurance")
+
+    def pe_of(values):
+        w = predict(f.model, values, [wfig])[0].value
+        physical = values.get("physical") or f.model.tables["drive"]["physical_capacity"]
+        return written * w / float(physical)
+
+    v = pe_of(f.values)
+    s = f.log_sd(pe_of)
+    w = predict(f.model, f.values, [wfig])[0].value
+    return {
+        "value": v,
+        "low": v * math.exp(-Z95 * s),
+        "high": v * math.exp(Z95 * s),
+        "source": f"fitted: the datasheet's endurance ({how}) at the model's 4 KiB random-write WAF over the whole "
+        f"drive ({w:.2f}), over the NAND: P/E = host bytes x WAF / NAND bytes"
+        + ("" if spec.warranty_years else f"; the warranty taken as {DEFAULT_WARRANTY:g} years"),
+    }

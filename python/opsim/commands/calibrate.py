@@ -1,0 +1,204 @@
+"""``opsim calibrate``: a model of the user's drive from its datasheet or a measurement, its
+parameters with their sources, and its predicted OP curve."""
+
+from __future__ import annotations
+
+import sys
+
+import tomli_w
+
+from .._output import Output, atomic_write_text, check_writable_file, table
+from ..errors import InputError
+from ..units import fmt_bytes, parse_size
+
+
+def register(sub, common):
+    p = sub.add_parser(
+        "calibrate",
+        parents=[common],
+        help="build a drive model from a datasheet or measurements, and predict its OP curve",
+        description=(
+            "Fit the parameters nobody gave (the NAND garbage collection can use, NAND program and read "
+            "times, the controller's time per command and per GC page) to a datasheet's figures and "
+            "measured points with scipy.optimize.least_squares, against the core's own simulator and "
+            "cost model; report every parameter with its source and 95%% interval; predict the steady "
+            "WAF and 4 KiB random-write IOPS at other spans; write a drive file usable wherever a preset "
+            "is (docs/calibrate.md)."
+        ),
+    )
+    p.add_argument("--datasheet", metavar="FILE", help="a datasheet file (TOML: [drive], [datasheet], [source])")
+    p.add_argument(
+        "--points",
+        metavar="FILE",
+        help="measured points (CSV, header span,block_size,queue_depth,read_fraction,waf,iops[,p99_us])",
+    )
+    p.add_argument(
+        "--measured",
+        metavar="FILE",
+        nargs="+",
+        help="results of `opsim measure` (result.json) and interval results of `opsim smart waf`",
+    )
+    p.add_argument("--native", help="the drive's user capacity as sold, e.g. 960GB")
+    p.add_argument("--interface", choices=["sata", "nvme", "sas"])
+    p.add_argument("--physical", help="the NAND behind the drive, when known (otherwise fitted)")
+    p.add_argument("--cell", choices=["slc", "mlc", "tlc", "qlc"])
+    p.add_argument("--page-size", help="the mapping unit (indirection unit), e.g. 16KiB for many QLC drives")
+    p.add_argument("--pe", help="the NAND's P/E cycle rating (otherwise from the datasheet's endurance)")
+    p.add_argument("--predict", metavar="SPAN,...", help="spans to predict: bytes written (745GiB) or shares (80%%)")
+    p.add_argument("--held-back", metavar="PCT,...", help="the same as shares held back: 0%%,7%%,20%%")
+    p.add_argument("--queue-depth", type=int, help="queue depth of the predictions (default: the datasheet's)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the drive file (TOML, the presets' schema)")
+    p.add_argument("--name", help="the drive file's preset name")
+    p.add_argument("--title", help="the drive file's title")
+    p.add_argument(
+        "--bound-only",
+        action="store_true",
+        help="predict with the cost model's bound and skip the timed simulations (faster, less exact)",
+    )
+    p.set_defaults(func=run)
+
+
+def _pct(text: str, key: str) -> float:
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise InputError(f"{key}: {text!r} is not a percentage (e.g. 7%)", key=key) from None
+    if not (0 <= v < 1):
+        raise InputError(f"{key}: {text!r} must be from 0% up to (not including) 100%", key=key)
+    return v
+
+
+def _spans(args, native: int) -> tuple[list[int], list[float] | None]:
+    spans: list[int] = []
+    held: list[float] | None = None
+    if args.predict:
+        for part in args.predict.split(","):
+            part = part.strip()
+            if part.endswith("%"):
+                frac = _pct(part, "predict")
+                if frac == 0:
+                    raise InputError("predict: a span of 0% writes nothing", key="predict")
+                spans.append(int(native * frac) // 4096 * 4096)
+            else:
+                spans.append(parse_size(part, key="predict"))
+    if args.held_back:
+        held = []
+        for part in args.held_back.split(","):
+            h = _pct(part, "held-back")
+            held.append(h)
+            spans.append(int(native * (1 - h)) // 4096 * 4096)
+        if args.predict:
+            held = None  # mixed: held back is computed per span
+    for s in spans:
+        if not 0 < s <= native:
+            raise InputError(f"predict: span {fmt_bytes(s)} is outside the drive ({fmt_bytes(native)})", key="predict")
+    return spans, held
+
+
+def _flags(args) -> dict:
+    flags: dict = {"interface": args.interface, "cell": args.cell}
+    if args.native:
+        flags["native"] = parse_size(args.native, key="native")
+    if args.physical:
+        flags["physical"] = parse_size(args.physical, key="physical")
+    if args.page_size:
+        flags["page_size"] = parse_size(args.page_size, key="page-size")
+    if args.pe:
+        try:
+            pe = float(args.pe)
+        except ValueError:
+            raise InputError(f"pe: {args.pe!r} is not a number of P/E cycles", key="pe") from None
+        if not pe > 0:
+            raise InputError(f"pe: {args.pe} must be a positive number of P/E cycles", key="pe")
+        flags["pe"] = pe
+    return flags
+
+
+def run(args) -> Output:
+    from ..calibrate import calibrate, read_inputs
+
+    if not (args.datasheet or args.points or args.measured or args.native):
+        raise InputError(
+            "nothing to calibrate from: give --datasheet, --points or --measured (and --native when no file says it)",
+            key="datasheet",
+        )
+    out = check_writable_file(args.output, key="output") if args.output else None
+    spec, figures = read_inputs(args.datasheet, args.points, args.measured, _flags(args))
+    assert spec.native is not None  # read_inputs refuses a drive without one
+    spans, held = _spans(args, spec.native)
+
+    def progress(msg: str) -> None:
+        if not args.json:
+            print(f"  {msg}", file=sys.stderr)
+
+    cal = calibrate(spec, figures, progress=progress)
+    preds = cal.predict(spans, held_back=held, queue_depth=args.queue_depth, simulate=not args.bound_only)
+    drive = cal.drive_toml(args.name, args.title)
+    if out:
+        atomic_write_text(out, tomli_w.dumps(drive))
+    params = cal.parameters()
+    data = {
+        "drive": drive,
+        "parameters": params,
+        "fit": cal.fit_report(),
+        "predictions": preds,
+        "notes": cal.notes,
+        "output": out,
+    }
+    return Output(data=data, text=_text(cal, params, data, out))
+
+
+def _num(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _text(cal, params, data, out) -> str:
+    rows = []
+    for p in params:
+        iv = f"{_num(p['low'])} .. {_num(p['high'])}" if p["low"] is not None else ""
+        src = p["source"] if len(p["source"]) <= 90 else p["source"][:87] + "..."
+        rows.append([p["name"], _num(p["value"]), iv, src])
+    parts = [table(["parameter", "value", "95% interval", "source"], rows, align="lrrl", title="The drive model")]
+    fit = data["fit"]
+    frows = [
+        [r["figure"], f"{r['observed']:.4g}", f"{r['model']:.4g}", f"{r['error']:+.1%}", r["bottleneck"] or "-"]
+        for r in fit["figures"]
+    ]
+    parts.append(
+        table(
+            ["figure", "given", "model", "error", "bound by"],
+            frows,
+            align="lrrrl",
+            title="The fit (each figure against the calibrated model)",
+        )
+    )
+    if fit["unused"]:
+        parts.append("\n".join(f"not used: {k}: {v}" for k, v in fit["unused"].items()))
+    if data["predictions"]:
+        prow = []
+        for r in data["predictions"]:
+            prow.append(
+                [
+                    fmt_bytes(r["span_bytes"]),
+                    f"{r['held_back']:.1%}",
+                    f"{r['waf']:.2f} ({r['waf_low']:.2f}-{r['waf_high']:.2f})",
+                    f"{r['iops']:,.0f} ({r['iops_low']:,.0f}-{r['iops_high']:,.0f})",
+                    "-" if r["p99_us"] is None else f"{r['p99_us']:,.0f}",
+                    "-" if "dwpd" not in r else f"{r['dwpd']:.2f}",
+                ]
+            )
+        parts.append(
+            table(
+                ["span", "held back", "WAF (95%)", "4 KiB random-write IOPS (95%)", "p99 us", "DWPD"],
+                prow,
+                align="rrrrrr",
+                title="Predicted steady state",
+            )
+        )
+    parts += [f"note: {n}" for n in cal.notes]
+    if out:
+        parts.append(f'drive file: {out} (use: preset = "{out}" in a config, opsim advise --drive {out})')
+    return "\n\n".join(parts)
