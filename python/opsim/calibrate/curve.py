@@ -108,7 +108,7 @@ def _curve(key: str, seed: int) -> Curve:
         host = max(1, m["host_write_pages"])
         c = m["gc_copy_pages"] / host
         waf = float(r.waf or 1.0)
-        seen.append(float(r.op["seen_by_gc"]))
+        seen.append(float(r.op.get("seen_by_gc") or describe(cfg, model_limits=False)["op"]["seen_by_gc"]))
         copies.append(c)
         wafs.append(waf)
         extras.append(waf - 1.0 - c)

@@ -71,6 +71,10 @@ class Figure:
     read_fraction: float = 0.0
     sigma: float = SIGMA_DATASHEET
     p99_us: float | None = None
+    #: the OP was set by lowering the max address to ``user`` bytes (SET MAX ADDRESS, a
+    #: namespace) rather than by writing only ``span``: the same spare for GC, but not free
+    #: user capacity for a dynamic SLC cache
+    user: int | None = None
 
     def label(self) -> str:
         from ..units import fmt_bytes
@@ -281,7 +285,7 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
     for i, row in enumerate(points):
         if not isinstance(row, dict):
             raise _bad(path, f"point[{i}]", "must be a table")
-        extra = set(row) - {*POINT_COLUMNS, "p99_us", "source"}
+        extra = set(row) - {*POINT_COLUMNS, "p99_us", "source", "user"}
         if extra:
             raise _bad(
                 path,
@@ -290,7 +294,14 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
             )
         cells = {k: ("" if row.get(k) is None else str(row[k])) for k in (*POINT_COLUMNS, "p99_us")}
         label = str(row.get("source", f"{path} point[{i}]"))
-        figures += _point(cells, f"{path} point[{i}]", label, SIGMA_DATASHEET)
+        if "user" in row:
+            if "span" in row:
+                raise _bad(path, f"point[{i}].user", "give span (the LBAs written) or user (the max address), not both")
+            cells["span"] = str(row["user"])
+        figs = _point(cells, f"{path} point[{i}]", label, SIGMA_DATASHEET)
+        if "user" in row:
+            figs = [replace(f, user=_size(path, f"point[{i}].user", row["user"])) for f in figs]
+        figures += figs
     return spec, figures
 
 

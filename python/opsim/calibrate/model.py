@@ -248,7 +248,7 @@ def condition(f: Figure) -> tuple:
     """What a timed run of ``f`` depends on: the kind of run, span, request size, queue depth
     and mix (a WAF figure and an IOPS figure of one run share it)."""
     kind = "steady" if f.kind in ("steady_iops", "waf") else f.kind
-    return (kind, f.span, f.block_size, f.queue_depth, f.read_fraction)
+    return (kind, f.span, f.user, f.block_size, f.queue_depth, f.read_fraction)
 
 
 @dataclass(frozen=True)
@@ -284,7 +284,9 @@ def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> li
             "units_per_io": max(1.0, f.block_size / page),
             "bytes_per_io": float(f.block_size),
         }
-        bound = costs(cm, mix, waf_gc)
+        # a fresh drive (burst, sequential fill) has nothing to fold yet: the cost model's
+        # steady-state SLC folding applies only to the steady figures
+        bound = costs(cm if f.kind in ("steady_iops", "waf") else cm | {"slc_folds": False}, mix, waf_gc)
         iops = bound["iops"] * model.efficiency.get(condition(f), 1.0)
         out.append(Prediction(waf if f.kind == "waf" else iops, waf, waf_gc, bound["iops"], bound["bottleneck"]))
     return out

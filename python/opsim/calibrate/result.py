@@ -144,9 +144,11 @@ class Calibration:
         held_back: list[float] | None = None,
         queue_depth: int | None = None,
         simulate: bool = True,
+        max_address: bool = False,
     ) -> list[dict]:
         """Steady WAF and 4 KiB random-write IOPS (and p99 latency, endurance) with 95% intervals
-        when ``spans`` bytes of the drive are written (the rest trimmed or never written)."""
+        when ``spans`` bytes of the drive are written (the rest trimmed or never written), or with
+        ``max_address`` when the max address is lowered to each span (SET MAX ADDRESS)."""
         f = self.fitted
         out = []
         qd = queue_depth or self.spec.rand_write_qd
@@ -157,7 +159,9 @@ class Calibration:
                     f"span {fmt_bytes(span)} is outside the drive's user capacity {fmt_bytes(self.user_bytes)}",
                     key="predict",
                 )
-            fig = Figure("steady_iops", 1.0, "prediction", span=span, queue_depth=qd)
+            fig = Figure(
+                "steady_iops", 1.0, "prediction", span=span, queue_depth=qd, user=span if max_address else None
+            )
             wfig = replace(fig, kind="waf")
 
             def iops_of(values, fig=fig):

@@ -54,6 +54,8 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
     d = describe(cfg, model_limits=False)["drive"]
     page = d["page_size"]
     model["drive"]["physical_capacity"] = d["physical_bytes"] // scale
+    if f.user:
+        user_bytes = f.user  # the max address lowered: the rest is spare, not free user capacity
     model["drive"]["user_capacity"] = user_bytes // scale // page * page
     if f.queue_depth:
         qd, queues = _queue(f.queue_depth, model["timing"].get("interface", "sata"))
@@ -115,6 +117,9 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
         "units_per_io": max(1.0, f.block_size / page),
         "bytes_per_io": float(f.block_size),
     }
-    bound = costs(describe(model, model_limits=False)["cost_model"], mix, waf_gc)["iops"]
+    cm = describe(model, model_limits=False)["cost_model"]
+    if f.kind not in ("steady_iops", "waf"):
+        cm["slc_folds"] = False  # fresh: nothing folded yet (as model.predict)
+    bound = costs(cm, mix, waf_gc)["iops"]
     lat = (r.timed.get("latency_us") or {}).get("all") or {}
     return TimedFigure(iops, float(r.waf or 1.0), waf_gc, bound, lat.get("p99"), scale)

@@ -46,6 +46,11 @@ def register(sub, common):
     p.add_argument("--pe", help="the NAND's P/E cycle rating (otherwise from the datasheet's endurance)")
     p.add_argument("--predict", metavar="SPAN,...", help="spans to predict: bytes written (745GiB) or shares (80%%)")
     p.add_argument("--held-back", metavar="PCT,...", help="the same as shares held back: 0%%,7%%,20%%")
+    p.add_argument(
+        "--max-address",
+        action="store_true",
+        help="predict with the max address lowered to each span (SET MAX ADDRESS) instead of writing only the span",
+    )
     p.add_argument("--queue-depth", type=int, help="queue depth of the predictions (default: the datasheet's)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the drive file (TOML, the presets' schema)")
     p.add_argument("--name", help="the drive file's preset name")
@@ -133,7 +138,9 @@ def run(args) -> Output:
             print(f"  {msg}", file=sys.stderr)
 
     cal = calibrate(spec, figures, progress=progress)
-    preds = cal.predict(spans, held_back=held, queue_depth=args.queue_depth, simulate=not args.bound_only)
+    preds = cal.predict(
+        spans, held_back=held, queue_depth=args.queue_depth, simulate=not args.bound_only, max_address=args.max_address
+    )
     drive = cal.drive_toml(args.name, args.title)
     if out:
         atomic_write_text(out, tomli_w.dumps(drive))

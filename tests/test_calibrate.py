@@ -1,0 +1,168 @@
+"""opsim calibrate: the fit against the core, predictions on held-out figures, and bad input.
+
+Fitted and predicted are kept apart: each validation below calibrates without the figure it
+then predicts (leave-one-out), and compares the prediction with the published value."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from opsim.calibrate import calibrate, read_inputs
+from opsim.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+INPUTS = ROOT / "crates" / "opsim-core" / "presets" / "inputs"
+OPSIM = [sys.executable, "-m", "opsim.cli"]
+
+
+def _opsim(*args, cwd=None):
+    return subprocess.run([*OPSIM, *args], capture_output=True, text=True, cwd=cwd, env=os.environ | {"PYTHONPATH": ""})
+
+
+@pytest.fixture(scope="module")
+def micron_7450_pro():
+    spec, figs = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
+    return calibrate(spec, figs)
+
+
+def test_pair_7450_pro_predicts_the_max(micron_7450_pro):
+    """Calibrated from the 7450 PRO 960 GB's datasheet alone, the model of the same hardware
+    at 800 GB predicts the 7450 MAX's steady random-write IOPS: published 145,000 against
+    85,000 (ratio 1.71); the issue asks for the ratio within 20%."""
+    cal = micron_7450_pro
+    pro, mx = cal.predict([960 * 10**9, 800 * 10**9])
+    ratio = mx["iops"] / pro["iops"]
+    assert ratio == pytest.approx(145_000 / 85_000, rel=0.20), ratio
+    # the PRO's own figure is fitted, so it is met closely; the MAX's absolute figure is predicted
+    assert pro["iops"] == pytest.approx(85_000, rel=0.10)
+    assert mx["iops"] == pytest.approx(145_000, rel=0.20)
+    # endurance rises with the held-back space (published: 3 DWPD against 1)
+    assert mx["dwpd"] > 1.5 * pro["dwpd"]
+    assert pro["dwpd"] == pytest.approx(1.0, rel=0.01)
+
+
+def test_every_parameter_has_a_source_and_fitted_ones_an_interval(micron_7450_pro):
+    params = micron_7450_pro.parameters()
+    assert all(p["source"] for p in params)
+    by = {p["name"]: p for p in params}
+    # no --physical: the NAND behind the drive is fitted, with an interval around it
+    phys = by["drive.physical_capacity"]
+    assert phys["source"].startswith("fitted") and phys["low"] < phys["value"] < phys["high"]
+    assert by["timing.t_prog_us"]["source"].startswith("fitted")
+    # nothing in a write-only datasheet says how long the controller takes per GC page
+    assert by["timing.gc_fw_us"]["source"].startswith("default")
+    assert by["pe_cycles"]["source"].startswith("fitted: the datasheet's endurance")
+
+
+def test_micron_1100_leave_one_out():
+    """Micron 1100 with Dynamic Write Acceleration: calibrated from the fresh-out-of-box burst
+    (80,000 IOPS) and the 1024 GB steady state (11,000) of seed 000, the model predicts the
+    1000 GB and 800 GB steady states (13,000 and 29,000): ratios within 15%."""
+    spec, figs = read_inputs(str(INPUTS / "micron-1100-1tb-dwa.toml"))
+    cal = calibrate(spec, figs)
+    full, p1000, p800 = cal.predict([1024 * 10**9, 1000 * 10**9, 800 * 10**9], max_address=True)
+    assert p1000["iops"] / full["iops"] == pytest.approx(13_000 / 11_000, rel=0.15)
+    assert p800["iops"] / full["iops"] == pytest.approx(29_000 / 11_000, rel=0.15)
+
+
+def test_calibrate_agrees_with_the_checked_in_fit():
+    """The Micron 1100 preset's two controller times were fitted by the older per-family fit
+    (opsim.validation.calibration); calibrate finds the same values from the same two figures."""
+    from opsim import presets
+
+    spec, figs = read_inputs(str(INPUTS / "micron-1100-1tb.toml"))
+    cal = calibrate(spec, figs)
+    timing = presets.settings("micron-1100-1tb")["timing"]
+    assert cal.fitted.values["fw_overhead_us"] == pytest.approx(timing["fw_overhead_us"], rel=0.03)
+    assert cal.fitted.values["gc_fw_us"] == pytest.approx(timing["gc_fw_us"], rel=0.03)
+
+
+def test_cli_json_and_drive_file(tmp_path):
+    ds = tmp_path / "ds.toml"
+    ds.write_text(
+        '[drive]\nnative = "480GB"\ninterface = "sata"\ncell = "tlc"\n'
+        "[datasheet]\nseq_write_mbps = 450\nrand_write_iops = 9000\nfob_write_iops = 80000\n"
+    )
+    pts = tmp_path / "p.csv"
+    pts.write_text("span,block_size,queue_depth,read_fraction,waf,iops\n400GB,4KiB,32,0,,20000\n")
+    out = tmp_path / "d.toml"
+    r = _opsim(
+        "calibrate", "--datasheet", str(ds), "--points", str(pts), "--predict", "447GiB,80%", "-o", str(out), "--json"
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert set(doc) >= {"drive", "parameters", "fit", "predictions"}
+    for p in doc["parameters"]:
+        assert set(p) >= {"name", "value", "low", "high", "source"}
+    for p in doc["predictions"]:
+        assert set(p) >= {"span_bytes", "held_back", "waf", "waf_low", "waf_high", "iops", "iops_low", "iops_high"}
+        assert p["iops_low"] <= p["iops"] <= p["iops_high"]
+    assert doc["predictions"][0]["span_bytes"] == 447 * 2**30
+    # more space written, more WAF and fewer IOPS
+    a, b = doc["predictions"]
+    assert (a["span_bytes"] > b["span_bytes"]) == (a["waf"] > b["waf"])
+    drive = tomllib.loads(out.read_text())
+    assert drive["preset"]["sources"]["drive.physical_capacity"].startswith("fitted")
+    assert drive["drive"]["user_capacity"] == 480 * 10**9
+    # without points it works too
+    r = _opsim("calibrate", "--datasheet", str(ds), "--predict", "447GiB", "--json", "--bound-only")
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize(
+    "csv,needle",
+    [
+        ("span,bs,queue_depth,read_fraction,waf,iops\n", ":1: the header must be exactly"),
+        ("span,block_size,queue_depth,read_fraction,waf,iops\n100GB,4KiB,32,0,,abc\n", "p.csv:2: iops"),
+        ("span,block_size,queue_depth,read_fraction,waf,iops\n100GB,4KiB,32,0,0.5,\n", "p.csv:2: waf"),
+        ("span,block_size,queue_depth,read_fraction,waf,iops\n900GB,4KiB,32,0,,1000\n", "larger than the drive"),
+        ("span,block_size,queue_depth,read_fraction,waf,iops\n100GB,4KiB,32,0,,\n", "needs a waf or an iops"),
+        ("span,block_size,queue_depth,read_fraction,waf,iops\n100GB,4KiB\n", "p.csv:2: 2 columns"),
+    ],
+)
+def test_bad_points_name_the_line(tmp_path, csv, needle):
+    (tmp_path / "p.csv").write_text(csv)
+    r = _opsim("calibrate", "--native", "480GB", "--points", str(tmp_path / "p.csv"))
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (
+            '[drive]\nnative = "480GB"\n[datasheet]\nrand_write_iops = 90000\nfob_write_iops = 80000\n',
+            "above the fresh",
+        ),
+        ('[drive]\nnative = "480GB"\n[datasheet]\nrand_write_iops = -3\n', "datasheet.rand_write_iops"),
+        ('[drive]\nnative = "480GB"\n[datasheet]\nbogus = 1\n', "datasheet.bogus"),
+        ('[drive]\nnative = "480GB"\ncell = "plc"\n', "drive.cell"),
+        ('[drive]\nnative = "480GB"\n', "too few figures"),
+        ("[drive\n", "datasheet"),
+    ],
+)
+def test_bad_datasheets(tmp_path, text, needle):
+    (tmp_path / "ds.toml").write_text(text)
+    r = _opsim("calibrate", "--datasheet", str(tmp_path / "ds.toml"))
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr, r.stderr
+
+
+def test_output_checked_before_the_work(tmp_path):
+    r = _opsim(
+        "calibrate", "--datasheet", str(INPUTS / "micron-7450-pro-960gb.toml"), "-o", str(tmp_path / "no" / "d.toml")
+    )
+    assert r.returncode == 2 and "output" in r.stderr
+
+
+def test_span_beyond_the_drive_is_refused():
+    with pytest.raises(InputError):
+        spec, figs = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
+        calibrate(spec, figs, timed_rounds=0).predict([961 * 10**9])
