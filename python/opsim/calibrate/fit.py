@@ -7,7 +7,7 @@ parameters is (J^T J)^-1 at the optimum, scaled up by the residual variance when
 outnumber the parameters and disagree more than their uncertainty says.
 
 A parameter is **fitted** when the figures narrow it to less than ``INFORMED`` of its prior's
-width; otherwise it is a **default**, held at its prior, and the fit is redone without it.
+width or move it more than one width from its prior; otherwise it is a **default**, held at its prior, and the fit is redone without it.
 The IOPS figures are then simulated with the timed (event) model at the fitted values, the
 ratio to the cost model's bound is kept per figure (:mod:`.timed`), and the fit repeats, so
 the final parameters reproduce the event simulator's figures.
@@ -162,7 +162,9 @@ def fit(model: Model, figures: list[Figure], *, timed_rounds: int = TIMED_ROUNDS
     # pass A: every parameter free, to see which ones the figures inform
     vals, cov, _ = _solve(model, figures, model.params, {}, priors, scan=True)
     sd = np.sqrt(np.clip(np.diag(cov), 0, None)) if len(model.params) else np.zeros(0)
-    informed = [p for p, s in zip(model.params, sd) if s < INFORMED]
+    # informed: the figures narrow it, or moved it more than a prior width (a resource that
+    # binds only away from its prior has no slope at the optimum, yet the figures need it there)
+    informed = [p for p, s in zip(model.params, sd) if s < INFORMED or abs(p.z(vals[p.name])) > 1.0]
     status = {p.name: ("fitted" if p in informed else "default") for p in model.params}
     fixed = {p.name: p.prior for p in model.params if p not in informed}
     start = priors | vals

@@ -189,6 +189,7 @@ def build(spec: DriveSpec) -> Model:
         ),
         ("t_read_us", "NAND read time (tR)", rt["t_read_ns"] / 1000, math.log(3)),
         ("fw_overhead_us", "controller time per host command", rt["fw_ns"] / 1000, math.log(10)),
+        ("channel_mbps", "flash channel transfer rate", float(d["config"]["timing"]["channel_mbps"]), math.log(3)),
     ):
         if f"timing.{name}" not in sources:
             params.append(

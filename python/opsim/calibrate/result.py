@@ -170,19 +170,22 @@ class Calibration:
             def waf_of(values, wfig=wfig):
                 return predict(f.model, values, [wfig])[0].value
 
+            def copies_of(values, waf_of=waf_of):  # the interval is on WAF - 1, which stays positive
+                return max(1e-12, waf_of(values) - 1.0)
+
             bound = iops_of(f.values)
             waf = waf_of(f.values)
             iops, p99 = bound, None
             if simulate:
                 t = timed.run(cfg, fig, self.user_bytes)
                 iops, p99 = t.iops, t.p99_us
-            s_i, s_w = f.log_sd(iops_of), f.log_sd(waf_of)
+            s_i, s_w = f.log_sd(iops_of), f.log_sd(copies_of)
             row = {
                 "span_bytes": span,
                 "held_back": (held_back[i] if held_back else 1 - span / self.user_bytes),
                 "waf": waf,
-                "waf_low": waf * math.exp(-Z95 * s_w),
-                "waf_high": waf * math.exp(Z95 * s_w),
+                "waf_low": 1 + (waf - 1) * math.exp(-Z95 * s_w),
+                "waf_high": 1 + (waf - 1) * math.exp(Z95 * s_w),
                 "iops": iops,
                 "iops_low": iops * math.exp(-Z95 * s_i),
                 "iops_high": iops * math.exp(Z95 * s_i),
