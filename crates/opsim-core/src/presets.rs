@@ -1,4 +1,5 @@
-//! Drive presets: the seeds' drives as configs, every parameter with its source.
+//! Drive presets: the seeds' drives as configs, every parameter with its source; and drive
+//! files, the same schema in a file of the user's.
 //!
 //! Each preset is a TOML file in `crates/opsim-core/presets/` with a `[preset]` table (name,
 //! title, the source of every parameter) and the `[drive]`, `[ftl]` and `[timing]` tables it
@@ -6,8 +7,15 @@
 //! Sources say `datasheet`, `seed NNN` (a document in the project's seeds), `estimate`
 //! (typical for the NAND generation; not published for this drive) or `fitted` (calibrated
 //! to a published figure; at most two per preset family, listed in docs/validation.md).
+//!
+//! A **drive file** is a TOML file in exactly that schema (other meta tables under
+//! `[preset]`, such as `[preset.calibration]`, are carried and otherwise ignored).  A
+//! `preset` value that contains a `/` or ends in `.toml` ([`is_path`]) names one; a relative
+//! path is relative to a base directory (the config file's, else the current one).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Schema};
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 pub const PRESETS: &[(&str, &str)] = &[
     ("micron-1100-1tb", include_str!("../presets/micron-1100-1tb.toml")),
@@ -33,8 +41,11 @@ pub fn table(name: &str) -> Result<toml::Table> {
     let text = PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
         Error::schema(
             "preset",
-            crate::error::Schema::Value,
-            format!("unknown preset {name:?}; known: {}", names().join(", ")),
+            Schema::Value,
+            format!(
+                "unknown preset {name:?}; known: {} (or a drive file: a path that contains a / or ends in .toml)",
+                names().join(", ")
+            ),
         )
     })?;
     text.parse::<toml::Table>().map_err(|e| Error::internal(format!("preset {name} does not parse: {e}")))
@@ -52,23 +63,183 @@ pub fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
-/// If `cfg` names a preset, return the preset's settings with `cfg` merged over them.
-pub fn apply(cfg: toml::Table) -> Result<toml::Table> {
-    let name = match cfg.get("preset") {
+/// If `cfg` names a preset (a built-in name or a drive file, relative to `base` or else the
+/// current directory), return the preset's settings with `cfg` merged over them.
+pub fn apply(cfg: toml::Table, base: Option<&Path>) -> Result<toml::Table> {
+    let value = match cfg.get("preset") {
         None => return Ok(cfg),
         Some(toml::Value::String(s)) => s.clone(),
-        Some(_) => return Err(Error::config("preset", "must be a preset name (see `opsim presets`)")),
+        Some(_) => {
+            return Err(Error::config(
+                "preset",
+                "must be a preset name (see `opsim presets`) or the path of a drive file",
+            ))
+        }
     };
-    let mut base = table(&name)?;
-    base.remove("preset");
-    merge(&mut base, cfg);
-    Ok(base)
+    let mut table = load(&value, base)?;
+    table.remove("preset");
+    merge(&mut table, cfg);
+    Ok(table)
+}
+
+/// The whole table (including `[preset]`) of a `preset` value: a drive file when
+/// [`is_path`], else a built-in preset.
+pub fn load(value: &str, base: Option<&Path>) -> Result<toml::Table> {
+    if is_path(value) {
+        read_drive_file(&drive_file_path(value, base))
+    } else {
+        table(value)
+    }
+}
+
+// ------------------------------------------------------------------------------ drive files
+
+/// The largest drive file read, in bytes; a larger one is refused unread.
+pub const MAX_DRIVE_FILE: u64 = 1 << 20;
+
+/// The top-level tables of a drive file.
+const DRIVE_FILE_TABLES: [&str; 4] = ["preset", "drive", "ftl", "timing"];
+
+/// True when a `preset` value names a drive file rather than a built-in preset: it contains
+/// a `/` or ends in `.toml`.
+pub fn is_path(value: &str) -> bool {
+    value.contains('/') || value.ends_with(".toml")
+}
+
+/// Where the drive file `value` is: `value` itself when absolute or when there is no `base`
+/// (then relative to the current directory), else `value` under `base`.
+pub fn drive_file_path(value: &str, base: Option<&Path>) -> PathBuf {
+    let p = Path::new(value);
+    match base {
+        Some(b) if p.is_relative() => b.join(p),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// A drive file read and checked: what `opsim presets FILE` shows, in the shape of one
+/// built-in preset (`name`, `meta`, `settings`) plus its absolute `path`.
+#[derive(Clone, Debug)]
+pub struct DriveFile {
+    /// `[preset] name`, else the file's name without `.toml`.
+    pub name: String,
+    /// The file, as an absolute path (a config's `preset = PATH` that resolves anywhere).
+    pub path: PathBuf,
+    /// The `[preset]` table: title, family, sources and any other meta tables.
+    pub meta: toml::Table,
+    /// `[drive]`, `[ftl]`, `[timing]`: what the file sets.
+    pub settings: toml::Table,
+}
+
+/// Read the drive file `value` (relative to `base` when given, else the current directory).
+pub fn drive_file(value: &str, base: Option<&Path>) -> Result<DriveFile> {
+    let path = drive_file_path(value, base);
+    let mut settings = read_drive_file(&path)?;
+    let meta = match settings.remove("preset") {
+        Some(toml::Value::Table(t)) => t,
+        _ => return Err(Error::internal("a checked drive file has a [preset] table")),
+    };
+    let name = meta.get("name").and_then(toml::Value::as_str).map(str::to_owned).unwrap_or_else(|| {
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        file.strip_suffix(".toml").unwrap_or(&file).to_owned()
+    });
+    let path = std::path::absolute(&path).unwrap_or(path);
+    Ok(DriveFile { name, path, meta, settings })
+}
+
+/// A drive file's whole TOML table (including `[preset]`), checked: a regular file of at
+/// most [`MAX_DRIVE_FILE`] bytes of UTF-8 TOML with a `[preset]` table, no tables but
+/// `[preset]`, `[drive]`, `[ftl]` and `[timing]`, and values the config schema takes.
+/// Errors (key `preset`, a schema error: the value names no usable drive) name the path and,
+/// for TOML and schema errors, the line.
+pub fn read_drive_file(path: &Path) -> Result<toml::Table> {
+    let shown = crate::quote::escape(&path.to_string_lossy());
+    let bad = |what: String| Error::schema("preset", Schema::Value, format!("drive file {shown}{what}"));
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => bad(" does not exist".into()),
+        _ => bad(format!(" cannot be read: {e}")),
+    })?;
+    if !meta.is_file() {
+        return Err(bad(" is not a regular file".into()));
+    }
+    let too_large = |n: u64| bad(format!(" is {n} bytes; a drive file is at most {MAX_DRIVE_FILE} bytes (1 MiB)"));
+    if meta.len() > MAX_DRIVE_FILE {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_DRIVE_FILE + 1).read_to_end(&mut bytes))
+        .map_err(|e| bad(format!(" cannot be read: {e}")))?;
+    if bytes.len() as u64 > MAX_DRIVE_FILE {
+        return Err(too_large(bytes.len() as u64)); // it grew since
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let raw = e.as_bytes();
+        let line = raw[..at].iter().filter(|&&c| c == b'\n').count() + 1;
+        bad(format!(" is not UTF-8 text (TOML must be): byte 0x{:02x} on line {line}", raw[at]))
+    })?;
+    parse_drive_file(&text).map_err(bad)
+}
+
+/// A drive file's settings as the config schema reads them: deserialised from the file's own
+/// text, so an error names the key and the line where the file gives it.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // only deserialised, to check the file with its line numbers
+struct DriveFileSchema {
+    preset: serde::de::IgnoredAny,
+    drive: Option<crate::config::DriveConfig>,
+    ftl: Option<crate::config::FtlConfig>,
+    timing: Option<crate::config::timing::TimingConfig>,
+}
+
+/// A drive file's text checked and parsed; an error is the rest of the message after the
+/// file's name (" is not valid TOML: ...", ": drive.page_size: ...").
+fn parse_drive_file(text: &str) -> std::result::Result<toml::Table, String> {
+    let table = text.parse::<toml::Table>().map_err(|e| {
+        let loc = e.span().map(|s| crate::config::line_col(text, s.start)).unwrap_or_default();
+        format!(" is not valid TOML: {}{loc}", crate::quote::escape(e.message().trim()))
+    })?;
+    match table.get("preset") {
+        Some(toml::Value::Table(meta)) => {
+            for k in ["name", "title", "family"] {
+                if meta.get(k).is_some_and(|v| !v.is_str()) {
+                    return Err(format!(": preset.{k} must be a string"));
+                }
+            }
+            if meta.get("sources").is_some_and(|v| !v.is_table()) {
+                return Err(": preset.sources must be a table (\"section.key\" = \"source\")".into());
+            }
+        }
+        _ => {
+            return Err(" has no [preset] table: a drive file is in the presets' schema ([preset] with name, \
+                        title and sources; then [drive], [ftl] and [timing]; see `opsim presets NAME`)"
+                .into())
+        }
+    }
+    if let Some(k) = table.keys().find(|k| !DRIVE_FILE_TABLES.contains(&k.as_str())) {
+        return Err(format!(
+            ": {} is not a drive file's; a drive file holds [preset], [drive], [ftl] and [timing] only",
+            crate::quote::echo(k)
+        ));
+    }
+    // every setting as the config schema reads it, so errors keep their line numbers
+    serde_path_to_error::deserialize::<_, DriveFileSchema>(toml::Deserializer::new(text)).map_err(|e| {
+        let loc = e.inner().span().map(|s| crate::config::line_col(text, s.start)).unwrap_or_default();
+        let mut msg = crate::quote::escape(e.inner().message().trim());
+        if msg.chars().count() > 600 {
+            msg = msg.chars().take(600).collect::<String>() + "...";
+        }
+        format!(": {}: {msg}{loc}", crate::quote::echo(&e.path().to_string()))
+    })?;
+    Ok(table)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::error::ErrorKind;
 
     #[test]
     fn every_preset_parses_builds_and_names_its_sources() {
@@ -99,5 +270,197 @@ mod tests {
         let cfg = Config::from_toml_str("preset = \"micron-1100-1tb\"\n[drive]\nuser_capacity = \"800GB\"\n").unwrap();
         assert_eq!(cfg.drive.user_capacity.unwrap().0, 800_000_000_000);
         assert!(Config::from_toml_str("preset = \"nope\"\n").is_err());
+    }
+
+    /// A fresh directory under the system's temporary directory, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            static N: AtomicU32 = AtomicU32::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("opsim-presets-{tag}-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+        fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+            let p = self.0.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, bytes).unwrap();
+            p
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn builtin(name: &str) -> &'static str {
+        PRESETS.iter().find(|(n, _)| *n == name).unwrap().1
+    }
+
+    /// A config as JSON without its `preset` value (which names the preset either way).
+    fn settings_of(cfg: &Config) -> serde_json::Value {
+        let mut v = serde_json::to_value(cfg).unwrap();
+        v.as_object_mut().unwrap().remove("preset");
+        v
+    }
+
+    #[test]
+    fn a_path_is_a_value_with_a_slash_or_ending_in_toml() {
+        for p in ["./drive.toml", "drive.toml", "/abs/drive", "dir/drive", "../x"] {
+            assert!(is_path(p), "{p}");
+        }
+        for n in names() {
+            assert!(!is_path(n), "{n}");
+        }
+        assert!(!is_path("drive.tom") && !is_path("drive"));
+    }
+
+    #[test]
+    fn a_copy_of_every_builtin_preset_reads_as_the_preset() {
+        let dir = TempDir::new("copy");
+        for name in names() {
+            let path = dir.write(&format!("{name}.toml"), builtin(name));
+            let over = "\n[drive]\nuser_capacity = \"200GB\"\n[run]\nseed = 7\n";
+            let by_name = Config::from_toml_str(&format!("preset = \"{name}\"{over}")).unwrap();
+            let by_file = Config::from_toml_str(&format!("preset = {:?}{over}", path.to_str().unwrap())).unwrap();
+            assert_eq!(settings_of(&by_name), settings_of(&by_file), "{name}");
+            assert_eq!(by_file.preset.as_deref(), path.to_str());
+            // the same through JSON (the Python binding's form of a dict)
+            let json = format!(
+                "{{\"preset\": {:?}, \"drive\": {{\"user_capacity\": \"200GB\"}}, \"run\": {{\"seed\": 7}}}}",
+                path.to_str().unwrap()
+            );
+            assert_eq!(settings_of(&Config::from_json_str(&json).unwrap()), settings_of(&by_name), "{name}");
+            // the file as one entry of the preset list
+            let f = drive_file(path.to_str().unwrap(), None).unwrap();
+            let mut t = table(name).unwrap();
+            let meta = t.remove("preset").unwrap();
+            assert_eq!((f.name.as_str(), toml::Value::Table(f.meta), f.settings, f.path), (name, meta, t, path));
+        }
+    }
+
+    #[test]
+    fn a_relative_path_is_relative_to_the_base_directory() {
+        let dir = TempDir::new("rel");
+        dir.write("drives/mine.toml", builtin("intel-320-160gb"));
+        dir.write("configs/c.toml", "");
+        let text = "preset = \"../drives/mine.toml\"\n";
+        let cfg = Config::from_toml_str_in(text, Some(&dir.0.join("configs"))).unwrap();
+        let named = Config::from_toml_str("preset = \"intel-320-160gb\"\n").unwrap();
+        assert_eq!(settings_of(&cfg), settings_of(&named));
+        assert_eq!(cfg.preset.as_deref(), Some("../drives/mine.toml"), "the value as written");
+        let json = "{\"preset\": \"drives/mine.toml\"}";
+        assert_eq!(settings_of(&Config::from_json_str_in(json, Some(&dir.0)).unwrap()), settings_of(&named));
+        // without a base: the current directory, where there is no such file
+        let e = Config::from_toml_str(text).unwrap_err();
+        assert!(e.message.contains("../drives/mine.toml does not exist"), "{e}");
+        // an absolute path ignores the base
+        let abs = dir.0.join("drives/mine.toml");
+        let cfg = Config::from_toml_str_in(
+            &format!("preset = {:?}\n", abs.to_str().unwrap()),
+            Some(Path::new("/nonexistent")),
+        )
+        .unwrap();
+        assert_eq!(settings_of(&cfg), settings_of(&named));
+        let f = drive_file("drives/mine.toml", Some(&dir.0)).unwrap();
+        assert_eq!((f.name.as_str(), f.path), ("intel-320-160gb", abs));
+    }
+
+    #[test]
+    fn meta_tables_are_carried_and_ignored() {
+        let dir = TempDir::new("meta");
+        let text = format!(
+            "{}\n[preset.calibration]\npe_cycles = 3000\nfitted = [\"timing.fw_overhead_us\"]\n",
+            builtin("micron-1100-1tb")
+        );
+        let path = dir.write("cal.toml", text);
+        let cfg = Config::from_toml_str_in("preset = \"cal.toml\"\n", Some(&dir.0)).unwrap();
+        let named = Config::from_toml_str("preset = \"micron-1100-1tb\"\n").unwrap();
+        assert_eq!(settings_of(&cfg), settings_of(&named));
+        let f = drive_file(path.to_str().unwrap(), None).unwrap();
+        let cal = f.meta.get("calibration").and_then(|v| v.as_table()).unwrap();
+        assert_eq!(cal.get("pe_cycles").and_then(|v| v.as_integer()), Some(3000));
+        // no name: the file's
+        let path = dir.write("nameless.toml", "[preset]\n[drive]\nuser_capacity = \"1GiB\"\nop = 0.1\n");
+        assert_eq!(drive_file(path.to_str().unwrap(), None).unwrap().name, "nameless");
+    }
+
+    /// The error a config naming the drive file `name` in `dir` gives.
+    fn refusal(dir: &TempDir, name: &str) -> Error {
+        Config::from_toml_str_in(&format!("preset = {name:?}\n"), Some(&dir.0)).unwrap_err()
+    }
+
+    #[test]
+    fn bad_drive_files_are_refused_naming_the_path_and_line() {
+        let dir = TempDir::new("bad");
+        let ok = builtin("micron-1100-1tb");
+        dir.write("big.toml", format!("{ok}\n{}", "# padding\n".repeat(110_000)));
+        let mut latin1 = ok.as_bytes().to_vec();
+        latin1.extend_from_slice(b"\n# caf\xe9\n");
+        dir.write("latin1.toml", latin1);
+        dir.write("syntax.toml", format!("{ok}\n[timing\n"));
+        dir.write("nopreset.toml", "[drive]\nuser_capacity = \"1GiB\"\nop = 0.1\n");
+        dir.write("presetstring.toml", "preset = \"micron-1100-1tb\"\n");
+        dir.write("workload.toml", format!("{ok}\n[workload]\ntype = \"zipf\"\n"));
+        dir.write("badvalue.toml", ok.replace("pages_per_block = 1024", "pages_per_block = \"many\""));
+        dir.write("unknownkey.toml", ok.replace("[timing]\n", "[timing]\nchanels = 4\n"));
+        dir.write("badname.toml", ok.replace("name = \"micron-1100-1tb\"", "name = 3"));
+        std::fs::create_dir_all(dir.0.join("adir.toml")).unwrap();
+        let line_of = |file: &str, needle: &str| {
+            let text = String::from_utf8_lossy(&std::fs::read(dir.0.join(file)).unwrap()).into_owned();
+            text.lines().enumerate().filter(|(_, l)| l.contains(needle)).last().unwrap().0 + 1
+        };
+        let cases = [
+            ("missing.toml", "does not exist".to_owned()),
+            ("adir.toml", "is not a regular file".to_owned()),
+            ("big.toml", "a drive file is at most 1048576 bytes (1 MiB)".to_owned()),
+            (
+                "latin1.toml",
+                format!("is not UTF-8 text (TOML must be): byte 0xe9 on line {}", line_of("latin1.toml", "# caf")),
+            ),
+            ("syntax.toml", format!("(line {}, column ", line_of("syntax.toml", "[timing"))),
+            ("nopreset.toml", "has no [preset] table".to_owned()),
+            ("presetstring.toml", "has no [preset] table".to_owned()),
+            ("workload.toml", ": workload is not a drive file's".to_owned()),
+            (
+                "badvalue.toml",
+                format!(
+                    ": drive.pages_per_block: invalid type: string \"many\", expected u32 (line {}",
+                    line_of("badvalue.toml", "pages_per_block")
+                ),
+            ),
+            ("unknownkey.toml", ": timing.chanels: unknown field `chanels`".to_owned()),
+            ("badname.toml", ": preset.name must be a string".to_owned()),
+        ];
+        for (name, want) in cases {
+            let e = refusal(&dir, name);
+            let path = dir.0.join(name);
+            assert_eq!(
+                (e.kind, e.schema, e.key.as_deref()),
+                (ErrorKind::Config, Some(Schema::Value), Some("preset")),
+                "{name}: {e}"
+            );
+            let head = format!("drive file {}", path.display());
+            assert!(e.message.starts_with(&head), "{name}: {e}");
+            assert!(e.message.contains(&want), "{name}: {e}\nwanted: {want}");
+            assert!(e.is_input());
+            if name == "syntax.toml" {
+                assert!(e.message.contains(" is not valid TOML: "), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_preset_that_is_not_a_string_is_refused() {
+        let e = Config::from_toml_str("preset = 3\n").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("preset"));
+        let e = Config::from_toml_str("preset = \"nope\"\n").unwrap_err();
+        assert!(e.message.contains("or a drive file"), "{e}");
     }
 }

@@ -450,7 +450,7 @@ fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) 
 }
 
 /// " (line L, column C)" of a byte offset of `text`.
-fn line_col(text: &str, at: usize) -> String {
+pub(crate) fn line_col(text: &str, at: usize) -> String {
     let before = &text.as_bytes()[..at.min(text.len())];
     let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
     let start = before.iter().rposition(|&c| c == b'\n').map(|i| i + 1).unwrap_or(0);
@@ -498,22 +498,36 @@ fn toml_ready(v: serde_json::Value) -> serde_json::Value {
 }
 
 impl Config {
+    /// A config from TOML text; a drive file it names (`preset = "./drive.toml"`) is
+    /// relative to the current directory.
     pub fn from_toml_str(text: &str) -> Result<Config> {
+        Self::from_toml_str_in(text, None)
+    }
+
+    /// A config from TOML text whose relative drive-file path (`preset = "./drive.toml"`) is
+    /// relative to `base` (the config file's directory; None: the current directory).
+    pub fn from_toml_str_in(text: &str, base: Option<&std::path::Path>) -> Result<Config> {
         let table = text.parse::<toml::Table>().map_err(|e| toml_error(None, &e, text))?;
         let cfg = if !table.contains_key("preset") {
             // no preset: deserialise the text itself so errors keep their line numbers
             serde_path_to_error::deserialize(toml::Deserializer::new(text))
                 .map_err(|e| toml_error(Some(e.path()), e.inner(), text))?
         } else {
-            Self::from_table(crate::presets::apply(table)?)?
+            Self::from_table(crate::presets::apply(table, base)?)?
         };
         cfg.check_limits()?;
         Ok(cfg)
     }
 
     /// A config from JSON text (the Python binding's form of a dict).  Errors name the key
-    /// path (`drive.op`), never a position in the JSON text.
+    /// path (`drive.op`), never a position in the JSON text.  A drive file is relative to the
+    /// current directory.
     pub fn from_json_str(text: &str) -> Result<Config> {
+        Self::from_json_str_in(text, None)
+    }
+
+    /// [`Config::from_json_str`] with a relative drive-file path relative to `base`.
+    pub fn from_json_str_in(text: &str, base: Option<&std::path::Path>) -> Result<Config> {
         let mut de = serde_json::Deserializer::from_str(text);
         let value: serde_json::Value =
             serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
@@ -523,7 +537,7 @@ impl Config {
             let value = toml_ready(value);
             let table: toml::Table =
                 serde_path_to_error::deserialize(value).map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
-            Self::from_table(crate::presets::apply(table)?)?
+            Self::from_table(crate::presets::apply(table, base)?)?
         } else {
             serde_path_to_error::deserialize::<_, Config>(value)
                 .map_err(|e| json_error(Some(e.path()), e.inner(), text))?
