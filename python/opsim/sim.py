@@ -68,6 +68,15 @@ def _config_text(config: Any) -> tuple[str, str]:
     raise ConfigError(f"config must be a dict or a path to a TOML file, not {type(config).__name__}", key="config")
 
 
+def _base_dir(config: Any) -> str | None:
+    """The directory relative paths in ``config`` (traces, a drive file named by ``preset``)
+    are relative to: the config file's, for a path to one; None (the current directory) for
+    a dict or TOML text."""
+    if isinstance(config, (str, os.PathLike)) and os.path.exists(os.fspath(config)):
+        return os.path.dirname(os.path.abspath(os.fspath(config)))
+    return None
+
+
 @dataclass
 class SimResult:
     """The result of one simulation.  ``data`` is the full JSON document."""
@@ -133,10 +142,7 @@ def simulate(config, *, on_interrupt: str = "raise") -> SimResult:
     KeyboardInterrupt, ``"return"`` returns the rounds done (``result.interrupted`` true)."""
     keep = _keep_interrupted(on_interrupt)
     text, fmt = _config_text(config)
-    base = None
-    if isinstance(config, (str, os.PathLike)) and os.path.exists(os.fspath(config)):
-        base = os.path.dirname(os.path.abspath(os.fspath(config)))  # relative trace paths
-    return SimResult(json.loads(_core().simulate(text, fmt, base, keep)))
+    return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep)))
 
 
 def describe(config, *, model_limits: bool = True, users=None) -> dict:
@@ -148,10 +154,11 @@ def describe(config, *, model_limits: bool = True, users=None) -> dict:
     ``model_limits`` (default): refuse, as the simulator would, a drive it cannot model
     (memory limit, 32-bit mapping tables, no room for garbage collection); False describes any
     drive.  ``users``: also ``levels``, the ``op`` figures at each of these user capacities
-    (bytes, whole sectors)."""
+    (bytes, whole sectors).  A drive file ``preset`` names is relative to the config file's
+    directory (for a path), else to the current directory."""
     text, fmt = _config_text(config)
     us = None if users is None else [int(u) for u in users]
-    return json.loads(_core().describe(text, fmt, model_limits, us))
+    return json.loads(_core().describe(text, fmt, model_limits, us, _base_dir(config)))
 
 
 def costs(model: Mapping, mix: Mapping, waf_gc: float) -> dict:
@@ -198,7 +205,7 @@ class Simulator:
 
     def __init__(self, config):
         text, fmt = _config_text(config)
-        self._s = _core().Simulator(text, fmt)
+        self._s = _core().Simulator(text, fmt, _base_dir(config))
 
     def write(self, lba: int, sectors: int, stream: int = 0) -> None:
         self._s.write(_uint("lba", lba), _uint("sectors", sectors), _uint("stream", stream, 32))

@@ -123,16 +123,20 @@ fn to_json<T: serde::Serialize>(v: &T) -> opsim_core::Result<String> {
     serde_json::to_string(v).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))
 }
 
-fn parse_config(text: &str, format: &str) -> opsim_core::Result<Config> {
+/// A config from text; a relative drive-file path (`preset = "./drive.toml"`) is relative to
+/// `base_dir` (the config file's directory), or to the current directory when None.
+fn parse_config(text: &str, format: &str, base_dir: Option<&str>) -> opsim_core::Result<Config> {
+    let base = base_dir.map(std::path::Path::new);
     match format {
-        "toml" => Config::from_toml_str(text),
-        "json" => Config::from_json_str(text),
+        "toml" => Config::from_toml_str_in(text, base),
+        "json" => Config::from_json_str_in(text, base),
         other => Err(Error::config("format", format!("unknown config format {other:?}"))),
     }
 }
 
-/// Run a whole simulation; returns the result as JSON text.  Relative trace paths are
-/// taken relative to `base_dir` when given (the config file's directory).  Ctrl-C stops the
+/// Run a whole simulation; returns the result as JSON text.  Relative trace and drive-file
+/// paths are taken relative to `base_dir` when given (the config file's directory), else to
+/// the current directory.  Ctrl-C stops the
 /// run: with `keep_interrupted` the rounds done are returned (`"interrupted": true`), else
 /// KeyboardInterrupt is raised.
 #[pyfunction]
@@ -148,7 +152,7 @@ fn simulate(
     let signals = Signals::default();
     let intr = signals.interrupt();
     let r = detached(py, move || {
-        let mut cfg = parse_config(&config, &format)?;
+        let mut cfg = parse_config(&config, &format, base_dir.as_deref())?;
         if let Some(b) = base_dir {
             cfg.resolve_paths(std::path::Path::new(&b));
         }
@@ -164,19 +168,21 @@ fn simulate(
 /// Validate a config and describe the drive it builds without building its model: the
 /// config resolved, geometry, OP in every basis, SLC cache, timing and cost model; JSON
 /// text.  `model_limits`: refuse what the simulator cannot model (memory, 32-bit tables);
-/// `users`: also the OP in every basis at each of these user capacities (bytes), `levels`.
+/// `users`: also the OP in every basis at each of these user capacities (bytes), `levels`;
+/// `base_dir`: what a relative drive-file path is relative to (default: the current directory).
 #[pyfunction]
-#[pyo3(signature = (config, format = "json", model_limits = true, users = None))]
+#[pyo3(signature = (config, format = "json", model_limits = true, users = None, base_dir = None))]
 fn describe(
     py: Python<'_>,
     config: String,
     format: &str,
     model_limits: bool,
     users: Option<Vec<u64>>,
+    base_dir: Option<String>,
 ) -> PyResult<String> {
     let format = format.to_owned();
     guarded(py, move |_| {
-        let d = opsim_core::describe::describe(parse_config(&config, &format)?, model_limits)?;
+        let d = opsim_core::describe::describe(parse_config(&config, &format, base_dir.as_deref())?, model_limits)?;
         let mut v = serde_json::to_value(&d).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
         if let Some(us) = users {
             let levels = us.iter().map(|&u| d.op_at(u)).collect::<opsim_core::Result<Vec<_>>>()?;
@@ -258,6 +264,19 @@ fn presets(py: Python<'_>) -> PyResult<String> {
     })
 }
 
+/// One drive file (a TOML file in the presets' schema) as JSON text, in the shape of one entry
+/// of `presets()` (name, meta, settings) plus `path`, the file's absolute path.  A relative
+/// `path` is relative to `base_dir` when given, else to the current directory.
+#[pyfunction]
+#[pyo3(signature = (path, base_dir = None))]
+fn drive_file(py: Python<'_>, path: String, base_dir: Option<String>) -> PyResult<String> {
+    guarded(py, move |_| {
+        let f = opsim_core::presets::drive_file(&path, base_dir.as_deref().map(std::path::Path::new))?;
+        let path = f.path.to_string_lossy();
+        to_json(&serde_json::json!({"name": f.name, "path": path, "meta": f.meta, "settings": f.settings}))
+    })
+}
+
 /// A drive you can send individual commands to.  After a panic in the core its state is
 /// unknown: the drive is dropped and every later call raises InternalError.
 #[pyclass(name = "Simulator", module = "opsim._core")]
@@ -296,14 +315,16 @@ impl PySimulator {
 
 #[pymethods]
 impl PySimulator {
+    /// A drive from a config; a relative drive-file path is relative to `base_dir` when given
+    /// (the config file's directory), else to the current directory.
     #[new]
-    #[pyo3(signature = (config, format = "json"))]
-    fn new(py: Python<'_>, config: String, format: &str) -> PyResult<Self> {
+    #[pyo3(signature = (config, format = "json", base_dir = None))]
+    fn new(py: Python<'_>, config: String, format: &str, base_dir: Option<String>) -> PyResult<Self> {
         let format = format.to_owned();
         let signals = Signals::default();
         let intr = signals.interrupt();
         let sim = guarded(py, move |_| {
-            let mut s = Simulator::new(parse_config(&config, &format)?)?;
+            let mut s = Simulator::new(parse_config(&config, &format, base_dir.as_deref())?)?;
             s.set_interrupt(intr);
             Ok(s)
         })?;
@@ -428,6 +449,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_fraction, m)?)?;
     m.add_function(wrap_pyfunction!(steady_state, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(drive_file, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_head, m)?)?;
