@@ -1,19 +1,23 @@
-"""The drive presets as a library: look-up by name, a preset's capacities, and the one
-scale-model builder every study uses.
+"""The drive presets as a library: look-up by name or drive file, a preset's capacities, and
+the one scale-model builder every study uses.
 
 The presets themselves (their values and every value's source) live in the Rust core
 (``crates/opsim-core/presets/*.toml``); this module only asks the core for them, once per
-process.  The ``opsim presets`` command, the advisor, the validation studies and the
-calibration all come here.
+process.  A **drive file** is a TOML file of the user's in the same schema; wherever a preset
+name goes, a drive file's path may go instead (a value that contains ``/`` or ends in
+``.toml``, the core's rule: :func:`is_path`), and the core reads it (Python never parses a
+preset's TOML).  The ``opsim presets`` command, the advisor, the demo, the validation studies
+and the calibration all come here.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 from functools import lru_cache
 
-from .errors import ConfigError
+from .errors import ConfigError, OpsimError
 from .units import parse_size
 
 #: the byte granularity a scale model's user capacity is rounded down to (one 4 KiB mapping unit)
@@ -37,36 +41,89 @@ def names() -> list[str]:
     return [p["name"] for p in _all()]
 
 
-def get(name: str, key: str = "preset") -> dict:
-    """One preset by name; an unknown name is a :class:`ConfigError` that lists the known ones."""
+def is_path(name_or_path) -> bool:
+    """True when a ``preset`` value names a drive file rather than a built-in preset: it
+    contains a ``/`` or ends in ``.toml`` (the core's rule)."""
+    s = os.fspath(name_or_path)
+    return isinstance(s, str) and ("/" in s or s.endswith(".toml"))
+
+
+def drive_file(path, base_dir=None, key: str = "preset") -> dict:
+    """A drive file read by the core, in the shape of one entry of :func:`load` plus
+    ``path`` (absolute).  A relative ``path`` is relative to ``base_dir`` (default: the
+    current directory).  Errors name the file (and the line) under ``key``."""
+    from .sim import _core
+
+    base = None if base_dir is None else os.fspath(base_dir)
+    try:
+        return json.loads(_core().drive_file(os.fspath(path), base))
+    except OpsimError as e:
+        if key == "preset" or e.key != "preset":
+            raise
+        raise type(e)(f"{key}: {e.detail}", key=key, detail=e.detail) from None
+
+
+def get(name_or_path, key: str = "preset") -> dict:
+    """One preset by name, or a drive file by path (:func:`is_path`; relative to the current
+    directory): ``{"name", "meta", "settings"}``, and ``path`` (absolute) for a drive file.
+    An unknown name is a :class:`ConfigError` that lists the known ones; a drive file the
+    core refuses, one that names the file."""
+    if is_path(name_or_path):
+        return drive_file(name_or_path, key=key)
     for p in _all():
-        if p["name"] == name:
+        if p["name"] == name_or_path:
             return copy.deepcopy(p)
-    raise ConfigError(f"unknown preset {name!r}; known: {', '.join(sorted(names()))}", key=key)
+    raise ConfigError(
+        f"unknown preset {name_or_path!r}; known: {', '.join(sorted(names()))} "
+        "(or a drive file: a path that contains / or ends in .toml)",
+        key=key,
+    )
 
 
-def settings(name: str) -> dict:
+def title(p: dict) -> str:
+    """A preset's title (a drive file may have none: then its name)."""
+    return str(p["meta"].get("title") or p["name"])
+
+
+def settings(name_or_path) -> dict:
     """The preset's config tables (``drive``, ``timing``, ...)."""
-    return get(name)["settings"]
+    return get(name_or_path)["settings"]
 
 
-def physical_bytes(name: str) -> int:
+def _drive_size(p: dict, k: str) -> int:
+    v = p["settings"].get("drive", {}).get(k)
+    if v is None:
+        raise ConfigError(
+            f"preset: {p.get('path', p['name'])} gives no drive.{k} (a drive file needs both user_capacity and "
+            "physical_capacity here)",
+            key="preset",
+        )
+    return parse_size(v, key=f"drive.{k}")
+
+
+def physical_bytes(name_or_path) -> int:
     """The preset's NAND capacity in bytes."""
-    return parse_size(settings(name)["drive"]["physical_capacity"], key="drive.physical_capacity")
+    return _drive_size(get(name_or_path), "physical_capacity")
 
 
-def user_bytes(name: str) -> int:
+def user_bytes(name_or_path) -> int:
     """The preset's user (native) capacity in bytes."""
-    return parse_size(settings(name)["drive"]["user_capacity"], key="drive.user_capacity")
+    return _drive_size(get(name_or_path), "user_capacity")
 
 
-def scale_model(name: str, scale: int, user: int | None = None, drive: dict | None = None) -> dict:
-    """A config for a model of preset ``name`` ``scale`` times smaller: the NAND divided by
-    ``scale``, the user capacity (``user`` bytes of the full-size drive, default the preset's)
-    divided by ``scale`` and rounded down to a mapping unit, so OP and the block geometry stay
-    as on the full drive.  ``drive`` adds or overrides drive keys (already at model size)."""
+def scale_model(name_or_path, scale: int, user: int | None = None, drive: dict | None = None) -> dict:
+    """A config for a model of preset ``name_or_path`` (a name or a drive file) ``scale``
+    times smaller: the NAND divided by ``scale``, the user capacity (``user`` bytes of the
+    full-size drive, default the preset's) divided by ``scale`` and rounded down to a mapping
+    unit, so OP and the block geometry stay as on the full drive.  ``drive`` adds or
+    overrides drive keys (already at model size).  A drive file is named by its absolute
+    path, so the config resolves from anywhere."""
     if scale < 1:
         raise ConfigError(f"scale must be at least 1, not {scale}", key="scale")
-    full_user = user_bytes(name) if user is None else int(user)
-    model = {"user_capacity": full_user // scale // UNIT * UNIT, "physical_capacity": physical_bytes(name) // scale}
-    return {"preset": name, "drive": model | (drive or {})}
+    p = get(name_or_path)
+    full_user = _drive_size(p, "user_capacity") if user is None else int(user)
+    model = {
+        "user_capacity": full_user // scale // UNIT * UNIT,
+        "physical_capacity": _drive_size(p, "physical_capacity") // scale,
+    }
+    return {"preset": p.get("path", p["name"]), "drive": model | (drive or {})}
