@@ -1,4 +1,5 @@
-"""``opsim presets [NAME]``: the drive presets, every parameter with its source."""
+"""``opsim presets [NAME | FILE]``: the drive presets, every parameter with its source; a drive
+file (a TOML file in the presets' schema) shown the same way."""
 
 from __future__ import annotations
 
@@ -11,12 +12,17 @@ def register(sub, common):
         parents=[common],
         help="list drive presets (the seeds' drives), or show one with every parameter's source",
     )
-    p.add_argument("name", nargs="?", help="a preset to show in full")
+    p.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME|FILE",
+        help="a preset to show in full, or a drive file (a path that contains / or ends in .toml)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args) -> Output:
-    from ..presets import get, load
+    from ..presets import get, load, title
 
     presets = load()
     if not args.name:
@@ -39,15 +45,17 @@ def run(args) -> Output:
         text = table(
             ["preset", "user", "NAND", "interface", "cell", "dies", "fitted"],
             rows,
-            title='Drive presets (use: preset = "NAME" at the top of a config; '
-            "`opsim presets NAME` shows every source)",
+            title='Drive presets (use: preset = "NAME" at the top of a config, or preset = "./drive.toml" for a '
+            "drive file in the same schema; `opsim presets NAME` shows every source)",
         )
         return Output(data={"presets": presets}, text=text)
     p = get(args.name)
+    sources = p["meta"].get("sources", {})
     rows = []
     for section, values in p["settings"].items():
         for k, v in values.items():
             key = f"{section}.{k}"
-            rows.append([key, str(v), p["meta"]["sources"].get(key, "-")])
-    text = table(["parameter", "value", "source"], rows, align="lrl", title=p["meta"]["title"])
+            rows.append([key, str(v), sources.get(key, "-")])
+    heading = title(p) + (f"\n(drive file {p['path']})" if "path" in p else "")
+    text = table(["parameter", "value", "source"], rows, align="lrl", title=heading)
     return Output(data=p, text=text)
