@@ -26,8 +26,18 @@ def register(sub, common):
             "1 when no OP meets the targets, 2 on bad input. See docs/planner.md."
         ),
     )
-    g = p.add_argument_group("drive (a preset, or parameters)")
-    g.add_argument("--preset", help="a drive from `opsim presets` (capacity, NAND and timing with sources)")
+    g = p.add_argument_group("drive (a preset, a drive file, or parameters)")
+    which = g.add_mutually_exclusive_group()
+    which.add_argument(
+        "--preset",
+        help="a drive from `opsim presets` (capacity, NAND and timing with sources), or a drive file's path",
+    )
+    which.add_argument(
+        "--drive",
+        metavar="FILE",
+        help="a drive file: a TOML file in the presets' schema ([preset], [drive], [ftl], [timing]); its "
+        "[preset.calibration] pe_cycles is the P/E rating unless --pe is given",
+    )
     g.add_argument("--native", help="native user capacity, e.g. 480GB (a drive given by parameters)")
     g.add_argument("--physical", help="NAND capacity, e.g. 512GiB (default: native GB as GiB, 7.37%% OP)")
     g.add_argument("--pages-per-block", type=int, help="pages per erase block (parameters; default 256)")
@@ -171,7 +181,8 @@ def run(args) -> Output:
     max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(A.DIAGNOSIS_HELD_BACK))
     wl, tg = parse_args(args)
     drive = A.load_drive(
-        preset=args.preset,
+        preset=args.drive if args.drive is not None else args.preset,
+        preset_option="drive" if args.drive is not None else "preset",
         native=args.native,
         physical=args.physical,
         pages_per_block=args.pages_per_block,

@@ -327,11 +327,14 @@ def why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_hel
 def _timing_note(drive: Drive) -> str:
     if not drive.preset:
         return f"timing parameters: {drive.sources.get('timing')}"
+    from ...presets import is_path
+
     src = drive.sources.get("timing") or {}
     fitted = sorted(k for k, v in src.items() if str(v).startswith("fitted"))
     est = sorted(k for k, v in src.items() if str(v).startswith("estimate"))
+    what = "drive file" if is_path(drive.preset) else "preset"
     return (
-        f"timing parameters: preset {drive.preset} (`opsim presets {drive.preset}` gives every source); "
+        f"timing parameters: {what} {drive.preset} (`opsim presets {drive.preset}` gives every source); "
         f"fitted to the seeds: {', '.join(fitted) or 'none'}; estimates: {', '.join(est) or 'none'}"
     )
 
@@ -362,8 +365,10 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
             "controller's per-page GC time)",
         )
     if drive.pe is not None:
+        pe_src = drive.sources.get("pe")
+        pe_note = "" if pe_src in (None, "given with --pe") else f", {pe_src}"
         out.append(
-            f"TBW = P/E ({drive.pe:g}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
+            f"TBW = P/E ({drive.pe:g}{pe_note}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
             f"DWPD = TBW x 1024 / user GB / ({targets.dwpd_years:g} x 365 days) (the SanDisk X400 note's "
             "formula); lifetime = TBW / write rate"
         )

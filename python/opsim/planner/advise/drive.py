@@ -1,5 +1,5 @@
-"""The drive the advisor plans for: a preset, or native/physical capacity, P/E rating and
-interface, resolved with its sources.  The core describes it (``opsim.sim.describe``: the
+"""The drive the advisor plans for: a preset or a drive file (a TOML file in the presets'
+schema), or native/physical capacity, P/E rating and interface, resolved with its sources.  The core describes it (``opsim.sim.describe``: the
 config with defaults filled, geometry, OP in every basis, SLC cache, timing resolved); nothing
 here restates the core's rules."""
 
@@ -25,7 +25,7 @@ class Drive:
 
     name: str
     title: str
-    preset: str | None
+    preset: str | None  # a preset name, or a drive file's absolute path (what the configs name)
     native: Capacity
     physical_bytes: int
     page_size: int
@@ -110,17 +110,31 @@ def load_drive(
     gc=None,
     queue_depth=None,
     sector_size: int = 512,
+    preset_option: str = "preset",
 ) -> Drive:
-    """A :class:`Drive` from a preset name or from parameters (errors name the option)."""
+    """A :class:`Drive` from a preset name, a drive file's path (``preset``; errors about it
+    name ``preset_option``, ``--preset`` or ``--drive``) or from parameters (errors name the
+    option).  The P/E rating is ``pe``, else a drive's ``[preset.calibration] pe_cycles``."""
     from ... import presets as P
 
     sources: dict = {}
     timing_over: dict = {}
     drive_over: dict = {}
     phys: int | None
+    meta: dict = {}  # the preset's [preset] table (a drive file's may carry [preset.calibration])
+    msrc: dict = {}
     if preset is not None:
-        if preset not in P.names():
-            raise _bad("preset", f"unknown preset {preset!r}; known: {', '.join(sorted(P.names()))}")
+        if P.is_path(preset):
+            try:
+                p = P.drive_file(preset)
+            except OpsimError as e:
+                raise _bad(preset_option, e.detail) from None
+            what = f"the drive file {preset}"
+        else:
+            if preset not in P.names():
+                raise _bad(preset_option, f"unknown preset {preset!r}; known: {', '.join(sorted(P.names()))}")
+            p = P.get(preset)
+            what = f"the preset {preset}"
         for opt, v in (
             ("native", native),
             ("physical", physical),
@@ -128,23 +142,27 @@ def load_drive(
             ("interface", interface),
         ):
             if v is not None:
-                raise _bad(opt, f"the preset {preset} fixes this; drop {_opt(opt)} or --preset")
-        p = P.get(preset)
+                raise _bad(opt, f"{what} fixes this; drop {_opt(opt)} or {_opt(preset_option)}")
         s = p["settings"]
-        msrc = p["meta"]["sources"]
+        meta = p["meta"]
+        msrc = meta.get("sources", {})
+        for k in ("user_capacity", "physical_capacity"):
+            if k not in s.get("drive", {}):
+                raise _bad(preset_option, f"{what} gives no drive.{k}; the advisor needs the drive's own capacities")
         native_text = s["drive"]["user_capacity"]
         nat = parse_capacity(native_text, sector_size, "native")
         phys = parse_size(s["drive"]["physical_capacity"], key="physical")
         sources["native"] = msrc.get("drive.user_capacity", "preset")
         sources["physical"] = msrc.get("drive.physical_capacity", "preset")
         sources["timing"] = {k.split(".", 1)[1]: v for k, v in msrc.items() if k.startswith("timing.")}
+        preset = p.get("path", preset)  # a drive file: its absolute path, which resolves from anywhere
         base: dict[str, Any] = {"preset": preset}
-        name, title = preset, p["meta"]["title"]
+        name, title = p["name"], P.title(p)
     else:
         if native is None:
             raise _bad(
                 "native",
-                "give a drive: --preset NAME (see `opsim presets`) or --native SIZE "
+                "give a drive: --preset NAME (see `opsim presets`), --drive FILE or --native SIZE "
                 "(with --physical, --pe, --interface)",
             )
         nat = _as_option("native", parse_capacity, native, sector_size, "native")
@@ -194,6 +212,8 @@ def load_drive(
     ppb, page = geo["pages_per_block"], geo["page_size"]
     if geo["blocks"] < 16:
         raise _bad("physical", f"{phys:,} bytes is fewer than 16 blocks of {ppb} x {page}-byte pages")
+    calibration = meta.get("calibration")
+    cal_pe = calibration.get("pe_cycles") if isinstance(calibration, dict) else None
     if pe is not None:
         try:
             pe_v = float(str(pe).replace(",", "").replace("_", ""))
@@ -202,6 +222,21 @@ def load_drive(
         if not (pe_v > 0 and math.isfinite(pe_v)):
             raise _bad("pe", f"{pe} must be a positive number of P/E cycles")
         sources["pe"] = "given with --pe"
+    elif cal_pe is not None:
+        # the drive's own rating: [preset.calibration] pe_cycles (a calibrated drive file)
+        if (
+            isinstance(cal_pe, bool)
+            or not isinstance(cal_pe, (int, float))
+            or not (cal_pe > 0 and math.isfinite(cal_pe))
+        ):
+            raise _bad(
+                preset_option,
+                f"[preset.calibration] pe_cycles of {preset}: {cal_pe!r} is not a positive number of P/E cycles",
+            )
+        pe_v = float(cal_pe)
+        sources["pe"] = f"[preset.calibration] pe_cycles of {preset}" + (
+            f": {msrc['calibration.pe_cycles']}" if "calibration.pe_cycles" in msrc else ""
+        )
     else:
         pe_v = None
     # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
