@@ -10,6 +10,9 @@ read:write mix of 4 KiB random IOs (Micron's read-heavy case) from the analytic 
 The simulation runs on a scale model with 1/SCALE of the NAND and every timing, die and block
 size of the preset kept; WAF comes from the simulator with the greedy mean-field model beside
 it, IOPS and latency from the timed model, endurance from WAF at fixed NAND and P/E rating.
+
+``--drive FILE`` runs the same study on a drive file (a TOML file in the presets' schema): the
+same OP levels, as shares of that drive's native capacity and NAND.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 from fractions import Fraction
 
 from .._output import Output, table
@@ -71,15 +75,104 @@ def levels():
     )
 
 
+def _gb(b: int) -> str:
+    """Bytes as marketed GB: whole from 1 GB when within 0.05 GB of a whole number, else one
+    decimal from 10 GB, else three significant digits."""
+    x = b / 1e9
+    if x >= 1 and abs(x - round(x)) < 0.05:
+        return f"{x:.0f}"
+    return f"{x:.1f}" if x >= 10 else f"{x:.3g}"
+
+
+def levels_for(native_sectors: int, nand: int) -> list[tuple[str, int, str]]:
+    """(label, user sectors, source) of a drive with ``native_sectors`` and ``nand`` bytes of
+    NAND at the seeds' OP levels, as shares of its native capacity and NAND (SanDisk X400's
+    240 GB and 200 GB of 256 GB as 7% and 28% added), those above native dropped."""
+    nand_sectors = nand // SECTOR
+    native_gb = _gb(native_sectors * SECTOR)
+    added = [(Fraction(107, 100), "7%"), (Fraction(128, 100), "28%")]
+    rows = [(f"native {native_gb} GB", native_sectors, "the drive file")]
+    rows += [
+        (f"{_gb(int(native_sectors / f) * SECTOR)} GB ({t} added)", int(native_sectors / f), "SanDisk X400")
+        for f, t in added
+    ]
+    rows += [
+        ("12% spare area", int(nand_sectors * Fraction(88, 100)), "AnandTech (Neutron)"),
+        ("20% of native LBAs held back", int(native_sectors * Fraction(8, 10)), "Intel 320 / HDAT2"),
+        ("25% spare area", int(nand_sectors * Fraction(75, 100)), "AnandTech"),
+        ("40% of native LBAs held back", int(native_sectors * Fraction(6, 10)), "Intel 320"),
+        ("50% spare area", int(nand_sectors * Fraction(50, 100)), "AnandTech"),
+    ]
+    return sorted([r for r in rows if r[1] <= native_sectors], key=lambda level: -level[1])
+
+
+@dataclass(frozen=True)
+class Study:
+    """The drive the demo studies: the default (the Samsung 840 Pro preset as the seeds'
+    256 GB-class drive) or a drive file."""
+
+    preset: str  #: what the configs' ``preset`` names: a preset, or a drive file's absolute path
+    nand: int  #: bytes of NAND
+    levels: list  #: (label, user sectors, source), native first
+    drive: str  #: the drive in the titles ("a 256 GB-class SSD")
+    nand_text: str  #: its NAND ("256 GiB of NAND")
+    native_text: str  #: what "held back" is of ("the native 256 GB LBAs")
+    default_scale: int  #: --scale when not given
+    drive_file: str | None = None
+
+
+def default_study() -> Study:
+    return Study(
+        preset=PRESET,
+        nand=NAND,
+        levels=levels(),
+        drive="a 256 GB-class SSD",
+        nand_text="256 GiB of NAND",
+        native_text="the native 256 GB LBAs",
+        default_scale=16,
+    )
+
+
+def drive_study(path: str) -> Study:
+    """The study of the drive file at ``path``; errors (exit 2) name ``--drive`` and the file."""
+    from .. import presets as P
+    from ..errors import InputError, OpsimError
+
+    try:
+        p = P.drive_file(path, key="drive")
+        user, nand = P.user_bytes(p["path"]), P.physical_bytes(p["path"])
+    except OpsimError as e:
+        raise InputError(f"--drive: {e.detail}", key="drive", detail=e.detail) from None
+    if nand <= user:
+        raise InputError(f"--drive: {path}: the NAND ({nand:,} bytes) is not more than the user capacity", key="drive")
+    native = user // SECTOR
+    return Study(
+        preset=p["path"],
+        nand=nand,
+        levels=levels_for(native, nand),
+        drive=P.title(p),
+        nand_text=f"{nand / 2**30:g} GiB of NAND",
+        native_text=f"the native {_gb(native * SECTOR)} GB LBAs",
+        default_scale=max(1, round(nand / (16 * 2**30))),
+        drive_file=p["path"],
+    )
+
+
 def register(sub, common):
     p = sub.add_parser(
         "demo", parents=[common], help="run the default OP study: the table, and an HTML report with every figure"
     )
     p.add_argument(
+        "--drive",
+        metavar="FILE",
+        help="study this drive file (a TOML file in the presets' schema) instead of the Samsung 840 Pro preset",
+    )
+    p.add_argument(
         "--scale",
         type=int,
-        default=16,
-        help="simulate on a model with 1/SCALE of the NAND (default 16: 16 GiB, 128 of the preset's 128 MiB blocks)",
+        default=None,
+        help="simulate on a model with 1/SCALE of the NAND (default 16: 16 GiB, 128 of the preset's 128 MiB blocks; "
+        "with --drive, the scale that leaves about 16 GiB)",
     )
     p.add_argument(
         "--pages-per-block",
@@ -100,13 +193,15 @@ def register(sub, common):
     p.set_defaults(func=run)
 
 
-def configs(args) -> list[tuple[int, str, dict]]:
-    """(level index, workload key, config) for every run of the study."""
+def configs(args, study: Study | None = None) -> list[tuple[int, str, dict]]:
+    """(level index, workload key, config) for every run of the study (default: the
+    Samsung 840 Pro preset's)."""
+    study = study or default_study()
     page = 4096
     out = []
-    for i, (_label, sectors, _source) in enumerate(levels()):
+    for i, (_label, sectors, _source) in enumerate(study.levels):
         user_model = sectors * SECTOR // args.scale // page * page
-        drive = {"user_capacity": user_model, "physical_capacity": NAND // args.scale}
+        drive = {"user_capacity": user_model, "physical_capacity": study.nand // args.scale}
         if args.pages_per_block:
             drive["pages_per_block"] = args.pages_per_block
         for key, _wl_label, wl, run_t in WORKLOADS:
@@ -114,7 +209,12 @@ def configs(args) -> list[tuple[int, str, dict]]:
                 (
                     i,
                     key,
-                    {"preset": PRESET, "drive": dict(drive), "workload": dict(wl), "run": {"seed": args.seed, **run_t}},
+                    {
+                        "preset": study.preset,
+                        "drive": dict(drive),
+                        "workload": dict(wl),
+                        "run": {"seed": args.seed, **run_t},
+                    },
                 )
             )
     return out
@@ -165,6 +265,9 @@ def run(args) -> Output:
     from .._output import check_writable_file
     from ..errors import CapacityError, InputError
 
+    study = default_study() if args.drive is None else drive_study(args.drive)
+    if args.scale is None:
+        args.scale = study.default_scale
     if args.scale < 1:
         raise InputError("--scale must be at least 1", key="scale")
     if args.pages_per_block is not None and args.pages_per_block < 2:
@@ -174,8 +277,8 @@ def run(args) -> Output:
         raise InputError("--jobs must be at least 1", key="jobs")
     check_writable_file(args.output, key="--output")
     show = args.progress or sys.stderr.isatty()
-    lv = levels()
-    cfgs = configs(args)
+    lv = study.levels
+    cfgs = configs(args, study)
     # the native level has the least spare: if its model cannot be built, say which option to change
     from ..sim import describe
 
@@ -204,8 +307,8 @@ def run(args) -> Output:
             "configuration": label,
             "source": source,
             "user_bytes": user,
-            "op_user": (NAND - user) / user,
-            "spare_area": (NAND - user) / NAND,
+            "op_user": (study.nand - user) / user,
+            "spare_area": (study.nand - user) / study.nand,
             "held_back_of_native": (native_sectors - sectors) / native_sectors,
             "model_user_bytes": rw["drive"]["user_bytes"],
             "model_op_effective": rw["op"]["effective"],
@@ -285,10 +388,11 @@ def run(args) -> Output:
         )
     blocks = geo["drive"]["blocks"]
     ppb = geo["drive"]["pages_per_block"]
+    what = f"preset {PRESET}" if study.drive_file is None else f"drive file {study.drive_file}"
     title = (
-        f"OP study of a 256 GB-class SSD (256 GiB of NAND; preset {PRESET}), greedy GC, timed model at QD32\n"
+        f"OP study of {study.drive} ({study.nand_text}; {what}), greedy GC, timed model at QD32\n"
         f"simulated on a 1/{args.scale} scale model ({blocks} blocks of {ppb:,} pages); "
-        "OP = (NAND - user)/user, spare area = (NAND - user)/NAND, held back = of the native 256 GB LBAs;\n"
+        f"OP = (NAND - user)/user, spare area = (NAND - user)/NAND, held back = of {study.native_text};\n"
         "WAF, TBW and DWPD (relative to native) from 4 KiB random writes; IOPS: mean of the SNIA steady-state "
         "window; * = not steady (IOPS and WAF of the measurement window); p99.9: 4 KiB random-write latency;\n"
         "steady: the SNIA rule held on 4 KiB random-write WAF and on both workloads' IOPS"
@@ -347,9 +451,16 @@ def run(args) -> Output:
         if sys.argv[1:2] == ["demo"]
         else "opsim demo",
         "intro": [
-            "How much of a 256 GB-class client SSD should be held back as spare area, and what does it buy? The drive "
-            f"(256 GiB of NAND sold as 256 GB; preset {PRESET}) is configured at the capacities the seeds discuss "
-            "and simulated under 4 KiB random writes at QD32 after a sequential fill (AnandTech's IO-consistency "
+            (
+                "How much of a 256 GB-class client SSD should be held back as spare area, and what does it buy? The "
+                f"drive (256 GiB of NAND sold as 256 GB; preset {PRESET}) is configured at the capacities the seeds "
+                "discuss "
+                if study.drive_file is None
+                else f"How much of {study.drive} should be held back as spare area, and what does it buy? The drive "
+                f"({study.nand_text}, native {_gb(lv[0][1] * SECTOR)} GB; {what}) is configured at the OP levels the "
+                "seeds discuss, as shares of its native capacity and NAND, "
+            )
+            + "and simulated under 4 KiB random writes at QD32 after a sequential fill (AnandTech's IO-consistency "
             "method, the write-saturation curve) and under a 95:5 read:write mix of 4 KiB random IOs from the "
             "analytic steady state (Micron's read-heavy case).",
             "Every figure below was computed by this run; nothing is copied from the seeds.",
@@ -372,7 +483,7 @@ def run(args) -> Output:
             args.output,
             docs,
             labels,
-            title="opsim demo: over-provisioning study of a 256 GB-class SSD",
+            title=f"opsim demo: over-provisioning study of {study.drive}",
             context=context,
             progress=lambda msg: rbar.update(1),
         )
@@ -386,8 +497,8 @@ def run(args) -> Output:
     )
     return Output(
         data={
-            "preset": PRESET,
-            "nand_bytes": NAND,
+            "preset": study.preset,
+            "nand_bytes": study.nand,
             "scale": args.scale,
             "pages_per_block": ppb,
             "blocks": blocks,
