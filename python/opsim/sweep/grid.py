@@ -62,7 +62,7 @@ class Grid:
     timed: bool = False
     configs: int = 0
     documents: bool = False  #: keep each point's whole result document (column result_json)
-    base_dir: str | None = None  #: relative paths in configs (traces) are relative to this
+    base_dir: str | None = None  #: relative paths in configs (traces, drive files) are relative to this
 
     @property
     def metrics(self) -> list[tuple[str, str, tuple]]:
@@ -173,9 +173,10 @@ def _load_document(grid) -> tuple[dict, str | None]:
     raise InputError(f"grid must be a path to a TOML file or a dict, not {type(grid).__name__}", key="grid")
 
 
-def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]]) -> None:
+def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]], base_dir: str | None = None) -> None:
     """Check that each (value's location, key's location, config key, value) parses in the
-    simulator's schema: the key exists and the value has the right type or spelling.
+    simulator's schema: the key exists and the value has the right type or spelling (and a
+    drive file ``preset`` names, relative to ``base_dir``, exists and reads).
 
     Each pair is checked on its own by the Rust core's parser, in a config that cannot build a
     drive (no capacity, or a 1-byte memory limit), so nothing is allocated.  Only parse errors
@@ -201,7 +202,7 @@ def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]]) -> None:
             d = nxt
         d[parts[-1]] = value
         try:
-            core.describe(_canonical(cfg), "json")
+            core.describe(_canonical(cfg), "json", base_dir=base_dir)
         except SchemaError as e:
             where = key_loc if isinstance(e, UnknownKeyError) else loc
             raise ConfigError(f"{where}: {' '.join(e.detail.split())}", key=where) from None
@@ -384,7 +385,8 @@ def load_grid(grid) -> Grid:
             pairs += [(_grid_loc(key, i, k), _grid_key_loc(key, i, k), k, v) for k, v in ov.items()]
     for loc, ov in explicit:
         pairs += [(f"{loc}.{k}", f"{loc}.{k}", k, v) for k, v in ov.items()]
-    _probe_errors(pairs)
+    base_dir = os.path.dirname(path) if path else os.getcwd()
+    _probe_errors(pairs, base_dir)
 
     n_configs = max(len(explicit), 1) * math.prod(len(items) for _, items in dims)
     if n_configs * reps > MAX_POINTS:
@@ -442,5 +444,5 @@ def load_grid(grid) -> Grid:
         timed=timed,
         configs=n_configs,
         documents=documents,
-        base_dir=os.path.dirname(path) if path else os.getcwd(),
+        base_dir=base_dir,
     )
