@@ -221,7 +221,9 @@ ADVISE = ("--read-write", "0:100", "--min-tbw", "2x", "--min-iops", "2x")
 def test_advise_on_a_drive_file_and_its_calibrated_pe_rating(tmp_path, capsys):
     name = "micron-1100-1tb"
     plain = copy_preset(name, tmp_path / "plain.toml")
-    cal = copy_preset(name, tmp_path / "cal.toml", "\n[preset.calibration]\npe_cycles = 3000\n")
+    cal = copy_preset(
+        name, tmp_path / "cal.toml", '\n[preset.calibration]\npe_cycles = 3000\npe_cycles_source = "datasheet TBW"\n'
+    )
 
     def advise(*argv):
         code, out, err = main(capsys, "advise", *argv, *ADVISE, "--no-simulate", "--json")
@@ -231,7 +233,8 @@ def test_advise_on_a_drive_file_and_its_calibrated_pe_rating(tmp_path, capsys):
     assert code == 0
     code, by_cal, _ = advise("--drive", cal)
     assert code == 0
-    assert by_cal["drive"]["pe_cycles"] == 3000 and "[preset.calibration] pe_cycles" in by_cal["drive"]["sources"]["pe"]
+    assert by_cal["drive"]["pe_cycles"] == 3000
+    assert by_cal["drive"]["sources"]["pe"] == f"[preset.calibration] pe_cycles of {cal}: datasheet TBW"
     assert by_cal["drive"]["preset"] == cal and by_cal["drive"]["name"] == name
     assert by_cal["screen"] == by_name["screen"] and by_cal["recommendation"] == by_name["recommendation"]
     assert any("[preset.calibration] pe_cycles" in a for a in by_cal["assumptions"])

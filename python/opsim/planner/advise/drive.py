@@ -213,7 +213,9 @@ def load_drive(
     if geo["blocks"] < 16:
         raise _bad("physical", f"{phys:,} bytes is fewer than 16 blocks of {ppb} x {page}-byte pages")
     calibration = meta.get("calibration")
-    cal_pe = calibration.get("pe_cycles") if isinstance(calibration, dict) else None
+    if not isinstance(calibration, dict):
+        calibration = {}
+    cal_pe = calibration.get("pe_cycles")
     if pe is not None:
         try:
             pe_v = float(str(pe).replace(",", "").replace("_", ""))
@@ -234,9 +236,8 @@ def load_drive(
                 f"[preset.calibration] pe_cycles of {preset}: {cal_pe!r} is not a positive number of P/E cycles",
             )
         pe_v = float(cal_pe)
-        sources["pe"] = f"[preset.calibration] pe_cycles of {preset}" + (
-            f": {msrc['calibration.pe_cycles']}" if "calibration.pe_cycles" in msrc else ""
-        )
+        why = calibration.get("pe_cycles_source") or msrc.get("calibration.pe_cycles")
+        sources["pe"] = f"[preset.calibration] pe_cycles of {preset}" + (f": {why}" if isinstance(why, str) else "")
     else:
         pe_v = None
     # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
