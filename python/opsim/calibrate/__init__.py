@@ -15,7 +15,8 @@ scipy.optimize.least_squares.  docs/calibrate.md describes the method and its va
 
 from __future__ import annotations
 
-from .inputs import DriveSpec, Figure, read_datasheet, read_measured, read_points, resolve_spans
+from .inputs import DriveSpec, Figure, read_datasheet, read_points, resolve_spans
+from .measured import read_measured
 from .result import Calibration, calibrate, read_inputs
 
 __all__ = [

@@ -19,12 +19,12 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares, minimize_scalar
 
 from ..errors import InputError
 from . import timed
 from .inputs import Figure
-from .model import Model, Param, condition, predict
+from .model import Model, Param, condition, parts, predict
 
 #: a parameter counts as fitted when the figures leave less than this share of its prior's width
 INFORMED = 0.9
@@ -84,27 +84,38 @@ def _residuals(model: Model, figures: list[Figure], free: list[Param], fixed: di
     return fn
 
 
-#: the coarse scan of each parameter before the local fit (z: prior widths): the IOPS bound is
-#: the busiest resource's, flat in every parameter of the others, so a local method started
-#: where a parameter does not bind would never move it
-SCAN = tuple(float(z) for z in np.linspace(-3.0, 3.0, 13))
+#: the scan of each parameter before the local fit (z: prior widths): the IOPS bound is the
+#: busiest resource's, flat in every parameter of the others, so a local method started where
+#: a parameter does not bind would never move it.  A grid, then a bounded 1-D minimisation
+#: (scipy.optimize.minimize_scalar) between the best grid point's neighbours.
+SCAN = tuple(float(z) for z in np.linspace(-3.0, 3.0, 25))
 SCAN_SWEEPS = 2
 
 
 def _scan(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Coordinate search over :data:`SCAN` (two sweeps): the start of the local fit."""
+    """Coordinate search (two sweeps over the parameters): the start of the local fit."""
     z = z0.copy()
+
+    def cost_at(i: int, v: float) -> float:
+        t = z.copy()
+        t[i] = v
+        return float(np.sum(fn(t) ** 2))
+
     best = float(np.sum(fn(z) ** 2))
+    step = SCAN[1] - SCAN[0]
     for _ in range(SCAN_SWEEPS):
         for i in range(len(z)):
-            for v in SCAN:
-                if not lo[i] < v < hi[i]:
-                    continue
-                trial = z.copy()
-                trial[i] = v
-                cost = float(np.sum(fn(trial) ** 2))
-                if cost < best:
-                    best, z = cost, trial
+            grid = [v for v in SCAN if lo[i] < v < hi[i]]
+            if not grid:
+                continue
+            costs_i = [cost_at(i, v) for v in grid]
+            k = int(np.argmin(costs_i))
+            a, b = max(lo[i] + 1e-9, grid[k] - step), min(hi[i] - 1e-9, grid[k] + step)
+            r = minimize_scalar(lambda v, i=i: cost_at(i, v), bounds=(a, b), method="bounded", options={"xatol": 1e-3})
+            for v, c in ((grid[k], costs_i[k]), (float(r.x), float(r.fun))):
+                if c < best:
+                    best = c
+                    z[i] = v
     return z
 
 
@@ -176,10 +187,12 @@ def fit(model: Model, figures: list[Figure], *, timed_rounds: int = TIMED_ROUNDS
             break
         values = fixed | vals
         cfg = model.config(values)
-        for f in figures:
-            if f.kind == "waf":
-                continue
+        done: set[tuple] = set()  # a condition runs once a round (shared by a WAF and an IOPS figure)
+        for f in (x for fig in figures for x in parts(fig)):
             c = condition(f)
+            if f.kind == "waf" or c in done:
+                continue
+            done.add(c)
             if progress:
                 progress(f"timed run: {f.label()}")
             runs[c] = timed.run(cfg, f, model.user_bytes)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 import tomllib
@@ -75,11 +74,16 @@ class Figure:
     #: namespace) rather than by writing only ``span``: the same spare for GC, but not free
     #: user capacity for a dynamic SLC cache
     user: int | None = None
+    #: ``steady_ratio``: the figure is this condition's steady IOPS over ``ref``'s (a
+    #: ``steady_iops`` figure whose value is not used); sources that publish only ratios
+    ref: Figure | None = None
 
     def label(self) -> str:
         from ..units import fmt_bytes
 
         where = f" over {fmt_bytes(self.span)}" if self.span is not None else ""
+        if self.user is not None:
+            where = f" at a max address of {fmt_bytes(self.user)}"
         bs = fmt_bytes(self.block_size)
         mix = f", {self.read_fraction:.0%} reads" if self.read_fraction else ""
         return {
@@ -88,6 +92,9 @@ class Figure:
             "fob_iops": f"fresh-out-of-box {bs} random-write IOPS",
             "seq_write": f"{bs} sequential-write IOPS",
             "rand_read": f"{bs} random-read IOPS",
+            "steady_ratio": f"steady {bs} random IOPS{where}{mix}, relative to "
+            + (self.ref.label().replace("steady ", "", 1) if self.ref else "?")
+            + (f" at {fmt_bytes(self.ref.user)}" if self.ref and self.ref.user else ""),
         }[self.kind]
 
 
@@ -185,7 +192,7 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"datasheet {path}: {e}", key="datasheet") from None
-    known = {"drive", "datasheet", "source", "model", "point"}
+    known = {"drive", "datasheet", "source", "model", "point", "ratio"}
     for k in doc:
         if k not in known:
             raise _bad(path, k, f"unknown table; a datasheet file has {', '.join(sorted(known))}")
@@ -298,11 +305,65 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
             if "span" in row:
                 raise _bad(path, f"point[{i}].user", "give span (the LBAs written) or user (the max address), not both")
             cells["span"] = str(row["user"])
-        figs = _point(cells, f"{path} point[{i}]", label, SIGMA_DATASHEET)
+        figs = _point(cells, f"{path} point[{i}]", label, SIGMA_MEASURED)
         if "user" in row:
             figs = [replace(f, user=_size(path, f"point[{i}].user", row["user"])) for f in figs]
         figures += figs
+    ratios = doc.get("ratio", [])
+    if not isinstance(ratios, list):
+        raise _bad(path, "ratio", "must be an array of tables ([[ratio]])")
+    for i, row in enumerate(ratios):
+        figures.append(_ratio(path, i, row))
     return spec, figures
+
+
+def _where(path: str, key: str, row: Any) -> dict:
+    """A ratio's side: ``{span = ...}`` or ``{user = ...}`` (a max address)."""
+    if not isinstance(row, dict) or len(row) != 1 or next(iter(row)) not in ("span", "user"):
+        raise _bad(path, key, 'must be { span = "..." } or { user = "..." }')
+    k, v = next(iter(row.items()))
+    return {k: _size(path, f"{key}.{k}", v)}
+
+
+def _ratio(path: str, i: int, row: Any) -> Figure:
+    key = f"ratio[{i}]"
+    if not isinstance(row, dict):
+        raise _bad(path, key, "must be a table")
+    allowed = {"numerator", "denominator", "value", "block_size", "queue_depth", "read_fraction", "source"}
+    extra = set(row) - allowed
+    if extra:
+        raise _bad(path, f"{key}.{sorted(extra)[0]}", f"unknown key; a ratio has {', '.join(sorted(allowed))}")
+    if "numerator" not in row or "value" not in row:
+        raise _bad(path, key, "needs numerator and value")
+    value = _number(path, f"{key}.value", row["value"])
+    bs = _size(path, f"{key}.block_size", row.get("block_size", "4KiB"))
+    qd = int(_number(path, f"{key}.queue_depth", row["queue_depth"], integer=True)) if "queue_depth" in row else None
+    rf = _fraction(path, f"{key}.read_fraction", str(row.get("read_fraction", 0)))
+    num = _where(path, f"{key}.numerator", row["numerator"])
+    den = _where(path, f"{key}.denominator", row["denominator"]) if "denominator" in row else {}
+    ref = Figure(
+        "steady_iops",
+        1.0,
+        "denominator",
+        span=den.get("span", den.get("user")),
+        user=den.get("user"),
+        block_size=bs,
+        queue_depth=qd,
+        read_fraction=rf,
+    )
+    src = str(row.get("source", f"{path} {key}"))
+    return Figure(
+        "steady_ratio",
+        value,
+        src,
+        span=num.get("span", num.get("user")),
+        user=num.get("user"),
+        block_size=bs,
+        queue_depth=qd,
+        read_fraction=rf,
+        sigma=SIGMA_MEASURED,
+        ref=ref,
+    )
 
 
 def _fraction(where: str, key: str, text: str) -> float:
@@ -397,7 +458,8 @@ def resolve_spans(figures: list[Figure], user_bytes: int, sector: int = 4096) ->
             )
         if span is not None and span <= 0:
             raise InputError(f"{f.source}: span rounds to nothing", key="span")
-        out.append(replace(f, span=span))
+        ref = resolve_spans([f.ref], user_bytes, sector)[0] if f.ref else None
+        out.append(replace(f, span=span, ref=ref))
     return out
 
 
@@ -431,37 +493,3 @@ def read_points(path: str) -> list[Figure]:
     if not figs:
         raise InputError(f"points {path}: no rows after the header", key="points")
     return figs
-
-
-def read_measured(path: str) -> tuple[list[Figure], dict]:
-    """A result of ``opsim measure`` (its steady-state IOPS over the span it wrote) or an interval
-    result of ``opsim smart waf`` (the WAF over the interval).  Returns the figures and what the
-    file says about the target (``{"target_bytes", "file_target"}``)."""
-    text = _read_text(path, "measured")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"measured {path}:{e.lineno}: not JSON ({e.msg})", key="measured") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"measured {path}: not an opsim measure or smart waf result", key="measured")
-    name = os.path.basename(path)
-    if doc.get("kind") == "measure" or ("measure" in doc and isinstance(doc.get("measure"), dict)):
-        return _from_measure(doc, path, name)
-    if "waf" in doc and isinstance(doc.get("interval"), dict):
-        return _from_smart(doc, path, name)
-    raise InputError(
-        f"measured {path}: neither an `opsim measure` result nor an interval result of `opsim smart waf`",
-        key="measured",
-    )
-
-
-def _from_measure(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
-    from .measured import from_measure
-
-    return from_measure(doc, path, name)
-
-
-def _from_smart(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
-    from .measured import from_smart
-
-    return from_smart(doc, path, name)

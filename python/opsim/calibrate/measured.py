@@ -4,11 +4,13 @@ result of ``opsim smart waf`` (the WAF over the interval)."""
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError
-from .inputs import SIGMA_MEASURED, Figure
+from .inputs import SIGMA_MEASURED, Figure, _read_text
 
 
 def _get(doc: dict, path: str, where: str, types: tuple) -> Any:
@@ -89,3 +91,25 @@ def from_smart(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
     )
     fig = Figure("waf", float(waf), f"{name} (SMART interval)", sigma=SIGMA_MEASURED)
     return [fig], {"target_bytes": drive.get("capacity_bytes"), "file_target": False, "notes": [note]}
+
+
+def read_measured(path: str) -> tuple[list[Figure], dict]:
+    """A result of ``opsim measure`` (its steady-state IOPS over the span it wrote) or an interval
+    result of ``opsim smart waf`` (the WAF over the interval).  Returns the figures and what the
+    file says about the target (``{"target_bytes", "file_target"}``)."""
+    text = _read_text(path, "measured")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"measured {path}:{e.lineno}: not JSON ({e.msg})", key="measured") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"measured {path}: not an opsim measure or smart waf result", key="measured")
+    name = os.path.basename(path)
+    if doc.get("schema") == "opsim-measure":
+        return from_measure(doc, path, name)
+    if doc.get("mode") in ("interval", "lifetime") and "waf" in doc:
+        return from_smart(doc, path, name)
+    raise InputError(
+        f"measured {path}: neither an `opsim measure` result nor an interval result of `opsim smart waf`",
+        key="measured",
+    )

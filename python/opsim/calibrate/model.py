@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InputError
@@ -211,7 +211,7 @@ def build(spec: DriveSpec) -> Model:
                 "timing.gc_fw_us",
                 "controller time per page garbage collection copies",
                 0.0,
-                20.0,
+                50.0,
                 log=False,
                 lower=0.0,
                 prior_source="the core's default (none)",
@@ -248,7 +248,7 @@ def _queue(qd: int, interface: str) -> tuple[int, int]:
 def condition(f: Figure) -> tuple:
     """What a timed run of ``f`` depends on: the kind of run, span, request size, queue depth
     and mix (a WAF figure and an IOPS figure of one run share it)."""
-    kind = "steady" if f.kind in ("steady_iops", "waf") else f.kind
+    kind = "steady" if f.kind in ("steady_iops", "waf", "steady_ratio") else f.kind
     return (kind, f.span, f.user, f.block_size, f.queue_depth, f.read_fraction)
 
 
@@ -261,25 +261,33 @@ class Prediction:
     bottleneck: str
 
 
+def parts(f: Figure) -> list[Figure]:
+    """The figures whose IOPS make ``f``: itself, or a ratio's numerator and denominator."""
+    if f.kind == "steady_ratio":
+        assert f.ref is not None
+        return [replace(f, kind="steady_iops", ref=None), f.ref]
+    return [f]
+
+
 def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> list[Prediction]:
     """Each figure's value at ``values``, from the core (see the module's text)."""
     cfg = model.config(values)
-    spans = sorted({f.span or model.user_bytes for f in figures})
+    leaves = [x for f in figures for x in parts(f)]
+    spans = sorted({x.span or model.user_bytes for x in leaves})
     d = describe(cfg, model_limits=False, users=spans)
     seen = {s: lv["seen_by_gc"] for s, lv in zip(spans, d["levels"])}
     cm = d["cost_model"]
     page = d["drive"]["page_size"]
-    out = []
-    for f in figures:
-        span = f.span or model.user_bytes
-        if f.kind in ("steady_iops", "waf"):
+
+    def one(f: Figure) -> Prediction:
+        steady = f.kind in ("steady_iops", "waf")
+        if steady:
             c = curve(cfg["drive"], cfg.get("ftl", {}), f.block_size, cfg["timing"].get("cell"))
-            waf, waf_gc = c.at(seen[span])
+            waf, waf_gc = c.at(seen[f.span or model.user_bytes])
         else:
             waf, waf_gc = 1.0, 1.0
         if not math.isfinite(waf_gc):
-            out.append(Prediction(math.nan, math.inf, math.inf, math.nan, "-"))
-            continue
+            return Prediction(math.nan, math.inf, math.inf, math.nan, "-")
         mix = {
             "write_fraction": 1.0 - f.read_fraction,
             "units_per_io": max(1.0, f.block_size / page),
@@ -287,7 +295,16 @@ def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> li
         }
         # a fresh drive (burst, sequential fill) has nothing to fold yet: the cost model's
         # steady-state SLC folding applies only to the steady figures
-        bound = costs(cm if f.kind in ("steady_iops", "waf") else cm | {"slc_folds": False}, mix, waf_gc)
+        bound = costs(cm if steady else cm | {"slc_folds": False}, mix, waf_gc)
         iops = bound["iops"] * model.efficiency.get(condition(f), 1.0)
-        out.append(Prediction(waf if f.kind == "waf" else iops, waf, waf_gc, bound["iops"], bound["bottleneck"]))
+        return Prediction(waf if f.kind == "waf" else iops, waf, waf_gc, bound["iops"], bound["bottleneck"])
+
+    out = []
+    for f in figures:
+        ps = [one(x) for x in parts(f)]
+        if len(ps) == 2:
+            a, b = ps
+            out.append(Prediction(a.value / b.value, a.waf, a.waf_gc, a.bound / b.bound, a.bottleneck))
+        else:
+            out.append(ps[0])
     return out

@@ -12,7 +12,8 @@ from ..errors import InputError
 from ..units import fmt_bytes
 from . import timed
 from .fit import Z95, Fitted, fit
-from .inputs import DriveSpec, Figure, read_datasheet, read_measured, read_points, resolve_spans
+from .inputs import DriveSpec, Figure, read_datasheet, read_points, resolve_spans
+from .measured import read_measured
 from .model import build, predict
 
 #: the warranty an endurance rating is spread over when the datasheet does not say (years)
