@@ -11,7 +11,9 @@
 //! A **drive file** is a TOML file in exactly that schema (other meta tables under
 //! `[preset]`, such as `[preset.calibration]`, are carried and otherwise ignored).  A
 //! `preset` value that contains a `/` or ends in `.toml` ([`is_path`]) names one; a relative
-//! path is relative to a base directory (the config file's, else the current one).
+//! path is relative to a base directory (the config file's, else the current one).  This
+//! module reads it; the config (`config::preset`) checks its settings against the schema and
+//! merges a config over a preset's settings.
 
 use crate::error::{Error, Result, Schema};
 use std::io::Read;
@@ -63,35 +65,6 @@ pub fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
-/// If `cfg` names a preset (a built-in name or a drive file, relative to `base` or else the
-/// current directory), return the preset's settings with `cfg` merged over them.
-pub fn apply(cfg: toml::Table, base: Option<&Path>) -> Result<toml::Table> {
-    let value = match cfg.get("preset") {
-        None => return Ok(cfg),
-        Some(toml::Value::String(s)) => s.clone(),
-        Some(_) => {
-            return Err(Error::config(
-                "preset",
-                "must be a preset name (see `opsim presets`) or the path of a drive file",
-            ))
-        }
-    };
-    let mut table = load(&value, base)?;
-    table.remove("preset");
-    merge(&mut table, cfg);
-    Ok(table)
-}
-
-/// The whole table (including `[preset]`) of a `preset` value: a drive file when
-/// [`is_path`], else a built-in preset.
-pub fn load(value: &str, base: Option<&Path>) -> Result<toml::Table> {
-    if is_path(value) {
-        read_drive_file(&drive_file_path(value, base))
-    } else {
-        table(value)
-    }
-}
-
 // ------------------------------------------------------------------------------ drive files
 
 /// The largest drive file read, in bytes; a larger one is refused unread.
@@ -116,44 +89,57 @@ pub fn drive_file_path(value: &str, base: Option<&Path>) -> PathBuf {
     }
 }
 
-/// A drive file read and checked: what `opsim presets FILE` shows, in the shape of one
-/// built-in preset (`name`, `meta`, `settings`) plus its absolute `path`.
+/// A drive file read: what `opsim presets FILE` shows, in the shape of one built-in preset
+/// (`name`, `meta`, `settings`) plus its absolute `path` and its text.
 #[derive(Clone, Debug)]
 pub struct DriveFile {
     /// `[preset] name`, else the file's name without `.toml`.
     pub name: String,
+    /// The file as it was opened (`value` under the base directory); messages name it.
+    pub opened: PathBuf,
     /// The file, as an absolute path (a config's `preset = PATH` that resolves anywhere).
     pub path: PathBuf,
     /// The `[preset]` table: title, family, sources and any other meta tables.
     pub meta: toml::Table,
     /// `[drive]`, `[ftl]`, `[timing]`: what the file sets.
     pub settings: toml::Table,
+    /// The file's text (for messages that give a line).
+    pub text: String,
 }
 
-/// Read the drive file `value` (relative to `base` when given, else the current directory).
+/// A refusal of the drive file at `path`: a schema error of the key `preset` (the value names
+/// no usable drive) whose message starts "drive file PATH" and goes on with `what` (" does
+/// not exist", ": drive.page_size: ...").
+pub fn drive_file_error(path: &Path, what: &str) -> Error {
+    let shown = crate::quote::escape(&path.to_string_lossy());
+    Error::schema("preset", Schema::Value, format!("drive file {shown}{what}"))
+}
+
+/// Read the drive file `value` (relative to `base` when given, else the current directory):
+/// a regular file of at most [`MAX_DRIVE_FILE`] bytes of UTF-8 TOML with a `[preset]` table
+/// and no tables but `[preset]`, `[drive]`, `[ftl]` and `[timing]`.  Errors
+/// ([`drive_file_error`]) name the path and, for TOML errors, the line.  Whether the
+/// settings fit the config schema is the config's business (`config::drive_file`).
 pub fn drive_file(value: &str, base: Option<&Path>) -> Result<DriveFile> {
-    let path = drive_file_path(value, base);
-    let mut settings = read_drive_file(&path)?;
+    let opened = drive_file_path(value, base);
+    let text = read_text(&opened)?;
+    let mut settings = parse_drive_file(&text).map_err(|what| drive_file_error(&opened, &what))?;
     let meta = match settings.remove("preset") {
         Some(toml::Value::Table(t)) => t,
         _ => return Err(Error::internal("a checked drive file has a [preset] table")),
     };
     let name = meta.get("name").and_then(toml::Value::as_str).map(str::to_owned).unwrap_or_else(|| {
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = opened.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         file.strip_suffix(".toml").unwrap_or(&file).to_owned()
     });
-    let path = std::path::absolute(&path).unwrap_or(path);
-    Ok(DriveFile { name, path, meta, settings })
+    let path = std::path::absolute(&opened).unwrap_or_else(|_| opened.clone());
+    Ok(DriveFile { name, opened, path, meta, settings, text })
 }
 
-/// A drive file's whole TOML table (including `[preset]`), checked: a regular file of at
-/// most [`MAX_DRIVE_FILE`] bytes of UTF-8 TOML with a `[preset]` table, no tables but
-/// `[preset]`, `[drive]`, `[ftl]` and `[timing]`, and values the config schema takes.
-/// Errors (key `preset`, a schema error: the value names no usable drive) name the path and,
-/// for TOML and schema errors, the line.
-pub fn read_drive_file(path: &Path) -> Result<toml::Table> {
-    let shown = crate::quote::escape(&path.to_string_lossy());
-    let bad = |what: String| Error::schema("preset", Schema::Value, format!("drive file {shown}{what}"));
+/// The text of the drive file at `path`, read whole if it is a regular file of at most
+/// [`MAX_DRIVE_FILE`] bytes of UTF-8.
+fn read_text(path: &Path) -> Result<String> {
+    let bad = |what: String| drive_file_error(path, &what);
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => bad(" does not exist".into()),
         _ => bad(format!(" cannot be read: {e}")),
@@ -172,32 +158,19 @@ pub fn read_drive_file(path: &Path) -> Result<toml::Table> {
     if bytes.len() as u64 > MAX_DRIVE_FILE {
         return Err(too_large(bytes.len() as u64)); // it grew since
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let raw = e.as_bytes();
         let line = raw[..at].iter().filter(|&&c| c == b'\n').count() + 1;
         bad(format!(" is not UTF-8 text (TOML must be): byte 0x{:02x} on line {line}", raw[at]))
-    })?;
-    parse_drive_file(&text).map_err(bad)
+    })
 }
 
-/// A drive file's settings as the config schema reads them: deserialised from the file's own
-/// text, so an error names the key and the line where the file gives it.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // only deserialised, to check the file with its line numbers
-struct DriveFileSchema {
-    preset: serde::de::IgnoredAny,
-    drive: Option<crate::config::DriveConfig>,
-    ftl: Option<crate::config::FtlConfig>,
-    timing: Option<crate::config::timing::TimingConfig>,
-}
-
-/// A drive file's text checked and parsed; an error is the rest of the message after the
-/// file's name (" is not valid TOML: ...", ": drive.page_size: ...").
+/// A drive file's text parsed and its shape checked; an error is the rest of the message
+/// after the file's name (" is not valid TOML: ...", " has no [preset] table...").
 fn parse_drive_file(text: &str) -> std::result::Result<toml::Table, String> {
     let table = text.parse::<toml::Table>().map_err(|e| {
-        let loc = e.span().map(|s| crate::config::line_col(text, s.start)).unwrap_or_default();
+        let loc = e.span().map(|s| crate::quote::line_col(text, s.start)).unwrap_or_default();
         format!(" is not valid TOML: {}{loc}", crate::quote::escape(e.message().trim()))
     })?;
     match table.get("preset") {
@@ -223,15 +196,6 @@ fn parse_drive_file(text: &str) -> std::result::Result<toml::Table, String> {
             crate::quote::echo(k)
         ));
     }
-    // every setting as the config schema reads it, so errors keep their line numbers
-    serde_path_to_error::deserialize::<_, DriveFileSchema>(toml::Deserializer::new(text)).map_err(|e| {
-        let loc = e.inner().span().map(|s| crate::config::line_col(text, s.start)).unwrap_or_default();
-        let mut msg = crate::quote::escape(e.inner().message().trim());
-        if msg.chars().count() > 600 {
-            msg = msg.chars().take(600).collect::<String>() + "...";
-        }
-        format!(": {}: {msg}{loc}", crate::quote::echo(&e.path().to_string()))
-    })?;
     Ok(table)
 }
 

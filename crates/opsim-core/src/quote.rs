@@ -54,6 +54,16 @@ pub fn echo_bytes(b: &[u8]) -> String {
     echo(&s)
 }
 
+/// " (line L, column C)" of a byte offset of `text` (lines and columns from 1; columns in
+/// characters).
+pub fn line_col(text: &str, at: usize) -> String {
+    let before = &text.as_bytes()[..at.min(text.len())];
+    let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
+    let start = before.iter().rposition(|&c| c == b'\n').map(|i| i + 1).unwrap_or(0);
+    let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    format!(" (line {line}, column {col})")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

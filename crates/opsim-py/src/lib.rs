@@ -271,7 +271,7 @@ fn presets(py: Python<'_>) -> PyResult<String> {
 #[pyo3(signature = (path, base_dir = None))]
 fn drive_file(py: Python<'_>, path: String, base_dir: Option<String>) -> PyResult<String> {
     guarded(py, move |_| {
-        let f = opsim_core::presets::drive_file(&path, base_dir.as_deref().map(std::path::Path::new))?;
+        let f = opsim_core::config::drive_file(&path, base_dir.as_deref().map(std::path::Path::new))?;
         let path = f.path.to_string_lossy();
         to_json(&serde_json::json!({"name": f.name, "path": path, "meta": f.meta, "settings": f.settings}))
     })

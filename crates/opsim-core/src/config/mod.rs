@@ -7,7 +7,10 @@ use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction};
 use serde::{Deserialize, Serialize};
 
+pub mod preset;
 pub mod timing;
+
+pub use preset::drive_file;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -449,18 +452,9 @@ fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) 
     Error::schema(&key, how, format!("{msg}{loc}"))
 }
 
-/// " (line L, column C)" of a byte offset of `text`.
-pub(crate) fn line_col(text: &str, at: usize) -> String {
-    let before = &text.as_bytes()[..at.min(text.len())];
-    let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
-    let start = before.iter().rposition(|&c| c == b'\n').map(|i| i + 1).unwrap_or(0);
-    let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
-    format!(" (line {line}, column {col})")
-}
-
 /// A toml error on `text` (the user's own file): its message and where.
 fn toml_error(path: Option<&serde_path_to_error::Path>, e: &toml::de::Error, text: &str) -> Error {
-    let loc = e.span().map(|s| line_col(text, s.start)).unwrap_or_default();
+    let loc = e.span().map(|s| crate::quote::line_col(text, s.start)).unwrap_or_default();
     config_error(path, e.message(), &loc)
 }
 
@@ -513,7 +507,7 @@ impl Config {
             serde_path_to_error::deserialize(toml::Deserializer::new(text))
                 .map_err(|e| toml_error(Some(e.path()), e.inner(), text))?
         } else {
-            Self::from_table(crate::presets::apply(table, base)?)?
+            Self::from_table(preset::apply(table, base)?)?
         };
         cfg.check_limits()?;
         Ok(cfg)
@@ -537,7 +531,7 @@ impl Config {
             let value = toml_ready(value);
             let table: toml::Table =
                 serde_path_to_error::deserialize(value).map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
-            Self::from_table(crate::presets::apply(table, base)?)?
+            Self::from_table(preset::apply(table, base)?)?
         } else {
             serde_path_to_error::deserialize::<_, Config>(value)
                 .map_err(|e| json_error(Some(e.path()), e.inner(), text))?
