@@ -46,6 +46,9 @@ def copy_preset(name, dest, extra=""):
     if extra:
         with open(dest, "a") as f:
             f.write(extra)
+    assert P.get(str(dest))["settings"] == P.get(name)["settings"], (
+        f"{name}: the built extension's preset differs from the file on disk; rebuild (make build)"
+    )
     return str(dest)
 
 
