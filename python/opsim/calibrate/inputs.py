@@ -192,7 +192,7 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"datasheet {path}: {e}", key="datasheet") from None
-    known = {"drive", "datasheet", "source", "model", "point", "ratio"}
+    known = {"drive", "datasheet", "source", "model", "point", "ratio", "calibration"}
     for k in doc:
         if k not in known:
             raise _bad(path, k, f"unknown table; a datasheet file has {', '.join(sorted(known))}")

@@ -1,14 +1,14 @@
-"""Validation suites: simulated figures beside the published models and seed numbers, and
-the calibration of the presets' fitted parameters.
+"""Validation suites: simulated figures beside the published models and seed numbers.
 
 ``opsim validate`` runs a suite and prints the table; ``--markdown FILE`` writes it as the
 table docs/validation.md includes.  Every figure is computed when the command runs.
 
 Rooms: :mod:`.oracles` (the functional simulator against the analytic models),
 :mod:`.seeds` (the timed model on the seed drives), :mod:`.sk_hynix` (seed 004's urgent-state
-case studies), :mod:`.steady` (one steady-state run of a preset's scale model, which the seed
-suite and the calibration share) and :mod:`.calibration` (fitting the presets' controller
-times: ``python -m opsim.validation.calibration FAMILY``).
+case studies), :mod:`.steady` (one steady-state run of a preset's scale model),
+:mod:`.x400_reserve` (the X400 NAND readings, each refitted by ``opsim calibrate``) and
+:mod:`.held_out` (``opsim calibrate``'s predictions of figures it was not fitted to).
+The presets' fitted values come from ``opsim calibrate`` (:mod:`opsim.calibrate.presets`).
 """
 
 from __future__ import annotations

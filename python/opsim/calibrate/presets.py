@@ -1,0 +1,107 @@
+"""The built-in presets' fitted values, produced by ``opsim calibrate`` from checked-in inputs.
+
+Every fitted number in a preset comes from one mechanism: ``crates/opsim-core/presets/inputs/
+NAME.toml`` (the drive's estimates in ``[model]``, the published figures it is fitted to)
+calibrated by :func:`opsim.calibrate.calibrate`.  A family shares one fit: an input with
+``[calibration] fit_from = "OTHER"`` takes OTHER's fitted values (the SanDisk X400 capacities
+take the 256 GB drive's).  This module rewrites the fitted keys of the preset files (values and
+sources) and checks that the checked-in presets equal what their inputs produce::
+
+    python -m opsim.calibrate.presets --check      # exit 1 when a preset differs from its input's fit
+    python -m opsim.calibrate.presets --write      # rewrite the fitted keys of every preset
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3] / "crates" / "opsim-core" / "presets"
+INPUTS = ROOT / "inputs"
+
+
+def preset_inputs() -> list[str]:
+    """Names of the presets built from an input (an input with a preset file of its name)."""
+    return sorted(p.stem for p in INPUTS.glob("*.toml") if (ROOT / p.name).exists())
+
+
+def _fit_from(name: str) -> str | None:
+    doc = tomllib.loads((INPUTS / f"{name}.toml").read_text())
+    return doc.get("calibration", {}).get("fit_from")
+
+
+@cache
+def fitted(name: str) -> tuple[tuple[str, float, str], ...]:
+    """(key, value, source) of each fitted parameter of preset ``name``, from its input."""
+    from . import calibrate, read_inputs
+
+    parent = _fit_from(name)
+    if parent:
+        return tuple(
+            (
+                k,
+                v,
+                src
+                if src.startswith("fitted (family")
+                else f"fitted (family, with {parent}): {src.removeprefix('fitted: ')}",
+            )
+            for k, v, src in fitted(parent)
+        )
+    spec, figures = read_inputs(str(INPUTS / f"{name}.toml"))
+    cal = calibrate(spec, figures)
+    command = f"`opsim calibrate --datasheet crates/opsim-core/presets/inputs/{name}.toml`"
+    out = []
+    for p in cal.fitted.free:
+        figs = "; ".join(sorted({f.source for f in cal.fitted.figures}))
+        lo, hi = cal.fitted.interval(p)
+        out.append(
+            (p.key, cal.fitted.values[p.name], f"fitted: {p.what}, to {figs} (95%: {lo:.2f}..{hi:.2f}); {command}")
+        )
+    return tuple(out)
+
+
+def _toml_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render(name: str) -> str:
+    """Preset ``name``'s file with its fitted keys (values and sources) set from its input."""
+    text = (ROOT / f"{name}.toml").read_text()
+    for key, value, source in fitted(name):
+        section, k = key.split(".", 1)
+        text, n = re.subn(rf'(?m)^"{re.escape(key)}" = .*$', f'"{key}" = {_toml_str(source)}', text)
+        if n != 1:
+            raise ValueError(f"{name}: no source line for {key}")
+        block = re.search(rf"(?ms)^\[{section}\]\n(.*?)(?=^\[|\Z)", text)
+        if block is None:
+            raise ValueError(f"{name}: no [{section}] table")
+        body, m = re.subn(rf"(?m)^{re.escape(k)} = .*$", f"{k} = {value:.2f}", block.group(1))
+        if m != 1:
+            raise ValueError(f"{name}: no {key} value")
+        text = text[: block.start(1)] + body + text[block.end(1) :]
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv not in (["--check"], ["--write"]):
+        print("usage: python -m opsim.calibrate.presets --check | --write", file=sys.stderr)
+        return 2
+    differ = []
+    for name in preset_inputs():
+        new = render(name)
+        path = ROOT / f"{name}.toml"
+        if new != path.read_text():
+            differ.append(name)
+            if argv == ["--write"]:
+                path.write_text(new)
+    verb = "rewritten" if argv == ["--write"] else "differ from their inputs' fit"
+    print(f"{len(differ)} of {len(preset_inputs())} presets {verb}" + (f": {', '.join(differ)}" if differ else ""))
+    return 1 if differ and argv == ["--check"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

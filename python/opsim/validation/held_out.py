@@ -1,0 +1,129 @@
+"""Predictions of held-out figures by ``opsim calibrate`` (docs/calibrate.md, tests): each
+drive is calibrated without the figure it then predicts, and the prediction is set beside the
+published value.
+
+    python -m opsim.validation.held_out        # the table in docs/calibrate.md (about a minute)
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+from .._output import markdown_table
+from .seeds import X400_IOPS, x400_users
+
+
+def _inputs(name: str):
+    from ..calibrate import read_inputs
+    from ..calibrate.presets import INPUTS
+
+    return read_inputs(str(INPUTS / f"{name}.toml"))
+
+
+def _row(drive: str, fitted_to: str, figure: str, model: float, published: float, tol: float | None) -> dict:
+    """One prediction; ``tol`` None: reported, not a pass/fail line."""
+    err = model / published - 1
+    return {
+        "drive": drive,
+        "calibrated from": fitted_to,
+        "predicted": figure,
+        "model": model,
+        "published": published,
+        "error": err,
+        "tolerance": tol,
+        "pass": tol is None or abs(err) <= tol,
+    }
+
+
+def micron_1100() -> list[dict]:
+    """Seed 000 with Dynamic Write Acceleration: from the fresh burst and the 1024 GB steady state."""
+    from ..calibrate import calibrate
+
+    cal = calibrate(*_inputs("micron-1100-1tb-dwa"))
+    full, p1000, p800 = (r["iops"] for r in cal.predict([1024 * 10**9, 1000 * 10**9, 800 * 10**9], max_address=True))
+    src = "80,000 IOPS fresh; 11,000 at 1024 GB"
+    return [
+        _row("Micron 1100 1 TB (DWA)", src, "IOPS 1000 GB / 1024 GB", p1000 / full, 13000 / 11000, 0.15),
+        _row("Micron 1100 1 TB (DWA)", src, "IOPS 800 GB / 1024 GB", p800 / full, 29000 / 11000, 0.15),
+    ]
+
+
+def intel_320() -> list[dict]:
+    """Seed 002: from the 3x ratio at 20% held back, predict the 4x at 40%."""
+    from ..calibrate import calibrate
+
+    cal = calibrate(*_inputs("intel-320-160gb"))
+    native = cal.user_bytes
+    users = [native, int(native * 0.6) // 4096 * 4096]
+    a, b = (r["iops"] for r in cal.predict(users, max_address=True))
+    return [_row("Intel 320 160 GB", "3x at 20% held back", "IOPS 40% held back / native", b / a, 4.0, 0.15)]
+
+
+def x400() -> list[dict]:
+    """Seed 001, each capacity from its own 0% point: the controller's time per GC page fitted to
+    it, the time per command the family's (the 256 GB drive's fit, which used that drive's 28%
+    point); predict 7% and 28%."""
+    from ..calibrate import calibrate
+    from ..calibrate.inputs import Figure
+
+    family = calibrate(*_inputs("sandisk-x400-256gb")).fitted.values["fw_overhead_us"]
+    rows = []
+    for cap, iops in X400_IOPS.items():
+        spec, _ = _inputs(f"sandisk-x400-{cap}gb")
+        spec.model = spec.model | {"timing.fw_overhead_us": family}
+        spec.model_sources = spec.model_sources | {"timing.fw_overhead_us": "the family's (256 GB fit)"}
+        users = x400_users(cap)
+        fig = Figure("steady_iops", iops[0], f"seed 001: {cap} GB at 0%", user=users[0], queue_depth=32, sigma=0.05)
+        cal = calibrate(replace(spec), [fig])
+        p0, p7, p28 = (r["iops"] for r in cal.predict([users[0], users[7], users[28]], max_address=True))
+        note = "its 0% point" + (" (and fw from its 28% point)" if cap == 256 else "")
+        rows.append(_row(f"SanDisk X400 {cap} GB", note, "IOPS 7% / 0%", p7 / p0, iops[1] / iops[0], 0.25))
+        rows.append(_row(f"SanDisk X400 {cap} GB", note, "IOPS 28% / 0%", p28 / p0, iops[2] / iops[0], 0.25))
+    return rows
+
+
+def micron_7450() -> list[dict]:
+    """The 7450 PRO 960 GB's datasheet alone, predicting the 7450 MAX 800 GB (same hardware)."""
+    from ..calibrate import calibrate
+
+    cal = calibrate(*_inputs("micron-7450-pro-960gb"))
+    pro, mx = cal.predict([960 * 10**9, 800 * 10**9])
+    src = "the PRO's datasheet (85,000 IOPS, 1,400 MB/s, 1 DWPD)"
+    return [
+        _row("Micron 7450 MAX 800 GB", src, "steady random-write IOPS", mx["iops"], 145_000, 0.20),
+        _row("Micron 7450 MAX 800 GB", src, "IOPS MAX / PRO", mx["iops"] / pro["iops"], 145_000 / 85_000, 0.20),
+        _row("Micron 7450 MAX 800 GB", src, "DWPD", mx["dwpd"], 3.0, None),
+    ]
+
+
+def held_out() -> list[dict]:
+    return micron_1100() + intel_320() + x400() + micron_7450()
+
+
+def markdown(rows: list[dict]) -> str:
+    return markdown_table(
+        ["drive", "calibrated from", "predicted", "model", "published", "error", "within"],
+        "lllrrrr",
+        (
+            [
+                r["drive"],
+                r["calibrated from"],
+                r["predicted"],
+                f"{r['model']:.3g}",
+                f"{r['published']:.3g}",
+                f"{r['error']:+.1%}",
+                "reported" if r["tolerance"] is None else f"{r['tolerance']:.0%}" + ("" if r["pass"] else " (fails)"),
+            ]
+            for r in rows
+        ),
+    )
+
+
+def main(argv=None) -> int:
+    print(markdown(held_out()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
