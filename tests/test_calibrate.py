@@ -86,7 +86,7 @@ def test_cli_json_and_drive_file(tmp_path):
     assert (a["span_bytes"] > b["span_bytes"]) == (a["waf"] > b["waf"])
     drive = tomllib.loads(out.read_text())
     assert drive["preset"]["sources"]["drive.physical_capacity"].startswith("fitted")
-    assert drive["drive"]["user_capacity"] == 480 * 10**9
+    assert drive["drive"]["user_capacity"] == "480GB"
     # without points it works too
     r = _opsim("calibrate", "--datasheet", str(ds), "--predict", "447GiB", "--json", "--bound-only")
     assert r.returncode == 0, r.stderr

@@ -137,8 +137,16 @@ def build(spec: DriveSpec) -> Model:
             t["nand_page_size"] * WORDLINES_PER_BLOCK,
             f"default: {WORDLINES_PER_BLOCK} word lines per block",
         )
+    if "timing.channels" not in sources:
+        _put(
+            tables,
+            sources,
+            "timing.channels",
+            _core_timing_default(tables, "channels"),
+            "default: the core's channel count",
+        )
     if "timing.dies_per_channel" not in sources:
-        channels = t.get("channels") or _core_timing_default(tables, "channels")
+        channels = t["channels"]
         dies = max(1, round(prior_physical / (DIE_GBIT[cell] * 2**30 / 8)))
         per = max(1, round(dies / channels))
         _put(

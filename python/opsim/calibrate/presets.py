@@ -19,13 +19,36 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
+import tomli_w
+
 ROOT = Path(__file__).resolve().parents[3] / "crates" / "opsim-core" / "presets"
 INPUTS = ROOT / "inputs"
 
 
 def preset_inputs() -> list[str]:
-    """Names of the presets built from an input (an input with a preset file of its name)."""
-    return sorted(p.stem for p in INPUTS.glob("*.toml") if (ROOT / p.name).exists())
+    """Names of the presets built from an input: every input that has figures to fit or a
+    family fit to take (an input of no figures, like one whose datasheet could not be found,
+    makes no preset)."""
+    out = []
+    for p in sorted(INPUTS.glob("*.toml")):
+        doc = tomllib.loads(p.read_text())
+        if doc.get("datasheet") or doc.get("point") or doc.get("ratio") or doc.get("calibration", {}).get("fit_from"):
+            out.append(p.stem)
+    return out
+
+
+def _whole(name: str) -> bool:
+    """A preset written whole by calibrate (an input without [model]: today's drives, from
+    their datasheets); the seed presets keep their hand-written estimates and sources, and
+    only their fitted keys are rewritten."""
+    return "model" not in tomllib.loads((INPUTS / f"{name}.toml").read_text())
+
+
+@cache
+def _calibration(name: str):
+    from . import calibrate, read_inputs
+
+    return calibrate(*read_inputs(str(INPUTS / f"{name}.toml")))
 
 
 def _fit_from(name: str) -> str | None:
@@ -36,8 +59,6 @@ def _fit_from(name: str) -> str | None:
 @cache
 def fitted(name: str) -> tuple[tuple[str, float, str], ...]:
     """(key, value, source) of each fitted parameter of preset ``name``, from its input."""
-    from . import calibrate, read_inputs
-
     parent = _fit_from(name)
     if parent:
         return tuple(
@@ -50,15 +71,14 @@ def fitted(name: str) -> tuple[tuple[str, float, str], ...]:
             )
             for k, v, src in fitted(parent)
         )
-    spec, figures = read_inputs(str(INPUTS / f"{name}.toml"))
-    cal = calibrate(spec, figures)
+    cal = _calibration(name)
     command = f"`opsim calibrate --datasheet crates/opsim-core/presets/inputs/{name}.toml`"
     out = []
     for p in cal.fitted.free:
         figs = "; ".join(sorted({f.source for f in cal.fitted.figures}))
         lo, hi = cal.fitted.interval(p)
         out.append(
-            (p.key, cal.fitted.values[p.name], f"fitted: {p.what}, to {figs} (95%: {lo:.2f}..{hi:.2f}); {command}")
+            (p.key, cal.fitted.values[p.name], f"fitted: {p.what}, to {figs} (95%: {lo:.4g}..{hi:.4g}); {command}")
         )
     return tuple(out)
 
@@ -68,7 +88,10 @@ def _toml_str(s: str) -> str:
 
 
 def render(name: str) -> str:
-    """Preset ``name``'s file with its fitted keys (values and sources) set from its input."""
+    """Preset ``name``'s file: written whole by calibrate (:func:`_whole`), or the checked-in
+    file with its fitted keys (values and sources) set from its input."""
+    if _whole(name):
+        return tomli_w.dumps(_calibration(name).drive_toml())
     text = (ROOT / f"{name}.toml").read_text()
     for key, value, source in fitted(name):
         section, k = key.split(".", 1)
@@ -78,7 +101,8 @@ def render(name: str) -> str:
         block = re.search(rf"(?ms)^\[{section}\]\n(.*?)(?=^\[|\Z)", text)
         if block is None:
             raise ValueError(f"{name}: no [{section}] table")
-        body, m = re.subn(rf"(?m)^{re.escape(k)} = .*$", f"{k} = {value:.2f}", block.group(1))
+        shown = f"{int(value)}" if key == "drive.physical_capacity" else f"{value:.2f}"
+        body, m = re.subn(rf"(?m)^{re.escape(k)} = .*$", f"{k} = {shown}", block.group(1))
         if m != 1:
             raise ValueError(f"{name}: no {key} value")
         text = text[: block.start(1)] + body + text[block.end(1) :]
@@ -94,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in preset_inputs():
         new = render(name)
         path = ROOT / f"{name}.toml"
-        if new != path.read_text():
+        if not path.exists() or new != path.read_text():
             differ.append(name)
             if argv == ["--write"]:
                 path.write_text(new)

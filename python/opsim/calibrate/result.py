@@ -16,6 +16,9 @@ from .inputs import DriveSpec, Figure, read_datasheet, read_points, resolve_span
 from .measured import read_measured
 from .model import build, predict
 
+#: the queue depth a datasheet's random IOPS are taken at when it does not say: NVMe briefs
+#: measure at QD 128-256 (4 jobs x 64 is common), SATA at its NCQ limit of 32
+DATASHEET_QD = {"nvme": 256, "sata": 32, "sas": 32}
 #: the warranty an endurance rating is spread over when the datasheet does not say (years)
 DEFAULT_WARRANTY = 5.0
 SECTOR = 4096
@@ -54,6 +57,15 @@ def read_inputs(
             "the drive's native (user) capacity is needed: --native 960GB, or [drive] native in the datasheet",
             key="native",
         )
+    qd = DATASHEET_QD.get(spec.interface or "sata", 32)
+    figures = [
+        replace(f, queue_depth=qd)
+        if f.queue_depth is None
+        and f.source.startswith("datasheet")
+        and f.kind in ("steady_iops", "rand_read", "fob_iops")
+        else f
+        for f in figures
+    ]
     return spec, resolve_spans(figures, spec.native)
 
 
@@ -229,11 +241,38 @@ class Calibration:
         tables: dict[str, Any] = {"preset": meta}
         for section in ("drive", "ftl", "timing"):
             if cfg.get(section):
-                tables[section] = {k: _toml_value(v) for k, v in cfg[section].items()}
+                tables[section] = {k: _toml_value(f"{section}.{k}", v) for k, v in cfg[section].items()}
         return tables
 
 
-def _toml_value(v: Any) -> Any:
+#: keys a drive file writes as sizes ("960GB"), exact
+SIZE_KEYS = {
+    "drive.user_capacity",
+    "drive.physical_capacity",
+    "drive.page_size",
+    "timing.nand_page_size",
+    "timing.nand_block_size",
+    "timing.write_buffer",
+}
+
+
+def _exact_size(n: int) -> str:
+    """``n`` bytes in the largest unit that states it exactly (960GB, 48KiB, 1192045838336B)."""
+    units = (
+        ("TiB", 2**40),
+        ("GiB", 2**30),
+        ("MiB", 2**20),
+        ("KiB", 2**10),
+        ("TB", 10**12),
+        ("GB", 10**9),
+        ("MB", 10**6),
+    )
+    return min((f"{n // m}{u}" for u, m in units if n >= m and n % m == 0), key=len, default=f"{n}B")
+
+
+def _toml_value(key: str, v: Any) -> Any:
+    if key in SIZE_KEYS and isinstance(v, int) and not isinstance(v, bool):
+        return _exact_size(v)
     if isinstance(v, float):
         return round(v, 4)
     return v
