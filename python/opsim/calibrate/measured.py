@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError
+from ..measure.fio import size_bytes
 from .inputs import SIGMA_MEASURED, Figure, _read_text
 
 
@@ -30,7 +31,10 @@ def from_measure(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
     span = int(_get(doc, "target.span_bytes", path, (int,)))
     params = _get(doc, "parameters", path, (dict,))
     bs_list, mixes = params.get("bs") or [4096], params.get("rwmix") or ["0/100"]
-    bs = int(bs_list[0])
+    try:
+        bs = size_bytes(bs_list[0])
+    except InputError:
+        raise InputError(f"measured {path}: parameters.bs {bs_list[0]!r} is not a block size", key="measured") from None
     try:
         read_pct = float(str(mixes[0]).split("/")[0])
     except ValueError:

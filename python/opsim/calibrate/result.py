@@ -4,6 +4,7 @@ intervals, and the drive file it writes."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,6 +45,8 @@ def read_inputs(
         figs, info = read_measured(path)
         figures += figs
         spec.notes += info.get("notes", [])
+        if info.get("file_target") and spec.title is None:
+            spec.title = f"model of a measurement of a file, {os.path.basename(path)} (a file is not an SSD)"
         if info.get("file_target") and not any("a file is not an SSD" in n for n in spec.notes):
             spec.notes.append(
                 "a measurement of a file is a measurement of the file system and the device beneath it, "
