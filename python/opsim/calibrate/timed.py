@@ -22,6 +22,8 @@ from .model import _queue
 
 #: NAND of the scale model a timed figure is simulated on, at least
 MIN_MODEL_BYTES = 2 << 30
+#: runs on a fresh drive: figure kind -> (workload type, warm-up and measured drive writes)
+FRESH = {"fob_iops": ("uniform", 0.0, 0.1), "seq_write": ("sequential", 0.05, 0.3)}
 #: host commands of a random-read run
 READ_IOS = 200_000
 #: the core's workloads need some writes: a random-read figure is simulated at this read share
@@ -80,23 +82,16 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
             "measure_drive_writes": 0.5,
             "round_drive_writes": 0.1,
         }
-    elif f.kind == "fob_iops":
-        model["workload"] = {"type": "uniform", "request_size": f.block_size}
+    elif f.kind in FRESH:
+        # a fresh drive (nothing written yet): the burst, or the sequential fill
+        kind, warmup, measure = FRESH[f.kind]
+        model["workload"] = {"type": kind, "request_size": f.block_size}
         model["run"] = {
             "seed": seed,
             "precondition": "none",
-            "warmup_drive_writes": 0.0,
-            "measure_drive_writes": 0.1,
-            "round_drive_writes": 0.02,
-        }
-    elif f.kind == "seq_write":
-        model["workload"] = {"type": "sequential", "request_size": f.block_size}
-        model["run"] = {
-            "seed": seed,
-            "precondition": "none",
-            "warmup_drive_writes": 0.05,
-            "measure_drive_writes": 0.3,
-            "round_drive_writes": 0.05,
+            "warmup_drive_writes": warmup,
+            "measure_drive_writes": measure,
+            "round_drive_writes": measure / 5,
         }
     elif f.kind == "rand_read":
         model["run"] = {"seed": seed, "precondition": "fill", "warmup_drive_writes": 0.0}
