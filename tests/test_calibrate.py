@@ -142,3 +142,20 @@ def test_span_beyond_the_drive_is_refused():
     with pytest.raises(InputError):
         spec, figs = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
         calibrate(spec, figs, timed_rounds=0).predict([961 * 10**9])
+
+
+def test_measured_smart_interval_is_a_waf_figure(tmp_path):
+    """An interval result of `opsim smart waf` is a WAF over the whole drive; a lifetime one refused."""
+    from opsim.calibrate import read_measured
+
+    p = tmp_path / "waf.json"
+    p.write_text(json.dumps({"mode": "interval", "waf": 2.5, "drive": {}, "reason": None}))
+    figs, info = read_measured(str(p))
+    assert [(f.kind, f.value, f.span) for f in figs] == [("waf", 2.5, None)]
+    assert "whole drive" in info["notes"][0]
+    p.write_text(json.dumps({"mode": "lifetime", "waf": 2.5}))
+    with pytest.raises(InputError, match="lifetime"):
+        read_measured(str(p))
+    p.write_text(json.dumps({"mode": "interval", "waf": 0.5}))
+    with pytest.raises(InputError, match="below 1"):
+        read_measured(str(p))
