@@ -21,6 +21,7 @@ fn an_ftl_too_large_to_allocate_is_a_capacity_error() {
         track_data: false,
         seed: 1,
         slc: None,
+        placement: None,
     };
     let e = Ftl::<Greedy>::try_new(&params).err().expect("refused");
     assert_eq!(e.kind, ErrorKind::Capacity);

@@ -1,4 +1,4 @@
-"""``opsim smart snapshot DEVICE`` and ``opsim smart waf SNAPSHOT [AFTER]``."""
+"""``opsim smart snapshot DEVICE``, ``opsim smart waf SNAPSHOT [AFTER]`` and ``opsim smart fdp FILE [AFTER]``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ def register(sub, common):
         help="drive counters: take a SMART snapshot, compute WAF (lifetime or between two snapshots)",
         description="Read a drive's own counters. `snapshot` stores smartctl -x -j (plus nvme-cli logs for "
         "NVMe); `waf` computes host writes, NAND writes and WAF from one snapshot (lifetime) or "
-        "two (interval). Raw `smartctl -j` files are accepted too.",
+        "two (interval). Raw `smartctl -j` files are accepted too. `fdp` reads saved NVMe FDP "
+        "statistics (nvme fdp stats) and gives WAF as media bytes over host bytes.",
     )
     ss = p.add_subparsers(dest="smart_command", metavar="ACTION")
     ss.required = True
@@ -35,6 +36,25 @@ def register(sub, common):
         "they are refused: opsim cannot tell that both are the same drive)",
     )
     w.set_defaults(func=run_waf)
+    f = ss.add_parser(
+        "fdp",
+        parents=[common],
+        help="WAF from saved NVMe FDP statistics: one file (since FDP was enabled) or two (interval)",
+        description="Read the NVMe Flexible Data Placement statistics of an endurance group (log page 22h) "
+        "as saved by `nvme fdp stats DEV -e ENDGID [-o json | -b]` or `nvme get-log DEV --log-id=0x22 "
+        "--log-len=64 --lsi=ENDGID [-b]` (the format is recognised from the content), and give WAF = "
+        "media bytes with metadata written / host bytes with metadata written. One file: since FDP was "
+        "last enabled (enabling or changing FDP clears the counters); two files BEFORE AFTER: over the "
+        "interval. The files carry no drive identity: both must be the same endurance group's. The "
+        "input files are only read. Details: docs/fdp-stats.md.",
+    )
+    f.add_argument(
+        "stats",
+        nargs="+",
+        metavar="FILE",
+        help="one file: WAF since FDP was enabled; two files BEFORE AFTER: WAF over the interval",
+    )
+    f.set_defaults(func=run_fdp)
 
 
 def run_snapshot(args) -> Output:
@@ -78,3 +98,26 @@ def run_waf(args) -> Output:
     else:
         r = interval_waf(snaps[0], snaps[1], allow_no_serial=args.allow_no_serial)
     return Output(data=r, text=waf_text(r))
+
+
+def run_fdp(args) -> Output:
+    import os
+
+    from ..errors import InputError
+    from ..smart.fdp import fdp_text, fdp_waf, load_fdp_stats
+
+    if len(args.stats) > 2:
+        raise InputError(
+            "smart fdp: give one FILE (since FDP was enabled) or two, BEFORE AFTER (interval)", key="files"
+        )
+    out = getattr(args, "json_file", None)
+    if out:  # the inputs are only read: never let --json-file write over one of them
+        for p in args.stats:
+            try:
+                same = os.path.exists(out) and os.path.samefile(out, p)
+            except OSError:
+                same = False
+            if same:
+                raise InputError(f"--json-file {out} is the input file {p}; it would be overwritten", key="--json-file")
+    r = fdp_waf([load_fdp_stats(p) for p in args.stats])
+    return Output(data=r, text=fdp_text(r))

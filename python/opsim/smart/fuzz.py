@@ -1,5 +1,7 @@
 """A deterministic mutation fuzzer for the readers of `opsim smart`: smartctl ``-j`` documents,
-nvme-cli JSON logs (SMART, Endurance Group, OCP C0, vendor logs) and opsim smart snapshots.
+nvme-cli JSON logs (SMART, Endurance Group, OCP C0, vendor logs) and opsim smart snapshots
+(parser ``smart``), and saved NVMe FDP statistics (parser ``fdp``: ``nvme fdp stats`` JSON and
+text, the 64-byte log page, ``nvme get-log`` hex dumps).
 
 Every input must give a result or an :class:`opsim.errors.InputError`: any other exception, an
 input that runs longer than ``timeout_s`` (a hang), or a peak memory above ``max_rss_mb`` is a
@@ -16,8 +18,16 @@ replayed with ``--only i``):
   flips, inserted or deleted bytes, non-UTF-8 and NUL bytes, very long numbers, deep brackets)
   that go through the JSON decoder first.
 
+FDP statistics inputs are the files in ``tests/fixtures/nvme-fdp`` and built-in seeds of every
+form, mutated at the byte level with FDP-aware changes as well (a number replaced by an odd one,
+a 16-byte counter of the log page overwritten, the page cut or padded, lines swapped or
+repeated); each goes through :func:`opsim.smart.fdp.parse_fdp_stats`, the WAF since FDP was
+enabled, the interval against the unmutated seed (one in five), the table and ``json.dumps``,
+and the counters must come out as integers in 0..2**128-1.
+
 It lives in the package, not under tests/, so that ``python -m opsim.smart.fuzz --count 1000000
---seed 1`` runs against an installed opsim (``make fuzz``) as well as in a pytest short pass.
+--seed 1`` runs against an installed opsim (``make fuzz``: both parsers, ``--parser`` picks one)
+as well as in a pytest short pass.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import resource
 import signal
 import sys
@@ -34,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from . import fdp
 from .parse import as_snapshot, loads_document
 from .report import waf_text
 from .waf import interval_waf, lifetime_waf
@@ -44,6 +56,7 @@ DEFAULT_CORPUS = (
     REPO.parent / "shared" / "fixtures" / "smartctl",
     REPO.parent / "shared" / "fixtures" / "smartctl-exporter",
 )
+DEFAULT_FDP_CORPUS = (REPO / "tests" / "fixtures" / "nvme-fdp",)
 
 _SMART_LOG = {
     "critical_warning": 0,
@@ -487,6 +500,43 @@ def run(
             bases[name] = as_snapshot(obj, name)
         except InputError:
             bases[name] = None
+
+    def target(name, kind, inp, allow):
+        obj = loads_document(inp, "fuzz.json") if kind == "bytes" else inp
+        exercise(obj, bases.get(name), allow)  # looked up at each call (tests replace it)
+
+    return _loop(
+        "smart",
+        count,
+        seed,
+        len(corpus),
+        start,
+        lambda i: one_input(corpus, seed, i, byte_share),
+        target,
+        timeout_s=timeout_s,
+        max_failures=max_failures,
+        save_dir=save_dir,
+        progress=progress,
+    )
+
+
+def _loop(
+    parser: str,
+    count: int,
+    seed: int,
+    corpus_len: int,
+    start: int,
+    make,
+    target,
+    *,
+    timeout_s: float,
+    max_failures: int,
+    save_dir: str | None,
+    progress,
+) -> dict:
+    """Inputs ``make(i)`` = (seed file, kind, input, extra) for i in ``start`` .. ``start +
+    count - 1``, each through ``target(seed file, kind, input, extra)``: a result or an
+    InputError is fine, any other exception or a hang is a failure."""
     use_alarm = hasattr(signal, "setitimer") and timeout_s > 0
     if use_alarm:
 
@@ -495,6 +545,7 @@ def run(
 
         old = signal.signal(signal.SIGALRM, on_alarm)
     stats: dict[str, Any] = {
+        "parser": parser,
         "seed": seed,
         "start": start,
         "count": count,
@@ -503,18 +554,17 @@ def run(
         "bytes_inputs": 0,
         "failures": [],
         "failed": 0,
-        "corpus": len(corpus),
+        "corpus": corpus_len,
     }
     t0 = time.perf_counter()
     try:
         for i in range(start, start + count):
-            name, kind, inp, allow = one_input(corpus, seed, i, byte_share)
+            name, kind, inp, extra = make(i)
             stats["bytes_inputs"] += kind == "bytes"
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, timeout_s)
             try:
-                obj = loads_document(inp, "fuzz.json") if kind == "bytes" else inp
-                exercise(obj, bases.get(name), allow)
+                target(name, kind, inp, extra)
                 stats["ok"] += 1
             except InputError:
                 stats["input_errors"] += 1
@@ -550,57 +600,342 @@ def _fail(stats, i, name, kind, inp, what, max_failures, save_dir):
     if len(stats["failures"]) < max_failures:
         stats["failures"].append({"index": i, "seed_file": name, "kind": kind, "error": what})
         if save_dir:
-            p = Path(save_dir) / f"fuzz-{stats['seed']}-{i}.json"
+            fdp_input = stats.get("parser") == "fdp"
+            p = Path(save_dir) / (
+                f"fuzz-fdp-{stats['seed']}-{i}.bin" if fdp_input else f"fuzz-{stats['seed']}-{i}.json"
+            )
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(inp if kind == "bytes" else json.dumps(inp).encode("utf-8", "surrogatepass"))
 
 
+# ------------------------------------------------------------------------ FDP statistics
+
+
+def _log_page(hbmw: int, mbmw: int, mbe: int, reserved: bytes = bytes(16)) -> bytes:
+    return b"".join(v.to_bytes(16, "little") for v in (hbmw, mbmw, mbe)) + reserved
+
+
+def _hexdump(page: bytes, log_id: int = 0x22) -> bytes:
+    out = f"Device:nvme0 log-id:{log_id} namespace-id:0xffffffff\n     " + "".join(f"{i:3x}" for i in range(16))
+    for off in range(0, len(page), 16):
+        chunk = page[off : off + 16]
+        out += f"\n{off:04x}:" + "".join(f" {b:02x}" for b in chunk)
+        out += ' "' + "".join(chr(b) if 0x21 <= b <= 0x7E else "." for b in chunk) + '"'
+    return (out + "\n").encode()
+
+
+_FDP_TEXT = (
+    "Host Bytes with Metadata Written (HBMW): {}\nMedia Bytes with Metadata Written (MBMW): {}\n"
+    "Media Bytes Erased (MBE): {}\n"
+)
+FDP_SEEDS: tuple[tuple[str, bytes], ...] = (
+    ("builtin:fdp json", b'{\n  "hbmw":12288,\n  "mbmw":12288,\n  "mbe":0\n}\n'),
+    ("builtin:fdp json strings", b'{"hbmw": "5497558138880", "mbmw": "6047313952768", "mbe": "6442450944000"}'),
+    (
+        "builtin:fdp json 128-bit",
+        json.dumps({"hbmw": 2**100 + 7, "mbmw": 2**101 + 3, "mbe": 2**128 - 1}).encode(),
+    ),
+    ("builtin:fdp text C", _FDP_TEXT.format(12288, 16384, 0).encode()),
+    (
+        "builtin:fdp text en_US",
+        _FDP_TEXT.format("5,497,558,138,880", "6,047,313,952,768", "6,442,450,944,000").encode(),
+    ),
+    (
+        "builtin:fdp text kv table",
+        b"  Host Bytes with Metadata Written (HBMW)  : 1234567\n"
+        b"  Media Bytes with Metadata Written (MBMW) : 2345678\n"
+        b"  Media Bytes Erased (MBE)                 : 0\n",
+    ),
+    ("builtin:fdp log page", _log_page(5_497_558_138_880, 6_047_313_952_768, 6_442_450_944_000)),
+    ("builtin:fdp log page max", _log_page(2**128 - 1, 2**128 - 1, 2**128 - 1)),
+    ("builtin:fdp log page zero", bytes(64)),
+    ("builtin:fdp log page 512", _log_page(4096, 8192, 2**30) + bytes(448)),
+    ("builtin:fdp get-log hex", _hexdump(_log_page(5_497_558_138_880, 6_047_313_952_768, 6_442_450_944_000))),
+    (
+        "builtin:opsim fdp_stats",
+        json.dumps(
+            {
+                "fdp_stats": {
+                    "host_bytes_with_metadata_written": 1_000_000,
+                    "media_bytes_with_metadata_written": 1_500_000,
+                    "media_bytes_erased": 2_000_000,
+                },
+                "waf": 1.5,
+            }
+        ).encode(),
+    ),
+)
+FDP_TOKENS: tuple[bytes, ...] = (
+    b"",
+    b"0",
+    b"-1",
+    b"1.5",
+    b"1e5",
+    b"1e999",
+    b"NaN",
+    b"Infinity",
+    b"null",
+    b"true",
+    b"[]",
+    b"{}",
+    b'"12288"',
+    b'"1,234"',
+    b'"abc"',
+    b"1,234,567",
+    b"1.234.567",
+    b"1 234 567",
+    b"12,34",
+    b"1,,234",
+    str(2**64).encode(),
+    str(2**128 - 1).encode(),
+    str(2**128).encode(),
+    b"9" * 60,
+    b"9" * 5000,
+    b"(HBMW)",
+    b"(MBMW)",
+    b"(MBE)",
+    b"hbmw",
+    b"mbmw",
+    b"mbe",
+    b'"fdp_stats"',
+    b'"mode": "interval", ',
+    b'"error": "FDP Disabled", ',
+    b":",
+    b"\n",
+    b"\r\n",
+    b" " * 3000,
+    b"0000:",
+    b"0040: 01 02",
+    b"Device:nvme0 log-id:2 namespace-id:0x1\n",
+    b"NVMe status: FDP Disabled(0x229)\n",
+    b"\x00",
+    b"\xff\xfe",
+    b"\xc3",
+    b"\xef\xbb\xbf",
+    b"[" * 5000,
+)
+
+
+def load_fdp_corpus(dirs=None) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every file in ``dirs`` but README.md (at most 1 MiB each), then the
+    built-in seeds."""
+    out = []
+    for d in DEFAULT_FDP_CORPUS if dirs is None else dirs:
+        d = Path(d)
+        if d.is_dir():
+            for p in sorted(d.iterdir()):
+                if p.is_file() and p.name != "README.md" and not p.name.startswith(".") and p.stat().st_size <= 2**20:
+                    out.append((p.name, p.read_bytes()))
+    out.extend(FDP_SEEDS)
+    return out
+
+
+def mutate_fdp(rng: random.Random, data: bytes) -> bytes:
+    """``data`` with one to three FDP-aware changes (or the generic byte mutations)."""
+    if rng.random() < 0.3:
+        return mutate_bytes(rng, data)
+    b = bytearray(data)
+    for _ in range(rng.randrange(1, 4)):
+        n = len(b)
+        op = rng.randrange(8)
+        if op == 0:  # a number (or a run of digits and separators) replaced
+            spans = [m.span() for m in re.finditer(rb"[0-9][0-9,]*", b)]
+            i, j = rng.choice(spans) if spans else (rng.randrange(n + 1),) * 2
+            b[i:j] = rng.choice(FDP_TOKENS)
+        elif op == 1:
+            i = rng.randrange(n + 1)
+            b[i:i] = rng.choice(FDP_TOKENS)
+        elif op == 2:  # one 16-byte field of the log page overwritten
+            off = rng.choice((0, 16, 32, 48))
+            b[off : off + 16] = rng.choice((bytes(16), b"\xff" * 16, bytes(rng.randrange(256) for _ in range(16))))
+        elif op == 3:
+            del b[rng.randrange(n + 1) :]  # cut
+        elif op == 4:  # padded: zeros (a larger --log-len) or other bytes
+            pad = (
+                bytes(rng.randrange(1, 600))
+                if rng.random() < 0.6
+                else bytes([rng.randrange(256)]) * rng.randrange(1, 9)
+            )
+            b += pad
+        elif op == 5 and n:
+            j = rng.randrange(n)
+            b[j] ^= 1 << rng.randrange(8)
+        else:  # lines swapped, repeated or dropped
+            lines = bytes(b).split(b"\n")
+            k = rng.randrange(len(lines))
+            r = rng.randrange(3)
+            if r == 0:
+                k2 = rng.randrange(len(lines))
+                lines[k], lines[k2] = lines[k2], lines[k]
+            elif r == 1:
+                lines.insert(k, lines[k])
+            else:
+                del lines[k]
+            b = bytearray(b"\n".join(lines))
+    return bytes(b)
+
+
+def exercise_fdp(data: bytes, base: dict | None, before: bool | None) -> None:
+    """Everything `opsim smart fdp` does with one file; raises what the code raises, and
+    AssertionError when a parsed counter is not an integer in 0..2**128-1."""
+    snap = fdp.parse_fdp_stats(data, "fuzz.fdp")
+    for k in fdp.KEYS:
+        v = snap["fdp_stats"][k]
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= fdp.MAX_COUNT:
+            raise AssertionError(f"{k} parsed as {v!r}")
+    r = fdp.lifetime_fdp_waf(snap)
+    fdp.fdp_text(r).encode("utf-8")
+    json.dumps(r, allow_nan=False).encode("utf-8")
+    if base is not None and before is not None:
+        a, b = (base, snap) if before else (snap, base)
+        try:
+            r = fdp.interval_fdp_waf(a, b)
+        except InputError:
+            return
+        fdp.fdp_text(r).encode("utf-8")
+        json.dumps(r, allow_nan=False).encode("utf-8")
+
+
+def one_fdp_input(corpus, seed: int, i: int):
+    """FDP input ``i`` of ``seed``: (seed file, "bytes", the input, interval mode): one in ten
+    is a seed unchanged; one in five runs an interval against the unmutated seed (as AFTER when
+    the mode is true, as BEFORE when false)."""
+    rng = random.Random(f"opsim-fdp-fuzz:{seed}:{i}")
+    name, data = corpus[rng.randrange(len(corpus))]
+    interval = rng.random() < 0.5 if rng.random() < 0.2 else None
+    if rng.random() >= 0.1:
+        data = mutate_fdp(rng, data)
+    return name, "bytes", data, interval
+
+
+def run_fdp(
+    count: int,
+    seed: int = 1,
+    corpus=None,
+    *,
+    start: int = 0,
+    timeout_s: float = 10.0,
+    max_failures: int = 20,
+    save_dir: str | None = None,
+    progress=None,
+) -> dict:
+    """Run FDP statistics inputs ``start`` .. ``start + count - 1``; counts and the first failures."""
+    corpus = load_fdp_corpus() if corpus is None else corpus
+    if not corpus:
+        raise InputError("fuzz: empty FDP corpus", key="corpus")
+    bases: dict[str, dict | None] = {}
+    for name, data in corpus:
+        try:
+            bases[name] = fdp.parse_fdp_stats(data, name)
+        except InputError:
+            bases[name] = None
+
+    def target(name, kind, inp, before):
+        exercise_fdp(inp, bases.get(name), before)
+
+    return _loop(
+        "fdp",
+        count,
+        seed,
+        len(corpus),
+        start,
+        lambda i: one_fdp_input(corpus, seed, i),
+        target,
+        timeout_s=timeout_s,
+        max_failures=max_failures,
+        save_dir=save_dir,
+        progress=progress,
+    )
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m opsim.smart.fuzz", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--count", type=int, default=100_000, help="inputs to try (default 100000)")
+    ap.add_argument("--count", type=int, default=100_000, help="inputs to try per parser (default 100000)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=0, help="index of the first input")
     ap.add_argument("--only", type=int, metavar="INDEX", help="replay one input (same seed)")
+    ap.add_argument(
+        "--parser",
+        choices=("all", "smart", "fdp"),
+        default="all",
+        help="smart: smartctl / nvme-cli JSON and snapshots; fdp: saved FDP statistics; all: both (default)",
+    )
     ap.add_argument(
         "--corpus",
         action="append",
         metavar="DIR",
         help="folder of seed *.json (repeatable; default: " + ", ".join(map(str, DEFAULT_CORPUS)) + ")",
     )
+    ap.add_argument(
+        "--fdp-corpus",
+        action="append",
+        metavar="DIR",
+        help="folder of saved FDP statistics files (repeatable; default: "
+        + ", ".join(map(str, DEFAULT_FDP_CORPUS))
+        + ")",
+    )
     ap.add_argument("--byte-share", type=float, default=0.15, help="share of byte-level mutations (default 0.15)")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take (default 10)")
     ap.add_argument("--max-rss-mb", type=float, default=1024.0, help="peak memory allowed (default 1024 MiB)")
     ap.add_argument("--save-dir", help="write failing inputs here")
     a = ap.parse_args(argv)
-    corpus = load_corpus(a.corpus)
     start, count = (a.only, 1) if a.only is not None else (a.start, a.count)
-    if a.only is not None:
-        name, kind, inp, allow = one_input(corpus, a.seed, a.only, a.byte_share)
-        print(f"input {a.only}: {kind} mutation of {name}; interval (allow_no_serial): {allow}")
-        print((inp if kind == "bytes" else json.dumps(inp).encode("utf-8", "surrogatepass"))[:2000])
-    print(
-        f"opsim smart fuzz: seed {a.seed}, inputs {start}..{start + count - 1}, corpus {len(corpus)} documents",
-        file=sys.stderr,
-    )
-    st = run(
-        count,
-        a.seed,
-        corpus,
-        start=start,
-        byte_share=a.byte_share,
-        timeout_s=a.timeout,
-        save_dir=a.save_dir,
-        progress=lambda n, s: print(f"  {n:,} inputs, {s['failed']} failures", file=sys.stderr, flush=True),
-    )
+    failed = False
+    if a.parser in ("all", "smart"):
+        corpus = load_corpus(a.corpus)
+        if a.only is not None:
+            name, kind, inp, allow = one_input(corpus, a.seed, a.only, a.byte_share)
+            print(f"input {a.only}: {kind} mutation of {name}; interval (allow_no_serial): {allow}")
+            print((inp if kind == "bytes" else json.dumps(inp).encode("utf-8", "surrogatepass"))[:2000])
+        print(
+            f"opsim smart fuzz: seed {a.seed}, inputs {start}..{start + count - 1}, corpus {len(corpus)} documents",
+            file=sys.stderr,
+        )
+        st = run(
+            count,
+            a.seed,
+            corpus,
+            start=start,
+            byte_share=a.byte_share,
+            timeout_s=a.timeout,
+            save_dir=a.save_dir,
+            progress=lambda n, s: print(f"  {n:,} inputs, {s['failed']} failures", file=sys.stderr, flush=True),
+        )
+        failed |= _report(st, "", a.max_rss_mb)
+    if a.parser in ("all", "fdp"):
+        fcorpus = load_fdp_corpus(a.fdp_corpus)
+        if a.only is not None:
+            name, kind, inp, before = one_fdp_input(fcorpus, a.seed, a.only)
+            print(f"FDP input {a.only}: mutation of {name}; interval (as AFTER): {before}")
+            print(inp[:2000])
+        print(
+            f"opsim smart fdp fuzz: seed {a.seed}, inputs {start}..{start + count - 1}, corpus {len(fcorpus)} files",
+            file=sys.stderr,
+        )
+        st = run_fdp(
+            count,
+            a.seed,
+            fcorpus,
+            start=start,
+            timeout_s=a.timeout,
+            save_dir=a.save_dir,
+            progress=lambda n, s: print(f"  {n:,} FDP inputs, {s['failed']} failures", file=sys.stderr, flush=True),
+        )
+        failed |= _report(st, "FDP statistics: ", a.max_rss_mb)
+    return 1 if failed else 0
+
+
+def _report(st: dict, prefix: str, max_rss_mb: float) -> bool:
+    """Print a run's failures and summary line; True when it failed or used too much memory."""
     for f in st["failures"]:
-        print(f"FAIL input {f['index']} ({f['kind']} mutation of {f['seed_file']}): {f['error']}")
-    over = st["max_rss_mb"] > a.max_rss_mb
+        print(f"FAIL {prefix}input {f['index']} ({f['kind']} mutation of {f['seed_file']}): {f['error']}")
+    over = st["max_rss_mb"] > max_rss_mb
     print(
-        f"{st['count']:,} inputs (seed {st['seed']}, {st['bytes_inputs']:,} byte-level) in {st['seconds']} s: "
+        f"{prefix}{st['count']:,} inputs (seed {st['seed']}, {st['bytes_inputs']:,} byte-level) in {st['seconds']} s: "
         f"{st['ok']:,} results, {st['input_errors']:,} input errors, {st['failed']} failures; peak memory "
-        f"{st['max_rss_mb']} MiB" + (f" (over the {a.max_rss_mb} MiB limit)" if over else "")
+        f"{st['max_rss_mb']} MiB" + (f" (over the {max_rss_mb} MiB limit)" if over else "")
     )
-    return 1 if st["failed"] or over else 0
+    return bool(st["failed"]) or over
 
 
 if __name__ == "__main__":

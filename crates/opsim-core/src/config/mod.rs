@@ -7,6 +7,7 @@ use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction};
 use serde::{Deserialize, Serialize};
 
+pub mod placement;
 pub mod preset;
 pub mod timing;
 
@@ -29,6 +30,10 @@ pub struct Config {
     /// given, they replace the warm-up and measurement of `[workload]`.
     #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseConfig>,
+    /// Tenants (`[[namespace]]`): each a slice of the LBA space with its own workload; when
+    /// given, they replace `[workload]` (docs/placement.md).
+    #[serde(default, rename = "namespace", skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<placement::NamespaceConfig>,
     /// The timed model (IOPS, latency over time); absent: functional simulation only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<timing::TimingConfig>,
@@ -128,6 +133,9 @@ pub struct FtlConfig {
     /// Dynamic SLC cache (Micron's Dynamic Write Acceleration); absent: off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slc_cache: Option<SlcCacheConfig>,
+    /// Data placement (`[ftl.placement]`: none, streams, fdp); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<placement::PlacementConfig>,
 }
 
 /// What host writes do when the SLC cache is full.
@@ -199,6 +207,7 @@ impl Default for FtlConfig {
             streams: default_streams(),
             check_invariants: false,
             slc_cache: None,
+            placement: None,
         }
     }
 }
@@ -398,6 +407,14 @@ pub struct RunConfig {
     /// Keep a token per physical page so reads can be checked against writes (tests).
     #[serde(default)]
     pub track_data: bool,
+    /// How the commands of `[[namespace]]` tenants are interleaved: by their `share` of
+    /// commands ("iops") or of bytes ("bytes"), or by trace timestamps ("timestamps").
+    #[serde(default, skip_serializing_if = "is_iops")]
+    pub interleave: placement::Interleave,
+}
+
+fn is_iops(i: &placement::Interleave) -> bool {
+    *i == placement::Interleave::Iops
 }
 
 fn default_seed() -> u64 {
@@ -427,6 +444,7 @@ impl Default for RunConfig {
             max_rounds: default_max_rounds(),
             memory_limit: None,
             track_data: false,
+            interleave: placement::Interleave::Iops,
         }
     }
 }
@@ -552,8 +570,15 @@ impl Config {
                 ));
             }
         }
+        if self.namespaces.len() > placement::MAX_NAMESPACES {
+            return Err(Error::config(
+                "namespace",
+                format!("{} namespaces; at most {}", self.namespaces.len(), placement::MAX_NAMESPACES),
+            ));
+        }
         let workloads = std::iter::once(("workload".to_owned(), &self.workload))
-            .chain(self.phases.iter().enumerate().map(|(i, p)| (format!("phase[{i}].workload"), &p.workload)));
+            .chain(self.phases.iter().enumerate().map(|(i, p)| (format!("phase[{i}].workload"), &p.workload)))
+            .chain(self.namespaces.iter().enumerate().map(|(i, n)| (format!("namespace[{i}].workload"), &n.workload)));
         for (key, w) in workloads {
             if let Some(pts) = &w.pts {
                 let lens = [
@@ -586,6 +611,9 @@ impl Config {
         fix(&mut self.workload);
         for p in &mut self.phases {
             fix(&mut p.workload);
+        }
+        for n in &mut self.namespaces {
+            fix(&mut n.workload);
         }
     }
 

@@ -17,8 +17,10 @@
 //! the cache shrinks as the drive fills.  Folds count as NAND writes (WAF).
 
 mod check;
+pub mod placement;
 pub mod policy;
 
+pub use placement::{PlacementCounters, PlacementParams};
 pub use policy::{CostBenefit, DChoices, Fifo, Greedy, Policy, WindowedGreedy, NONE};
 
 use crate::error::{Error, Result};
@@ -215,6 +217,8 @@ pub struct FtlParams {
     pub track_data: bool,
     pub seed: u64,
     pub slc: Option<SlcParams>,
+    /// Namespaces and placement handles; None: off.
+    pub placement: Option<PlacementParams>,
 }
 
 /// The SLC cache's limits, resolved to blocks.
@@ -279,6 +283,8 @@ pub struct Ftl<P: Policy> {
     /// Scratch buffers of garbage collection (kept to avoid reallocating per victim).
     gc_lpns: Vec<u32>,
     gc_tokens: Vec<u64>,
+    /// Namespaces and placement handles (None: off).
+    pl: Option<Box<placement::Placement>>,
 }
 
 impl<P: Policy> Ftl<P> {
@@ -338,6 +344,10 @@ impl<P: Policy> Ftl<P> {
             accessible: p.lpns as u64,
             gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
             gc_tokens: Vec::new(),
+            pl: match &p.placement {
+                Some(pp) => Some(Box::new(placement::Placement::new(pp, p.lpns, p.blocks)?)),
+                None => None,
+            },
         })
     }
 
@@ -417,6 +427,25 @@ impl<P: Policy> Ftl<P> {
     pub fn take_victim_hist(&mut self) -> Vec<u64> {
         std::mem::replace(&mut self.victim_hist, vec![0; self.ppb as usize + 1])
     }
+    /// Namespace and placement counters (None: off).
+    pub fn placement_counters(&self) -> Option<&PlacementCounters> {
+        self.pl.as_ref().map(|p| &p.c)
+    }
+    /// Blocks holding data per placement handle, and those of shared GC destinations.
+    pub fn placement_blocks(&self) -> Option<(Vec<u64>, u64)> {
+        self.pl.as_ref().map(|p| p.blocks_per_handle(&self.meta.state))
+    }
+
+    /// Count one host write command of `bytes` starting at logical page `lpn`.
+    #[inline(always)]
+    pub fn note_host_write(&mut self, lpn: u32, bytes: u64) {
+        self.c.host_write_cmds += 1;
+        self.c.host_write_bytes += bytes;
+        if let Some(pl) = self.pl.as_deref_mut() {
+            pl.host_command(lpn, bytes);
+        }
+    }
+
     /// Smallest free-pool size since the last call; resets it.
     pub fn take_free_min(&mut self) -> u32 {
         std::mem::replace(&mut self.free_min, self.free.len() as u32)
@@ -556,6 +585,9 @@ impl<P: Policy> Ftl<P> {
             end = s.ppb;
         }
         self.host[stream] = Frontier { block: b, next: 1, end };
+        if let Some(pl) = self.pl.as_deref_mut() {
+            pl.opened(b, stream);
+        }
         Ok(b * self.ppb)
     }
 
@@ -636,7 +668,43 @@ impl<P: Policy> Ftl<P> {
             self.bits[base_w + wi] = 0;
         }
         // ... and write them to the destination frontier in runs of consecutive pages.
-        let mut fr = if FOLD { self.fold } else { self.gc };
+        if let Some(pl) = self.pl.as_deref_mut() {
+            lpns.iter().for_each(|&l| pl.moved(l));
+        }
+        if !FOLD && self.pl.as_ref().is_some_and(|p| !p.gc.is_empty()) {
+            // persistently isolated: each handle's pages to its own GC frontier
+            let mut i = 0;
+            while i < lpns.len() {
+                let pl = self.pl.as_deref().expect("placement");
+                let h = pl.handle(lpns[i]);
+                let j = i + lpns[i..].iter().position(|&l| pl.handle(l) != h).unwrap_or(lpns.len() - i);
+                let mut fr = pl.gc[h];
+                let tok = if tokens.is_empty() { &tokens[..] } else { &tokens[i..j] };
+                self.fill_frontier(&mut fr, &lpns[i..j], tok, h as u8)?;
+                self.pl.as_deref_mut().expect("placement").gc[h] = fr;
+                i = j;
+            }
+        } else {
+            let mut fr = if FOLD { self.fold } else { self.gc };
+            self.fill_frontier(&mut fr, &lpns, &tokens, placement::SHARED)?;
+            if FOLD {
+                self.fold = fr;
+            } else {
+                self.gc = fr;
+            }
+        }
+        self.c.nand_write_pages += valid as u64;
+        self.gc_lpns = lpns;
+        self.gc_tokens = tokens;
+        self.c.nand_read_pages += valid as u64;
+        self.meta.valid[v as usize] = 0;
+        Ok(())
+    }
+
+    /// Write `lpns` (with their data tokens, when tracked) to frontier `fr`, opening blocks
+    /// as it fills (tagged `tag` for placement).
+    #[inline(always)]
+    fn fill_frontier(&mut self, fr: &mut Frontier, lpns: &[u32], tokens: &[u64], tag: u8) -> Result<()> {
         let mut i = 0usize;
         while i < lpns.len() {
             if fr.block == NONE || fr.next == self.ppb {
@@ -644,7 +712,10 @@ impl<P: Policy> Ftl<P> {
                     self.close(fr.block);
                 }
                 let b = self.pop_free()?;
-                fr = Frontier { block: b, next: 0, end: self.ppb };
+                if let Some(pl) = self.pl.as_deref_mut() {
+                    pl.opened_gc(b, tag);
+                }
+                *fr = Frontier { block: b, next: 0, end: self.ppb };
             }
             let blk = fr.block;
             let first = fr.next;
@@ -663,16 +734,6 @@ impl<P: Policy> Ftl<P> {
             fr.next += n as u32;
             i += n;
         }
-        if FOLD {
-            self.fold = fr;
-        } else {
-            self.gc = fr;
-        }
-        self.c.nand_write_pages += valid as u64;
-        self.gc_lpns = lpns;
-        self.gc_tokens = tokens;
-        self.c.nand_read_pages += valid as u64;
-        self.meta.valid[v as usize] = 0;
         Ok(())
     }
 
@@ -738,6 +799,9 @@ impl<P: Policy> Ftl<P> {
         self.place(lpn, ppn);
         self.mapped += 1;
         self.c.host_write_pages += 1;
+        if let Some(pl) = self.pl.as_deref_mut() {
+            pl.host_page(lpn, stream);
+        }
         if let Some(d) = self.data.as_mut() {
             d[ppn as usize] = self.c.host_write_cmds;
         }
@@ -747,8 +811,7 @@ impl<P: Policy> Ftl<P> {
     /// Host write of `n` whole pages (one command).
     #[inline(always)]
     pub fn write_pages(&mut self, lpn: u32, n: u32, stream: u32) -> Result<()> {
-        self.c.host_write_cmds += 1;
-        self.c.host_write_bytes += n as u64 * self.page_size;
+        self.note_host_write(lpn, n as u64 * self.page_size);
         for i in 0..n {
             self.write_page(lpn + i, stream)?;
         }
@@ -759,8 +822,7 @@ impl<P: Policy> Ftl<P> {
     /// merged and rewritten whole (read-modify-write) when they hold data.
     pub fn write_sectors(&mut self, lba: u64, count: u64, stream: u32) -> Result<()> {
         self.check_range(lba, count)?;
-        self.c.host_write_cmds += 1;
-        self.c.host_write_bytes += count * self.sector_size;
+        self.note_host_write((lba / self.sectors_per_page) as u32, count * self.sector_size);
         let spp = self.sectors_per_page;
         let first = lba / spp;
         let last = (lba + count - 1) / spp;
@@ -883,6 +945,9 @@ impl<P: Policy> Ftl<P> {
         self.host.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
         self.gc = EMPTY_FRONTIER;
         self.fold = EMPTY_FRONTIER;
+        if let Some(pl) = self.pl.as_deref_mut() {
+            pl.gc.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
+        }
         if let Some(s) = self.slc.as_mut() {
             s.queue.clear();
             s.flag.iter_mut().for_each(|f| *f = false);
@@ -893,7 +958,7 @@ impl<P: Policy> Ftl<P> {
 
     /// Every write frontier: the host streams', GC's and the fold's.
     fn frontiers(&self) -> impl Iterator<Item = &Frontier> {
-        self.host.iter().chain([&self.gc, &self.fold])
+        self.host.iter().chain([&self.gc, &self.fold]).chain(self.pl.iter().flat_map(|p| p.gc.iter()))
     }
 
     /// Analytic preconditioning: lay out the given logical pages so that closed block `i`

@@ -56,6 +56,11 @@ impl Simulator {
 
     /// The workload of a plan step; errors of a `[[phase]]` workload name `phase[i].workload.*`.
     pub(super) fn build_step(&self, w: &WorkloadConfig, phase: Option<usize>) -> Result<Workload> {
+        if phase.is_none() {
+            if let Some(t) = self.build_tenants()? {
+                return Ok(t);
+            }
+        }
         self.build_workload_from(w, w.kind, None).map_err(|mut e| {
             if let (Some(i), Some(k)) = (phase, e.key.as_mut()) {
                 if k.starts_with("workload") {
@@ -162,6 +167,9 @@ impl Simulator {
             free_blocks_min: free_min,
         });
         self.round_start.push(std::mem::replace(&mut self.last, now));
+        if let Some(pc) = self.placement_counters() {
+            self.pl_start.push(std::mem::replace(&mut self.pl_last, pc));
+        }
     }
 
     pub(super) fn round_bytes(&self) -> u64 {
@@ -210,11 +218,16 @@ impl Simulator {
 
     /// Record trace replay figures from a finished workload.
     pub(super) fn note_trace(&mut self, wl: &Workload) {
-        if let workload::Pattern::Trace(t) = &wl.pattern {
+        let figures = match &wl.pattern {
+            workload::Pattern::Trace(t) => Some((t.records(), t.passes, t.skipped_bad())),
+            workload::Pattern::Tenants(t) => t.trace_figures(),
+            _ => None,
+        };
+        if let Some((records, passes, skipped)) = figures {
             let c = self.trace.get_or_insert_with(TraceReplay::default);
-            c.records += t.records();
-            c.passes += t.passes;
-            c.skipped_bad_lines += t.skipped_bad();
+            c.records += records;
+            c.passes += passes;
+            c.skipped_bad_lines += skipped;
             c.ended |= wl.exhausted && !self.interrupted;
         }
     }
@@ -225,7 +238,10 @@ impl Simulator {
             WorkloadType::SniaPts => WorkloadType::Uniform,
             k => k,
         };
-        let mut wl = self.build_workload(kind, None)?;
+        let mut wl = match self.build_tenants()? {
+            Some(t) => t,
+            None => self.build_workload(kind, None)?,
+        };
         let c = self.counters();
         self.drive(&mut wl, Stop { write_bytes: c.host_write_bytes + host_bytes, cmds: u64::MAX })
     }
@@ -253,7 +269,7 @@ impl Simulator {
             // random writes in rounds until the steady-state rule holds (or max_rounds).
             let mut wl = self.build_workload(WorkloadType::SniaPts, Some(4096u64.max(page)))?;
             self.security_erase();
-            self.last = self.counters();
+            self.mark_round_start();
             let req = (128 * 1024u64).max(page);
             let fill = self.fill(2, req - req % page, "precondition");
             let stopped = self.stopped(fill)?;
@@ -366,6 +382,8 @@ impl Simulator {
         } else {
             None
         };
+        let (namespaces, handles, placement, fdp_stats) =
+            self.placement_report(self.pl_start.get(measure_first).or(Some(&self.pl_last)));
         let wall = t0.elapsed().as_secs_f64();
         let host_pages = (now.host_write_pages - self.run_start.host_write_pages) as f64;
         Ok(SimResult {
@@ -391,6 +409,10 @@ impl Simulator {
                 timed_ios_per_second: None,
             },
             interrupted: self.interrupted,
+            placement,
+            namespaces,
+            handles,
+            fdp_stats,
         })
     }
 

@@ -39,10 +39,12 @@ macro_rules! with_ftl {
 }
 
 mod functional;
+mod placement;
 mod precondition;
 mod report;
 mod timed;
 
+pub use placement::{FdpStats, HandleReport, NamespaceReport, PlacementReport};
 pub(crate) use report::drive_report;
 pub use report::{DriveReport, Perf, Round, SimResult, TimedLatency, TimedReport, TraceReplay, Victims, Wear, Window};
 pub(crate) use timed::resolve_timing;
@@ -81,6 +83,8 @@ pub(crate) struct Prepared {
     pub memory: u64,
     pub slc: Option<crate::ftl::SlcParams>,
     pub policy_param: u32,
+    /// Namespaces and placement (None: off).
+    pub placement: Option<crate::config::placement::Resolved>,
 }
 
 /// The advice of a refusal for memory: what makes the model smaller.
@@ -113,6 +117,12 @@ pub struct Simulator {
     interrupt: Interrupt,
     /// The current `run` was interrupted.
     interrupted: bool,
+    /// Namespaces and placement (None: off).
+    placement: Option<crate::config::placement::Resolved>,
+    /// Placement counters at the start of each round (parallel to `round_start`; empty when off).
+    pl_start: Vec<crate::ftl::PlacementCounters>,
+    /// Placement counters when the current round started (the `last` of placement).
+    pl_last: crate::ftl::PlacementCounters,
 }
 
 impl Simulator {
@@ -221,7 +231,16 @@ impl Simulator {
             Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
             None => None,
         };
-        let ftl_memory = geo.memory_estimate(r.track_data);
+        let placement = crate::config::placement::resolve(
+            cfg,
+            geo.user_sectors(),
+            geo.sectors_per_page(),
+            geo.page_size * geo.pages_per_block as u64,
+        )?;
+        let pl_memory = placement
+            .as_ref()
+            .map_or(0, |p| geo.user_pages * crate::ftl::placement::bytes_per_page(p.handles) + geo.blocks as u64);
+        let ftl_memory = geo.memory_estimate(r.track_data) + pl_memory;
         let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
         if memory > limit.bytes {
             let (key, part, advice) = match &map_cache {
@@ -253,11 +272,11 @@ impl Simulator {
             _ => None,
         };
         check_pts(cfg)?;
-        Ok(Prepared { geo, map_cache, memory, slc, policy_param: param })
+        Ok(Prepared { geo, map_cache, memory, slc, policy_param: param, placement })
     }
 
     pub fn new(cfg: Config) -> Result<Simulator> {
-        let Prepared { geo, map_cache, memory, slc, policy_param: param } = Simulator::prepare(&cfg, true)?;
+        let Prepared { geo, map_cache, memory, slc, policy_param: param, placement } = Simulator::prepare(&cfg, true)?;
         let (f, r) = (&cfg.ftl, &cfg.run);
         let params = FtlParams {
             blocks: geo.blocks,
@@ -265,7 +284,7 @@ impl Simulator {
             lpns: geo.user_pages as u32,
             page_size: geo.page_size,
             sector_size: geo.sector_size,
-            streams: f.streams,
+            streams: placement.as_ref().map_or(f.streams, |p| if p.placed() { p.handles } else { f.streams }),
             gc_low: f.gc_low_watermark,
             gc_high: f.gc_high_watermark.unwrap_or(f.gc_low_watermark),
             policy_param: param,
@@ -273,6 +292,13 @@ impl Simulator {
             track_data: r.track_data,
             seed: r.seed,
             slc,
+            placement: placement.as_ref().map(|p| crate::ftl::PlacementParams {
+                ns_bounds: std::iter::once(0)
+                    .chain(p.namespaces.iter().map(|n| ((n.first_sector + n.sectors) / geo.sectors_per_page()) as u32))
+                    .collect(),
+                handles: p.handles,
+                persistent: p.persistent(),
+            }),
         };
         let ftl = match f.gc {
             GcPolicy::Greedy => AnyFtl::Greedy(Ftl::try_new(&params)?),
@@ -282,6 +308,7 @@ impl Simulator {
             GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::try_new(&params)?),
         };
         let native_sectors = geo.user_sectors();
+        let pl_last = ftl_placement_counters(&ftl);
         Ok(Simulator {
             rng: Rng::stream(r.seed, 0x776b),
             cfg,
@@ -301,6 +328,9 @@ impl Simulator {
             map_cache,
             interrupt: Interrupt::none(),
             interrupted: false,
+            pl_last,
+            placement,
+            pl_start: Vec::new(),
         })
     }
 
@@ -326,6 +356,22 @@ impl Simulator {
             }
             Err(e) => Err(e),
             Ok(()) => Ok(false),
+        }
+    }
+
+    /// The next round starts now (after a purge or a layout that is not a round).
+    pub(super) fn mark_round_start(&mut self) {
+        self.last = self.counters();
+        if let Some(pc) = self.placement_counters() {
+            self.pl_last = pc;
+        }
+    }
+
+    /// Host write frontiers: `ftl.streams`, or the placement handles.
+    pub fn streams(&self) -> u32 {
+        match &self.placement {
+            Some(p) if p.placed() => p.handles,
+            _ => self.cfg.ftl.streams,
         }
     }
 
@@ -376,13 +422,12 @@ impl Simulator {
         }
     }
 
+    /// Host write; `stream` is the write's stream or placement handle.
     pub fn write(&mut self, lba: u64, sectors: u64, stream: u32) -> Result<()> {
         self.check_lba(lba, sectors)?;
-        if stream >= self.cfg.ftl.streams {
-            return Err(Error::device(format!(
-                "stream {stream} does not exist (ftl.streams = {})",
-                self.cfg.ftl.streams
-            )));
+        let streams = self.streams();
+        if stream >= streams {
+            return Err(Error::device(format!("stream {stream} does not exist (the drive has {streams})")));
         }
         with_ftl!(&mut self.ftl, f => f.write_sectors(lba, sectors, stream))
     }
@@ -484,6 +529,10 @@ impl Simulator {
     pub fn rounds(&self) -> &[Round] {
         &self.rounds
     }
+}
+
+fn ftl_placement_counters(ftl: &AnyFtl) -> crate::ftl::PlacementCounters {
+    with_ftl!(ftl, f => f.placement_counters().cloned()).unwrap_or_default()
 }
 
 /// `[workload.pts]` of the workload and of every phase.

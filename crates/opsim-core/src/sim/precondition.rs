@@ -83,7 +83,7 @@ impl Simulator {
         }
         let lpns: Vec<u32> = (0..span_pages as u32).collect();
         with_ftl!(&mut self.ftl, f => f.place_layout(&lpns, &counts))?;
-        self.last = self.counters();
+        self.mark_round_start();
         Ok(())
     }
 
@@ -95,6 +95,9 @@ impl Simulator {
             Precondition::None => Ok(()),
             Precondition::Fill => {
                 let req = (128 * 1024u64).max(page);
+                if self.placement.as_ref().is_some_and(|p| !p.namespaces.is_empty()) {
+                    return self.fill_namespaces(req - req % page, "precondition");
+                }
                 self.fill(1, req - req % page, "precondition")
             }
             Precondition::Analytic => self.precondition_analytic(),

@@ -102,6 +102,18 @@ pub struct SimResult {
     /// done until then (the last one cut short).  Absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Placement mode and handles, when `[ftl.placement]` or `[[namespace]]` is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<super::PlacementReport>,
+    /// Per-namespace figures over the measurement window (`[[namespace]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<super::NamespaceReport>,
+    /// Per-handle (per-stream) figures over the measurement window (modes streams, fdp).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub handles: Vec<super::HandleReport>,
+    /// The FDP statistics log's counters over the drive's life (mode fdp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp_stats: Option<super::FdpStats>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

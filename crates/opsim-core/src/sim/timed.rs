@@ -485,7 +485,7 @@ impl Simulator {
         let page = self.geo.page_size;
         let pre = if purge_fill {
             self.security_erase();
-            self.last = self.counters();
+            self.mark_round_start();
             let req = (128 * 1024u64).max(page);
             self.fill(2, req - req % page, "precondition")
         } else {

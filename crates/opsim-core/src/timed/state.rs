@@ -313,8 +313,7 @@ impl TimedState {
                     }
                 }
                 if pages {
-                    f.c.host_write_cmds += 1;
-                    f.c.host_write_bytes += bytes;
+                    f.note_host_write(op.start as u32, bytes);
                     for i in 0..op.len {
                         let p = f.write_page(op.start as u32 + i, op.stream)?;
                         if n < ppns.len() {

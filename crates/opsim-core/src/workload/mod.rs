@@ -10,6 +10,8 @@ pub use crate::op::{Op, OpKind};
 use crate::rng::Rng;
 use crate::trace::{self, Remap, TraceConfig};
 
+pub mod tenants;
+
 /// Uniform random over `slots` aligned positions.
 #[derive(Clone, Debug)]
 pub struct Uniform {
@@ -283,6 +285,8 @@ pub enum Pattern {
     Zipf(Zipf),
     SkHynix(SkHynix),
     Trace(Box<TraceFeed>),
+    /// Namespaces' workloads interleaved (`[[namespace]]`).
+    Tenants(Box<tenants::Tenants>),
 }
 
 /// A configured workload: an address pattern, request lengths and a read/trim mix.
@@ -363,7 +367,46 @@ impl Workload {
 
     /// True when the stream can end (so loops must check for the end marker).
     pub fn finite(&self) -> bool {
-        matches!(self.pattern, Pattern::Trace(_))
+        match &self.pattern {
+            Pattern::Trace(_) => true,
+            Pattern::Tenants(t) => t.finite(),
+            _ => false,
+        }
+    }
+
+    /// A workload of a pattern that makes its own commands (kinds and lengths).
+    pub(crate) fn of_pattern(pattern: Pattern, pages: bool) -> Workload {
+        Workload {
+            pattern,
+            len: 1,
+            read_threshold: 0,
+            trim_threshold: 0,
+            sizes: None,
+            pages,
+            ring: [NO_OP; AHEAD],
+            ring_len: 0,
+            ring_pos: 0,
+            exhausted: false,
+            error: None,
+        }
+    }
+
+    /// Mean request length in units, when the pattern has a fixed one or a size table
+    /// (None: traces, sk-hynix, tenants).
+    pub fn mean_request_units(&self) -> Option<f64> {
+        match (&self.pattern, &self.sizes) {
+            (Pattern::Trace(_) | Pattern::SkHynix(_) | Pattern::Tenants(_), _) => None,
+            (_, Some(m)) => {
+                let mut prev = 0u64;
+                let mut mean = 0.0;
+                for (&c, &l) in m.cum.iter().zip(&m.len) {
+                    mean += (c - prev) as f64 / 18446744073709551616.0 * l as f64;
+                    prev = c;
+                }
+                Some(mean)
+            }
+            (_, None) => Some(self.len as f64),
+        }
     }
 
     /// The end of the stream, or the error that ended it.
@@ -444,6 +487,16 @@ impl Workload {
                     (rng.below(slots) * len as u64, 0)
                 }
             }
+            Pattern::Tenants(t) => {
+                return match t.next_op(rng) {
+                    Ok(Some(op)) => op,
+                    Ok(None) => NO_OP,
+                    Err(e) => {
+                        self.error.get_or_insert(e);
+                        NO_OP
+                    }
+                };
+            }
             Pattern::Trace(t) => {
                 // the end marker (len 0) sets `exhausted` when it is consumed
                 return match t.next_op() {
@@ -474,6 +527,13 @@ fn to_threshold(p: f64) -> u64 {
     } else {
         (p * 18446744073709551616.0) as u64
     }
+}
+
+/// Cumulative thresholds (scaled to 2^64) of positive weights (normalised to sum to 1).
+pub(crate) fn cumulative_weights(w: &[f64]) -> Vec<u64> {
+    let total: f64 = w.iter().sum();
+    let p: Vec<f64> = w.iter().map(|x| x / total).collect();
+    cumulative(&p)
 }
 
 /// Cumulative thresholds (scaled to 2^64) of probabilities summing to 1.
