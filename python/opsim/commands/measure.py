@@ -71,7 +71,11 @@ def register(sub, common):
     p.add_argument("--time-cap", type=float, default=None, help="stop after this many seconds")
     p.add_argument("--max-rounds", type=int, default=25, help="iops: at most this many rounds (default 25)")
     p.add_argument("--capacity-multiple", type=float, default=4.0, help="wsat: stop after N x capacity (default 4)")
-    p.add_argument("--ioengine", default="libaio")
+    p.add_argument(
+        "--ioengine",
+        default=None,
+        help="fio engine (default libaio; io_uring_cmd with --fdp, which selects it)",
+    )
     p.add_argument("--buffered", action="store_true", help="buffered I/O (default O_DIRECT)")
     p.add_argument("--fio-steadystate", metavar="SPEC", help="fio's own early stop, e.g. iops_slope:0.3%%")
     p.add_argument(
@@ -82,6 +86,23 @@ def register(sub, common):
         help="SNIA workload-independent preconditioning before the rounds: PASSES sequential "
         "128 KiB passes over the span (default 2 for iops, 0 for wsat, which starts fresh out "
         "of box, and for consistency, which does its own fill)",
+    )
+    f = p.add_argument_group(
+        "placement (NVMe Flexible Data Placement; docs/fdp-real-drives.md)",
+        "--fdp writes with fio's fdp=1 through the namespace's generic device /dev/ngXnY (io_uring_cmd, "
+        "cmd_type=nvme); --device names the namespace's block device /dev/nvmeXnY, which opsim checks.",
+    )
+    f.add_argument("--fdp", action="store_true", help="write with FDP placement (fio fdp=1; needs --device)")
+    f.add_argument(
+        "--fdp-pli",
+        metavar="LIST",
+        help="placement ID indices this run writes to (fio fdp_pli=, e.g. 0 or 0,2-3): indices into the "
+        "namespace's placement handle list, as `nvme fdp status` orders it (default: all of them)",
+    )
+    f.add_argument(
+        "--fdp-pli-select",
+        choices=["roundrobin", "random"],
+        help="how fio picks the next placement ID (fio fdp_pli_select=; default fio's roundrobin)",
     )
     p.add_argument(
         "--write-cache",
@@ -231,6 +252,9 @@ def _check_options(args) -> None:
     _finite_positive(args.time_cap, "time-cap")
     _finite_positive(args.capacity_multiple, "capacity-multiple")
     _fio_steadystate(args.fio_steadystate)
+    from ..measure.fdp import check_options
+
+    check_options(args.fdp, args.fdp_pli, args.fdp_pli_select, args.ioengine, args.buffered)
     if args.rwmix:
         _mixes(args.rwmix)
     if args.bs:
@@ -327,22 +351,38 @@ def run(args) -> Output:
     from ..devices import guard_destructive
     from ..measure import Plan, scratch
     from ..measure import run as run_plan
-    from ..measure.fio import fio_binary, size_bytes
+    from ..measure.fio import fio_binary, fio_version, size_bytes
     from ..measure.runner import Progress
     from ..measure.signals import StopSignals
 
     # 1. every check, before anything is created, purged or run
     _check_options(args)
+    from ..measure import fdp as F
+
+    if args.fdp and not args.device:
+        F.refuse_file_target()
     outdir = args.output_dir or f"opsim-measure-{args.test}-{time.strftime('%Y%m%d-%H%M%S')}"
     check_writable_dir(outdir, key="output-dir")
     create = False
+    placement = None
     if args.device:
+        if args.fdp:
+            F.refuse_generic_as_device(args.device)
         tgt = guard_destructive(args.device, args.destroy_data, force=args.force)
         if tgt.kind != "block":
             raise DeviceError(f"{args.device}: --device needs a block device; use --file for files", key="device")
         target, kind, total = args.device, "block", tgt.size_bytes or 0
         if total <= 0:
             raise DeviceError(f"{args.device}: cannot tell the device's size (/sys/block)", key="device")
+        if args.fdp:
+            generic = F.generic_device(args.device, tgt.dev_name)
+            F.check_generic_device(generic)
+            placement = F.FdpPlacement(
+                namespace=args.device,
+                device=generic,
+                pli=F.parse_pli(args.fdp_pli) if args.fdp_pli is not None else None,
+                select=args.fdp_pli_select,
+            )
     else:
         if args.destroy_data or args.purge or args.smart:
             raise ConfigError("--destroy-data, --purge and --smart apply to --device targets only", key="device")
@@ -354,10 +394,15 @@ def run(args) -> Output:
     too_big = [b for b in bs if size_bytes(b) > span]
     if too_big:
         raise ConfigError(f"--bs: {', '.join(too_big)} is larger than the span ({fmt_bytes(span)})", key="bs")
+    if placement is not None:
+        F.check_block_sizes({b: size_bytes(b) for b in bs}, F.logical_block_size(tgt.dev_name))
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
     cache, warnings = _write_cache(args.write_cache, tgt if args.device else None)
     passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
-    fio_binary()  # installed?
+    fio = fio_binary()  # installed?
+    if placement is not None:
+        names = ["fdp"] + (["fdp_pli"] if placement.pli else []) + (["fdp_pli_select"] if placement.select else [])
+        F.check_fio(fio, fio_version(fio), names)
     plan = Plan(
         test=args.test,
         target=target,
@@ -372,11 +417,12 @@ def run(args) -> Output:
         time_cap_s=args.time_cap,
         max_rounds=args.max_rounds,
         capacity_multiple=args.capacity_multiple,
-        ioengine=args.ioengine,
+        ioengine=args.ioengine or "libaio",
         direct=not args.buffered,
         fio_steadystate=_fio_steadystate(args.fio_steadystate),
         precondition_passes=passes,
         extra={"target_bytes": total, "write_cache": cache, "precondition_passes": passes},
+        fdp=placement,
     )
 
     # 2. the work: the output directory, the scratch file, purge, SMART, fio
@@ -496,6 +542,10 @@ def summary_text(r: dict) -> str:
         ),
         ("output", r.get("output_dir")),
     ]
+    pl = r.get("placement") or {}
+    if pl.get("mode") == "fdp":
+        pli = ",".join(map(str, pl["pli"])) if pl.get("pli") is not None else "all"
+        rows.insert(2, ("placement", f"FDP via {pl['device']}: fdp_pli {pli} ({pl['pli_select']})"))
     if r.get("purge"):
         rows.insert(2, ("purge", f"{r['purge']['method']} ({len(r['purge']['commands'])} commands)"))
     if r.get("interrupted"):

@@ -6,7 +6,7 @@ and only with ``--destroy-data=<the same path>``; a refused run changes nothing.
 
 from __future__ import annotations
 
-from .._output import Output, kv_table
+from .._output import Output, kv_table, table
 from ..errors import InputError
 from ..units import parse_size
 
@@ -41,6 +41,43 @@ def register(sub, common):
     p.add_argument("--physical", help="physical NAND capacity (default: assumed native GB as GiB)")
     p.add_argument("--round-user", metavar="STEP", help="round a user capacity from --op to the nearest STEP")
     p.add_argument("--ns-granularity", metavar="SIZE", help="NVMe namespace allocation granularity (e.g. 1GiB)")
+    f = p.add_argument_group(
+        "placement (NVMe Flexible Data Placement; docs/fdp-real-drives.md)",
+        "--placement fdp prints the nvme-cli procedure that enables an FDP configuration on an endurance group "
+        "and creates one namespace per tenant with its placement handle list, instead of the OP mechanisms.",
+    )
+    f.add_argument(
+        "--placement",
+        choices=["none", "fdp"],
+        default="none",
+        help="fdp: tenants' namespaces with placement handles (default none: the OP mechanisms)",
+    )
+    f.add_argument(
+        "--namespace",
+        action="append",
+        metavar="[NAME=]SIZE[:RUH,...]",
+        help="with --placement fdp, one tenant's namespace (repeat): a size (400GB, 447GiB, 937703088s, or 25%% of "
+        "the native LBAs) and the reclaim unit handles of its placement handle list (default: the lowest unused)",
+    )
+    f.add_argument(
+        "--tenants",
+        type=int,
+        metavar="N",
+        help="with --placement fdp, N equal namespaces sharing the --user/--op/--max-lba target, RUH 0..N-1",
+    )
+    f.add_argument("--endgrp-id", type=int, metavar="N", help="FDP endurance group identifier (default 1)")
+    f.add_argument(
+        "--fdp-config",
+        type=int,
+        metavar="INDEX",
+        help="the FDP configuration to enable: its position in `nvme fdp configs` (default 0)",
+    )
+    f.add_argument(
+        "--fdp-configs-json",
+        metavar="FILE",
+        help="a saved `nvme fdp configs CTRL --endgrp-id=N -o json` (else nvme-fdp-configs.json in --records DIR, "
+        "or read from the device)",
+    )
     p.add_argument(
         "--apply", action="store_true", help="do the partition mechanism now (image file or unused block device only)"
     )
@@ -62,6 +99,112 @@ def _target(args) -> dict:
         "physical": args.physical,
         "round_user": args.round_user,
     }
+
+
+def fdp_plan_text(d: dict) -> str:
+    """The FDP procedure (``--placement fdp``) as the table and numbered steps people read."""
+    cap, drv, cfg = d["capacity"], d["drive"], d["fdp_config"]
+    n, a, u = cap["native"], cap["allocated"], cap["unallocated"]
+    ss = cap["sector_size"]
+    cfg_s = f"index {cfg['index']}"
+    if cfg.get("nruh") is not None:
+        cfg_s += f", {cfg['nruh']} reclaim unit handles, {cfg.get('nrg')} reclaim group(s)"
+        if cfg.get("runs"):
+            cfg_s += f", reclaim unit {cfg['runs']:,} bytes"
+        cfg_s += f" (from {cfg.get('source')})"
+    else:
+        cfg_s += " (configuration not read: nruh and the reclaim unit size unknown)"
+    lines = [
+        kv_table(
+            [
+                (
+                    "drive",
+                    f"{drv.get('path') or '(described)'}  {drv.get('model') or ''}  interface {drv['interface']}",
+                ),
+                ("endurance group", d["endurance_group"]),
+                ("FDP configuration", cfg_s),
+                ("native", f"{n['sectors']:,} LBAs x {ss} B = {n['bytes']:,} bytes"),
+                ("namespaces", f"{len(d['namespaces'])}, {a['sectors']:,} LBAs = {a['bytes']:,} bytes"),
+                ("unallocated (OP)", f"{u['sectors']:,} LBAs = {u['bytes']:,} bytes"),
+                ("OP", "  ".join(f"{b} {100 * v:.2f}%" for b, v in cap["op"].items() if v is not None)),
+                ("physical", cap["physical"]["note"]),
+            ],
+            title="opsim plan --placement fdp",
+        ),
+        "",
+        table(
+            ["nsid", "name", "NSZE (LBAs)", "bytes", "RUHs (phndls)", "fio fdp_pli", "fio device"],
+            [
+                [
+                    r["nsid"],
+                    r["name"],
+                    r["nsze"],
+                    r["bytes"],
+                    ",".join(map(str, r["phndls"])),
+                    r["fio_pli"],
+                    r["char_device"],
+                ]
+                for r in d["namespaces"]
+            ],
+            align="rlrrlll",
+        ),
+    ]
+    lines += [f"WARNING: {w}" for w in d["warnings"]]
+    lines += ["", "== NVMe Flexible Data Placement (nvme-cli) =="]
+    for i, s in enumerate(d["steps"], 1):
+        lines.append(f"{i}. {s['title']}")
+        lines += [f"     {c}" for c in s["commands"]]
+    lines += [f"   note: {x}" for x in d["notes"]]
+    lines += ["", "traps:"]
+    lines += [f"  - {t['text']}" for t in d["traps"]]
+    if cap["notes"]:
+        lines.append("")
+        lines += [f"note: {x}" for x in cap["notes"]]
+    lines += ["", "Nothing was changed: opsim prints the FDP procedure, it never runs nvme-cli's writing commands."]
+    return "\n".join(lines)
+
+
+def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
+    """The FDP configuration log and the CTRATT bits: from --fdp-configs-json, the records or the device."""
+    import os
+
+    from ..planner import fdp as F
+
+    endgrp = 1 if args.endgrp_id is None else args.endgrp_id
+    out: dict = {"support": None, "configs": None, "configs_source": None}
+    if raw.get("nvme_id_ctrl"):
+        try:
+            out["support"] = F.fdp_support(raw["nvme_id_ctrl"])
+        except InputError as e:
+            notes.append(f"nvme_id_ctrl: CTRATT not read ({e})")
+    text, source = None, None
+    if args.fdp_configs_json:
+        try:
+            with open(args.fdp_configs_json, encoding="utf-8", errors="replace") as fh:
+                text, source = fh.read(), args.fdp_configs_json
+        except OSError as e:
+            raise InputError(
+                f"fdp_configs_json: {args.fdp_configs_json}: {e.strerror}", key="fdp_configs_json"
+            ) from None
+    elif args.records and os.path.exists(os.path.join(args.records, "nvme-fdp-configs.json")):
+        source = os.path.join(args.records, "nvme-fdp-configs.json")
+        with open(source, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    elif args.device and not args.records and F.nvme_path_match(args.device):
+        ctrl = F.controller_of(drive)[0]
+        text, why = F.read_fdp_configs(ctrl, endgrp)
+        if why:
+            notes.append(why)
+        source = f"nvme fdp configs {ctrl} --endgrp-id={endgrp}"
+    if text is not None:
+        try:
+            out["configs"] = F.parse_fdp_configs(text)
+        except InputError as e:
+            if args.fdp_configs_json:
+                raise InputError(f"fdp_configs_json: {args.fdp_configs_json}: {e}", key="fdp_configs_json") from None
+            notes.append(f"{source}: could not parse ({e})")
+        out["configs_source"] = source
+    return out
 
 
 def plan_text(d: dict) -> str:
@@ -107,6 +250,10 @@ def run(args) -> Output:
     from ..planner import probe as P
     from ..planner.plan import apply_partition, make_plan
 
+    if args.apply and args.placement == "fdp":
+        raise InputError(
+            "apply: --apply does only the partition mechanism; the FDP procedure is printed, never run", key="apply"
+        )
     if args.apply:
         if not args.device:
             raise InputError("device: --apply needs a device or image file", key="device")
@@ -130,10 +277,29 @@ def run(args) -> Output:
         return Output(data={"applied": r}, text=text)
     if args.destroy_data or args.force:
         raise InputError("apply: --destroy-data/--force only make sense with --apply", key="apply")
+    fdp = args.placement == "fdp"
+    if not fdp:
+        given = [
+            o
+            for o, v in (
+                ("namespace", args.namespace),
+                ("tenants", args.tenants),
+                ("endgrp_id", args.endgrp_id),
+                ("fdp_config", args.fdp_config),
+                ("fdp_configs_json", args.fdp_configs_json),
+            )
+            if v is not None
+        ]
+        if given:
+            opt = "--" + given[0].replace("_", "-")
+            raise InputError(f"{given[0]}: {opt} needs --placement fdp", key=given[0])
 
     notes = []
+    raw: dict = {}
     if args.records:
-        parsed = P.parse_all(P.load_records(args.records))
+        collected = P.load_records(args.records)
+        raw = collected["raw"]
+        parsed = P.parse_all(collected)
         drive = P.describe_drive(args.device, parsed["parsed"])
         notes = parsed["notes"]
     elif args.device:
@@ -146,7 +312,9 @@ def run(args) -> Output:
             raise InputError(f"device: {args.device}: {e.strerror}", key="device") from None
         if not (stat.S_ISBLK(mode) or stat.S_ISREG(mode)):
             raise InputError(f"device: {args.device} is neither a block device nor an image file", key="device")
-        parsed = P.parse_all(P.collect(args.device))
+        collected = P.collect(args.device)
+        raw = collected["raw"]
+        parsed = P.parse_all(collected)
         drive = P.describe_drive(args.device, parsed["parsed"])
         notes = parsed["notes"]
     else:
@@ -168,6 +336,26 @@ def run(args) -> Output:
 
         drive["native"] = parse_capacity(args.native, drive.get("sector_size") or 512, "native")
     gran = parse_size(args.ns_granularity, key="ns_granularity") if args.ns_granularity else None
+    if fdp:
+        from ..planner.fdp import make_fdp_plan, parse_namespace_spec
+
+        specs = [parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
+        inputs = _fdp_inputs(args, raw, notes, drive)
+        d = make_fdp_plan(
+            drive,
+            namespaces=specs or None,
+            tenants=args.tenants,
+            endgrp=1 if args.endgrp_id is None else args.endgrp_id,
+            config_index=0 if args.fdp_config is None else args.fdp_config,
+            granularity=gran,
+            **inputs,
+            **_target(args),
+        )
+        d["probe_notes"] = notes
+        text = fdp_plan_text(d)
+        if notes:
+            text += "\n" + "\n".join(f"probe: {x}" for x in notes)
+        return Output(data=d, text=text)
     d = make_plan(drive, granularity=gran, **_target(args))
     d["probe_notes"] = notes
     text = plan_text(d)

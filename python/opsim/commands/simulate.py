@@ -42,7 +42,6 @@ def window_text(d: dict) -> str:
 
 def summary_text(d: dict, all_rounds: bool = False) -> str:
     op, drv, ss = d["op"], d["drive"], d["steady_state"]
-    wl = d["config"]["workload"]
     lines = [
         kv_table(
             [
@@ -56,16 +55,8 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
                 ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
                 ("OP seen by GC (user basis)", pct(op["effective"])),
                 ("GC policy", d["gc"]),
-                (
-                    "workload",
-                    wl["type"]
-                    if not d["config"].get("phase")
-                    else "phases: "
-                    + ", ".join(
-                        f"{p.get('name') or f'phase-{i + 1}'} ({p['workload']['type']})"
-                        for i, p in enumerate(d["config"]["phase"])
-                    ),
-                ),
+                ("workload", workload_text(d["config"])),
+                *placement_rows(d),
                 ("WAF (measurement window)", waf_text(d)),
                 ("measured", window_text(d)),
                 (
@@ -134,6 +125,8 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
         )
         if t.get("pts_iops"):
             lines += ["", pts_iops_text(t["pts_iops"])]
+    if d.get("namespaces") or d.get("handles"):
+        lines += ["", placement_text(d)]
     rounds = d["rounds"]
     if not all_rounds and len(rounds) > 12:
         shown = rounds[:3] + rounds[-8:]
@@ -164,6 +157,88 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
     if d.get("interrupted"):
         lines.append("interrupted (Ctrl-C): the results above are the rounds done until then, the last one cut short")
     return "\n".join(lines)
+
+
+def workload_text(cfg: dict) -> str:
+    """The workload line: the type, the phases, or the namespaces' workloads."""
+    if cfg.get("namespace"):
+        return "namespaces: " + ", ".join(
+            f"{n.get('name') or f'ns{i + 1}'} ({n.get('workload', {}).get('type', 'uniform')})"
+            for i, n in enumerate(cfg["namespace"])
+        )
+    if cfg.get("phase"):
+        return "phases: " + ", ".join(
+            f"{p.get('name') or f'phase-{i + 1}'} ({p['workload']['type']})" for i, p in enumerate(cfg["phase"])
+        )
+    return str(cfg["workload"]["type"])
+
+
+def placement_rows(d: dict) -> list[tuple[str, str]]:
+    """The placement line of the summary (none when placement is not configured)."""
+    p = d.get("placement")
+    if not p:
+        return []
+    how = p["mode"] + (f", {p['isolation']} isolated" if p.get("isolation") else "")
+    rows = [("placement", how + (f", {p['handles']} handles" if p["handles"] else ""))]
+    f = d.get("fdp_stats")
+    if f:
+        waf = (
+            f["media_bytes_with_metadata_written"] / f["host_bytes_with_metadata_written"]
+            if f["host_bytes_with_metadata_written"]
+            else None
+        )
+        rows.append(
+            (
+                "FDP statistics (drive life)",
+                f"HBMW {fmt_bytes(f['host_bytes_with_metadata_written'])}, "
+                f"MBMW {fmt_bytes(f['media_bytes_with_metadata_written'])}, "
+                f"MBE {fmt_bytes(f['media_bytes_erased'])}" + (f", MBMW/HBMW {waf:.4f}" if waf else ""),
+            )
+        )
+    return rows
+
+
+def placement_text(d: dict) -> str:
+    """Per-namespace and per-handle figures of the measurement window."""
+    out = []
+    if d.get("namespaces"):
+        rows = [
+            [
+                n["name"],
+                fmt_bytes(n["capacity_bytes"]),
+                f"{n['share']:.3f}",
+                ",".join(map(str, n["placement"])) or "-",
+                fmt_bytes(n["host_write_bytes"]),
+                fmt_bytes(n["nand_write_bytes"]),
+                n["waf"],
+            ]
+            for n in d["namespaces"]
+        ]
+        out.append(
+            table(
+                ["namespace", "capacity", "share", "handles", "host writes", "NAND writes", "WAF"],
+                rows,
+                align="lrrlrrr",
+            )
+        )
+    if d.get("handles"):
+        rows = [
+            [
+                h["handle"],
+                fmt_bytes(h["host_write_bytes"]),
+                fmt_bytes(h["media_reallocated_bytes"]),
+                h["reclaim_units_opened"],
+                h["blocks"],
+                h["waf"],
+            ]
+            for h in d["handles"]
+        ]
+        if out:
+            out.append("")
+        out.append(
+            table(["handle", "host writes", "moved by GC", "RUs opened", "blocks now", "WAF"], rows, align="rrrrrr")
+        )
+    return "\n".join(out)
 
 
 def map_cache_rows(m: dict | None) -> list[tuple[str, str]]:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from .fdp import ENGINE as FDP_ENGINE
+from .fdp import NO_PLACEMENT, FdpPlacement
 from .fio import (
     FIO_PERCENTILE_LIST,
     FioFailed,
@@ -65,8 +67,14 @@ class Plan:
     offset_bytes: int = 0
     precondition_passes: int = 0  # SNIA workload-independent preconditioning: 128 KiB sequential passes
     extra: dict = field(default_factory=dict)
+    # FDP placement (--fdp): fio writes fdp.device (/dev/ngXnY) with io_uring_cmd; None: no placement
+    fdp: FdpPlacement | None = None
     # polled while fio runs: the number of a stop signal received, or None (set by run())
     stop: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.fdp is not None:  # fio places writes only through NVMe passthrough
+            self.ioengine = FDP_ENGINE
 
 
 class Progress:
@@ -118,7 +126,7 @@ def _base_argv(
     argv = [
         fio_binary(),
         f"--name={name}",
-        f"--filename={plan.target}",
+        f"--filename={plan.fdp.device if plan.fdp else plan.target}",
         f"--rw={rw}",
         f"--bs={bs}",
         f"--iodepth={plan.iodepth}",
@@ -138,6 +146,8 @@ def _base_argv(
         "--per_job_logs=1",
         "--allow_file_create=1",
     ]
+    if plan.fdp is not None:
+        argv += plan.fdp.fio_args()
     if rwmixread is not None:
         argv.append(f"--rwmixread={rwmixread}")
     if time_based and runtime_s:
@@ -251,6 +261,7 @@ def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None =
         },
         "fio_version": version,
         "source": "fio",
+        "placement": plan.fdp.to_dict() if plan.fdp else dict(NO_PLACEMENT),
         "parameters": {
             "iodepth": plan.iodepth,
             "numjobs": plan.numjobs,

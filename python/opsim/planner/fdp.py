@@ -1,0 +1,631 @@
+"""NVMe Flexible Data Placement (FDP, TP4146) on a real drive: the nvme-cli procedure.
+
+:func:`make_fdp_plan` computes, and only computes, what ``opsim plan --placement fdp`` prints:
+check that the controller supports FDP, read the FDP configurations of the endurance group,
+delete every namespace in it (the controller refuses to change the FDP feature while one
+exists), enable one configuration, create one namespace per tenant with its placement handle
+list (``nvme create-ns --nphndls --phndls``), attach them, and verify with ``nvme fdp``. Nothing
+here writes to a device.
+
+The namespace sizes are LBA counts from :func:`opsim.planner.capacity.plan_capacity`, the same
+arithmetic every other plan uses (IDEMA counts for whole GB, exact sectors, percentages of the
+native LBAs), pinned to the Rust core by tests/test_core_truth_op.py. The capacity left outside
+every namespace is the spare area the drive sees as OP; it is reported in every OP basis by the
+same function.
+
+Sources (docs/fdp-real-drives.md has the links): nvme-cli's ``fdp`` plugin and its man pages
+(``configs``, ``usage``, ``stats``, ``events``, ``status``, ``update``, ``set-events``,
+``feature``), ``create-ns`` (``--nphndls``, ``--phndls``, ``--endg-id``), the Set Features
+encoding nvme-cli's ``fdp feature`` sends (FID 1Dh, CDW11 = endurance group, CDW12 = config
+index << 8 | enable), and the Identify Controller CTRATT bit 19 (FDPS).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CapacityError, InputError
+from ..toolio import extract_json, to_int
+from .capacity import capacity_from_sectors, check_sector_size, parse_capacity, plan_capacity
+
+#: Set Features / Get Features identifier of the Flexible Data Placement feature
+FDP_FEATURE_ID = 0x1D
+#: Identify Controller CTRATT bits: Flexible Data Placement supported, Endurance Groups supported
+CTRATT_FDPS = 1 << 19
+CTRATT_ENDGRPS = 1 << 4
+#: Identify Controller OACS bit 3: Namespace Management and Attachment
+OACS_NS_MGMT = 1 << 3
+#: FDP configuration descriptor, FDP Attributes bit 7: the configuration is valid
+FDPA_VALID = 1 << 7
+#: Namespace Management's Placement Handle List holds at most 128 entries
+MAX_PHNDLS = 128
+#: Reclaim Unit Handle Type in the configuration log
+RUH_TYPES = {1: "initially isolated", 2: "persistently isolated"}
+#: FDP event types worth enabling per handle: RU not fully written, RU time limit exceeded,
+#: controller-level reset modified RUHs, invalid placement identifier, media reallocated,
+#: implicitly modified RUH
+FDP_EVENT_TYPES = (0x0, 0x1, 0x2, 0x3, 0x80, 0x81)
+
+#: The traps every FDP plan states (key -> text); the JSON carries them as ``traps``.
+TRAPS = {
+    "endurance_group": "FDP is a property of an endurance group, not of a namespace: one configuration is "
+    "enabled for the whole group, and every namespace in the group shares its reclaim unit handles.",
+    "delete_first": "The controller refuses to enable, change or disable FDP while any namespace exists in the "
+    "endurance group: every namespace in it must be deleted first (DATA LOSS), and deleted again to turn FDP off.",
+    "support": "Not every drive supports FDP. Tell by: Identify Controller CTRATT bit 19 (FDPS, ctratt & 0x80000) "
+    "and bit 4 (endurance groups); `nvme fdp configs` returning a configuration with the valid bit (fdpa bit 7) "
+    "set; `nvme id-ctrl -H` printing 'Flexible Data Placement Supported'. Without it `nvme fdp configs` fails "
+    "(invalid log page or field) and nothing below applies.",
+    "config_index": "The configuration index given to `nvme fdp feature --enable-conf-idx` (or CDW12 bits 15:8) is "
+    "the position of the configuration in `nvme fdp configs`; choose one whose valid bit (fdpa bit 7) is set.",
+    "ruh_count_and_size": "The number of reclaim unit handles (nruh), of reclaim groups (nrg), of namespaces "
+    "the configuration supports (nnss) and the reclaim unit nominal size (runs, bytes) come from that configuration "
+    "in `nvme fdp configs`; a placement handle list may only name RUH indices below nruh.",
+    "unallocated_is_op": "Capacity left outside every namespace of the endurance group is never written by the "
+    "host: the drive uses it as spare area, i.e. it is OP, exactly as with a shrunk single namespace.",
+    "pli_indexes": "fio's fdp_pli= (and `nvme fdp status`) index the namespace's own placement handle list, not "
+    "the RUH ids: a namespace created with --phndls=3 is written through RUH 3 with fdp_pli=0.",
+    "default_handle": "Writes that carry no placement directive (the block device /dev/nvmeXnY, file systems, "
+    "fio without io_uring_cmd) go to placement handle 0 of their namespace; only NVMe passthrough "
+    "(/dev/ngXnY with fio's io_uring_cmd engine, Linux 5.19+, fio 3.34+) can choose another handle.",
+    "isolation": "Reclaim unit handle types (ruht in `nvme fdp configs`): 1 = initially isolated (garbage "
+    "collection may later mix data of several handles in one reclaim unit), 2 = persistently isolated (it never "
+    "does). Sharing one handle between tenants gives up their isolation.",
+}
+
+WARN_DATA_LOSS = (
+    "DATA LOSS: this procedure deletes every namespace in the endurance group (and the optional sanitize erases "
+    "the whole NVM subsystem). Back up first."
+)
+WARN_RAID = (
+    "RAID controllers and HBAs in RAID mode usually do not pass NVMe namespace management or the FDP log pages "
+    "through; attach the drive directly (PCIe) or use the controller vendor's tool."
+)
+
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class NamespaceSpec:
+    """One tenant's namespace as the user wrote it: ``[NAME=]SIZE[:RUH[,RUH...]]``."""
+
+    name: str
+    size: str  # a capacity (480GB, 447GiB, 937703088s) or a share of the native LBAs (25%)
+    handles: tuple[int, ...] | None  # RUH indices for its placement handle list; None: the default
+
+
+def parse_handles(text: str, key: str = "namespace") -> tuple[int, ...]:
+    """``0,2,3`` -> (0, 2, 3): reclaim unit handle indices, each listed once."""
+    out: list[int] = []
+    for part in str(text).split(","):
+        p = part.strip()
+        if not re.fullmatch(r"\d+", p):
+            raise InputError(f"{key}: {part!r} in {text!r} is not a reclaim unit handle index (0, 1, ...)", key=key)
+        v = int(p)
+        if v > 0xFFFF:
+            raise InputError(f"{key}: reclaim unit handle {v} is beyond the 16-bit identifier range", key=key)
+        if v in out:
+            raise InputError(f"{key}: reclaim unit handle {v} is listed twice in {text!r}", key=key)
+        out.append(v)
+    if len(out) > MAX_PHNDLS:
+        raise InputError(f"{key}: {len(out)} placement handles; a namespace has at most {MAX_PHNDLS}", key=key)
+    return tuple(out)
+
+
+def parse_namespace_spec(text: str, index: int) -> NamespaceSpec:
+    """``db=400GB:0``, ``200GB:1,2``, ``25%`` (``index`` names an unnamed one ``ns<index+1>``)."""
+    s = str(text).strip()
+    name = f"ns{index + 1}"
+    if "=" in s:
+        name, s = (x.strip() for x in s.split("=", 1))
+        if not _NAME_RE.match(name):
+            raise InputError(
+                f"namespace: {name!r} in {text!r} is not a name (a letter, then letters, digits, _ . -)",
+                key="namespace",
+            )
+    size, sep, hs = s.partition(":")
+    size = size.strip()
+    if not size:
+        raise InputError(f"namespace: {text!r} has no size (e.g. 400GB, 25%, 937703088s)", key="namespace")
+    handles = parse_handles(hs, "namespace") if sep else None
+    if sep and not handles:
+        raise InputError(f"namespace: {text!r} names no reclaim unit handle after ':'", key="namespace")
+    return NamespaceSpec(name=name, size=size, handles=handles)
+
+
+# ---------------------------------------------------------------------------- reading the drive
+
+
+def fdp_support(id_ctrl: Any) -> dict:
+    """FDP-related Identify Controller bits from ``nvme id-ctrl -o json`` (text or parsed)."""
+    d = extract_json(id_ctrl, "nvme id-ctrl")
+    ctratt = to_int(d.get("ctratt"))
+    oacs = to_int(d.get("oacs"))
+    return {
+        "ctratt": ctratt,
+        "fdps": None if ctratt is None else bool(ctratt & CTRATT_FDPS),
+        "endurance_groups": None if ctratt is None else bool(ctratt & CTRATT_ENDGRPS),
+        "ns_management": None if oacs is None else bool(oacs & OACS_NS_MGMT),
+    }
+
+
+def parse_fdp_configs(text: Any) -> list[dict]:
+    """``nvme fdp configs DEV --endgrp-id=N -o json``: one dict per configuration, in log order
+    (the position is the index ``--enable-conf-idx`` takes)."""
+    d = extract_json(text, "nvme fdp configs", accept=lambda o: isinstance(o, dict) and "configs" in o)
+    configs = d.get("configs")
+    if not isinstance(configs, list) or not configs:
+        raise InputError("nvme fdp configs: the log lists no configuration", key="fdp_configs")
+    out = []
+    for i, c in enumerate(configs):
+        if not isinstance(c, dict):
+            raise InputError(f"nvme fdp configs: configuration {i} is not an object", key="fdp_configs")
+        fdpa = to_int(c.get("fdpa"))
+        ruhs = [to_int(r.get("ruht")) for r in c.get("ruhs") or [] if isinstance(r, dict)]
+        out.append(
+            {
+                "index": i,
+                "fdpa": fdpa,
+                "valid": None if fdpa is None else bool(fdpa & FDPA_VALID),
+                "rgif": None if fdpa is None else fdpa & 0xF,
+                "nrg": to_int(c.get("nrg")),
+                "nruh": to_int(c.get("nruh")),
+                "nnss": to_int(c.get("nnss")),
+                "runs": to_int(c.get("runs")),
+                "erutl": to_int(c.get("erutl")),
+                "ruh_types": [RUH_TYPES.get(t, f"type {t}") if t is not None else None for t in ruhs],
+            }
+        )
+    return out
+
+
+def read_fdp_configs(ctrl: str, endgrp: int, timeout: float = 20) -> tuple[str | None, str | None]:
+    """Run ``nvme fdp configs`` (a Get Log Page: read-only); (output, None) or (None, why not)."""
+    exe = shutil.which("nvme") or next((p for p in ("/usr/sbin/nvme", "/sbin/nvme") if os.access(p, os.X_OK)), None)
+    if exe is None:
+        return None, "nvme-cli is not installed: the FDP configurations were not read"
+    cmd = [exe, "fdp", "configs", ctrl, f"--endgrp-id={endgrp}", "-o", "json"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"nvme fdp configs {ctrl}: {e}"
+    if r.returncode != 0 or not r.stdout.strip():
+        why = (r.stderr or r.stdout).strip()[:200]
+        return None, f"nvme fdp configs {ctrl} failed (exit {r.returncode}): {why} (no FDP on this drive?)"
+    return r.stdout, None
+
+
+# ---------------------------------------------------------------------------- the plan
+
+
+_NVME_PATH = re.compile(r"^/dev/nvme(\d+)(n\d+)?$")
+
+
+def nvme_path_match(path: str | None) -> re.Match | None:
+    """The path (or what a /dev/disk/by-id link points to) as /dev/nvmeX[nY], or None."""
+    if not path:
+        return None
+    return _NVME_PATH.match(path) or _NVME_PATH.match(os.path.realpath(path))
+
+
+def controller_of(drive: dict) -> tuple[str, str]:
+    """``/dev/nvme0`` and ``0`` from the drive's path (namespace or controller); a described
+    drive, or a path that is not an NVMe device, gets the usual first controller."""
+    m = nvme_path_match(drive.get("path"))
+    if not m:
+        return "/dev/nvme0", "0"
+    return f"/dev/nvme{m.group(1)}", m.group(1)
+
+
+def _lba_format(drive: dict, lba: int) -> int:
+    ns = (drive.get("nvme") or {}).get("ns") or {}
+    fmt = ns.get("format_index", 0) or 0
+    for i, f in enumerate(ns.get("lbafs") or []):
+        if f.get("size") == lba and f.get("ms", 0) == 0:
+            return i
+    return fmt
+
+
+def _native(drive: dict, ss: int):
+    native = drive.get("native")
+    if native is None:
+        if not drive.get("native_sectors"):
+            raise InputError("native: unknown native capacity; give --native", key="native")
+        native = capacity_from_sectors(drive["native_sectors"], ss)
+    return native
+
+
+def _namespace_sectors(native, ss: int, spec: NamespaceSpec, physical, idema: bool) -> tuple[int, list[str]]:
+    """A namespace's LBA count from the capacity arithmetic every plan uses."""
+    try:
+        if spec.size.endswith("%"):
+            cap = plan_capacity(native, sector_size=ss, max_lba=spec.size, physical=physical, idema=idema)
+        else:
+            cap = plan_capacity(native, sector_size=ss, user=spec.size, physical=physical, idema=idema)
+    except InputError as e:  # name the namespace: "user: ..." alone would not say which one
+        raise type(e)(f"namespace: {spec.name} ({spec.size}): {e}", key="namespace") from None
+    return cap["user"]["sectors"], [f"{spec.name}: {n}" for n in cap["notes"] if not n.startswith("native")]
+
+
+def make_fdp_plan(
+    drive: dict,
+    *,
+    namespaces: list[NamespaceSpec] | None = None,
+    tenants: int | None = None,
+    user=None,
+    op=None,
+    op_basis=None,
+    max_lba=None,
+    physical=None,
+    round_user=None,
+    endgrp: int = 1,
+    config_index: int = 0,
+    configs: list[dict] | None = None,
+    configs_source: str | None = None,
+    support: dict | None = None,
+    granularity: int | None = None,
+    idema: bool = True,
+) -> dict:
+    """The FDP procedure for ``drive`` (a :func:`opsim.planner.probe.describe_drive` dict or a
+    described one): tenants' namespaces, from explicit ``namespaces`` or ``tenants`` equal
+    shares of a ``user``/``op``/``max_lba`` target, each with a placement handle list."""
+    iface = drive.get("interface")
+    if iface != "nvme":
+        raise InputError(
+            f"interface: FDP is an NVMe feature; this drive is {iface or 'of unknown interface'} "
+            "(give --interface nvme for a described drive)",
+            key="interface",
+        )
+    ss = check_sector_size(drive.get("sector_size") or 512)
+    native = _native(drive, ss)
+    nat = parse_capacity(native, ss, "native", idema=idema)
+    if not isinstance(endgrp, int) or isinstance(endgrp, bool) or not 1 <= endgrp <= 0xFFFF:
+        raise InputError(f"endgrp_id: {endgrp!r} is not an endurance group identifier (1-65535)", key="endgrp_id")
+    if not isinstance(config_index, int) or isinstance(config_index, bool) or not 0 <= config_index <= 0xFF:
+        raise InputError(f"fdp_config: {config_index!r} is not a configuration index (0-255)", key="fdp_config")
+
+    target_given = [k for k, v in (("user", user), ("op", op), ("max_lba", max_lba)) if v is not None]
+    notes: list[str] = []
+    if namespaces:
+        if tenants is not None:
+            raise InputError("tenants: give either --namespace (repeated) or --tenants N, not both", key="tenants")
+        if target_given:
+            k = target_given[0]
+            raise InputError(
+                f"{k}: --namespace gives each namespace's size; --user/--op/--max-lba go with --tenants N", key=k
+            )
+        specs = list(namespaces)
+        sizes = []
+        for s in specs:
+            n, ns_notes = _namespace_sectors(nat, ss, s, physical, idema)
+            sizes.append(n)
+            notes += ns_notes
+    elif tenants is not None:
+        if isinstance(tenants, bool) or not isinstance(tenants, int) or tenants < 1:
+            raise InputError(f"tenants: {tenants!r} is not a number of tenants (1 or more)", key="tenants")
+        if not target_given:
+            raise InputError("user: --tenants N splits a target: give --user, --op/--op-basis or --max-lba", key="user")
+        cap = plan_capacity(
+            nat,
+            sector_size=ss,
+            user=user,
+            op=op,
+            op_basis=op_basis,
+            max_lba=max_lba,
+            physical=physical,
+            idema=idema,
+            round_user=round_user,
+        )
+        notes += [n for n in cap["notes"] if not n.startswith("native")]
+        total = cap["user"]["sectors"]
+        each = total // tenants
+        if each <= 0:
+            raise CapacityError(f"tenants: {total:,} LBAs cannot be split into {tenants} namespaces", key="tenants")
+        if total % tenants:
+            notes.append(
+                f"tenants: {total:,} LBAs split into {tenants} equal namespaces of {each:,} LBAs; "
+                f"the {total - each * tenants:,} LBA(s) left over stay unallocated (spare)"
+            )
+        specs = [NamespaceSpec(f"tenant{i + 1}", f"{each}s", None) for i in range(tenants)]
+        sizes = [each] * tenants
+    else:
+        raise InputError(
+            "namespace: give the tenants' namespaces with --namespace [NAME=]SIZE[:RUH,...] (repeated) "
+            "or --tenants N with --user/--op/--max-lba",
+            key="namespace",
+        )
+
+    if granularity:
+        g = granularity // ss
+        if g > 0:
+            for i, n in enumerate(sizes):
+                if n % g:
+                    sizes[i] = n // g * g
+                    notes.append(
+                        f"{specs[i].name}: NSZE rounded down to the {granularity:,}-byte namespace granularity: "
+                        f"{sizes[i]:,} LBAs"
+                    )
+    for s, n in zip(specs, sizes):
+        if n <= 0:
+            raise CapacityError(f"namespace: {s.name} has no LBA left ({s.size})", key="namespace")
+    allocated = sum(sizes)
+    if allocated > nat.sectors:
+        raise CapacityError(
+            f"namespace: the namespaces hold {allocated:,} LBAs, more than the {nat.sectors:,} of the endurance "
+            f"group ({', '.join(f'{s.name} {n:,}' for s, n in zip(specs, sizes))})",
+            key="namespace",
+        )
+
+    # the configuration: from `nvme fdp configs` when given, else stated as unknown
+    cfg = None
+    warnings: list[str] = []
+    if configs is not None:
+        if config_index >= len(configs):
+            raise InputError(
+                f"fdp_config: index {config_index}, but `nvme fdp configs` lists {len(configs)} configuration(s) "
+                f"(0-{len(configs) - 1})",
+                key="fdp_config",
+            )
+        cfg = configs[config_index]
+        if cfg.get("valid") is False:
+            raise InputError(
+                f"fdp_config: configuration {config_index} is not valid (fdpa bit 7 is 0); choose a valid one",
+                key="fdp_config",
+            )
+    nruh = (cfg or {}).get("nruh")
+    # a namespace without a list gets one handle: the lowest RUH index no list names
+    named = {x for s in specs if s.handles is not None for x in s.handles}
+    free = (k for k in range(0x10000) if k not in named)
+    handles: list[tuple[int, ...]] = []
+    for s in specs:
+        h = s.handles if s.handles is not None else (next(free),)
+        if nruh is not None:
+            bad = [x for x in h if x >= nruh]
+            if bad:
+                what = "tenants" if tenants is not None else "namespace"
+                raise InputError(
+                    f"{what}: {s.name} uses reclaim unit handle {bad[0]}, but configuration {config_index} has "
+                    f"{nruh} (0-{nruh - 1})",
+                    key=what,
+                )
+        handles.append(h)
+    nnss = (cfg or {}).get("nnss")
+    if nnss and len(specs) > nnss:
+        raise InputError(
+            f"namespace: {len(specs)} namespaces, but configuration {config_index} supports {nnss}", key="namespace"
+        )
+    nn = ((drive.get("nvme") or {}).get("ctrl") or {}).get("nn")
+    if nn and len(specs) > nn:
+        raise InputError(f"namespace: {len(specs)} namespaces, but the controller supports {nn} (nn)", key="namespace")
+    shared = sorted({x for h in handles for x in h if sum(x in hh for hh in handles) > 1})
+    if shared:
+        warnings.append(
+            f"reclaim unit handle(s) {', '.join(map(str, shared))} are shared by several namespaces: their tenants' "
+            "data mix in the same reclaim units and lose FDP's isolation"
+        )
+
+    cap_total = plan_capacity(nat, sector_size=ss, user=f"{allocated}s", physical=physical, idema=idema)
+    ctrl, inst = controller_of(drive)
+    c = (drive.get("nvme") or {}).get("ctrl") or {}
+    cntl = c.get("cntlid")
+    cntl_s = str(cntl) if cntl is not None else "<cntlid from id-ctrl>"
+    fmt = _lba_format(drive, ss)
+    runs = (cfg or {}).get("runs")
+    ns_rows = []
+    for i, (s, n, h) in enumerate(zip(specs, sizes, handles)):
+        nsid = i + 1
+        row: dict[str, Any] = {
+            "nsid": nsid,
+            "name": s.name,
+            "size": s.size,
+            "nsze": n,
+            "ncap": n,
+            "bytes": n * ss,
+            "flbas": fmt,
+            "phndls": list(h),
+            "nphndls": len(h),
+            "block_device": f"/dev/nvme{inst}n{nsid}",
+            "char_device": f"/dev/ng{inst}n{nsid}",
+            "fio_pli": ",".join(str(k) for k in range(len(h))),
+            "reclaim_units": (n * ss / runs) if runs else None,
+        }
+        row["measure"] = (
+            f"opsim measure wsat --device {row['block_device']} --destroy-data={row['block_device']} "
+            f"--fdp --fdp-pli {row['fio_pli']}"
+        )
+        ns_rows.append(row)
+
+    eg = endgrp
+    idx = config_index
+    steps = [
+        {
+            "title": "check FDP support: CTRATT bit 19 (FDPS) and bit 4 (endurance groups), OACS bit 3 "
+            "(namespace management)",
+            "commands": [
+                f"nvme id-ctrl {ctrl} -o json   # ctratt & 0x80000 (FDPS), ctratt & 0x10, oacs & 0x8, cntlid, nn",
+                f"nvme id-ctrl {ctrl} -H | grep -i 'flexible data placement'",
+            ],
+            "destructive": False,
+        },
+        {
+            "title": f"read endurance group {eg}'s FDP configurations and the current state; choose a valid "
+            "configuration (fdpa bit 7) and note nruh, nrg, nnss, runs",
+            "commands": [
+                f"nvme fdp configs {ctrl} --endgrp-id={eg} -o json",
+                f"nvme fdp feature {ctrl} --endgrp-id={eg}   # current state (nvme-cli 2.13+)",
+                f"nvme get-feature {ctrl} --feature-id=0x1d --cdw11={eg} -H   # the same with older nvme-cli",
+                f"nvme list-ns {ctrl} --all   # every allocated namespace",
+            ],
+            "destructive": False,
+        },
+        {
+            "title": "optional, DESTRUCTIVE: purge the whole NVM subsystem (sanitize block erase) so the "
+            "measurement starts fresh out of box, then wait for it",
+            "commands": [f"nvme sanitize {ctrl} --sanact=2", f"nvme sanitize-log {ctrl}"],
+            "destructive": True,
+        },
+        {
+            "title": f"DESTRUCTIVE: detach and delete every namespace in endurance group {eg} (repeat the pair "
+            "for each NSID list-ns --all printed, or delete all at once)",
+            "commands": [
+                f"nvme detach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
+                f"nvme delete-ns {ctrl} --namespace-id=1",
+                f"nvme delete-ns {ctrl} --namespace-id=0xffffffff   # all namespaces at once",
+            ],
+            "destructive": True,
+        },
+        {
+            "title": f"enable FDP configuration {idx} on endurance group {eg} (refused while a namespace exists)",
+            "commands": [
+                f"nvme fdp feature {ctrl} --endgrp-id={eg} --enable-conf-idx={idx}   # nvme-cli 2.13+",
+                f"nvme set-feature {ctrl} --feature-id=0x{FDP_FEATURE_ID:x} --value={eg} --cdw12=0x{(idx << 8) | 1:x} "
+                "--save   # older nvme-cli: CDW11 = endurance group, CDW12 = index << 8 | enable",
+                f"nvme get-feature {ctrl} --feature-id=0x1d --cdw11={eg} -H   # expect enabled, index {idx}",
+            ],
+            "destructive": True,
+        },
+        {
+            "title": f"create {len(ns_rows)} namespace(s), each with its placement handle list (RUH indices), "
+            f"LBAs of {ss} bytes (LBA format {fmt})",
+            "commands": [
+                f"nvme create-ns {ctrl} --nsze={r['nsze']} --ncap={r['ncap']} --flbas={r['flbas']} "
+                f"--nphndls={r['nphndls']} --phndls={','.join(map(str, r['phndls']))} --endg-id={eg}"
+                f"   # {r['name']}: {r['bytes']:,} bytes"
+                for r in ns_rows
+            ],
+            "destructive": True,
+        },
+        {
+            "title": "attach them (use the NSIDs create-ns printed) and rescan",
+            "commands": [
+                *[f"nvme attach-ns {ctrl} --namespace-id={r['nsid']} --controllers={cntl_s}" for r in ns_rows],
+                f"nvme ns-rescan {ctrl}",
+            ],
+            "destructive": False,
+        },
+        {
+            "title": "verify: each namespace's placement handles, the RUH usage, and a baseline of the FDP "
+            "statistics (host and media bytes written, for WAF)",
+            "commands": [
+                *[f"nvme fdp status {r['block_device']} -o json   # {r['nphndls']} placement ID(s)" for r in ns_rows],
+                f"nvme fdp usage {ctrl} --endgrp-id={eg} -o json",
+                f"nvme fdp stats {ctrl} --endgrp-id={eg} -o json > fdp-stats-before.json",
+            ],
+            "destructive": False,
+        },
+        {
+            "title": "optional: FDP events per placement handle (RU not fully written, time limit, reset, invalid "
+            "placement ID, media reallocated, implicit RUH change)",
+            "commands": [
+                *[
+                    f"nvme fdp set-events {r['block_device']} --namespace-id={r['nsid']} --placement-handle={k} "
+                    f"--enable --event-types={','.join(str(t) for t in FDP_EVENT_TYPES)}"
+                    for r in ns_rows
+                    for k in range(r["nphndls"])
+                ],
+                f"nvme fdp events {ctrl} --endgrp-id={eg} --host-events -o json",
+            ],
+            "destructive": False,
+        },
+        {
+            "title": "measure with placement (fio io_uring_cmd on the generic device /dev/ngXnY, fdp=1, "
+            "fdp_pli = indices into the namespace's handle list); WAF = media / host bytes from `nvme fdp stats`",
+            "commands": [r["measure"] for r in ns_rows]
+            + [
+                f"nvme fdp stats {ctrl} --endgrp-id={eg} -o json > fdp-stats-after.json",
+                "opsim smart fdp fdp-stats-before.json fdp-stats-after.json   # WAF over the interval",
+            ],
+            "destructive": True,
+        },
+    ]
+
+    plan_notes = [
+        "NCAP = NSZE for every namespace: NCAP < NSZE is thin provisioning, not OP.",
+        "granularity margin: controllers allocate namespaces in their own granularity "
+        "(`nvme id-ns-granularity`); check unvmcap after creating and leave a margin of one unit.",
+        "capacity: the native capacity is that of the endurance group; on a drive with one endurance group it is "
+        "tnvmcap (`nvme id-ctrl`).",
+        "nvme-cli: `nvme fdp feature` exists from nvme-cli 2.13; `create-ns --endg-id` is in 2.8 but not in 2.5 (leave it "
+        "out on a drive with one endurance group and an older nvme-cli); the fdp plugin (configs, usage, stats, events, "
+        "status, update, set-events) from 2.3.",
+        "`nvme fdp update DEV --namespace-id=N --pids=0` moves a placement ID to a fresh reclaim unit "
+        "(the host's way to close a partly written one).",
+    ]
+    if cfg is None:
+        plan_notes.insert(
+            0,
+            f"FDP configuration {idx}: not read (pass --fdp-configs-json FILE, a saved "
+            f"`nvme fdp configs {ctrl} --endgrp-id={eg} -o json`, or probe the device): the RUH indices "
+            f"{sorted({x for h in handles for x in h})} are not checked against nruh.",
+        )
+    else:
+        ru = f", reclaim unit {runs:,} bytes" if runs else ""
+        types = sorted({t for t in cfg.get("ruh_types") or [] if t})
+        plan_notes.insert(
+            0,
+            f"FDP configuration {idx} ({configs_source or 'nvme fdp configs'}): nruh {cfg.get('nruh')}, "
+            f"nrg {cfg.get('nrg')}, nnss {cfg.get('nnss')}{ru}" + (f"; handles {', '.join(types)}" if types else ""),
+        )
+        if (cfg.get("nrg") or 1) > 1:
+            plan_notes.append(
+                f"{cfg['nrg']} reclaim groups: a placement identifier carries the reclaim group in its upper bits "
+                f"(RGIF {cfg.get('rgif')}); `nvme fdp status` lists the identifiers a namespace can use."
+            )
+    if not ((drive.get("nvme") or {}).get("ns") or {}).get("lbafs"):
+        plan_notes.append(
+            f"--flbas={fmt} assumes LBA format {fmt} is the {ss}-byte one; check `nvme id-ns {ctrl}n1 -o json` "
+            f"(lbafs: ds {ss.bit_length() - 1} = {ss} bytes, ms 0) and use its index"
+        )
+    if runs:
+        spare = (nat.sectors - allocated) * ss
+        plan_notes.append(
+            f"reclaim units of {runs:,} bytes: "
+            + ", ".join(f"{r['name']} spans {r['reclaim_units']:,.1f}" for r in ns_rows)
+            + f"; the unallocated spare holds {spare / runs:,.1f}"
+        )
+
+    sup = support or {}
+    if sup.get("fdps") is False:
+        warnings.insert(
+            0,
+            f"THIS CONTROLLER DOES NOT REPORT FDP (CTRATT 0x{sup.get('ctratt') or 0:x}, bit 19 is 0): the "
+            "procedure below will fail; FDP needs a drive that supports TP4146",
+        )
+    if sup.get("ns_management") is False or (c and c.get("ns_management") is False):
+        warnings.insert(0, "this controller does not support namespace management (OACS bit 3 is 0)")
+    if drive.get("mounted"):
+        warnings.append(f"the drive is in use: mounted at {', '.join(drive['mounted'])}")
+    warnings.append(WARN_RAID)
+
+    unalloc = nat.sectors - allocated
+    return {
+        "placement": "fdp",
+        "drive": {k: v for k, v in drive.items() if k != "native"},
+        "endurance_group": eg,
+        "fdp_config": {
+            "index": idx,
+            "source": configs_source if cfg is not None else None,
+            **({k: v for k, v in cfg.items() if k != "index"} if cfg is not None else {}),
+        },
+        "support": sup or None,
+        "namespaces": ns_rows,
+        "capacity": {
+            "sector_size": ss,
+            "native": cap_total["native"],
+            "allocated": {"sectors": allocated, "bytes": allocated * ss},
+            "unallocated": {"sectors": unalloc, "bytes": unalloc * ss},
+            "op": cap_total["op"],
+            "op_exact": cap_total["op_exact"],
+            "physical": cap_total["physical"],
+            "notes": notes,
+        },
+        "steps": steps,
+        "traps": [{"key": k, "text": v} for k, v in TRAPS.items()],
+        "warnings": [WARN_DATA_LOSS, *warnings],
+        "notes": plan_notes,
+    }
