@@ -89,6 +89,19 @@ def register(sub, common):
         "when one is given, else at the queue depth); repeatable",
     )
     t.add_argument("--price", help="drive price, for price per IOPS and per usable GB")
+    m = p.add_argument_group("tenants and data placement")
+    m.add_argument(
+        "--tenants",
+        metavar="FILE",
+        help="a TOML file of [[namespace]] tables (capacity as a share of the user capacity, workload, share, "
+        "placement) and optionally [ftl.placement]: the OP the endurance targets need with and without "
+        "placement, side by side (functional simulation of each level)",
+    )
+    m.add_argument(
+        "--placement",
+        choices=["none", "streams", "fdp"],
+        help="with --tenants: the placement to recommend for (default fdp), compared with none",
+    )
     s = p.add_argument_group("search")
     s.add_argument("--step", default="0.5%", help="grid step, share of the native capacity (default 0.5%%)")
     s.add_argument(
@@ -192,6 +205,9 @@ def run(args) -> Output:
         queue_depth=args.queue_depth,
         sector_size=args.sector_size,
     )
+    if args.placement is not None and args.tenants is None:
+        raise A._bad("placement", "needs --tenants (the namespaces whose writes are placed)")
+    tenants = A.load_tenants(args.tenants) if args.tenants is not None else None
     tty = sys.stderr.isatty()
 
     def progress(msg):
@@ -199,6 +215,16 @@ def run(args) -> Output:
             sys.stderr.write(f"\r  {msg:<60}")
             sys.stderr.flush()
 
+    if tenants is not None:
+        levels = A.grid(drive, step, max_hb)
+        d = A.advise_tenants(
+            drive, tg, levels, tenants, args.placement or "fdp", args.model_blocks, args.seed, progress=progress
+        )
+        d |= {"drive": drive.to_dict(), "targets": tg.to_dict()}
+        if tty:
+            sys.stderr.write("\r" + " " * 64 + "\r")
+        ok = all(v["recommended"] is not None for v in d["modes"].values())
+        return Output(data=d, text=render_tenants(d), exit_code=0 if ok else 1)
     d = A.advise(
         drive,
         wl,
@@ -216,6 +242,51 @@ def run(args) -> Output:
 
 
 # ----------------------------------------------------------------------------- text
+
+
+def render_tenants(d: dict) -> str:
+    """The side-by-side table of the tenants advisor."""
+    rows = []
+    for mode, v in d["modes"].items():
+        r = v["recommended"]
+        if r is None:
+            rows.append([mode, "no level meets the targets", "-", "-", "-", "-", "-"])
+            continue
+        rows.append(
+            [
+                mode,
+                _pct(r["held_back"]),
+                _cap(r),
+                _pct(r["op"]["user"]),
+                f"{r['waf']:.3f}",
+                _num(r["tbw_tb"]),
+                _num(r["dwpd"], "{:.2f}"),
+            ]
+        )
+    lines = [
+        table(
+            ["placement", "held back", "user capacity", "OP (user)", "WAF", "TBW (TB)", "DWPD"],
+            rows,
+            title=f"opsim advise: {d['drive']['title']}, tenants with and without placement",
+            align="lrrrrrr",
+        )
+    ]
+    for mode, v in d["modes"].items():
+        r = v["recommended"]
+        if r is not None and r["namespaces"]:
+            per = ", ".join(f"{n['name']} {n['waf']:.3f}" for n in r["namespaces"] if n["waf"] is not None)
+            lines.append(f"  {mode}: per-namespace WAF at the recommendation: {per}")
+    s = d.get("op_saved")
+    if s is not None:
+        lines.append(
+            f"OP saved by {s['by']}: {100 * s['held_back']:.1f}% of the native capacity, "
+            f"{_gb(s['user_bytes'])} more user capacity for the same targets"
+        )
+    lines.append(
+        f"each level: the functional simulator on a {d['model_blocks']:,}-block scale model with the OP garbage "
+        f"collection sees at that level; {d['levels_simulated']} runs"
+    )
+    return "\n".join(lines)
 
 
 def _pct(x, digits=1):

@@ -39,6 +39,7 @@ from .targets import (
     parse_skew,
     parse_target_number,
 )
+from .tenants import advise_tenants, load_tenants
 from .workload import JESD219_SIZES, Workload, zipf_classes
 
 __all__ = [
@@ -52,9 +53,11 @@ __all__ = [
     "Workload",
     "_bad",
     "advise",
+    "advise_tenants",
     "grid",
     "iops_bound",
     "load_drive",
+    "load_tenants",
     "parse_fraction_option",
     "parse_latency",
     "parse_read_write",
