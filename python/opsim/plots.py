@@ -14,7 +14,9 @@ and returned by :func:`drawn`; ``opsim plot --json`` prints it and the tests che
 Kinds (:data:`KINDS`): ``saturation`` (per-interval IOPS against time), ``saturation-written``
 (against host data written, in drive writes), ``waf-op`` (WAF against OP with the analytic
 models), ``steady-iops`` (bars), ``endurance`` (TBW and DWPD bars, relative), ``latency``
-(CDF), ``wear`` (erase-count distribution), ``victims`` (valid fraction of GC victims).
+(CDF), ``wear`` (erase-count distribution), ``victims`` (valid fraction of GC victims),
+``tenants`` (per-namespace WAF bars, with and without placement), ``placement-waf`` (WAF
+against OP, one line per placement mode).
 """
 
 from __future__ import annotations
@@ -407,19 +409,38 @@ def waf_op(
     models: Sequence[str] = ("greedy", "fifo", "random"),
     pages_per_block: int | None = None,
     title: str | None = None,
+    by: str = "workload",
+    op: str = "effective",
 ):
     """WAF against OP: the simulated points (at the OP garbage collection sees, user basis)
     with the analytic curves overlaid (greedy mean field at the results' pages per block,
     LRW/FIFO, random), as in the IBM Zurich chart.  Measured results join when they carry a
     SMART WAF and an OP is known (never: a measured result does not know its drive's NAND),
-    so they are listed as skipped."""
+    so they are listed as skipped.
+
+    ``by``: what makes a series: ``"workload"`` (default: GC policy and workload, and the
+    placement mode when a result has one, as separate markers) or ``"placement"`` (one line
+    per placement mode, the points joined in OP order: :func:`placement_waf`).  ``op``: the
+    x axis, ``"effective"`` (the OP garbage collection sees, default) or ``"user"`` (the
+    configured OP, ``op.user``); the analytic models are functions of the former and are
+    drawn only on that axis."""
     import numpy as np
 
     from . import models as M
 
+    if by not in ("workload", "placement"):
+        raise InputError(f"by: {by!r} is not 'workload' or 'placement'", key="by")
+    if op not in ("effective", "user"):
+        raise InputError(f"op: {op!r} is not 'effective' or 'user'", key="op")
     docs, labels = _docs(results, labels)
     fig, (ax,) = _axes(ax)
-    rec = _record(ax, "waf-op", title or "Write amplification against over-provisioning")
+    kind = "waf-op" if by == "workload" else "placement-waf"
+    default_title = (
+        "Write amplification against over-provisioning"
+        if by == "workload"
+        else "Write amplification against over-provisioning, with and without data placement"
+    )
+    rec = _record(ax, kind, title or default_title)
     pts = []
     for doc, label in zip(docs, labels):
         if R.kind_of(doc) != R.SIM:
@@ -430,39 +451,54 @@ def waf_op(
             continue
         pts.append((doc, label))
     groups: dict[str, list] = {}
-    for doc, label in pts:
-        groups.setdefault(f"{doc['gc']}, {R.workload_label(doc)}", []).append((doc, label))
+    if by == "workload":
+        for doc, label in pts:
+            mode = placement_of(doc)["mode"]
+            name = f"{doc['gc']}, {workload_of(doc)}" + ("" if mode == "none" else f", placement {mode}")
+            groups.setdefault(name, []).append((doc, label))
+    else:
+        keys = _placement_keys([doc for doc, _ in pts])
+        # one line per placement mode; GC policy and workload join the name only when they differ
+        context = {f"{doc['gc']}, {workload_of(doc)}" for doc, _ in pts}
+        for (doc, label), key in zip(pts, keys):
+            name = key if len(context) == 1 else f"{key}: {doc['gc']}, {workload_of(doc)}"
+            groups.setdefault(name, []).append((doc, label))
     markers = "os^Dv<>P*X"
     colors = _colors(max(1, len(groups)))
     for gi, (gname, members) in enumerate(groups.items()):
-        xs = [d["op"]["effective"] for d, _ in members]
+        xs = [d["op"][op] for d, _ in members]
         ys = [d["waf"] for d, _ in members]
-        order = np.argsort(xs)
+        order = np.argsort(xs, kind="stable")
         xs_o = [xs[i] for i in order]
         ys_o = [ys[i] for i in order]
         ax.plot(
             xs_o,
             ys_o,
-            linestyle="none",
+            linestyle="none" if by == "workload" else "-",
+            lw=1.4,
             marker=markers[gi % len(markers)],
             ms=6,
             color=colors[gi],
-            label=f"simulated: {gname}",
+            label=f"simulated: {gname}" if by == "workload" else gname,
             gid=f"series:{gi}",
             zorder=3,
         )
-        rec["series"].append(
-            {"label": gname, "source": "sim", "x": xs_o, "y": ys_o, "points": [members[i][1] for i in order]}
-        )
+        entry = {"label": gname, "source": "sim", "x": xs_o, "y": ys_o, "points": [members[i][1] for i in order]}
+        if by == "placement":
+            entry["placement"] = placement_of(members[0][0])["mode"]
+        rec["series"].append(entry)
     if pts:
-        ops = [d["op"]["effective"] for d, _ in pts]
+        ops = [d["op"][op] for d, _ in pts]
         lo, hi = max(min(ops) * 0.6, 0.01), max(ops) * 1.25
         grid = np.geomspace(lo, hi, 48)
         bs = sorted({d["drive"]["pages_per_block"] for d, _ in pts}) if pages_per_block is None else [pages_per_block]
         styles = {"greedy": "-", "fifo": "--", "random": "-."}
+        top = max(d["waf"] for d, _ in pts)
         for m in models:
             if m not in MODEL_NAMES:
                 raise InputError(f"models: no analytic model {m!r} (known: {', '.join(MODEL_NAMES)})", key="models")
+            if op != "effective":
+                continue
             for b in bs if m == "greedy" else [None]:
                 ys = [M.waf_greedy(o, b) if m == "greedy" else M.waf(m, o) for o in grid]  # type: ignore[arg-type]  # b is a block size when m is greedy
                 name = MODEL_NAMES[m] + (f", b = {b}" if b is not None else "")
@@ -478,13 +514,17 @@ def waf_op(
                 rec["models"].append(
                     {"model": m, "name": name, "pages_per_block": b, "x": grid.tolist(), "y": [float(v) for v in ys]}
                 )
-        top = max(max(d["waf"] for d, _ in pts), max(M.waf_fifo(o) for o in (lo, hi)))
-        ax.set_ylim(1.0, top * 1.15)
+        if rec["models"] or (by == "workload" and op == "effective"):  # room for the models (FIFO's is highest)
+            top = max(top, max(M.waf_fifo(o) for o in (lo, hi)))
+        ax.set_ylim(1.0 if by == "workload" else 0.95, top * 1.15)
         ax.set_xlim(lo, hi)
         ax.legend(fontsize=7, loc="upper right")
     else:
         _nothing(ax, rec)
-    ax.set_xlabel("OP seen by garbage collection, user basis ((physical - user) / user)")
+    if op == "effective":
+        ax.set_xlabel("OP seen by garbage collection, user basis ((physical - user) / user)")
+    else:
+        ax.set_xlabel("OP, user basis ((physical - user) / user), as configured")
     ax.set_ylabel("write amplification (WAF)")
     ax.grid(True, alpha=0.25)
     from matplotlib.ticker import PercentFormatter
@@ -492,6 +532,233 @@ def waf_op(
     ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     _finish(ax, rec)
     return fig
+
+
+def placement_waf(
+    results,
+    labels: Sequence[str] | None = None,
+    ax=None,
+    op: str = "effective",
+    models: Sequence[str] = (),
+    pages_per_block: int | None = None,
+    title: str | None = None,
+):
+    """WAF against OP with and without data placement: :func:`waf_op` with one line per
+    placement mode (``none``, ``streams``, ``fdp``; a result without a ``placement`` ran
+    without one), the results of each mode joined in OP order, for instance the points of an
+    ``opsim sweep`` over ``drive.op`` x ``ftl.placement.mode``.  ``op="user"`` draws against
+    the configured OP instead of the OP garbage collection sees.  No analytic curve by
+    default (they model uniform random writes without placement); ``models=("greedy",)``
+    adds one."""
+    return waf_op(
+        results, labels, ax=ax, models=models, pages_per_block=pages_per_block, title=title, by="placement", op=op
+    )
+
+
+# ----------------------------------------------------------------------------- placement
+
+#: how a result without a ``placement`` object ran: every write through one frontier
+NO_PLACEMENT = {"mode": "none", "isolation": None, "handles": 0, "shared_blocks": None}
+
+
+def placement_of(doc: dict) -> dict:
+    """The data placement a simulated result ran with (``mode``: none, streams or fdp;
+    ``isolation``, ``handles``, ``shared_blocks``); ``mode`` ``"none"`` for a result that
+    carries no ``placement`` (made without ``[ftl.placement]`` or by an opsim without it) and
+    for a measured result."""
+    p = doc.get("placement") if R.kind_of(doc) == R.SIM else None
+    if isinstance(p, dict) and p.get("mode"):
+        return {**NO_PLACEMENT, **p}
+    return dict(NO_PLACEMENT)
+
+
+def placement_label(doc: dict) -> str:
+    """The placement a result ran with, for legends: ``placement none``, ``placement fdp, 4
+    handles``, ``placement streams, 2 streams``; with the isolation when it is not the default
+    (initially)."""
+    p = placement_of(doc)
+    mode = p["mode"]
+    if mode == "none":
+        return "placement none"
+    n = p.get("handles") or 0
+    out = f"placement {mode}, {n} {'handle' if mode == 'fdp' else 'stream'}{'' if n == 1 else 's'}"
+    if mode == "fdp" and p.get("isolation") not in (None, "initially"):
+        out += f", isolated {p['isolation']}"
+    return out
+
+
+def _placement_keys(docs: Sequence[dict]) -> list[str]:
+    """The line each result belongs to in :func:`placement_waf`: its placement mode, with the
+    isolation and handle count only when results of the same mode differ in them."""
+    ps = [placement_of(d) for d in docs]
+    isolations: dict[str, set] = {}
+    handles: dict[str, set] = {}
+    for p in ps:
+        isolations.setdefault(p["mode"], set()).add(p.get("isolation"))
+        handles.setdefault(p["mode"], set()).add(p.get("handles"))
+    keys = []
+    for p in ps:
+        key = f"placement {p['mode']}"
+        if len(isolations[p["mode"]]) > 1:
+            key += f", isolated {p.get('isolation')}"
+        if len(handles[p["mode"]]) > 1:
+            key += f", {p.get('handles')} {'handles' if p['mode'] == 'fdp' else 'streams'}"
+        keys.append(key)
+    return keys
+
+
+def namespaces_of(doc: dict) -> list[dict] | None:
+    """A simulated result's per-namespace results (``namespaces``), or None without them."""
+    if R.kind_of(doc) != R.SIM:
+        return None
+    ns = doc.get("namespaces")
+    return ns if isinstance(ns, list) and ns else None
+
+
+def workload_of(doc: dict) -> str:
+    """The workload of a result: :func:`opsim.results.workload_label`, or for a result with
+    namespaces the tenants ("4 tenants: seq-4k, seq-16k, ...")."""
+    ns = namespaces_of(doc)
+    if ns is None:
+        return R.workload_label(doc)
+    names = [str(n.get("name")) for n in ns]
+    shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+    return f"{len(names)} tenant{'' if len(names) == 1 else 's'}: {shown}"
+
+
+def _tenant_labels(docs: Sequence[dict]) -> list[str]:
+    """Default bar labels: the placement, with the OP when two results share a placement."""
+    labels = [placement_label(d) for d in docs]
+    if len(set(labels)) < len(labels):
+        labels = [f"{lab}, OP {d['op']['user'] * 100:.1f}%" for lab, d in zip(labels, docs)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{lab} ({i + 1})" for i, lab in enumerate(labels)]
+    return labels
+
+
+def tenants(results, labels: Sequence[str] | None = None, ax=None, title: str | None = None):
+    """Per-tenant WAF: one group of bars per namespace (matched by name across results), one
+    bar per result (default label: its placement, e.g. ``placement none`` against
+    ``placement fdp, 4 handles``), each bar the namespace's WAF over the measurement window
+    (its NAND writes, GC copies included, over its host writes); a dashed line in each
+    result's colour marks the drive's WAF.  Every result must carry ``namespaces`` (a config
+    with ``[[namespace]]`` tables): anything else is an :class:`InputError` naming it."""
+    import numpy as np
+
+    given = labels
+    docs, labels = _docs(results, labels)
+    for i, (d, lab) in enumerate(zip(docs, labels)):
+        if R.kind_of(d) != R.SIM:
+            raise InputError(
+                f"result {i + 1} ({lab}): a measured result has no per-namespace WAF; the tenants plot needs "
+                "simulations of configs with [[namespace]] tables",
+                key="results",
+            )
+        if namespaces_of(d) is None:
+            raise InputError(
+                f"result {i + 1} ({lab}): no namespaces in the result (no 'namespaces' list); the tenants plot "
+                "needs a simulation of a config with [[namespace]] tables, e.g. examples/fdp-blender.toml",
+                key="results",
+            )
+    if given is None:
+        labels = _tenant_labels(docs)
+    fig, (ax,) = _axes(ax)
+    rec = _record(ax, "tenants", title or "Write amplification per tenant (namespace)")
+    names: list[str] = []
+    capacity: dict[str, str] = {}
+    for d in docs:
+        for n in namespaces_of(d) or []:
+            name = str(n.get("name"))
+            if name not in names:
+                names.append(name)
+                cap = n.get("capacity_bytes")
+                user = d["drive"].get("user_bytes")
+                capacity[name] = (
+                    "" if cap is None else f"{_fmt_bytes(cap)}" + (f", {100 * cap / user:.0f}%" if user else "")
+                )
+    colors = _colors(len(docs))
+    width = 0.8 / max(1, len(docs))
+    top = 1.0
+    for ri, (d, label, color) in enumerate(zip(docs, labels, colors)):
+        mode = placement_of(d)["mode"]
+        by_name = {str(n.get("name")): n for n in namespaces_of(d) or []}
+        xs, ys, cats = [], [], []
+        for gi, name in enumerate(names):
+            this = by_name.get(name)
+            if this is None:
+                _skip(rec, f"{label}: {name}", "the result has no namespace of that name")
+                continue
+            if this.get("waf") is None:
+                _skip(rec, f"{label}: {name}", "no host writes to this namespace in the measurement window")
+                continue
+            xs.append(gi)
+            ys.append(float(this["waf"]))
+            cats.append(name)
+        shown = label if mode.lower() in label.lower() else f"{label} (placement {mode})"
+        pos = np.asarray(xs, dtype=float) - 0.4 + width * (ri + 0.5)
+        if xs:
+            ax.bar(pos, ys, width=width * 0.95, color=color, label=shown, gid=f"series:{ri}")
+            for p, v in zip(pos, ys):
+                ax.text(p, v, f"{v:.2f}", ha="center", va="bottom", fontsize=6)
+            top = max(top, *ys)
+        drive_waf = d.get("waf")
+        if drive_waf is not None:
+            ax.hlines(
+                drive_waf, -0.5, len(names) - 0.5, colors=[color], linestyles="--", lw=1.2, gid=f"drive:{ri}", zorder=3
+            )
+            ax.text(
+                len(names) - 0.5,
+                drive_waf,
+                f" drive {drive_waf:.2f}",
+                color=color,
+                ha="left",
+                va="center",
+                fontsize=7,
+                gid=f"drivelabel:{ri}",
+            )
+            top = max(top, drive_waf)
+        by_cat = [by_name[c] for c in cats]
+        rec["series"].append(
+            {
+                "label": label,
+                "source": "sim",
+                "placement": mode,
+                "x": cats,
+                "y": ys,
+                "drive_waf": drive_waf,
+                "host_write_bytes": [n.get("host_write_bytes") for n in by_cat],
+                "nand_write_bytes": [n.get("nand_write_bytes") for n in by_cat],
+            }
+        )
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(
+        [f"{n}\n{capacity[n]}" if capacity.get(n) else n for n in names],
+        fontsize=7,
+        rotation=0 if len(names) <= 6 else 30,
+        ha="center" if len(names) <= 6 else "right",
+    )
+    ax.set_xlim(-0.5, len(names) - 0.5 + (0.6 if len(names) <= 6 else 0.9))
+    ax.axhline(1.0, color="0.4", lw=0.8)
+    ax.set_ylim(0, top * 1.15)
+    ax.set_xlabel("namespace (capacity, share of the user capacity)")
+    ax.set_ylabel("write amplification (WAF), measurement window")
+    ax.grid(True, axis="y", alpha=0.25)
+    if any(s["y"] for s in rec["series"]):
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        handles.append(Line2D([], [], color="0.3", ls="--", label="drive WAF (all namespaces)"))
+        ax.legend(handles=handles, fontsize=7, loc="upper right")
+    else:
+        _nothing(ax, rec)
+    _finish(ax, rec)
+    return fig
+
+
+def _fmt_bytes(n) -> str:
+    from .units import fmt_bytes
+
+    return fmt_bytes(n)
 
 
 # ----------------------------------------------------------------------------- bars
@@ -883,6 +1150,14 @@ KINDS = {
     "victims": (
         lambda res, labels, ax, **kw: victims(res, labels, ax=ax, **kw),
         "GC victims' valid-fraction distribution with the model mean",
+    ),
+    "tenants": (
+        lambda res, labels, ax, **kw: tenants(res, labels, ax=ax, **kw),
+        "per-namespace WAF bars, one group per namespace, one bar per result, the drive's WAF dashed",
+    ),
+    "placement-waf": (
+        lambda res, labels, ax, **kw: placement_waf(res, labels, ax=ax, **kw),
+        "WAF against OP, one line per placement mode (none, streams, fdp)",
     ),
 }
 

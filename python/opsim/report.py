@@ -156,7 +156,7 @@ def drive_key(doc: dict) -> str:
 
 def groups_of(docs: Sequence[dict]) -> list[str]:
     """The workload group of each result (simulated and measured kept apart)."""
-    return [R.workload_label(d) if R.kind_of(d) == R.SIM else "measured: " + R.workload_label(d) for d in docs]
+    return [plots.workload_of(d) if R.kind_of(d) == R.SIM else "measured: " + R.workload_label(d) for d in docs]
 
 
 def op_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
@@ -258,13 +258,14 @@ def pattern_groups(docs: Sequence[dict]) -> list[tuple[str, list[int]]]:
     results of a workload and the measured ones with the same pattern go on the same axes."""
     keys: dict = {}
     for i, d in enumerate(docs):
-        keys.setdefault(R.pattern(d), []).append(i)
+        ns = plots.namespaces_of(d)  # tenants: their own group, whatever the top-level workload says
+        keys.setdefault(R.pattern(d) if ns is None else ("tenants", *(str(n.get("name")) for n in ns)), []).append(i)
     out = []
     for idx in keys.values():
         sim = next((i for i in idx if R.kind_of(docs[i]) == R.SIM), idx[0])
         out.append(
             (
-                R.workload_label(docs[sim])
+                plots.workload_of(docs[sim])
                 if R.kind_of(docs[sim]) == R.SIM
                 else "measured: " + R.workload_label(docs[sim]),
                 idx,
@@ -378,6 +379,252 @@ def figure_plan(docs: Sequence[dict], labels: Sequence[str]) -> list[tuple[str, 
     return plan
 
 
+def namespace_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
+    """One row per namespace of every result that carries ``namespaces`` (the tenants of a
+    config with ``[[namespace]]`` tables), then a row per result with the namespaces summed
+    (``total``: their NAND bytes over their host bytes, which is the drive's WAF)."""
+    rows: list[dict] = []
+    for d, lab in zip(docs, labels):
+        ns = plots.namespaces_of(d)
+        if ns is None:
+            continue
+        mode = plots.placement_of(d)["mode"]
+        user = d["drive"].get("user_bytes")
+        for n in ns:
+            cap = n.get("capacity_bytes")
+            rows.append(
+                {
+                    "label": lab,
+                    "placement": mode,
+                    "namespace": n.get("name"),
+                    "total": False,
+                    "first_lba": n.get("first_lba"),
+                    "capacity_bytes": cap,
+                    "capacity_share": cap / user if cap is not None and user else None,
+                    "share": n.get("share"),
+                    "handles": list(n.get("placement") or []),
+                    "host_write_bytes": n.get("host_write_bytes"),
+                    "nand_write_bytes": n.get("nand_write_bytes"),
+                    "gc_copy_bytes": n.get("gc_copy_bytes"),
+                    "waf": n.get("waf"),
+                }
+            )
+        host = sum(n.get("host_write_bytes") or 0 for n in ns)
+        nand = sum(n.get("nand_write_bytes") or 0 for n in ns)
+        caps = [int(n["capacity_bytes"]) for n in ns if n.get("capacity_bytes") is not None]
+        cap_sum = sum(caps) if len(caps) == len(ns) else None
+        rows.append(
+            {
+                "label": lab,
+                "placement": mode,
+                "namespace": None,
+                "total": True,
+                "first_lba": None,
+                "capacity_bytes": cap_sum,
+                "capacity_share": cap_sum / user if cap_sum is not None and user else None,
+                "share": None,
+                "handles": sorted({h for n in ns for h in (n.get("placement") or [])}),
+                "host_write_bytes": host,
+                "nand_write_bytes": nand,
+                "gc_copy_bytes": sum(n.get("gc_copy_bytes") or 0 for n in ns),
+                "waf": nand / host if host else None,
+                "drive_waf": d.get("waf"),
+            }
+        )
+    return rows
+
+
+def handle_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
+    """One row per placement handle (FDP reclaim unit handle or stream) of every result that
+    carries ``handles``: host and NAND bytes, media reallocated, reclaim units opened, WAF."""
+    rows = []
+    for d, lab in zip(docs, labels):
+        if R.kind_of(d) != R.SIM or not isinstance(d.get("handles"), list):
+            continue
+        mode = plots.placement_of(d)["mode"]
+        for h in d["handles"]:
+            rows.append(
+                {
+                    "label": lab,
+                    "placement": mode,
+                    **{
+                        k: h.get(k)
+                        for k in (
+                            "handle",
+                            "host_write_bytes",
+                            "nand_write_bytes",
+                            "media_reallocated_bytes",
+                            "reclaim_units_opened",
+                            "blocks",
+                            "waf",
+                        )
+                    },
+                }
+            )
+    return rows
+
+
+def placement_plan(docs: Sequence[dict], labels: Sequence[str]) -> list[tuple[str, str, list[int], dict, str]]:
+    """The figures of the data-placement section, as :func:`figure_plan`: per-tenant WAF bars
+    for the results with the same namespaces (by name), and WAF against OP by placement mode
+    when the simulations span more than one mode."""
+    plan: list[tuple[str, str, list[int], dict, str]] = []
+    layouts: dict[tuple, list[int]] = {}
+    for i, d in enumerate(docs):
+        ns = plots.namespaces_of(d)
+        if ns is not None:
+            layouts.setdefault(tuple(str(n.get("name")) for n in ns), []).append(i)
+    for names, idx in layouts.items():
+        plan.append(
+            (
+                "tenants",
+                "WAF per tenant: " + ", ".join(names),
+                idx,
+                {},
+                "Each namespace's WAF over the measurement window (its NAND writes, GC copies of its data "
+                "included, over its host writes), one bar per result; dashed: the drive's WAF.",
+            )
+        )
+    sims = [i for i, d in enumerate(docs) if R.kind_of(d) == R.SIM and d["waf"] is not None]
+    modes = {plots.placement_of(docs[i])["mode"] for i in sims}
+    if len(modes) > 1:
+        plan.append(
+            (
+                "placement-waf",
+                "WAF against OP, with and without data placement",
+                sims,
+                {},
+                "Simulated WAF (measurement window) at the OP garbage collection sees, one line per placement "
+                "mode (" + ", ".join(m for m in ("none", "streams", "fdp") if m in modes) + ").",
+            )
+        )
+    return plan
+
+
+def _placement_section(docs: Sequence[dict], labels: Sequence[str], ns_rows: list[dict], h_rows: list[dict]) -> str:
+    """The tables of the data-placement section (its figures are added by :func:`build`)."""
+    parts = ["<h2>Data placement and tenants</h2>"]
+    if ns_rows:
+        rows = []
+        for r in ns_rows:
+            name = "all namespaces" if r["total"] else r["namespace"]
+            cap = _size(r["capacity_bytes"]) + (
+                f" ({_pct(r['capacity_share'])})" if r["capacity_share"] is not None else ""
+            )
+            handles = ", ".join(str(h) for h in r["handles"]) or "-"
+            waf = _num(r["waf"], "{:.3f}")
+            if r["total"] and r.get("drive_waf") is not None:
+                waf += f" (drive {r['drive_waf']:.3f})"
+            rows.append(
+                [
+                    ("html", f"<b>{_e(r['label'])}</b>") if r["total"] else r["label"],
+                    r["placement"],
+                    ("html", f"<b>{_e(name)}</b>") if r["total"] else name,
+                    cap,
+                    _pct(r["share"]),
+                    handles,
+                    _size(r["host_write_bytes"]),
+                    _size(r["nand_write_bytes"]),
+                    _size(r["gc_copy_bytes"]),
+                    waf,
+                ]
+            )
+        parts.append(
+            html_table(
+                [
+                    "result",
+                    "placement",
+                    "namespace",
+                    "capacity (of the user capacity)",
+                    "share of the stream",
+                    "handles",
+                    "host writes",
+                    "NAND writes",
+                    "GC copies",
+                    "WAF",
+                ],
+                rows,
+                [False, False, False, True, True, False, True, True, True, True],
+            )
+        )
+        parts.append(
+            "<p>Per namespace over the measurement window: host bytes written, NAND bytes written for its data "
+            "(host writes and GC copies), WAF = NAND / host. Share of the stream: the namespace's fraction of the "
+            "commands (or bytes, by <code>run.interleave</code>). Handles: the placement handles its writes go "
+            "through (none without placement). The row of all namespaces sums them; its WAF is the drive's.</p>"
+        )
+    if h_rows:
+        parts.append(
+            html_table(
+                [
+                    "result",
+                    "placement",
+                    "handle",
+                    "host writes",
+                    "NAND writes",
+                    "media reallocated",
+                    "reclaim units opened",
+                    "blocks",
+                    "WAF",
+                ],
+                [
+                    [
+                        r["label"],
+                        r["placement"],
+                        _num(r["handle"]),
+                        _size(r["host_write_bytes"]),
+                        _size(r["nand_write_bytes"]),
+                        _size(r["media_reallocated_bytes"]),
+                        _num(r["reclaim_units_opened"]),
+                        _num(r["blocks"]),
+                        _num(r["waf"], "{:.3f}"),
+                    ]
+                    for r in h_rows
+                ],
+                [False, False] + [True] * 7,
+            )
+        )
+        parts.append(
+            "<p>Per placement handle (FDP reclaim unit handle, or stream): media reallocated are the bytes "
+            "garbage collection copied into the handle's reclaim units; blocks: the blocks it holds at the end.</p>"
+        )
+    stats = [
+        (lab, d["fdp_stats"])
+        for d, lab in zip(docs, labels)
+        if R.kind_of(d) == R.SIM and isinstance(d.get("fdp_stats"), dict)
+    ]
+    if stats:
+        rows = []
+        for lab, st in stats:
+            hb, mb = st.get("host_bytes_with_metadata_written"), st.get("media_bytes_with_metadata_written")
+            rows.append(
+                [
+                    lab,
+                    _size(hb),
+                    _size(mb),
+                    _size(st.get("media_bytes_erased")),
+                    _num(mb / hb if hb and mb is not None else None, "{:.3f}"),
+                ]
+            )
+        parts.append(
+            html_table(
+                [
+                    "result",
+                    "host bytes with metadata written",
+                    "media bytes with metadata written",
+                    "media bytes erased",
+                    "WAF (media / host)",
+                ],
+                rows,
+            )
+        )
+        parts.append(
+            "<p>The NVMe FDP statistics log's terms over the whole run (as a drive counts them), comparable with "
+            "<code>nvme fdp stats</code> and <code>opsim smart fdp</code>.</p>"
+        )
+    return "\n".join(parts)
+
+
 def build(
     results,
     labels: Sequence[str] | None = None,
@@ -476,7 +723,22 @@ def build(
                 f"{run.get('measure_drive_writes')} drive writes in rounds of {run.get('round_drive_writes')}; "
                 f"GC {d['gc']}; seed {run.get('seed')}"
             )
-            wrows.append([g, json.dumps({k: v for k, v in wl.items() if v is not None}), how])
+            tenants = d["config"].get("namespace") if plots.namespaces_of(d) is not None else None
+            if isinstance(tenants, list) and tenants:  # each tenant's own workload, not the unused top-level one
+                params = json.dumps(
+                    [
+                        {
+                            k: ({kk: vv for kk, vv in v.items() if vv is not None} if isinstance(v, dict) else v)
+                            for k, v in t.items()
+                            if v is not None
+                        }
+                        for t in tenants
+                        if isinstance(t, dict)
+                    ]
+                )
+            else:
+                params = json.dumps({k: v for k, v in wl.items() if v is not None})
+            wrows.append([g, params, how])
         else:
             p = d.get("parameters") or {}
             wrows.append(
@@ -543,6 +805,31 @@ def build(
             "analytic model of the GC policy at the OP garbage collection sees.</p>"
         )
 
+    # data placement: per-namespace and per-handle tables, tenant WAF bars, WAF against OP by placement
+    ns_rows = namespace_rows(docs, labels)
+    h_rows = handle_rows(docs, labels)
+    place_plan = placement_plan(docs, labels)
+    fig_plan = figure_plan(docs, labels)
+    total_figs = len(place_plan) + len(fig_plan)
+    drawn_all: list[dict] = []
+
+    def render(kind: str, ftitle: str, idx: list[int], opts: dict, caption: str) -> str:
+        n = len(drawn_all) + 1
+        if progress:
+            progress(f"figure {n}/{total_figs}: {ftitle}")
+        sel = [docs[i] for i in idx]
+        sel_labels = [labels[i] for i in idx]
+        fig = plots.plot(kind, sel, sel_labels, title=ftitle, **opts)
+        drawn_all.append({"kind": kind, "title": ftitle, "results": sel_labels, "axes": plots.drawn(fig)})
+        out = f'<figure id="fig-{n}">{_img(fig, ftitle)}<figcaption>Figure {n}. {_e(caption)}</figcaption></figure>'
+        fig.clear()
+        return out
+
+    if ns_rows or h_rows or place_plan:
+        parts.append(_placement_section(docs, labels, ns_rows, h_rows))
+        for entry in place_plan:
+            parts.append(render(*entry))
+
     # steady-state verdicts
     parts.append("<h2>Steady-state verdicts</h2>")
     vs = verdicts(docs, labels)
@@ -579,19 +866,8 @@ def build(
 
     # figures
     parts.append("<h2>Figures</h2>")
-    fig_plan = figure_plan(docs, labels)
-    drawn_all = []
-    for n, (kind, ftitle, idx, opts, caption) in enumerate(fig_plan, 1):
-        if progress:
-            progress(f"figure {n}/{len(fig_plan)}: {ftitle}")
-        sel = [docs[i] for i in idx]
-        sel_labels = [labels[i] for i in idx]
-        fig = plots.plot(kind, sel, sel_labels, title=ftitle, **opts)
-        drawn_all.append({"kind": kind, "title": ftitle, "results": sel_labels, "axes": plots.drawn(fig)})
-        parts.append(
-            f'<figure id="fig-{n}">{_img(fig, ftitle)}<figcaption>Figure {n}. {_e(caption)}</figcaption></figure>'
-        )
-        fig.clear()
+    for entry in fig_plan:
+        parts.append(render(*entry))
 
     # assumptions, versions, configs
     parts.append("<h2>Model assumptions</h2><dl>")
@@ -641,6 +917,8 @@ def build(
         "results": labels,
         "op_table": rows_data,
         "verdicts": vs,
+        "namespaces": ns_rows,
+        "handles": h_rows,
         "figures": [{"kind": f["kind"], "title": f["title"], "results": f["results"]} for f in drawn_all],
     }
     return doc, summary
