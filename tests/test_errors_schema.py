@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import opsim
+import opsim.sim
 from opsim.errors import ConfigError, SchemaError, UnknownKeyError
 
 BASE = {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64}
