@@ -225,7 +225,7 @@ pub fn resolve(
     block_bytes: u64,
 ) -> Result<Option<Resolved>> {
     let p = cfg.ftl.placement.clone().unwrap_or_default();
-    if cfg.namespaces.is_empty() && p.mode == PlacementMode::None && cfg.ftl.placement.is_none() {
+    if cfg.namespaces.is_empty() && cfg.ftl.placement.is_none() {
         return Ok(None);
     }
     let key = "ftl.placement";
@@ -261,6 +261,9 @@ pub fn resolve(
             "namespace",
             format!("{} namespaces; at most {MAX_NAMESPACES}", cfg.namespaces.len()),
         ));
+    }
+    if cfg.namespaces.is_empty() && p.mode == PlacementMode::None {
+        return Ok(None); // nothing placed, nothing to count: off, as without the table
     }
     let interleave = cfg.run.interleave;
     if !cfg.namespaces.is_empty() {

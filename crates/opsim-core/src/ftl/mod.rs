@@ -671,8 +671,9 @@ impl<P: Policy> Ftl<P> {
         if let Some(pl) = self.pl.as_deref_mut() {
             lpns.iter().for_each(|&l| pl.moved(l));
         }
-        if !FOLD && self.pl.as_ref().is_some_and(|p| !p.gc.is_empty()) {
-            // persistently isolated: each handle's pages to its own GC frontier
+        if self.pl.as_ref().is_some_and(|p| !p.gc.is_empty()) {
+            // persistently isolated: each handle's pages (GC copies and folds alike) to its
+            // own GC frontier, so that no block ever holds two handles' data
             let mut i = 0;
             while i < lpns.len() {
                 let pl = self.pl.as_deref().expect("placement");

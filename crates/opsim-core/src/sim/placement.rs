@@ -99,8 +99,13 @@ impl Simulator {
         let pl = self.placement.as_ref().expect("placement");
         let spans: Vec<Namespace> = pl.namespaces.clone();
         let seq = crate::config::WorkloadConfig { kind: WorkloadType::Sequential, ..Default::default() };
+        let page_sectors = self.geo.sectors_per_page();
         for ns in spans {
-            let mut wl = self.tenants_of(std::slice::from_ref(&ns), |_| seq.clone(), Some(request))?;
+            // the largest command up to `request` that divides the namespace: every page written
+            let pages = ns.sectors / page_sectors;
+            let per = (1..=(request / self.geo.page_size).max(1)).rev().find(|k| pages % k == 0).unwrap_or(1);
+            let req = per * self.geo.page_size;
+            let mut wl = self.tenants_of(std::slice::from_ref(&ns), |_| seq.clone(), Some(req))?;
             let bytes = ns.sectors * self.geo.sector_size as u64;
             self.run_rounds(&mut wl, Amount::DriveWrites(bytes as f64 / self.geo.user_bytes as f64), phase)?;
         }

@@ -31,12 +31,25 @@ pub struct Tenants {
     cum: Vec<u64>,
     /// Commands handed out per tenant.
     pub commands: Vec<u64>,
+    /// The stream has ended (a tenant's trace, or with timestamps every trace).
+    ended: bool,
 }
 
 impl Tenants {
     /// The next command, or None at the end of the stream (a tenant's trace ended, or with
     /// timestamps every tenant's trace).
     pub fn next_op(&mut self, rng: &mut Rng) -> Result<Option<Op>> {
+        if self.ended {
+            return Ok(None); // the end is final: no tenant is read past it
+        }
+        let op = self.next_inner(rng);
+        if !matches!(op, Ok(Some(_))) {
+            self.ended = true;
+        }
+        op
+    }
+
+    fn next_inner(&mut self, rng: &mut Rng) -> Result<Option<Op>> {
         let i = if self.cum.is_empty() {
             match self.earliest(rng)? {
                 Some(i) => i,
@@ -172,5 +185,8 @@ pub fn build(
         })
         .collect();
     let n = namespaces.len();
-    Ok(Workload::of_pattern(Pattern::Tenants(Box::new(Tenants { tenants, cum, commands: vec![0; n] })), pages))
+    Ok(Workload::of_pattern(
+        Pattern::Tenants(Box::new(Tenants { tenants, cum, commands: vec![0; n], ended: false })),
+        pages,
+    ))
 }
