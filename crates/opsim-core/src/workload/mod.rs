@@ -660,19 +660,7 @@ pub fn build(
             Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)")
         })?;
         let feed = TraceFeed::open(tc, accessible_sectors, sector_size)?;
-        return Ok(Workload {
-            pattern: Pattern::Trace(Box::new(feed)),
-            len: 1,
-            read_threshold: 0,
-            trim_threshold: 0,
-            sizes: None,
-            pages: false,
-            ring: [NO_OP; AHEAD],
-            ring_len: 0,
-            ring_pos: 0,
-            exhausted: false,
-            error: None,
-        });
+        return Ok(Workload::of_pattern(Pattern::Trace(Box::new(feed)), false));
     }
 
     let default_req = if kind == T::SkHynix { page_size.max(4096) } else { page_size };
@@ -825,19 +813,7 @@ pub fn build(
         }
         T::Trace => unreachable!(),
     };
-    Ok(Workload {
-        pattern,
-        len: len as u32,
-        read_threshold,
-        trim_threshold,
-        sizes,
-        pages,
-        ring: [NO_OP; AHEAD],
-        ring_len: 0,
-        ring_pos: 0,
-        exhausted: false,
-        error: None,
-    })
+    Ok(Workload { len: len as u32, read_threshold, trim_threshold, sizes, ..Workload::of_pattern(pattern, pages) })
 }
 
 #[cfg(test)]
