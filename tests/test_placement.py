@@ -513,3 +513,56 @@ def test_a_config_round_trips_through_toml(tmp_path):
     f.write_text(tomli_w.dumps(cfg))
     a, b = opsim.simulate(cfg).data, opsim.simulate(f).data
     assert a["rounds"] == b["rounds"] and a["handles"] == b["handles"] and a["namespaces"] == b["namespaces"]
+
+
+# ---------------------------------------------------------------- per-request handles from a trace
+
+
+def _handle_trace_config(tmp_path, rows: list[str], columns: str) -> str:
+    (tmp_path / "t.csv").write_text("".join(rows))
+    return f"""
+[drive]
+user_capacity = "64MiB"
+op = 0.2
+pages_per_block = {PPB}
+[ftl.placement]
+mode = "fdp"
+handles = 3
+[run]
+precondition = "none"
+warmup_drive_writes = 0.25
+measure_drive_writes = 0.25
+round_drive_writes = 0.125
+[[namespace]]
+capacity = "50%"
+placement = [2, 0]
+[namespace.workload]
+type = "trace"
+[namespace.workload.trace]
+path = "{tmp_path / "t.csv"}"
+format = "columns"
+columns = "{columns}"
+repeat = true
+"""
+
+
+def test_a_trace_column_names_each_writes_handle(tmp_path):
+    # a third of the writes name handle 1 of the namespace's list [2, 0] (drive handle 0), a third
+    # handle 0 (drive handle 2), a third handle 5, past the list: written through its handle 0
+    rows = [f"w,{(i * 7 % 4096) * 4096},4096,{1 if i % 3 == 0 else (5 if i % 3 == 1 else 0)}\n" for i in range(3000)]
+    r = opsim.simulate(_handle_trace_config(tmp_path, rows, "op=0,offset=1,size=2,handle=3"))
+    by = {h["handle"]: h["host_write_bytes"] for h in r.handles}
+    total = sum(by.values())
+    assert by[1] == 0
+    assert by[0] / total == pytest.approx(1 / 3, rel=0.02)
+    assert by[2] / total == pytest.approx(2 / 3, rel=0.01)
+    # without the column every write goes through the namespace's first handle
+    r = opsim.simulate(_handle_trace_config(tmp_path, rows, "op=0,offset=1,size=2"))
+    assert {h["handle"]: h["host_write_bytes"] > 0 for h in r.handles} == {0: False, 1: False, 2: True}
+
+
+def test_a_handle_out_of_range_in_a_trace_names_the_line(tmp_path):
+    rows = ["w,0,4096,1\n", "w,4096,4096,99999\n"]
+    with pytest.raises(opsim.errors.TraceError) as e:
+        opsim.simulate(_handle_trace_config(tmp_path, rows, "op=0,offset=1,size=2,handle=3"))
+    assert ":2" in str(e.value) and "handle" in str(e.value)

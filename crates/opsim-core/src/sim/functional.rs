@@ -49,7 +49,7 @@ impl Simulator {
             self.max_sectors,
             self.geo.sector_size as u64,
             self.geo.page_size,
-            self.cfg.ftl.streams,
+            self.streams(),
             request,
         )
     }

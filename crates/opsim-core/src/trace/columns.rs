@@ -18,6 +18,8 @@ pub(super) struct Columns {
     pub(super) offset: (usize, u64),
     pub(super) size: (usize, u64),
     pub(super) device: Option<usize>,
+    /// The write's placement handle (stream).
+    pub(super) handle: Option<usize>,
     pub(super) delim: Option<Option<u8>>,
     /// Time values are Windows filetime (absolute); relative otherwise.
     pub(super) min_fields: usize,
@@ -55,6 +57,7 @@ pub(super) fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Colum
     let mut offset = None;
     let mut size = None;
     let mut device = None;
+    let mut handle = None;
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (name, rest) = item
             .split_once('=')
@@ -101,10 +104,11 @@ pub(super) fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Colum
                 }
             }
             "device" => device = Some(col),
+            "handle" => handle = Some(col),
             other => {
                 return Err(Error::config(
                     key,
-                    format!("unknown column name \"{}\"; expected time, op, offset, size, device", echo(other)),
+                    format!("unknown column name \"{}\"; expected time, op, offset, size, device, handle", echo(other)),
                 ))
             }
         }
@@ -125,6 +129,7 @@ pub(super) fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Colum
         }
     };
     let min_fields =
-        [Some(op.0), Some(offset.0), Some(size.0), time.map(|t| t.0), device].iter().flatten().max().unwrap() + 1;
-    Ok(Columns { time, op, offset, size, device, delim, min_fields })
+        [Some(op.0), Some(offset.0), Some(size.0), time.map(|t| t.0), device, handle].iter().flatten().max().unwrap()
+            + 1;
+    Ok(Columns { time, op, offset, size, device, handle, delim, min_fields })
 }

@@ -150,6 +150,9 @@ pub struct Record {
     pub kind: OpKind,
     pub offset: u64,
     pub len: u64,
+    /// The write's stream or placement handle (the `columns` format's `handle` column; 0
+    /// without one).
+    pub stream: u32,
 }
 
 fn trace_err(path: &str, line: u64, msg: impl Into<String>) -> Error {

@@ -55,7 +55,9 @@ fn scaled(v: u64, unit: u64, what: &str) -> std::result::Result<u64, String> {
 impl Parser {
     /// Parse one line into (absolute time in ns, record with t_ns unset).
     pub(super) fn parse(&mut self, line: &[u8], dev: Option<&[u8]>) -> Parsed {
-        let rec = |t: u64, kind: OpKind, offset: u64, len: u64| Ok(Some((t, Record { t_ns: 0, kind, offset, len })));
+        let rec = |t: u64, kind: OpKind, offset: u64, len: u64| {
+            Ok(Some((t, Record { t_ns: 0, kind, offset, len, stream: 0 })))
+        };
         match self {
             Parser::Msr => {
                 const C: Option<u8> = Some(b',');
@@ -232,7 +234,19 @@ impl Parser {
                 };
                 let off = scaled(num(v[c.offset.0], "offset")?, c.offset.1, "offset")?;
                 let len = scaled(num(v[c.size.0], "size")?, c.size.1, "size")?;
-                rec(t, kind, off, len)
+                let stream = match c.handle {
+                    Some(i) => match num(v[i], "handle")? {
+                        h if h <= crate::config::placement::MAX_HANDLES as u64 => h as u32,
+                        h => {
+                            return Err(format!(
+                                "handle {h} is out of range 0..{}",
+                                crate::config::placement::MAX_HANDLES
+                            ))
+                        }
+                    },
+                    None => 0,
+                };
+                Ok(Some((t, Record { t_ns: 0, kind, offset: off, len, stream })))
             }
         }
     }
@@ -296,7 +310,7 @@ mod tests {
         c.device = Some("hm_0".into());
         let v = all(&c).unwrap();
         assert_eq!(v.len(), 2);
-        assert_eq!(v[0], Record { t_ns: 0, kind: OpKind::Read, offset: 3129794560, len: 65536 });
+        assert_eq!(v[0], Record { t_ns: 0, kind: OpKind::Read, offset: 3129794560, len: 65536, stream: 0 });
         assert_eq!(v[1].t_ns, (128166372026382245u64 - 128166372003061629) * 100);
     }
 }

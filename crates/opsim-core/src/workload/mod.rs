@@ -171,6 +171,9 @@ pub struct TraceFeed {
     pass_writes: u64,
     pub passes: u64,
     ended: bool,
+    /// Write frontiers (streams or handles): a record's handle past them writes through
+    /// handle 0.
+    streams: u32,
 }
 
 impl std::fmt::Debug for TraceFeed {
@@ -180,7 +183,7 @@ impl std::fmt::Debug for TraceFeed {
 }
 
 impl TraceFeed {
-    fn open(cfg: &TraceConfig, capacity_sectors: u64, sector: u64) -> Result<TraceFeed> {
+    fn open(cfg: &TraceConfig, capacity_sectors: u64, sector: u64, streams: u32) -> Result<TraceFeed> {
         let trace_end = if cfg.remap == Remap::Scale { trace::max_end(cfg)?.div_ceil(sector) } else { 0 };
         let reader = trace::Reader::open(cfg)?;
         Ok(TraceFeed {
@@ -195,6 +198,7 @@ impl TraceFeed {
             pass_writes: 0,
             passes: 0,
             ended: false,
+            streams,
         })
     }
 
@@ -266,7 +270,8 @@ impl TraceFeed {
             self.pass_writes += 1;
         }
         self.last_t = rec.t_ns.saturating_add(self.t_offset);
-        Ok(Some(Op { kind: rec.kind, start, len: len as u32, stream: 0, t_ns: self.last_t }))
+        let stream = if rec.stream < self.streams { rec.stream } else { 0 };
+        Ok(Some(Op { kind: rec.kind, start, len: len as u32, stream, t_ns: self.last_t }))
     }
 
     pub fn skipped_bad(&self) -> u64 {
@@ -659,7 +664,7 @@ pub fn build(
         let tc = w.trace.as_ref().ok_or_else(|| {
             Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)")
         })?;
-        let feed = TraceFeed::open(tc, accessible_sectors, sector_size)?;
+        let feed = TraceFeed::open(tc, accessible_sectors, sector_size, streams)?;
         return Ok(Workload::of_pattern(Pattern::Trace(Box::new(feed)), false));
     }
 
