@@ -2,6 +2,10 @@
 //! readers, the workload generators and the simulators share.  A leaf: it uses nothing
 //! from the crate.
 
+/// The most write streams or placement handles a command may name (the FTL tags each logical
+/// page with its handle in one byte).
+pub const MAX_HANDLES: u32 = 64;
+
 /// What a host command does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpKind {

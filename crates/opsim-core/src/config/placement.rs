@@ -16,7 +16,7 @@ use std::fmt;
 /// The most namespaces (the FTL tags each logical page with its namespace in one byte).
 pub const MAX_NAMESPACES: usize = 64;
 /// The most reclaim unit handles / streams (a host write frontier each).
-pub const MAX_HANDLES: u32 = 64;
+pub use crate::op::MAX_HANDLES;
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]

@@ -236,13 +236,8 @@ impl Parser {
                 let len = scaled(num(v[c.size.0], "size")?, c.size.1, "size")?;
                 let stream = match c.handle {
                     Some(i) => match num(v[i], "handle")? {
-                        h if h <= crate::config::placement::MAX_HANDLES as u64 => h as u32,
-                        h => {
-                            return Err(format!(
-                                "handle {h} is out of range 0..{}",
-                                crate::config::placement::MAX_HANDLES
-                            ))
-                        }
+                        h if h <= crate::op::MAX_HANDLES as u64 => h as u32,
+                        h => return Err(format!("handle {h} is out of range 0..{}", crate::op::MAX_HANDLES)),
                     },
                     None => 0,
                 };
