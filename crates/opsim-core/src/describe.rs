@@ -80,8 +80,8 @@ pub fn op_bases(geo: &Geometry, gc_low: u32, slc_static: u32) -> OpBases {
 pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
     let p = Simulator::prepare(&cfg, model_limits)?;
     let fits_model = model_limits || Simulator::prepare(&cfg, true).is_ok();
-    let Prepared { geo, map_cache, memory, slc, .. } = p;
-    let gc_low = cfg.ftl.gc_low_watermark;
+    let Prepared { geo, map_cache, memory, slc, gc, .. } = p;
+    let gc_low = gc.reserve_blocks();
     let slc_static = slc.map_or(0, |s| s.min_blocks);
     let timing = match &cfg.timing {
         Some(tc) => Some(resolve_timing(tc, &geo, slc.as_ref(), map_cache.as_ref())?),
@@ -135,7 +135,8 @@ impl Description {
             native_bytes: d.native_bytes,
         };
         let slc_static = self.slc_cache.as_ref().map_or(0, |s| s.min_blocks);
-        Ok(op_bases(&geo, self.config.ftl.gc_low_watermark, slc_static))
+        let reserve = crate::config::gc::GcLayout::resolve(&self.config)?.reserve_blocks();
+        Ok(op_bases(&geo, reserve, slc_static))
     }
 }
 

@@ -6,7 +6,8 @@
 //! is the OP garbage collection actually sees: the physical pages outside the free-block
 //! reserve, over the user pages.
 
-use crate::config::{check_fraction, DriveConfig, FtlConfig, OpBasis};
+use crate::config::gc::GcLayout;
+use crate::config::{check_fraction, DriveConfig, OpBasis};
 use crate::error::{Error, Result};
 pub use crate::memory::available_memory;
 use serde::Serialize;
@@ -86,16 +87,11 @@ impl Geometry {
         }
     }
 
-    /// Build the geometry from the `[drive]` table, checking every value.
-    pub fn from_config(d: &DriveConfig, ftl: &FtlConfig) -> Result<Geometry> {
-        Self::resolve(d, ftl, true)
-    }
-
-    /// The same; `model_limits`: refuse a drive the simulator cannot model: more pages than
-    /// its 32-bit mapping tables hold, or too little spare for its FTL to collect garbage
-    /// (false: describe such a drive all the same, e.g. 100 TB of 4 KiB pages).
-    pub fn resolve(d: &DriveConfig, ftl: &FtlConfig, model_limits: bool) -> Result<Geometry> {
-        Self::from_capacities(Self::capacities(d)?, ftl, model_limits)
+    /// Build the geometry of a config's `[drive]` table, checking every value, for its FTL
+    /// (host streams and GC layout).
+    pub fn from_config(cfg: &crate::config::Config) -> Result<Geometry> {
+        let gc = crate::config::gc::GcLayout::resolve(cfg)?;
+        Self::from_capacities(Self::capacities(&cfg.drive)?, cfg.ftl.streams, &gc, true)
     }
 
     /// The capacities the `[drive]` table asks for, checked, before they are cut into
@@ -231,8 +227,12 @@ impl Geometry {
         })
     }
 
-    /// Cut checked capacities into pages and blocks (`model_limits`: as in [`Geometry::resolve`]).
-    pub fn from_capacities(c: Capacities, ftl: &FtlConfig, model_limits: bool) -> Result<Geometry> {
+    /// Cut checked capacities into pages and blocks for an FTL of `streams` host streams and
+    /// GC layout `gc`.  `model_limits`: refuse a drive the simulator cannot model: more pages
+    /// than its 32-bit mapping tables hold, too little spare for its FTL to collect garbage,
+    /// or blocks that do not split over the GC groups (false: describe such a drive all the
+    /// same, e.g. 100 TB of 4 KiB pages).
+    pub fn from_capacities(c: Capacities, streams: u32, gc: &GcLayout, model_limits: bool) -> Result<Geometry> {
         let Capacities {
             page_size: page,
             pages_per_block: ppb,
@@ -277,20 +277,28 @@ impl Geometry {
             native_bytes,
         };
         if model_limits {
-            geo.check_room_for_gc(ftl)?;
+            geo.check_room_for_gc(streams, gc)?;
         }
         Ok(geo)
     }
 
-    /// Blocks the FTL keeps outside the data it can garbage-collect into.
-    pub fn fixed_blocks(ftl: &FtlConfig) -> u64 {
-        ftl.gc_low_watermark as u64 + ftl.streams as u64 + 1
-    }
-
-    fn check_room_for_gc(&self, ftl: &FtlConfig) -> Result<()> {
+    fn check_room_for_gc(&self, streams: u32, gc: &GcLayout) -> Result<()> {
+        if self.blocks % gc.groups != 0 {
+            return Err(Error::capacity(
+                "drive.physical_capacity",
+                format!(
+                    "{} blocks do not split evenly over the {} dies or planes ftl.gc_scope collects within; \
+                     give a physical capacity of a multiple of {} blocks of {} bytes",
+                    self.blocks,
+                    gc.groups,
+                    gc.groups,
+                    self.block_bytes()
+                ),
+            ));
+        }
         let b = self.pages_per_block as u64;
         let data_blocks = self.user_pages.div_ceil(b);
-        let need = data_blocks + Self::fixed_blocks(ftl) + 1;
+        let need = data_blocks + gc.fixed_blocks(streams) + 1;
         if (self.blocks as u64) < need {
             let spare = self.blocks as i64 - data_blocks as i64;
             return Err(Error::capacity(
@@ -304,8 +312,8 @@ impl Geometry {
                     self.user_pages,
                     spare,
                     need - data_blocks,
-                    ftl.gc_low_watermark,
-                    ftl.streams
+                    gc.reserve_blocks(),
+                    streams
                 ),
             ));
         }
@@ -368,7 +376,7 @@ mod tests {
 
     fn geo(toml: &str) -> Result<Geometry> {
         let c = Config::from_toml_str(toml)?;
-        Geometry::from_config(&c.drive, &c.ftl)
+        Geometry::from_config(&c)
     }
 
     #[test]

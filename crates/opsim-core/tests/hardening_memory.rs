@@ -22,6 +22,8 @@ fn an_ftl_too_large_to_allocate_is_a_capacity_error() {
         seed: 1,
         slc: None,
         placement: None,
+        groups: 1,
+        shared_frontier: false,
     };
     let e = Ftl::<Greedy>::try_new(&params).err().expect("refused");
     assert_eq!(e.kind, ErrorKind::Capacity);

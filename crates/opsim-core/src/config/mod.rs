@@ -7,6 +7,7 @@ use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction};
 use serde::{Deserialize, Serialize};
 
+pub mod gc;
 pub mod placement;
 pub mod preset;
 pub mod timing;
@@ -73,6 +74,13 @@ pub struct DriveConfig {
     pub pages_per_block: u32,
     #[serde(default = "default_sector")]
     pub sector_size: u32,
+    /// NAND dies (for `ftl.gc_scope` and `ftl.gc_reserve` per die or plane in the
+    /// functional model; a `[timing]` table gives them as channels x dies_per_channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dies: Option<u32>,
+    /// Planes per die (default 1 with `dies`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planes_per_die: Option<u32>,
 }
 
 fn default_page_size() -> ByteSize {
@@ -136,6 +144,19 @@ pub struct FtlConfig {
     /// Data placement (`[ftl.placement]`: none, streams, fdp); absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<placement::PlacementConfig>,
+    /// Where GC copies go: their own frontier ("separate") or the host's ("shared").
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub gc_frontier: gc::GcFrontier,
+    /// Where a victim may come from: anywhere ("drive"), the write's die or plane.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub gc_scope: gc::GcScope,
+    /// Free-block reserve, "<N> blocks per plane|die|drive" (instead of the watermarks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_reserve: Option<gc::GcReserve>,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// What host writes do when the SLC cache is full.
@@ -208,6 +229,9 @@ impl Default for FtlConfig {
             check_invariants: false,
             slc_cache: None,
             placement: None,
+            gc_frontier: gc::GcFrontier::Separate,
+            gc_scope: gc::GcScope::Drive,
+            gc_reserve: None,
         }
     }
 }
@@ -411,6 +435,10 @@ pub struct RunConfig {
     /// commands ("iops") or of bytes ("bytes"), or by trace timestamps ("timestamps").
     #[serde(default, skip_serializing_if = "is_iops")]
     pub interleave: placement::Interleave,
+    /// Preconditioning fill: the share of the span written (the first part, sequentially;
+    /// the rest never written), as MQSim's initial occupancy.  Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition_fill: Option<Fraction>,
 }
 
 fn is_iops(i: &placement::Interleave) -> bool {
@@ -445,6 +473,7 @@ impl Default for RunConfig {
             memory_limit: None,
             track_data: false,
             interleave: placement::Interleave::Iops,
+            precondition_fill: None,
         }
     }
 }

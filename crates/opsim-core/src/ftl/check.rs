@@ -1,7 +1,8 @@
 //! The FTL invariant checker: forward and reverse maps agree, validity bitmaps and counts
 //! agree, every block is in exactly one place (free pool, a frontier, the policy's index,
 //! the SLC cache's fold queue), SLC-mode blocks hold no page past what their mode holds,
-//! and the wear counters add up.
+//! the wear counters add up, and with GC groups every block holds only its group's logical
+//! pages and sits in its own group's pool, frontiers and index.
 
 use super::{BlockState, Ftl, Policy, NONE};
 
@@ -43,6 +44,12 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
                 if lpn == NONE || lpn >= f.lpns || f.l2p[lpn as usize] as usize != ppn {
                     return Err(format!("page {ppn} is marked valid but L2P does not point to it"));
                 }
+                if (lpn % f.groups) as usize != f.local(b as u32).0 {
+                    return Err(format!(
+                        "logical page {lpn} of group {} lies in block {b} of another group",
+                        lpn % f.groups
+                    ));
+                }
                 n += 1;
             }
         }
@@ -59,7 +66,14 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     }
     // Every block in exactly one place.
     let mut place = vec![0u8; f.blocks as usize];
-    for &b in &f.free {
+    let free: usize = f.free.iter().map(|q| q.len()).sum();
+    if free != f.nfree as usize {
+        return Err(format!("{free} blocks in the free pools, the count says {}", f.nfree));
+    }
+    for (g, &b) in f.free.iter().enumerate().flat_map(|(g, q)| q.iter().map(move |b| (g, b))) {
+        if f.local(b).0 != g {
+            return Err(format!("block {b} is in the free pool of group {g}, not its own"));
+        }
         if f.meta.state[b as usize] != BlockState::Free {
             return Err(format!("block {b} is in the free pool but not free"));
         }
@@ -71,6 +85,12 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     let slc_flag = |b: u32| f.slc.as_ref().is_some_and(|s| s.flag[b as usize]);
     for (i, fr) in f.frontiers().enumerate() {
         let host = i < f.host.len();
+        // host frontier i and GC frontier g belong to group i % groups and g
+        let group =
+            if host { Some(i % f.groups as usize) } else { (i < f.host.len() + f.gc.len()).then(|| i - f.host.len()) };
+        if fr.block != NONE && group.is_some_and(|g| f.local(fr.block).0 != g) {
+            return Err(format!("frontier block {} is outside its frontier's group", fr.block));
+        }
         if fr.block == NONE {
             if fr.next != 0 || fr.end != 0 {
                 return Err(format!("an empty frontier has next {} and end {}", fr.next, fr.end));
@@ -97,7 +117,9 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         }
         place[fr.block as usize] += 1;
     }
-    for b in f.policy.members() {
+    let members =
+        f.policy.iter().enumerate().flat_map(|(g, p)| p.members().into_iter().map(move |b| b + g as u32 * f.bpg));
+    for b in members {
         if f.meta.state[b as usize] != BlockState::Closed {
             return Err(format!("block {b} is indexed by the {} policy but not closed", P::NAME));
         }
@@ -159,7 +181,9 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
             ));
         }
     }
-    f.policy.check(&f.meta)?;
+    for (g, p) in f.policy.iter().enumerate() {
+        p.check(f.group_valid(g))?;
+    }
     let erase_sum: u64 = f.meta.erase.iter().map(|&e| e as u64).sum();
     if erase_sum != f.c.erases {
         return Err(format!("erase counts add up to {erase_sum}, counter says {}", f.c.erases));

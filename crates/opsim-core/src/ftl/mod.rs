@@ -9,6 +9,16 @@
 //! Every structure can be verified by [`Ftl::check`]; `ftl.check_invariants = true` runs it
 //! after every garbage collection and every fold.
 //!
+//! GC scope (`ftl.gc_scope`, MQSim's per-plane GC): the blocks may be split into `groups`
+//! equal ranges (dies or planes), logical page `l` living in group `l % groups` (static
+//! striping).  Each group then has its own free pool, reserve, host and GC frontiers and
+//! victim index: a victim always comes from the group of the write that needs space.  One
+//! group (the default) is the whole drive.
+//!
+//! Shared frontier (`ftl.gc_frontier = "shared"`, the textbook compact-in-place greedy): GC
+//! copies go into the host frontier of the write that triggered collection, so the rest of
+//! the block they start is filled with host data.
+//!
 //! Dynamic SLC cache (`[ftl.slc_cache]`, Micron's Dynamic Write Acceleration): host blocks
 //! may be opened in SLC mode, where a block holds `1 / bits_per_cell` of its pages.  Closed
 //! SLC blocks wait in a FIFO and are *folded* (their valid pages copied to a native-mode
@@ -131,6 +141,26 @@ struct Frontier {
 
 const EMPTY_FRONTIER: Frontier = Frontier { block: NONE, next: 0, end: 0 };
 
+/// Where a collected block's valid pages go.
+#[derive(Clone, Copy, Debug)]
+enum Dest {
+    /// The GC frontier of a group.
+    Gc(usize),
+    /// The SLC cache's fold frontier.
+    Fold,
+    /// A host frontier (by index): the shared frontier.
+    Host(usize),
+}
+
+/// What a block opened by [`Ftl::fill_frontier`] is, for placement.
+#[derive(Clone, Copy, Debug)]
+enum Tag {
+    /// A GC or fold destination of a handle, or [`placement::SHARED`].
+    Gc(u8),
+    /// A host frontier of a stream (the shared frontier).
+    Host(usize),
+}
+
 /// Exact division of a 32-bit value by a fixed divisor with one 128-bit multiply
 /// (Lemire, Kaser and Kurz 2019).
 #[derive(Clone, Copy, Debug)]
@@ -219,6 +249,11 @@ pub struct FtlParams {
     pub slc: Option<SlcParams>,
     /// Namespaces and placement handles; None: off.
     pub placement: Option<PlacementParams>,
+    /// Block groups GC works within (1: the whole drive); `blocks` must be a multiple.
+    /// `gc_low` and `gc_high` are per group.
+    pub groups: u32,
+    /// GC copies go into the triggering host frontier (compact in place and refill).
+    pub shared_frontier: bool,
 }
 
 /// The SLC cache's limits, resolved to blocks.
@@ -260,13 +295,23 @@ pub struct Ftl<P: Policy> {
     p2l: Vec<u32>,
     bits: Vec<u64>,
     pub meta: BlockMeta,
-    free: VecDeque<u32>,
+    /// Erased blocks, one FIFO per group.
+    free: Vec<VecDeque<u32>>,
+    /// Erased blocks in all groups.
+    nfree: u32,
+    /// Host frontiers, index `stream * groups + group`.
     host: Vec<Frontier>,
-    gc: Frontier,
+    /// GC frontier per group.
+    gc: Vec<Frontier>,
     /// Native-mode destination of folds (SLC cache).
     fold: Frontier,
     slc: Option<Slc>,
-    policy: P,
+    /// Victim index per group, over the group's blocks numbered from 0.
+    policy: Vec<P>,
+    groups: u32,
+    /// Blocks per group.
+    bpg: u32,
+    shared: bool,
     rng: Rng,
     pub c: Counters,
     victim_hist: Vec<u64>,
@@ -298,8 +343,23 @@ impl<P: Policy> Ftl<P> {
     pub fn try_new(p: &FtlParams) -> Result<Self> {
         let wpb = p.pages_per_block.div_ceil(64);
         let phys = p.blocks as usize * p.pages_per_block as usize;
-        let mut free = try_deque(p.blocks as usize, "free-block queue")?;
-        free.extend(0..p.blocks);
+        let groups = p.groups.max(1);
+        if p.blocks % groups != 0 {
+            return Err(Error::internal(format!("{} blocks do not split into {groups} groups", p.blocks)));
+        }
+        let bpg = p.blocks / groups;
+        // the large tables first: a drive too large to allocate is refused for them
+        let l2p = table(p.lpns as usize, NONE, "logical-to-physical map")?;
+        let p2l = table(phys, NONE, "physical-to-logical map")?;
+        let bits = table(p.blocks as usize * wpb as usize, 0u64, "valid-page bitmap")?;
+        let mut free = Vec::with_capacity(groups as usize);
+        let mut policy = Vec::with_capacity(groups as usize);
+        for g in 0..groups {
+            let mut q = try_deque(bpg as usize, "free-block queue")?;
+            q.extend(g * bpg..(g + 1) * bpg);
+            free.push(q);
+            policy.push(P::new(bpg, p.pages_per_block, p.policy_param)?);
+        }
         Ok(Ftl {
             ppb: p.pages_per_block,
             blocks: p.blocks,
@@ -309,17 +369,18 @@ impl<P: Policy> Ftl<P> {
             page_size: p.page_size,
             sectors_per_page: p.page_size / p.sector_size as u64,
             sector_size: p.sector_size as u64,
-            l2p: table(p.lpns as usize, NONE, "logical-to-physical map")?,
-            p2l: table(phys, NONE, "physical-to-logical map")?,
-            bits: table(p.blocks as usize * wpb as usize, 0u64, "valid-page bitmap")?,
+            l2p,
+            p2l,
+            bits,
             meta: BlockMeta {
                 valid: try_vec(p.blocks as usize, 0, "block metadata")?,
                 erase: try_vec(p.blocks as usize, 0, "block metadata")?,
                 state: try_vec(p.blocks as usize, BlockState::Free, "block metadata")?,
             },
             free,
-            host: vec![EMPTY_FRONTIER; p.streams as usize],
-            gc: EMPTY_FRONTIER,
+            nfree: p.blocks,
+            host: vec![EMPTY_FRONTIER; (p.streams * groups) as usize],
+            gc: vec![EMPTY_FRONTIER; groups as usize],
             fold: EMPTY_FRONTIER,
             slc: match p.slc {
                 Some(sp) => Some(Slc {
@@ -331,7 +392,10 @@ impl<P: Policy> Ftl<P> {
                 }),
                 None => None,
             },
-            policy: P::new(p.blocks, p.pages_per_block, p.policy_param)?,
+            policy,
+            groups,
+            bpg,
+            shared: p.shared_frontier,
             rng: Rng::stream(p.seed, 0x6763),
             c: Counters::default(),
             victim_hist: vec![0; p.pages_per_block as usize + 1],
@@ -370,7 +434,27 @@ impl<P: Policy> Ftl<P> {
         self.lpns
     }
     pub fn free_blocks(&self) -> u32 {
-        self.free.len() as u32
+        self.nfree
+    }
+    /// Block groups GC works within (1: the whole drive).
+    pub fn groups(&self) -> u32 {
+        self.groups
+    }
+    /// The group of block `blk` and its number within the group.
+    #[inline(always)]
+    fn local(&self, blk: u32) -> (usize, u32) {
+        if self.groups == 1 {
+            (0, blk)
+        } else {
+            let g = blk / self.bpg;
+            (g as usize, blk - g * self.bpg)
+        }
+    }
+    /// The blocks of group `g`'s valid counts (what its victim index sees).
+    #[inline(always)]
+    fn group_valid(&self, g: usize) -> &[u32] {
+        let base = g * self.bpg as usize;
+        &self.meta.valid[base..base + self.bpg as usize]
     }
     pub fn policy_name(&self) -> &'static str {
         P::NAME
@@ -448,7 +532,7 @@ impl<P: Policy> Ftl<P> {
 
     /// Smallest free-pool size since the last call; resets it.
     pub fn take_free_min(&mut self) -> u32 {
-        std::mem::replace(&mut self.free_min, self.free.len() as u32)
+        std::mem::replace(&mut self.free_min, self.nfree)
     }
     pub fn erase_counts(&self) -> &[u32] {
         &self.meta.erase
@@ -470,7 +554,8 @@ impl<P: Policy> Ftl<P> {
         let old = self.meta.valid[blk as usize];
         self.meta.valid[blk as usize] = old - 1;
         if P::TRACKS_INVALIDATE && self.meta.state[blk as usize] == BlockState::Closed {
-            self.policy.on_invalidate(blk, old, self.c.host_write_pages);
+            let (g, lb) = self.local(blk);
+            self.policy[g].on_invalidate(lb, old, self.c.host_write_pages);
         }
     }
 
@@ -487,31 +572,36 @@ impl<P: Policy> Ftl<P> {
 
     fn close(&mut self, blk: u32) {
         self.meta.state[blk as usize] = BlockState::Closed;
-        self.policy.on_close(blk, &self.meta, self.c.host_write_pages);
+        let (g, lb) = self.local(blk);
+        let base = g * self.bpg as usize;
+        let valid = &self.meta.valid[base..base + self.bpg as usize];
+        self.policy[g].on_close(lb, valid, self.c.host_write_pages);
     }
 
+    /// Take the oldest erased block of group `g`.
     #[inline(always)]
-    fn pop_free(&mut self) -> Result<u32> {
-        let b = self.free.pop_front().ok_or_else(|| Error::internal("free-block pool is empty"))?;
+    fn pop_free(&mut self, g: usize) -> Result<u32> {
+        let b = self.free[g].pop_front().ok_or_else(|| Error::internal("free-block pool is empty"))?;
         self.meta.state[b as usize] = BlockState::Open;
-        let n = self.free.len() as u32;
-        if n < self.free_min {
-            self.free_min = n;
+        self.nfree -= 1;
+        if self.nfree < self.free_min {
+            self.free_min = self.nfree;
         }
         Ok(b)
     }
 
-    /// Next page of host frontier `stream`, opening a new block (after GC if the pool is
-    /// low) when the frontier is full.
+    /// Next page of host frontier `stream` for logical page `lpn` (its group's frontier),
+    /// opening a new block (after GC if the group's pool is low) when the frontier is full.
     #[inline(always)]
-    fn alloc_host(&mut self, stream: usize) -> Result<u32> {
-        let f = self.host[stream];
+    fn alloc_host(&mut self, stream: u32, lpn: u32) -> Result<u32> {
+        let i = if self.groups == 1 { stream as usize } else { (stream * self.groups + lpn % self.groups) as usize };
+        let f = self.host[i];
         // an empty frontier has end = 0
         if f.next < f.end {
-            self.host[stream].next += 1;
+            self.host[i].next += 1;
             return Ok(f.block * self.ppb + f.next);
         }
-        self.open_host(stream)
+        self.open_host(i)
     }
 
     /// Close a full host block: SLC-mode blocks join the fold queue, others the policy.
@@ -542,23 +632,25 @@ impl<P: Policy> Ftl<P> {
     }
 
     #[inline(never)]
-    fn open_host(&mut self, stream: usize) -> Result<u32> {
-        let f = self.host[stream];
+    fn open_host(&mut self, i: usize) -> Result<u32> {
+        let f = self.host[i];
         if f.block != NONE {
             self.close_host(f.block);
-            self.host[stream] = EMPTY_FRONTIER;
+            self.host[i] = EMPTY_FRONTIER;
         }
-        if (self.free.len() as u32) < self.low {
+        let g = i % self.groups as usize;
+        if (self.free[g].len() as u32) < self.low {
             // A victim with every page valid frees nothing (FIFO meets one right after a
             // sequential fill); give up only when GC has gone through every block in vain.
             let mut stalls = 0u32;
-            while (self.free.len() as u32) < self.high {
-                if self.policy.is_empty() && self.slc.as_ref().is_some_and(|s| !s.queue.is_empty()) {
+            let dest = if self.shared { Dest::Host(i) } else { Dest::Gc(g) };
+            while (self.free[g].len() as u32) < self.high {
+                if self.policy[g].is_empty() && self.slc.as_ref().is_some_and(|s| !s.queue.is_empty()) {
                     // everything closed is in the SLC cache: folding frees blocks
                     self.fold_one()?;
                     continue;
                 }
-                if self.collect()? == self.ppb {
+                if self.collect(g, dest)? == self.ppb {
                     stalls += 1;
                     if stalls > self.blocks {
                         return Err(Error::capacity(
@@ -575,8 +667,17 @@ impl<P: Policy> Ftl<P> {
                 }
             }
         }
+        let f = self.host[i];
+        if f.next < f.end {
+            // shared frontier: the host fills the rest of the block GC copies started
+            self.host[i].next += 1;
+            return Ok(f.block * self.ppb + f.next);
+        }
+        if f.block != NONE {
+            self.close(f.block);
+        }
         let slc = self.slc.is_some() && self.slc_admit()?;
-        let b = self.pop_free()?;
+        let b = self.pop_free(g)?;
         let mut end = self.ppb;
         if slc {
             let s = self.slc.as_mut().expect("SLC cache");
@@ -584,9 +685,9 @@ impl<P: Policy> Ftl<P> {
             s.count += 1;
             end = s.ppb;
         }
-        self.host[stream] = Frontier { block: b, next: 1, end };
+        self.host[i] = Frontier { block: b, next: 1, end };
         if let Some(pl) = self.pl.as_deref_mut() {
-            pl.opened(b, stream);
+            pl.opened(b, i / self.groups as usize);
         }
         Ok(b * self.ppb)
     }
@@ -600,18 +701,20 @@ impl<P: Policy> Ftl<P> {
         prefetch_write(&self.bits, blk as usize * self.wpb as usize);
     }
 
-    /// Collect one victim: copy its valid pages to the GC frontier, erase it.  Returns the
-    /// number of pages copied.
-    fn collect(&mut self) -> Result<u32> {
+    /// Collect one victim of group `g`: copy its valid pages to `dest`, erase it.  Returns
+    /// the number of pages copied.
+    fn collect(&mut self, g: usize, dest: Dest) -> Result<u32> {
         let now = self.c.host_write_pages;
-        let v = self
-            .policy
-            .select(&self.meta, &mut self.rng, now)
-            .ok_or_else(|| Error::internal("garbage collection found no closed block to collect"))?;
+        let base = g * self.bpg as usize;
+        let valid = &self.meta.valid[base..base + self.bpg as usize];
+        let v = base as u32
+            + self.policy[g]
+                .select(valid, &mut self.rng, now)
+                .ok_or_else(|| Error::internal("garbage collection found no closed block to collect"))?;
         let valid = self.meta.valid[v as usize];
         self.victim_hist[valid as usize] += 1;
         self.c.gc_victims += 1;
-        self.relocate::<false>(v)?;
+        self.relocate(v, dest)?;
         self.c.gc_copy_pages += valid as u64;
         self.erase(v);
         if self.check_each_gc {
@@ -629,7 +732,7 @@ impl<P: Policy> Ftl<P> {
         s.count -= 1;
         let valid = self.meta.valid[v as usize];
         self.c.folds += 1;
-        self.relocate::<true>(v)?;
+        self.relocate(v, Dest::Fold)?;
         self.c.fold_pages += valid as u64;
         self.erase(v);
         if self.check_each_gc {
@@ -638,10 +741,10 @@ impl<P: Policy> Ftl<P> {
         Ok(valid)
     }
 
-    /// Move block `v`'s valid pages to the GC frontier (or, `FOLD`, the fold frontier),
-    /// counting one NAND read and one program per page; leaves `v` with no valid page.
+    /// Move block `v`'s valid pages to `dest`, counting one NAND read and one program per
+    /// page; leaves `v` with no valid page.
     #[inline(always)]
-    fn relocate<const FOLD: bool>(&mut self, v: u32) -> Result<()> {
+    fn relocate(&mut self, v: u32, dest: Dest) -> Result<()> {
         let valid = self.meta.valid[v as usize];
         // The victim's reverse map is about to be read: fetch all its lines at once (a
         // no-op when the previous collection already prefetched this victim).
@@ -681,17 +784,28 @@ impl<P: Policy> Ftl<P> {
                 let j = i + lpns[i..].iter().position(|&l| pl.handle(l) != h).unwrap_or(lpns.len() - i);
                 let mut fr = pl.gc[h];
                 let tok = if tokens.is_empty() { &tokens[..] } else { &tokens[i..j] };
-                self.fill_frontier(&mut fr, &lpns[i..j], tok, h as u8)?;
+                self.fill_frontier(&mut fr, &lpns[i..j], tok, 0, Tag::Gc(h as u8))?;
                 self.pl.as_deref_mut().expect("placement").gc[h] = fr;
                 i = j;
             }
         } else {
-            let mut fr = if FOLD { self.fold } else { self.gc };
-            self.fill_frontier(&mut fr, &lpns, &tokens, placement::SHARED)?;
-            if FOLD {
-                self.fold = fr;
-            } else {
-                self.gc = fr;
+            match dest {
+                Dest::Gc(g) => {
+                    let mut fr = self.gc[g];
+                    self.fill_frontier(&mut fr, &lpns, &tokens, g, Tag::Gc(placement::SHARED))?;
+                    self.gc[g] = fr;
+                }
+                Dest::Fold => {
+                    let mut fr = self.fold;
+                    self.fill_frontier(&mut fr, &lpns, &tokens, 0, Tag::Gc(placement::SHARED))?;
+                    self.fold = fr;
+                }
+                Dest::Host(i) => {
+                    let mut fr = self.host[i];
+                    let g = i % self.groups as usize;
+                    self.fill_frontier(&mut fr, &lpns, &tokens, g, Tag::Host(i / self.groups as usize))?;
+                    self.host[i] = fr;
+                }
             }
         }
         self.c.nand_write_pages += valid as u64;
@@ -703,18 +817,21 @@ impl<P: Policy> Ftl<P> {
     }
 
     /// Write `lpns` (with their data tokens, when tracked) to frontier `fr`, opening blocks
-    /// as it fills (tagged `tag` for placement).
+    /// of group `g` as it fills (tagged `tag` for placement).
     #[inline(always)]
-    fn fill_frontier(&mut self, fr: &mut Frontier, lpns: &[u32], tokens: &[u64], tag: u8) -> Result<()> {
+    fn fill_frontier(&mut self, fr: &mut Frontier, lpns: &[u32], tokens: &[u64], g: usize, tag: Tag) -> Result<()> {
         let mut i = 0usize;
         while i < lpns.len() {
             if fr.block == NONE || fr.next == self.ppb {
                 if fr.block != NONE {
                     self.close(fr.block);
                 }
-                let b = self.pop_free()?;
+                let b = self.pop_free(g)?;
                 if let Some(pl) = self.pl.as_deref_mut() {
-                    pl.opened_gc(b, tag);
+                    match tag {
+                        Tag::Gc(t) => pl.opened_gc(b, t),
+                        Tag::Host(stream) => pl.opened(b, stream),
+                    }
                 }
                 *fr = Frontier { block: b, next: 0, end: self.ppb };
             }
@@ -742,26 +859,31 @@ impl<P: Policy> Ftl<P> {
     /// left for the fold frontier).  Returns the pages folded, or `None` when nothing was done.
     pub fn background_fold(&mut self) -> Result<Option<u32>> {
         match &self.slc {
-            Some(s) if !s.queue.is_empty() && !self.free.is_empty() => Ok(Some(self.fold_one()?)),
+            Some(s) if !s.queue.is_empty() && self.nfree > 0 => Ok(Some(self.fold_one()?)),
             _ => Ok(None),
         }
     }
 
-    /// One background garbage collection (idle time): collect a victim if the free pool is
-    /// below `target` blocks and a victim would free space.  Returns the pages copied, or
-    /// `None` when nothing was done.
+    /// One background garbage collection (idle time): collect a victim in the group with
+    /// the fewest free blocks if its pool is below `target` blocks (per group) and it has a
+    /// victim.  Returns the pages copied, or `None` when nothing was done.
     pub fn background_collect(&mut self, target: u32) -> Result<Option<u32>> {
-        if self.free.len() as u32 >= target || self.free.is_empty() || self.policy.is_empty() {
+        let g = (0..self.groups as usize).min_by_key(|&g| self.free[g].len()).unwrap_or(0);
+        let n = self.free[g].len() as u32;
+        if n >= target || n == 0 || self.policy[g].is_empty() {
             return Ok(None);
         }
-        Ok(Some(self.collect()?))
+        let dest = if self.shared { Dest::Host(g) } else { Dest::Gc(g) };
+        Ok(Some(self.collect(g, dest)?))
     }
 
     fn erase(&mut self, blk: u32) {
         self.meta.erase[blk as usize] += 1;
         self.meta.state[blk as usize] = BlockState::Free;
         self.c.erases += 1;
-        self.free.push_back(blk);
+        let (g, _) = self.local(blk);
+        self.free[g].push_back(blk);
+        self.nfree += 1;
     }
 
     /// Hint that logical page `lpn` will be accessed soon.
@@ -780,7 +902,8 @@ impl<P: Policy> Ftl<P> {
                 prefetch_write(&self.bits, w);
                 let blk = self.div.div(old) as usize;
                 prefetch_write(&self.meta.valid, blk);
-                self.policy.prefetch(blk);
+                let (g, lb) = self.local(blk as u32);
+                self.policy[g].prefetch(lb as usize);
             }
         }
     }
@@ -796,7 +919,7 @@ impl<P: Policy> Ftl<P> {
             self.l2p[lpn as usize] = NONE;
             self.mapped -= 1;
         }
-        let ppn = self.alloc_host(stream as usize)?;
+        let ppn = self.alloc_host(stream, lpn)?;
         self.place(lpn, ppn);
         self.mapped += 1;
         self.c.host_write_pages += 1;
@@ -942,9 +1065,14 @@ impl<P: Policy> Ftl<P> {
         self.p2l.iter_mut().for_each(|p| *p = NONE);
         self.mapped = 0;
         self.bits.iter_mut().for_each(|w| *w = 0);
-        self.free = (0..self.blocks).collect();
+        let bpg = self.bpg;
+        for (g, q) in self.free.iter_mut().enumerate() {
+            q.clear();
+            q.extend(g as u32 * bpg..(g as u32 + 1) * bpg);
+        }
+        self.nfree = self.blocks;
         self.host.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
-        self.gc = EMPTY_FRONTIER;
+        self.gc.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
         self.fold = EMPTY_FRONTIER;
         if let Some(pl) = self.pl.as_deref_mut() {
             pl.gc.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
@@ -954,20 +1082,20 @@ impl<P: Policy> Ftl<P> {
             s.flag.iter_mut().for_each(|f| *f = false);
             s.count = 0;
         }
-        self.policy.clear();
+        self.policy.iter_mut().for_each(|p| p.clear());
     }
 
     /// Every write frontier: the host streams', GC's and the fold's.
     fn frontiers(&self) -> impl Iterator<Item = &Frontier> {
-        self.host.iter().chain([&self.gc, &self.fold]).chain(self.pl.iter().flat_map(|p| p.gc.iter()))
+        self.host.iter().chain(&self.gc).chain([&self.fold]).chain(self.pl.iter().flat_map(|p| p.gc.iter()))
     }
 
     /// Analytic preconditioning: lay out the given logical pages so that closed block `i`
     /// (in the order given, oldest first) holds `counts[i]` valid pages.  The drive must be
     /// fresh (just purged).  Blocks not listed stay free.
     pub fn place_layout(&mut self, lpns: &[u32], counts: &[u32]) -> Result<()> {
-        if self.free.len() as u32 != self.blocks || self.mapped_pages() != 0 {
-            return Err(Error::internal("place_layout needs a fresh drive"));
+        if self.nfree != self.blocks || self.mapped_pages() != 0 || self.groups != 1 {
+            return Err(Error::internal("place_layout needs a fresh drive of one GC group"));
         }
         let total: u64 = counts.iter().map(|&c| c as u64).sum();
         if total != lpns.len() as u64 || counts.len() as u64 + self.low as u64 > self.blocks as u64 {
@@ -975,7 +1103,7 @@ impl<P: Policy> Ftl<P> {
         }
         let mut it = lpns.iter();
         for &cnt in counts {
-            let b = self.pop_free()?;
+            let b = self.pop_free(0)?;
             for page in 0..cnt {
                 let lpn = *it.next().unwrap();
                 self.place(lpn, b * self.ppb + page);
@@ -985,7 +1113,7 @@ impl<P: Policy> Ftl<P> {
             // The rest of the block holds stale data: programmed, invalid.
             self.close(b);
         }
-        self.free_min = self.free.len() as u32;
+        self.free_min = self.nfree;
         Ok(())
     }
 

@@ -12,7 +12,6 @@
 //! | windowed-greedy  | fewest valid among the w oldest (Hu 2009)   | O(w)               |
 //! | cost-benefit     | max (1-u)/(2u) x age (Kawaguchi 1995)       | O(closed blocks)   |
 
-use super::BlockMeta;
 use crate::error::Result as CoreResult;
 use crate::memory::{try_deque, try_vec, try_with_capacity};
 use crate::rng::Rng;
@@ -27,11 +26,11 @@ pub trait Policy {
     fn new(blocks: u32, ppb: u32, param: u32) -> CoreResult<Self>
     where
         Self: Sized;
-    fn on_close(&mut self, blk: u32, meta: &BlockMeta, now: u64);
+    fn on_close(&mut self, blk: u32, valid: &[u32], now: u64);
     /// A page of the closed block `blk` was invalidated; it had `old_valid` valid pages.
     fn on_invalidate(&mut self, blk: u32, old_valid: u32, now: u64);
     /// Choose a victim and remove it from the index.
-    fn select(&mut self, meta: &BlockMeta, rng: &mut Rng, now: u64) -> Option<u32>;
+    fn select(&mut self, valid: &[u32], rng: &mut Rng, now: u64) -> Option<u32>;
     fn clear(&mut self);
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
@@ -40,7 +39,7 @@ pub trait Policy {
     /// The closed blocks the policy indexes (for the invariant checker).
     fn members(&self) -> Vec<u32>;
     /// Internal consistency against block metadata (for the invariant checker).
-    fn check(&self, meta: &BlockMeta) -> Result<(), String>;
+    fn check(&self, valid: &[u32]) -> Result<(), String>;
     /// Hint that block `blk` will soon be touched by `on_invalidate` (no effect on results).
     #[inline(always)]
     fn prefetch(&self, _blk: usize) {}
@@ -95,8 +94,8 @@ impl Policy for Greedy {
         })
     }
     #[inline]
-    fn on_close(&mut self, blk: u32, meta: &BlockMeta, _now: u64) {
-        let v = meta.valid[blk as usize];
+    fn on_close(&mut self, blk: u32, valid: &[u32], _now: u64) {
+        let v = valid[blk as usize];
         self.push(v, blk);
         if v < self.min {
             self.min = v;
@@ -118,7 +117,7 @@ impl Policy for Greedy {
         }
     }
     #[inline]
-    fn select(&mut self, _meta: &BlockMeta, _rng: &mut Rng, _now: u64) -> Option<u32> {
+    fn select(&mut self, _valid: &[u32], _rng: &mut Rng, _now: u64) -> Option<u32> {
         while self.min <= self.ppb && self.head[self.min as usize] == NONE {
             self.min += 1;
         }
@@ -150,14 +149,14 @@ impl Policy for Greedy {
         }
         out
     }
-    fn check(&self, meta: &BlockMeta) -> Result<(), String> {
+    fn check(&self, valid: &[u32]) -> Result<(), String> {
         let mut n = 0;
         for (v, &h) in self.head.iter().enumerate() {
             let mut b = h;
             let mut prev = NONE;
             while b != NONE {
-                if meta.valid[b as usize] as usize != v {
-                    return Err(format!("greedy: block {b} in bucket {v} has {} valid pages", meta.valid[b as usize]));
+                if valid[b as usize] as usize != v {
+                    return Err(format!("greedy: block {b} in bucket {v} has {} valid pages", valid[b as usize]));
                 }
                 if self.link[b as usize][1] != prev {
                     return Err(format!("greedy: broken back link at block {b}"));
@@ -192,11 +191,11 @@ impl Policy for Fifo {
     fn new(blocks: u32, _ppb: u32, _param: u32) -> CoreResult<Self> {
         Ok(Fifo { queue: try_deque(blocks as usize, "GC queue")? })
     }
-    fn on_close(&mut self, blk: u32, _meta: &BlockMeta, _now: u64) {
+    fn on_close(&mut self, blk: u32, _valid: &[u32], _now: u64) {
         self.queue.push_back(blk);
     }
     fn on_invalidate(&mut self, _blk: u32, _old: u32, _now: u64) {}
-    fn select(&mut self, _meta: &BlockMeta, _rng: &mut Rng, _now: u64) -> Option<u32> {
+    fn select(&mut self, _valid: &[u32], _rng: &mut Rng, _now: u64) -> Option<u32> {
         self.queue.pop_front()
     }
     fn clear(&mut self) {
@@ -208,7 +207,7 @@ impl Policy for Fifo {
     fn members(&self) -> Vec<u32> {
         self.queue.iter().copied().collect()
     }
-    fn check(&self, _meta: &BlockMeta) -> Result<(), String> {
+    fn check(&self, _valid: &[u32]) -> Result<(), String> {
         Ok(())
     }
 }
@@ -268,7 +267,7 @@ macro_rules! blockset_index {
         fn members(&self) -> Vec<u32> {
             self.set.items.clone()
         }
-        fn check(&self, _meta: &BlockMeta) -> Result<(), String> {
+        fn check(&self, _valid: &[u32]) -> Result<(), String> {
             self.set.check()
         }
     };
@@ -287,11 +286,11 @@ impl Policy for DChoices {
     fn new(blocks: u32, _ppb: u32, d: u32) -> CoreResult<Self> {
         Ok(DChoices { set: BlockSet::new(blocks)?, d: d.max(1) })
     }
-    fn on_close(&mut self, blk: u32, _meta: &BlockMeta, _now: u64) {
+    fn on_close(&mut self, blk: u32, _valid: &[u32], _now: u64) {
         self.set.insert(blk);
     }
     fn on_invalidate(&mut self, _blk: u32, _old: u32, _now: u64) {}
-    fn select(&mut self, meta: &BlockMeta, rng: &mut Rng, _now: u64) -> Option<u32> {
+    fn select(&mut self, valid: &[u32], rng: &mut Rng, _now: u64) -> Option<u32> {
         let n = self.set.items.len() as u64;
         if n == 0 {
             return None;
@@ -299,7 +298,7 @@ impl Policy for DChoices {
         let mut best = self.set.items[rng.below(n) as usize];
         for _ in 1..self.d {
             let b = self.set.items[rng.below(n) as usize];
-            if meta.valid[b as usize] < meta.valid[best as usize] {
+            if valid[b as usize] < valid[best as usize] {
                 best = b;
             }
         }
@@ -323,11 +322,11 @@ impl Policy for WindowedGreedy {
     fn new(blocks: u32, _ppb: u32, w: u32) -> CoreResult<Self> {
         Ok(WindowedGreedy { queue: try_deque(blocks as usize, "GC queue")?, w: w.max(1) as usize })
     }
-    fn on_close(&mut self, blk: u32, _meta: &BlockMeta, _now: u64) {
+    fn on_close(&mut self, blk: u32, _valid: &[u32], _now: u64) {
         self.queue.push_back(blk);
     }
     fn on_invalidate(&mut self, _blk: u32, _old: u32, _now: u64) {}
-    fn select(&mut self, meta: &BlockMeta, _rng: &mut Rng, _now: u64) -> Option<u32> {
+    fn select(&mut self, valid: &[u32], _rng: &mut Rng, _now: u64) -> Option<u32> {
         let n = self.queue.len().min(self.w);
         if n == 0 {
             return None;
@@ -335,7 +334,7 @@ impl Policy for WindowedGreedy {
         let mut best_i = 0;
         let mut best_v = u32::MAX;
         for (i, &b) in self.queue.iter().take(n).enumerate() {
-            let v = meta.valid[b as usize];
+            let v = valid[b as usize];
             if v < best_v {
                 best_v = v;
                 best_i = i;
@@ -352,7 +351,7 @@ impl Policy for WindowedGreedy {
     fn members(&self) -> Vec<u32> {
         self.queue.iter().copied().collect()
     }
-    fn check(&self, _meta: &BlockMeta) -> Result<(), String> {
+    fn check(&self, _valid: &[u32]) -> Result<(), String> {
         Ok(())
     }
 }
@@ -374,18 +373,18 @@ impl Policy for CostBenefit {
     fn new(blocks: u32, ppb: u32, _param: u32) -> CoreResult<Self> {
         Ok(CostBenefit { set: BlockSet::new(blocks)?, stamp: try_vec(blocks as usize, 0, "GC index")?, ppb })
     }
-    fn on_close(&mut self, blk: u32, _meta: &BlockMeta, now: u64) {
+    fn on_close(&mut self, blk: u32, _valid: &[u32], now: u64) {
         self.set.insert(blk);
         self.stamp[blk as usize] = now;
     }
     fn on_invalidate(&mut self, blk: u32, _old: u32, now: u64) {
         self.stamp[blk as usize] = now;
     }
-    fn select(&mut self, meta: &BlockMeta, _rng: &mut Rng, now: u64) -> Option<u32> {
+    fn select(&mut self, valid: &[u32], _rng: &mut Rng, now: u64) -> Option<u32> {
         let mut best = NONE;
         let mut best_score = f64::NEG_INFINITY;
         for &b in &self.set.items {
-            let v = meta.valid[b as usize];
+            let v = valid[b as usize];
             let score = if v == 0 {
                 f64::INFINITY
             } else {

@@ -271,7 +271,7 @@ impl Simulator {
             self.security_erase();
             self.mark_round_start();
             let req = (128 * 1024u64).max(page);
-            let fill = self.fill(2, req - req % page, "precondition");
+            let fill = self.fill(2, req - req % page, 1.0, "precondition");
             let stopped = self.stopped(fill)?;
             let first = self.rounds.len();
             let mut st = steady::detect(&[], None, SteadyRule::default());

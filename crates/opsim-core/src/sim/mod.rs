@@ -8,6 +8,7 @@
 //! Rooms: `report` (result types), `functional` (the functional run, rounds, measurement
 //! window), `precondition`, `timed` (the timed drivers).
 
+use crate::config::gc::GcLayout;
 use crate::config::{Config, GcPolicy};
 use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, WindowedGreedy};
@@ -85,6 +86,8 @@ pub(crate) struct Prepared {
     pub policy_param: u32,
     /// Namespaces and placement (None: off).
     pub placement: Option<crate::config::placement::Resolved>,
+    /// Garbage collection's frontier, scope and reserve.
+    pub gc: GcLayout,
 }
 
 /// The advice of a refusal for memory: what makes the model smaller.
@@ -119,6 +122,8 @@ pub struct Simulator {
     interrupted: bool,
     /// Namespaces and placement (None: off).
     placement: Option<crate::config::placement::Resolved>,
+    /// Garbage collection's frontier, scope and reserve.
+    gc: GcLayout,
     /// Placement counters at the start of each round (parallel to `round_start`; empty when off).
     pl_start: Vec<crate::ftl::PlacementCounters>,
     /// Placement counters when the current round started (the `last` of placement).
@@ -135,23 +140,7 @@ impl Simulator {
     /// 32-bit mapping tables), as `new` does; false describes any drive.
     pub(crate) fn prepare(cfg: &Config, model_limits: bool) -> Result<Prepared> {
         let f = &cfg.ftl;
-        if f.gc_low_watermark < 2 {
-            return Err(Error::config(
-                "ftl.gc_low_watermark",
-                format!(
-                    "{} is too small: GC needs one free block for its own frontier and one for the host",
-                    f.gc_low_watermark
-                ),
-            ));
-        }
-        if let Some(h) = f.gc_high_watermark {
-            if h < f.gc_low_watermark {
-                return Err(Error::config(
-                    "ftl.gc_high_watermark",
-                    format!("{h} is below gc_low_watermark {}", f.gc_low_watermark),
-                ));
-            }
-        }
+        let gc = GcLayout::resolve(cfg)?;
         if f.streams == 0 || f.streams > 16 {
             return Err(Error::config("ftl.streams", format!("{} is out of range; expected 1..=16", f.streams)));
         }
@@ -213,7 +202,7 @@ impl Simulator {
             Limit { bytes: u64::MAX, source: "no limit: a description only".into(), raise: "" }
         };
         let estimate = caps.memory_estimate(r.track_data);
-        let geo = Geometry::from_capacities(caps, &cfg.ftl, model_limits);
+        let geo = Geometry::from_capacities(caps, f.streams, &gc, model_limits);
         if geo.is_err() && estimate > limit.bytes as f64 {
             return Err(Error::capacity(
                 "drive.user_capacity",
@@ -268,15 +257,17 @@ impl Simulator {
         // (the SLC-mode times of [timing] are ignored without a cache: a preset sets them
         // and `enabled = false` turns its cache off)
         let slc = match &f.slc_cache {
-            Some(c) if c.enabled => Some(slc_params(c, cfg, &geo)?),
+            Some(c) if c.enabled => Some(slc_params(c, cfg, &geo, gc.reserve_blocks())?),
             _ => None,
         };
         check_pts(cfg)?;
-        Ok(Prepared { geo, map_cache, memory, slc, policy_param: param, placement })
+        check_peer_knobs(cfg, &gc, placement.as_ref())?;
+        Ok(Prepared { geo, map_cache, memory, slc, policy_param: param, placement, gc })
     }
 
     pub fn new(cfg: Config) -> Result<Simulator> {
-        let Prepared { geo, map_cache, memory, slc, policy_param: param, placement } = Simulator::prepare(&cfg, true)?;
+        let Prepared { geo, map_cache, memory, slc, policy_param: param, placement, gc } =
+            Simulator::prepare(&cfg, true)?;
         let (f, r) = (&cfg.ftl, &cfg.run);
         let params = FtlParams {
             blocks: geo.blocks,
@@ -285,8 +276,10 @@ impl Simulator {
             page_size: geo.page_size,
             sector_size: geo.sector_size,
             streams: placement.as_ref().map_or(f.streams, |p| if p.placed() { p.handles } else { f.streams }),
-            gc_low: f.gc_low_watermark,
-            gc_high: f.gc_high_watermark.unwrap_or(f.gc_low_watermark),
+            gc_low: gc.low,
+            gc_high: gc.high,
+            groups: gc.groups,
+            shared_frontier: gc.shared,
             policy_param: param,
             check: f.check_invariants,
             track_data: r.track_data,
@@ -331,6 +324,7 @@ impl Simulator {
             pl_last,
             placement,
             pl_start: Vec::new(),
+            gc,
         })
     }
 
@@ -382,7 +376,7 @@ impl Simulator {
         &self.geo
     }
     pub fn op_report(&self) -> OpReport {
-        self.geo.op_report(self.cfg.ftl.gc_low_watermark)
+        self.geo.op_report(self.gc.reserve_blocks())
     }
     pub fn counters(&self) -> Counters {
         with_ftl!(&self.ftl, f => f.c.clone())
@@ -535,6 +529,37 @@ fn ftl_placement_counters(ftl: &AnyFtl) -> crate::ftl::PlacementCounters {
     with_ftl!(ftl, f => f.placement_counters().cloned()).unwrap_or_default()
 }
 
+/// The peer-parity knobs against what they cannot be combined with: GC groups and the
+/// shared frontier with persistently isolated placement (a GC frontier per handle), and the
+/// preconditioning fill fraction.
+fn check_peer_knobs(cfg: &Config, gc: &GcLayout, placement: Option<&crate::config::placement::Resolved>) -> Result<()> {
+    if placement.is_some_and(|p| p.persistent()) {
+        if gc.groups > 1 {
+            return Err(Error::config(
+                "ftl.gc_scope",
+                format!("\"{}\" cannot be combined with persistently isolated placement", cfg.ftl.gc_scope.name()),
+            ));
+        }
+        if gc.shared {
+            return Err(Error::config(
+                "ftl.gc_frontier",
+                "\"shared\" cannot be combined with persistently isolated placement (GC copies stay with their handle)",
+            ));
+        }
+    }
+    if let Some(fill) = cfg.run.precondition_fill {
+        let key = "run.precondition_fill";
+        crate::config::check_fraction(key, fill.0, 0.0, 1.0, false, true)?;
+        if cfg.run.precondition != crate::config::Precondition::Fill {
+            return Err(Error::config(key, "is only used with run.precondition = \"fill\""));
+        }
+        if placement.is_some_and(|p| !p.namespaces.is_empty()) {
+            return Err(Error::config(key, "cannot be combined with [[namespace]] (each namespace is filled whole)"));
+        }
+    }
+    Ok(())
+}
+
 /// `[workload.pts]` of the workload and of every phase.
 fn check_pts(cfg: &Config) -> Result<()> {
     crate::timed::pts::check(&cfg.workload, "workload")?;
@@ -545,7 +570,13 @@ fn check_pts(cfg: &Config) -> Result<()> {
 }
 
 /// The SLC cache's limits in blocks, checked against the drive.
-fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -> Result<crate::ftl::SlcParams> {
+/// `reserve`: the free-block reserve, blocks.
+fn slc_params(
+    c: &crate::config::SlcCacheConfig,
+    cfg: &Config,
+    geo: &Geometry,
+    reserve: u32,
+) -> Result<crate::ftl::SlcParams> {
     use crate::config::timing::Cell;
     use crate::config::{check_fraction, WhenFull};
     let key = "ftl.slc_cache";
@@ -588,9 +619,7 @@ fn slc_params(c: &crate::config::SlcCacheConfig, cfg: &Config, geo: &Geometry) -
     let max_blocks = (max * blocks).floor() as u32;
     let min_blocks = (min * blocks).floor() as u32;
     // the static part comes out of the spare area: leave GC at least half of it
-    let spare = geo.blocks as i64
-        - geo.user_pages.div_ceil(geo.pages_per_block as u64) as i64
-        - cfg.ftl.gc_low_watermark as i64;
+    let spare = geo.blocks as i64 - geo.user_pages.div_ceil(geo.pages_per_block as u64) as i64 - reserve as i64;
     if min_blocks as i64 > spare / 2 {
         return Err(Error::config(
             &format!("{key}.min_fraction"),

@@ -10,7 +10,9 @@ use crate::rng::Rng;
 use crate::workload;
 
 impl Simulator {
-    pub(super) fn fill(&mut self, passes: u64, request: u64, phase: &str) -> Result<()> {
+    /// Write the workload's span sequentially `passes` times in `request`-byte commands; a
+    /// pass writes the first `share` of it (1: all).
+    pub(super) fn fill(&mut self, passes: u64, request: u64, share: f64, phase: &str) -> Result<()> {
         let mut wl = self.build_workload(WorkloadType::Sequential, Some(request))?;
         let span_bytes = match &wl.pattern {
             workload::Pattern::Sequential(s) => {
@@ -19,7 +21,8 @@ impl Simulator {
             _ => unreachable!(),
         };
         for _ in 0..passes {
-            self.run_rounds(&mut wl, Amount::DriveWrites(span_bytes as f64 / self.geo.user_bytes as f64), phase)?;
+            let bytes = span_bytes as f64 * share;
+            self.run_rounds(&mut wl, Amount::DriveWrites(bytes / self.geo.user_bytes as f64), phase)?;
         }
         Ok(())
     }
@@ -41,7 +44,7 @@ impl Simulator {
         let b = self.geo.pages_per_block as usize;
         // the SLC cache's static part is held out of the native-mode pool GC works in
         let slc_static = self.slc.map(|s| s.min_blocks).unwrap_or(0);
-        let pool = crate::geometry::gc_pool_blocks(&self.geo, self.cfg.ftl.gc_low_watermark, slc_static);
+        let pool = crate::geometry::gc_pool_blocks(&self.geo, self.gc.reserve_blocks(), slc_static);
         let rho = span_pages as f64 / (pool as f64 * b as f64);
         let counts: Vec<u32> = match self.cfg.ftl.gc {
             GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random => {
@@ -98,7 +101,8 @@ impl Simulator {
                 if self.placement.as_ref().is_some_and(|p| !p.namespaces.is_empty()) {
                     return self.fill_namespaces(req - req % page, "precondition");
                 }
-                self.fill(1, req - req % page, "precondition")
+                let share = self.cfg.run.precondition_fill.map_or(1.0, |f| f.0);
+                self.fill(1, req - req % page, share, "precondition")
             }
             Precondition::Analytic => self.precondition_analytic(),
         }

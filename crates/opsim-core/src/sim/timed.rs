@@ -487,7 +487,7 @@ impl Simulator {
             self.security_erase();
             self.mark_round_start();
             let req = (128 * 1024u64).max(page);
-            self.fill(2, req - req % page, "precondition")
+            self.fill(2, req - req % page, 1.0, "precondition")
         } else {
             self.precondition()
         };
@@ -499,7 +499,7 @@ impl Simulator {
             r,
             self.geo.physical_pages(),
             self.geo.blocks,
-            self.cfg.ftl.gc_low_watermark,
+            self.gc.low,
             page,
             self.geo.sector_size as u64,
             self.cfg.run.seed,
