@@ -118,7 +118,7 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         place[fr.block as usize] += 1;
     }
     let members =
-        f.policy.iter().enumerate().flat_map(|(g, p)| p.members().into_iter().map(move |b| b + g as u32 * f.bpg));
+        f.group_policies().enumerate().flat_map(|(g, p)| p.members().into_iter().map(move |b| b + g as u32 * f.bpg));
     for b in members {
         if f.meta.state[b as usize] != BlockState::Closed {
             return Err(format!("block {b} is indexed by the {} policy but not closed", P::NAME));
@@ -181,7 +181,7 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
             ));
         }
     }
-    for (g, p) in f.policy.iter().enumerate() {
+    for (g, p) in f.group_policies().enumerate() {
         p.check(f.group_valid(g))?;
     }
     let erase_sum: u64 = f.meta.erase.iter().map(|&e| e as u64).sum();

@@ -141,6 +141,17 @@ struct Frontier {
 
 const EMPTY_FRONTIER: Frontier = Frontier { block: NONE, next: 0, end: 0 };
 
+/// The victim index of group `g` (a place expression, so that other fields stay borrowable).
+macro_rules! policy_of {
+    ($f:expr, $g:expr) => {
+        if $g == 0 {
+            &mut $f.policy
+        } else {
+            &mut $f.policies[$g - 1]
+        }
+    };
+}
+
 /// Where a collected block's valid pages go.
 #[derive(Clone, Copy, Debug)]
 enum Dest {
@@ -306,8 +317,11 @@ pub struct Ftl<P: Policy> {
     /// Native-mode destination of folds (SLC cache).
     fold: Frontier,
     slc: Option<Slc>,
-    /// Victim index per group, over the group's blocks numbered from 0.
-    policy: Vec<P>,
+    /// Victim index of group 0 (the whole drive with one group), over the group's blocks
+    /// numbered from 0 ...
+    policy: P,
+    /// ... and of groups 1.. (kept apart so that one group costs no indirection).
+    policies: Vec<P>,
     groups: u32,
     /// Blocks per group.
     bpg: u32,
@@ -353,12 +367,14 @@ impl<P: Policy> Ftl<P> {
         let p2l = table(phys, NONE, "physical-to-logical map")?;
         let bits = table(p.blocks as usize * wpb as usize, 0u64, "valid-page bitmap")?;
         let mut free = Vec::with_capacity(groups as usize);
-        let mut policy = Vec::with_capacity(groups as usize);
+        let mut policies = Vec::with_capacity(groups as usize - 1);
         for g in 0..groups {
             let mut q = try_deque(bpg as usize, "free-block queue")?;
             q.extend(g * bpg..(g + 1) * bpg);
             free.push(q);
-            policy.push(P::new(bpg, p.pages_per_block, p.policy_param)?);
+            if g > 0 {
+                policies.push(P::new(bpg, p.pages_per_block, p.policy_param)?);
+            }
         }
         Ok(Ftl {
             ppb: p.pages_per_block,
@@ -392,7 +408,8 @@ impl<P: Policy> Ftl<P> {
                 }),
                 None => None,
             },
-            policy,
+            policy: P::new(bpg, p.pages_per_block, p.policy_param)?,
+            policies,
             groups,
             bpg,
             shared: p.shared_frontier,
@@ -449,6 +466,10 @@ impl<P: Policy> Ftl<P> {
             let g = blk / self.bpg;
             (g as usize, blk - g * self.bpg)
         }
+    }
+    /// The victim index of each group, in order.
+    fn group_policies(&self) -> impl Iterator<Item = &P> {
+        std::iter::once(&self.policy).chain(&self.policies)
     }
     /// The blocks of group `g`'s valid counts (what its victim index sees).
     #[inline(always)]
@@ -555,7 +576,7 @@ impl<P: Policy> Ftl<P> {
         self.meta.valid[blk as usize] = old - 1;
         if P::TRACKS_INVALIDATE && self.meta.state[blk as usize] == BlockState::Closed {
             let (g, lb) = self.local(blk);
-            self.policy[g].on_invalidate(lb, old, self.c.host_write_pages);
+            policy_of!(self, g).on_invalidate(lb, old, self.c.host_write_pages);
         }
     }
 
@@ -575,7 +596,7 @@ impl<P: Policy> Ftl<P> {
         let (g, lb) = self.local(blk);
         let base = g * self.bpg as usize;
         let valid = &self.meta.valid[base..base + self.bpg as usize];
-        self.policy[g].on_close(lb, valid, self.c.host_write_pages);
+        policy_of!(self, g).on_close(lb, valid, self.c.host_write_pages);
     }
 
     /// Take the oldest erased block of group `g`.
@@ -645,7 +666,7 @@ impl<P: Policy> Ftl<P> {
             let mut stalls = 0u32;
             let dest = if self.shared { Dest::Host(i) } else { Dest::Gc(g) };
             while (self.free[g].len() as u32) < self.high {
-                if self.policy[g].is_empty() && self.slc.as_ref().is_some_and(|s| !s.queue.is_empty()) {
+                if policy_of!(self, g).is_empty() && self.slc.as_ref().is_some_and(|s| !s.queue.is_empty()) {
                     // everything closed is in the SLC cache: folding frees blocks
                     self.fold_one()?;
                     continue;
@@ -708,7 +729,7 @@ impl<P: Policy> Ftl<P> {
         let base = g * self.bpg as usize;
         let valid = &self.meta.valid[base..base + self.bpg as usize];
         let v = base as u32
-            + self.policy[g]
+            + policy_of!(self, g)
                 .select(valid, &mut self.rng, now)
                 .ok_or_else(|| Error::internal("garbage collection found no closed block to collect"))?;
         let valid = self.meta.valid[v as usize];
@@ -870,7 +891,7 @@ impl<P: Policy> Ftl<P> {
     pub fn background_collect(&mut self, target: u32) -> Result<Option<u32>> {
         let g = (0..self.groups as usize).min_by_key(|&g| self.free[g].len()).unwrap_or(0);
         let n = self.free[g].len() as u32;
-        if n >= target || n == 0 || self.policy[g].is_empty() {
+        if n >= target || n == 0 || policy_of!(self, g).is_empty() {
             return Ok(None);
         }
         let dest = if self.shared { Dest::Host(g) } else { Dest::Gc(g) };
@@ -903,7 +924,8 @@ impl<P: Policy> Ftl<P> {
                 let blk = self.div.div(old) as usize;
                 prefetch_write(&self.meta.valid, blk);
                 let (g, lb) = self.local(blk as u32);
-                self.policy[g].prefetch(lb as usize);
+                let pol = if g == 0 { &self.policy } else { &self.policies[g - 1] };
+                pol.prefetch(lb as usize);
             }
         }
     }
@@ -1082,7 +1104,8 @@ impl<P: Policy> Ftl<P> {
             s.flag.iter_mut().for_each(|f| *f = false);
             s.count = 0;
         }
-        self.policy.iter_mut().for_each(|p| p.clear());
+        self.policy.clear();
+        self.policies.iter_mut().for_each(|p| p.clear());
     }
 
     /// Every write frontier: the host streams', GC's and the fold's.

@@ -136,6 +136,7 @@ impl Recorder {
         }
     }
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn complete(
         &mut self,
         t: u64,
