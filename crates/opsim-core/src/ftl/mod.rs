@@ -664,27 +664,42 @@ impl<P: Policy> Ftl<P> {
             // A victim with every page valid frees nothing (FIFO meets one right after a
             // sequential fill); give up only when GC has gone through every block in vain.
             let mut stalls = 0u32;
-            let dest = if self.shared { Dest::Host(i) } else { Dest::Gc(g) };
-            while (self.free[g].len() as u32) < self.high {
-                if policy_of!(self, g).is_empty() && self.slc.as_ref().is_some_and(|s| !s.queue.is_empty()) {
-                    // everything closed is in the SLC cache: folding frees blocks
-                    self.fold_one()?;
-                    continue;
+            let (ppb, blocks) = (self.ppb, self.blocks);
+            let mut stalled = |copied: u32| {
+                stalls = if copied == ppb { stalls + 1 } else { 0 };
+                if stalls > blocks {
+                    return Err(Error::capacity(
+                        "drive.op",
+                        format!(
+                            "garbage collection cannot free space: the {} policy went through every block \
+                             and found all pages valid; the workload's data does not fit with this OP",
+                            P::NAME
+                        ),
+                    ));
                 }
-                if self.collect(g, dest)? == self.ppb {
-                    stalls += 1;
-                    if stalls > self.blocks {
-                        return Err(Error::capacity(
-                            "drive.op",
-                            format!(
-                                "garbage collection cannot free space: the {} policy went through every block \
-                                 and found all pages valid; the workload's data does not fit with this OP",
-                                P::NAME
-                            ),
-                        ));
+                Ok(())
+            };
+            if self.shared {
+                // compact in place: one victim's valid pages start the host's next block and
+                // the host fills the rest (the pool stays where it is: one block taken, one
+                // erased); another victim only when the copies filled the block
+                loop {
+                    let copied = self.collect(g, Dest::Host(i))?;
+                    let f = self.host[i];
+                    if f.block == NONE || f.next < f.end {
+                        break;
                     }
-                } else {
-                    stalls = 0;
+                    stalled(copied)?;
+                }
+            } else {
+                while (self.free[g].len() as u32) < self.high {
+                    if policy_of!(self, g).is_empty() && self.slc.as_ref().is_some_and(|s| !s.queue.is_empty()) {
+                        // everything closed is in the SLC cache: folding frees blocks
+                        self.fold_one()?;
+                        continue;
+                    }
+                    let copied = self.collect(g, Dest::Gc(g))?;
+                    stalled(copied)?;
                 }
             }
         }
