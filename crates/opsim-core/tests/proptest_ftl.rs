@@ -36,14 +36,21 @@ fn sim(gc: &str, b: u32) -> Simulator {
 
 /// `slc`: the body of an `[ftl.slc_cache]` table, or no cache.
 fn sim_slc(gc: &str, b: u32, slc: Option<&str>) -> Simulator {
-    let extra = if gc == "d-choices" { "d = 3" } else { "" };
+    sim_knobs(gc, b, slc, "", 0.25)
+}
+
+/// `knobs`: more `[ftl]` keys (GC frontier, scope, reserve); the drive has 2 dies of 2 planes.
+fn sim_knobs(gc: &str, b: u32, slc: Option<&str>, knobs: &str, op: f64) -> Simulator {
+    let extra = if gc == "d-choices" { format!("d = 3\n{knobs}") } else { knobs.to_owned() };
     let slc = slc.map(|t| format!("[ftl.slc_cache]\n{t}")).unwrap_or_default();
     Simulator::from_toml(&format!(
         r#"
         [drive]
         user_capacity = "2MiB"
-        op = 0.25
+        op = {op}
         pages_per_block = {b}
+        dies = 2
+        planes_per_die = 2
         [ftl]
         gc = "{gc}"
         {extra}
@@ -63,7 +70,12 @@ fn run_case(gc: &str, b: u32, cmds: Vec<Cmd>) -> Result<(), TestCaseError> {
 }
 
 fn run_case_slc(gc: &str, b: u32, slc: Option<&str>, cmds: Vec<Cmd>) -> Result<(), TestCaseError> {
-    let mut s = sim_slc(gc, b, slc);
+    run_case_knobs(gc, b, slc, "", cmds)
+}
+
+/// With `knobs`, the drive has OP 0.5: a pool per plane keeps its own reserve and frontiers.
+fn run_case_knobs(gc: &str, b: u32, slc: Option<&str>, knobs: &str, cmds: Vec<Cmd>) -> Result<(), TestCaseError> {
+    let mut s = sim_knobs(gc, b, slc, knobs, if knobs.is_empty() { 0.25 } else { 0.5 });
     let spp = s.geometry().sectors_per_page();
     let total = s.max_address_sectors();
     let pages = total / spp;
@@ -143,6 +155,15 @@ proptest! {
         run_case_slc("greedy", 8, Some("min_fraction = 0.05"), cmds.clone())?;
         run_case_slc("fifo", 8, Some("when_full = \"direct\"\nmin_fraction = 0.05\nmax_fraction = 0.2"), cmds.clone())?;
         run_case_slc("d-choices", 16, Some("bits_per_cell = 2"), cmds)?;
+    }
+
+    #[test]
+    fn gc_scope_frontier_and_reserve_keep_invariants(cmds in prop::collection::vec(cmd(4096), 1..400)) {
+        // 80 blocks of 8 pages in 4 planes; every block holds only its plane's logical pages
+        run_case_knobs("greedy", 8, None, "gc_scope = \"plane\"\ngc_frontier = \"shared\"", cmds.clone())?;
+        run_case_knobs("fifo", 8, None, "gc_scope = \"die\"\ngc_reserve = \"2 blocks per plane\"", cmds.clone())?;
+        run_case_knobs("d-choices", 16, None, "gc_frontier = \"shared\"\ngc_reserve = \"3 blocks per drive\"", cmds.clone())?;
+        run_case_knobs("cost-benefit", 8, None, "gc_scope = \"plane\"", cmds)?;
     }
 
     #[test]

@@ -40,6 +40,19 @@ def window_text(d: dict) -> str:
     return f"rounds {mw['first_round']}..{mw['last_round']}, {fmt_bytes(mw['host_write_bytes'])} host writes"
 
 
+def gc_layout_rows(d: dict) -> list[tuple[str, str]]:
+    """The GC frontier, scope and reserve, when a config set them (docs/peers.md)."""
+    g = d.get("gc_layout")
+    if not g:
+        return []
+    scope = "the whole drive" if g["scope"] == "drive" else f"per {g['scope']} ({g['groups']:,} pools)"
+    return [
+        ("GC scope", scope),
+        ("GC frontier", "shared with the host (compact in place)" if g["frontier"] == "shared" else "separate"),
+        ("free-block reserve", f"{g['reserve_blocks']:,} blocks ({g['low']:,} per pool)"),
+    ]
+
+
 def summary_text(d: dict, all_rounds: bool = False) -> str:
     op, drv, ss = d["op"], d["drive"], d["steady_state"]
     lines = [
@@ -55,6 +68,7 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
                 ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
                 ("OP seen by GC (user basis)", pct(op["effective"])),
                 ("GC policy", d["gc"]),
+                *gc_layout_rows(d),
                 ("workload", workload_text(d["config"])),
                 *placement_rows(d),
                 ("WAF (measurement window)", waf_text(d)),

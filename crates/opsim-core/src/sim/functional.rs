@@ -413,6 +413,7 @@ impl Simulator {
             namespaces,
             handles,
             fdp_stats,
+            gc_layout: self.gc_layout_report(),
         })
     }
 

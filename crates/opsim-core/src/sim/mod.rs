@@ -47,7 +47,9 @@ mod timed;
 
 pub use placement::{FdpStats, HandleReport, NamespaceReport, PlacementReport};
 pub(crate) use report::drive_report;
-pub use report::{DriveReport, Perf, Round, SimResult, TimedLatency, TimedReport, TraceReplay, Victims, Wear, Window};
+pub use report::{
+    DriveReport, GcLayoutReport, Perf, Round, SimResult, TimedLatency, TimedReport, TraceReplay, Victims, Wear, Window,
+};
 pub(crate) use timed::resolve_timing;
 
 /// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available;
@@ -367,6 +369,20 @@ impl Simulator {
             Some(p) if p.placed() => p.handles,
             _ => self.cfg.ftl.streams,
         }
+    }
+
+    /// Garbage collection's layout, when a config sets its frontier, scope or reserve.
+    pub fn gc_layout_report(&self) -> Option<report::GcLayoutReport> {
+        let f = &self.cfg.ftl;
+        let set = f.gc_frontier != Default::default() || f.gc_scope != Default::default() || f.gc_reserve.is_some();
+        set.then(|| report::GcLayoutReport {
+            frontier: if self.gc.shared { "shared" } else { "separate" },
+            scope: f.gc_scope.name(),
+            groups: self.gc.groups,
+            low: self.gc.low,
+            high: self.gc.high,
+            reserve_blocks: self.gc.reserve_blocks(),
+        })
     }
 
     pub fn config(&self) -> &Config {

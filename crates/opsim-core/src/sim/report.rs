@@ -114,6 +114,26 @@ pub struct SimResult {
     /// The FDP statistics log's counters over the drive's life (mode fdp).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fdp_stats: Option<super::FdpStats>,
+    /// Garbage collection's frontier, scope and reserve, when `ftl.gc_frontier`,
+    /// `ftl.gc_scope` or `ftl.gc_reserve` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc_layout: Option<GcLayoutReport>,
+}
+
+/// How garbage collection was laid out (docs/peers.md).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GcLayoutReport {
+    /// "separate" or "shared".
+    pub frontier: &'static str,
+    /// "drive", "die" or "plane".
+    pub scope: &'static str,
+    /// Pools GC works within (dies or planes; 1: the drive).
+    pub groups: u32,
+    /// Per pool: GC starts below `low` free blocks, runs until `high` are free.
+    pub low: u32,
+    pub high: u32,
+    /// Free blocks held in all.
+    pub reserve_blocks: u32,
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
