@@ -453,10 +453,6 @@ impl<P: Policy> Ftl<P> {
     pub fn free_blocks(&self) -> u32 {
         self.nfree
     }
-    /// Block groups GC works within (1: the whole drive).
-    pub fn groups(&self) -> u32 {
-        self.groups
-    }
     /// The group of block `blk` and its number within the group.
     #[inline(always)]
     fn local(&self, blk: u32) -> (usize, u32) {

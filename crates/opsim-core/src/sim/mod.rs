@@ -231,7 +231,10 @@ impl Simulator {
         let pl_memory = placement
             .as_ref()
             .map_or(0, |p| geo.user_pages * crate::ftl::placement::bytes_per_page(p.handles) + geo.blocks as u64);
-        let ftl_memory = geo.memory_estimate(r.track_data) + pl_memory;
+        // each GC pool past the first keeps its own victim index heads (greedy: a bucket per
+        // valid count) and free queue
+        let groups_memory = (gc.groups as u64 - 1) * (geo.pages_per_block as u64 + 1 + 16) * 4;
+        let ftl_memory = geo.memory_estimate(r.track_data) + pl_memory + groups_memory;
         let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
         if memory > limit.bytes {
             let (key, part, advice) = match &map_cache {
