@@ -242,3 +242,64 @@ def test_measure_refuses_a_directory_with_results_unless_replace(tmp_path, capsy
     assert second["started_at"] and (out / "result.json").read_bytes() != first
     assert not (out / "round-007.json").exists()
     assert [r["fio_json"] for r in second["rounds"]] == ["round-001.json"]
+
+
+def test_sighup_simulate_exits_129(tmp_path):
+    cfg = tmp_path / "long.toml"
+    cfg.write_text(LONG_RUN)
+    doc = tmp_path / "partial.json"
+    p = start(["simulate", str(cfg), "--json-file", str(doc)])
+    _, err = finish(p, signal.SIGHUP, 1.5)
+    assert p.returncode == 129, err
+    assert json.loads(doc.read_text())["interrupted"] is True
+
+
+# --------------------------------------------------------------------------- every child dies with opsim
+
+PARENT = textwrap.dedent("""
+    import sys
+    from opsim import childproc
+    child = childproc.popen([sys.executable, "-c", "import time; time.sleep(300)", sys.argv[1]])
+    print(child.pid, flush=True)
+    sys.stdin.read()
+""")
+
+
+def test_a_child_of_childproc_dies_with_its_parent(tmp_path):
+    """A parent killed with SIGKILL (no handler runs) takes its child along."""
+    mark = str(tmp_path)  # the child's extra argument: finds this test's child only
+    p = subprocess.Popen([sys.executable, "-c", PARENT, mark], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(p.stdout.readline())
+        assert child in procs_naming(mark)
+        p.kill()
+        p.wait()
+        time.sleep(0.5)
+        assert procs_naming(mark) == [], "the child outlived its parent"
+    finally:
+        for pid in procs_naming(mark):
+            os.kill(pid, signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdin.close()
+        p.stdout.close()
+
+
+def test_every_child_process_is_started_through_childproc():
+    """No module but opsim.childproc calls subprocess.run/Popen/call/check_output or os.system,
+    os.popen, os.spawn*, os.fork: a tool started otherwise would outlive a killed opsim."""
+    import re
+
+    start_call = re.compile(
+        r"\bsubprocess\.(run|Popen|call|check_call|check_output)\(|\bos\.(system|popen|spawn\w*|fork|exec\w*)\("
+    )
+    pkg = ROOT / "python" / "opsim"
+    offenders = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in sorted(pkg.rglob("*.py"))
+        if p.name != "childproc.py"
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if start_call.search(line)
+    ]
+    assert offenders == []

@@ -304,7 +304,8 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
     """Run fio with ``--output-format=json+ --output=json_path`` (json+ adds the latency
     histogram bins); return the parsed document.
 
-    fio runs in its own session (process group), so nothing but opsim signals it.  ``stop``:
+    fio runs in its own session (process group), so nothing but opsim signals it, and dies
+    with opsim (:mod:`opsim.childproc`: a SIGKILL of opsim ends it too).  ``stop``:
     a callable returning the number of a stop signal received (see
     :class:`opsim.measure.signals.StopSignals`) or None; it is polled every 0.1 s.  On a stop
     request, or :class:`KeyboardInterrupt` where no handler is installed, fio's group is

@@ -1,7 +1,8 @@
 """The measurement tests: WSAT, the PTS IOPS test and the AnandTech IO-consistency run.
 
 Each round is one fio invocation (JSON output and per-second logs in the output
-directory), so a run that ends early keeps every completed round: on a stop signal
+directory, named ``.partial`` until the round has finished), so a run that ends early keeps
+every completed round: on a stop signal
 (SIGINT, SIGTERM, SIGHUP: fio's process group is stopped, ``interrupted`` is true) and when fio
 fails (exits non-zero, is killed, hangs: ``error`` says how).  The SNIA steady-state rule
 is applied by opsim to the round values with :func:`opsim.sim.steady_state` (Rust core).
