@@ -176,8 +176,8 @@ def test_new_file_is_created_and_recognised_as_scratch_next_time(tmp_path, fake_
     assert rc == 0, capsys.readouterr().err
     # the default scratch file in a re-used output directory, too
     out = tmp_path / "same"
-    for _ in range(2):
-        rc = main([*WSAT, "--time-cap", "2", "-o", str(out), "--json"])
+    for again in ([], ["--replace"]):  # --replace: the directory holds the first run's results
+        rc = main([*WSAT, "--time-cap", "2", "-o", str(out), "--json", *again])
         assert rc == 0, capsys.readouterr().err
     assert scratch.is_scratch(out / "opsim-measure.dat")[0]
 

@@ -4,7 +4,7 @@ Every sub-command lives in its own module that exposes ``register(subparsers, co
 ``register`` adds a parser whose ``func(args) -> Output`` does the work.  This module owns
 the conventions: ``--json`` (a plain flag: the document on stdout) and ``--json-file FILE``
 (the document written to FILE, the table printed), exit codes (0 ok, 2 bad input, 1 other
-failure, 130 interrupted) and error messages without tracebacks (set ``OPSIM_DEBUG=1`` to see
+failure, 130 interrupted, 143 SIGTERM) and error messages without tracebacks (set ``OPSIM_DEBUG=1`` to see
 them).  No option takes an optional value: one could swallow the positional argument after
 it (``--json before.json after.json``).
 """
@@ -20,6 +20,7 @@ import sys
 from ._output import Output, atomic_write_text, check_writable_file, dumps
 from ._version import __version__
 from .errors import InputError, OpsimError
+from .stopsignals import TermAsInterrupt, Terminated, interrupt_exit_code
 
 
 def command_modules() -> list[str]:
@@ -91,8 +92,13 @@ def emit(out: Output, to_stdout: bool, json_file: str | None) -> None:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    # SIGTERM and SIGHUP end a command as Ctrl-C does: what was done is kept, exit 128 + signal
+    with TermAsInterrupt() as term:
+        return term.exit_code(_run(args))
+
+
+def _run(args) -> int:
     debug = os.environ.get("OPSIM_DEBUG") not in (None, "", "0")
     try:
         json_file = getattr(args, "json_file", None)
@@ -107,9 +113,9 @@ def main(argv=None) -> int:
         kind = "error" if isinstance(e, InputError) else "failed"
         sys.stderr.write(f"opsim: {kind}: {printable(str(e))}\n")
         return e.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("opsim: interrupted\n")
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (Terminated)
+        sys.stderr.write(f"opsim: interrupted{f' by {e}' if isinstance(e, Terminated) else ''}\n")
+        return interrupt_exit_code(e)
     except BrokenPipeError:
         return 1
     except Exception as e:  # an opsim bug: say so plainly, exit 1

@@ -41,6 +41,7 @@ import stat
 import subprocess
 from dataclasses import asdict, dataclass, field
 
+from . import childproc
 from .errors import DeviceError
 
 __all__ = ["Target", "guard_destructive", "overridable_problems", "probe_target"]
@@ -210,7 +211,7 @@ def _signatures(path: str) -> tuple[list[str], list[str], str | None]:
     blkid = _tool("blkid")
     if blkid:
         try:
-            r = subprocess.run(
+            r = childproc.run(
                 [blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30, check=False
             )
         except (OSError, subprocess.TimeoutExpired) as e:
@@ -233,7 +234,7 @@ def _signatures(path: str) -> tuple[list[str], list[str], str | None]:
     wipefs = _tool("wipefs")
     if wipefs:
         try:
-            r = subprocess.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30, check=False)
+            r = childproc.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30, check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
             failures.append(f"wipefs -n failed: {e}")
         else:

@@ -66,11 +66,15 @@ def register(sub, common):
     p.add_argument("--qd", type=int, default=32, help="queue depth per job (default 32)")
     p.add_argument("--threads", type=int, default=1, help="fio numjobs (default 1)")
     p.add_argument("--round", dest="round_s", type=int, default=60, help="round length in seconds (default 60)")
-    p.add_argument("--bs", default=None, help="block size(s), comma-separated (default 4k; iops: PTS list)")
-    p.add_argument("--rwmix", default=None, help="R/W mixes for iops, e.g. 0/100,65/35,100/0 (default PTS list)")
+    p.add_argument(
+        "--bs", default=None, help="block size (default 4k); iops: a comma-separated list (default the PTS list)"
+    )
+    p.add_argument("--rwmix", default=None, help="iops only: R/W mixes, e.g. 0/100,65/35,100/0 (default PTS list)")
     p.add_argument("--time-cap", type=float, default=None, help="stop after this many seconds")
-    p.add_argument("--max-rounds", type=int, default=25, help="iops: at most this many rounds (default 25)")
-    p.add_argument("--capacity-multiple", type=float, default=4.0, help="wsat: stop after N x capacity (default 4)")
+    p.add_argument("--max-rounds", type=int, default=None, help="iops only: at most this many rounds (default 25)")
+    p.add_argument(
+        "--capacity-multiple", type=float, default=None, help="wsat only: stop after N x capacity (default 4)"
+    )
     p.add_argument(
         "--ioengine",
         default=None,
@@ -119,7 +123,14 @@ def register(sub, common):
     p.add_argument(
         "-o",
         "--output-dir",
-        help="directory for result.json and fio files (default opsim-measure-TEST-DATE-TIME; its parent must exist)",
+        help="directory for result.json and fio files (default opsim-measure-TEST-DATE-TIME; its parent must "
+        "exist); one that holds a measurement's results already is refused unless --replace is given",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="the output directory holds results of an earlier measurement: delete them (result.json, the "
+        "round files, SMART snapshots) and measure again",
     )
     p.set_defaults(func=run)
 
@@ -242,12 +253,35 @@ def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
     return out, warnings
 
 
+#: the options that apply to some tests only: option (argparse dest) -> the tests it applies to.
+#: Every other option applies to every test.  Given for another test, an option is refused.
+TEST_OPTIONS = {
+    "max_rounds": ("iops",),
+    "rwmix": ("iops",),
+    "capacity_multiple": ("wsat",),
+}
+
+
+def _check_test_options(args) -> None:
+    """Refuse an option that does not apply to the chosen test (it would be ignored)."""
+    for dest, tests in TEST_OPTIONS.items():
+        if getattr(args, dest) is not None and args.test not in tests:
+            opt = "--" + dest.replace("_", "-")
+            raise ConfigError(
+                f"{opt} applies to the {' and '.join(tests)} test only, not to {args.test}; leave it out",
+                key=opt[2:],
+            )
+    if args.test != "iops" and args.bs and len(_bs_list(args.bs)) > 1:
+        raise ConfigError(f"--bs: {args.test} runs one block size; a list ({args.bs}) is for iops only", key="bs")
+
+
 def _check_options(args) -> None:
     """Every numeric option, before anything else (nothing probed, created or run yet)."""
+    _check_test_options(args)
     _int_range(args.qd, "qd", 1, MAX_QD)
     _int_range(args.threads, "threads", 1, MAX_THREADS)
     _int_range(args.round_s, "round", 1)
-    _int_range(args.max_rounds, "max-rounds", 1, 25 if args.test == "iops" else None)
+    _int_range(args.max_rounds, "max-rounds", 1, 25)
     _int_range(args.precondition, "precondition", 0)
     _finite_positive(args.time_cap, "time-cap")
     _finite_positive(args.capacity_multiple, "capacity-multiple")
@@ -259,6 +293,38 @@ def _check_options(args) -> None:
         _mixes(args.rwmix)
     if args.bs:
         _bs_list(args.bs)
+
+
+#: the files a measurement writes in its output directory (the scratch file aside):
+#: result.json, SMART snapshots, and each round's fio JSON and logs (finished or ``.partial``)
+RESULT_FILES = re.compile(
+    r"(result|smart-before|smart-after)\.json"
+    r"|(round-\d{3}(-\w+-r\d+w\d+)?|fill|precondition)(\.partial)?(\.json|_[a-z]+(\.\d+)?\.log)"
+)
+
+
+def _previous_results(outdir: str, replace: bool) -> list[str]:
+    """The files of an earlier measurement in ``outdir``: refused without ``replace`` (a run
+    would mix its rounds with the old ones and replace result.json); with it, returned for
+    :func:`_clear` to delete."""
+    try:
+        found = sorted(n for n in os.listdir(outdir) if RESULT_FILES.fullmatch(n))
+    except OSError:  # not there yet (check_writable_dir has checked the rest)
+        return []
+    if found and not replace:
+        more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+        raise ConfigError(
+            f"--output-dir: {outdir} already holds a measurement's results ({found[0]}{more}); give "
+            "another directory, or add --replace to delete them and measure again",
+            key="output-dir",
+        )
+    return found
+
+
+def _clear(outdir: str, names: list[str]) -> None:
+    """Delete an earlier measurement's files, result.json first."""
+    for n in sorted(names, key=lambda n: n != "result.json"):
+        os.remove(os.path.join(outdir, n))
 
 
 def _existing_ancestor(d: str) -> str:
@@ -363,6 +429,7 @@ def run(args) -> Output:
         F.refuse_file_target()
     outdir = args.output_dir or f"opsim-measure-{args.test}-{time.strftime('%Y%m%d-%H%M%S')}"
     check_writable_dir(outdir, key="output-dir")
+    previous = _previous_results(outdir, args.replace)
     create = False
     placement = None
     if args.device:
@@ -415,8 +482,8 @@ def run(args) -> Output:
         bs=bs,
         mixes=mixes if args.test == "iops" else ((0, 100),),
         time_cap_s=args.time_cap,
-        max_rounds=args.max_rounds,
-        capacity_multiple=args.capacity_multiple,
+        max_rounds=args.max_rounds if args.max_rounds is not None else 25,
+        capacity_multiple=args.capacity_multiple if args.capacity_multiple is not None else 4.0,
         ioengine=args.ioengine or "libaio",
         direct=not args.buffered,
         fio_steadystate=_fio_steadystate(args.fio_steadystate),
@@ -439,6 +506,7 @@ def run(args) -> Output:
             notify=lambda msg: sys.stderr.write(msg + "\n"),
         )
     os.makedirs(outdir, exist_ok=True)
+    _clear(outdir, previous)
     if args.smart:
         from ..smart import take_snapshot
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 
 from .._output import Output, kv_table, table
 from ..errors import InputError
+from ..stopsignals import INTERRUPT_EXIT
 from ..units import pct
 
 #: at most this many rows in the printed table (the file and --json hold them all)
@@ -157,24 +157,18 @@ def run(args) -> Output:
     grid = load_grid(args.grid)
     output = args.output or default_output(args.grid)
 
-    # a batch system's SIGTERM ends the run like Ctrl-C: finished points are saved
-    def on_term(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, on_term)
-    try:
-        outcome = run_sweep(
-            grid,
-            output,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            limit=args.limit,
-            fresh=args.fresh,
-            progress=args.progress,
-            on_interrupt="return",
-        )
-    finally:
-        signal.signal(signal.SIGTERM, old)
+    # a batch system's SIGTERM ends the run like Ctrl-C (opsim.cli's main raises Terminated, a
+    # KeyboardInterrupt): finished points are saved, and main turns the 130 into 143
+    outcome = run_sweep(
+        grid,
+        output,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        limit=args.limit,
+        fresh=args.fresh,
+        progress=args.progress,
+        on_interrupt="return",
+    )
     s = outcome.summary
-    code = 130 if s["interrupted"] else 1 if s["errors"] else 0
+    code = INTERRUPT_EXIT if s["interrupted"] else 1 if s["errors"] else 0
     return Output(data=document(outcome), text=summary_text(outcome), exit_code=code)

@@ -21,6 +21,7 @@ import stat
 import subprocess
 from dataclasses import dataclass
 
+from .. import childproc
 from ..errors import CommandError, ConfigError, DeviceError
 
 ENGINE = "io_uring_cmd"
@@ -163,7 +164,7 @@ def check_fio(fio: str, version: str, options: list[str]) -> None:
     missing = []
     for name in options:
         try:
-            r = subprocess.run([fio, f"--cmdhelp={name}"], capture_output=True, text=True, timeout=30)
+            r = childproc.run([fio, f"--cmdhelp={name}"], capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise CommandError(f"fio --cmdhelp={name} failed: {e}") from None
         if "no such command" in (r.stdout + r.stderr).lower():

@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 
+from .. import childproc
 from ..errors import CommandError, InputError
 from ..toolio import extract_json
 from .signals import signal_name
@@ -39,7 +40,7 @@ def fio_binary() -> str:
 
 def fio_version(fio: str | None = None) -> str:
     try:
-        r = subprocess.run([fio or fio_binary(), "--version"], capture_output=True, text=True, timeout=30)
+        r = childproc.run([fio or fio_binary(), "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise CommandError(f"fio --version failed: {e}") from None
     return r.stdout.strip() or r.stderr.strip()
@@ -303,7 +304,8 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
     """Run fio with ``--output-format=json+ --output=json_path`` (json+ adds the latency
     histogram bins); return the parsed document.
 
-    fio runs in its own session (process group), so nothing but opsim signals it.  ``stop``:
+    fio runs in its own session (process group), so nothing but opsim signals it, and dies
+    with opsim (:mod:`opsim.childproc`: a SIGKILL of opsim ends it too).  ``stop``:
     a callable returning the number of a stop signal received (see
     :class:`opsim.measure.signals.StopSignals`) or None; it is polled every 0.1 s.  On a stop
     request, or :class:`KeyboardInterrupt` where no handler is installed, fio's group is
@@ -315,7 +317,7 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
     full = [*argv, "--output-format=json+", f"--output={json_path}"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+            proc = childproc.popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         except OSError as e:
             raise FioFailed(f"cannot start fio: {e.strerror or e}") from None
         start = last_tick = time.monotonic()
@@ -333,8 +335,8 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
                 if on_tick and now - last_tick >= 0.5:
                     last_tick = now
                     on_tick(now - start)
-        except KeyboardInterrupt:
-            why = Interrupted(signal.SIGINT)
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP outside a StopSignals block
+            why = Interrupted(getattr(e, "signum", signal.SIGINT))
         except BaseException:
             stop_fio(proc)
             raise

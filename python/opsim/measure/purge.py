@@ -36,7 +36,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from .. import devices
+from .. import childproc, devices
 from ..errors import CommandError, DeviceError
 from ..planner.probe import parse_hdparm_security
 
@@ -64,7 +64,7 @@ def run_command(argv: list[str], timeout: float | None = None, uninterruptible: 
     """Run a command and capture its output.  ``uninterruptible``: the command runs in its own
     session (a terminal's Ctrl-C does not reach it) and Ctrl-C only prints a note."""
     try:
-        proc = subprocess.Popen(
+        proc = childproc.popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=uninterruptible
         )
     except OSError as e:

@@ -1,7 +1,8 @@
 """The measurement tests: WSAT, the PTS IOPS test and the AnandTech IO-consistency run.
 
 Each round is one fio invocation (JSON output and per-second logs in the output
-directory), so a run that ends early keeps every completed round: on a stop signal
+directory, named ``.partial`` until the round has finished), so a run that ends early keeps
+every completed round: on a stop signal
 (SIGINT, SIGTERM, SIGHUP: fio's process group is stopped, ``interrupted`` is true) and when fio
 fails (exits non-zero, is killed, hangs: ``error`` says how).  The SNIA steady-state rule
 is applied by opsim to the round values with :func:`opsim.sim.steady_state` (Rust core).
@@ -44,6 +45,9 @@ PTS_BLOCK_SIZES = ("512", "4k", "8k", "16k", "32k", "64k", "128k", "1m")
 PTS_MIXES = ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))  # (read %, write %)
 #: the iops test's measurement window when steady state is not reached: the last rounds
 LAST_ROUNDS = 5
+#: what a round's file names carry while fio writes them (``round-001.partial.json``,
+#: ``round-001.partial_iops.1.log``): a round stopped or killed midway never looks finished
+PARTIAL = ".partial"
 
 
 @dataclass
@@ -140,11 +144,14 @@ def _base_argv(
         "--refill_buffers",
         "--group_reporting",
         f"--percentile_list={FIO_PERCENTILE_LIST}",
-        f"--write_iops_log={prefix}",
-        f"--write_lat_log={prefix}",
+        f"--write_iops_log={prefix}{PARTIAL}",
+        f"--write_lat_log={prefix}{PARTIAL}",
         "--log_avg_msec=1000",
         "--per_job_logs=1",
         "--allow_file_create=1",
+        # jobs as threads of the one fio process, which dies with opsim (opsim.childproc): forked
+        # job processes would outlive a SIGKILLed fio and go on writing
+        "--thread",
     ]
     if plan.fdp is not None:
         argv += plan.fdp.fio_args()
@@ -152,8 +159,6 @@ def _base_argv(
         argv.append(f"--rwmixread={rwmixread}")
     if time_based and runtime_s:
         argv += ["--time_based", f"--runtime={max(1, int(runtime_s))}"]
-    if plan.numjobs > 1 and plan.target_kind == "file":
-        argv.append("--thread")
     if plan.fio_steadystate:
         argv += [f"--steadystate={plan.fio_steadystate}", f"--ss_dur={max(2, int(runtime_s or 60))}"]
     return argv
@@ -172,8 +177,11 @@ def _round(
     prog: Progress,
     status: str,
 ) -> tuple[dict, list, dict]:
-    """Run one fio round.  Returns (round, per-second points, {"all"|"read"|"write": Latency})."""
-    json_path = f"{prefix}.json"
+    """Run one fio round.  Returns (round, per-second points, {"all"|"read"|"write": Latency}).
+
+    fio writes the round's files under ``prefix + PARTIAL``; they get their final names
+    (:func:`_commit`) only once the round has finished and been read."""
+    json_path = f"{prefix}{PARTIAL}.json"
     doc = run_fio(
         argv,
         json_path,
@@ -186,8 +194,8 @@ def _round(
         raise FioFailed(f"fio reported error(s) {s['fio_errors']} in {label} ({os.path.basename(json_path)})")
     runtime = s["runtime_ms"] / 1000.0 or float(runtime_s or 0)
     try:
-        per_dir = per_second_dirs(log_paths(prefix, "iops"))
-        lat_s = per_second(log_paths(prefix, "clat"), reduce_jobs="mean")
+        per_dir = per_second_dirs(log_paths(prefix + PARTIAL, "iops"))
+        lat_s = per_second(log_paths(prefix + PARTIAL, "clat"), reduce_jobs="mean")
     except InputError as e:  # fio's own log, not the user's input
         raise FioFailed(f"fio's log is unreadable: {e}") from None
     bs_bytes = size_bytes(bs)
@@ -229,10 +237,21 @@ def _round(
         "io_bytes": s["io_bytes"],
         "runtime_s": runtime,
         "directions": s["directions"],
-        "fio_json": os.path.basename(json_path),
+        "fio_json": os.path.basename(_commit(prefix)),
         "fio_steadystate": s["fio_steadystate"],
     }
     return rnd, series, {k: s["latency"][k] for k in ("all", "read", "write")}
+
+
+def _commit(prefix: str) -> str:
+    """Give a finished round's files their final names (``prefix`` + what fio appended), the
+    JSON document last, so that a round whose JSON exists is complete.  Returns its path."""
+    part = prefix + PARTIAL
+    folder, base = os.path.split(part)
+    names = sorted(n for n in os.listdir(folder or ".") if n.startswith(base) and n != base + ".json")
+    for n in [*names, base + ".json"]:
+        os.replace(os.path.join(folder, n), os.path.join(folder, os.path.basename(prefix) + n[len(base) :]))
+    return prefix + ".json"
 
 
 def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None = None) -> dict:

@@ -16,14 +16,11 @@ from __future__ import annotations
 import signal
 import threading
 
+from ..stopsignals import signal_name
+
+__all__ = ["STOP_SIGNALS", "StopSignals", "signal_name"]
+
 STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s)
-
-
-def signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 class StopSignals:

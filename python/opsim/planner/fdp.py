@@ -29,6 +29,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
+from .. import childproc
 from ..errors import CapacityError, InputError
 from ..toolio import extract_json, to_int
 from .capacity import capacity_from_sectors, check_sector_size, parse_capacity, plan_capacity
@@ -191,7 +192,7 @@ def read_fdp_configs(ctrl: str, endgrp: int, timeout: float = 20) -> tuple[str |
         return None, "nvme-cli is not installed: the FDP configurations were not read"
     cmd = [exe, "fdp", "configs", ctrl, f"--endgrp-id={endgrp}", "-o", "json"]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        r = childproc.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, f"nvme fdp configs {ctrl}: {e}"
     if r.returncode != 0 or not r.stdout.strip():

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 
+from .. import childproc
 from ..errors import CommandError, InputError
 from .capacity import capacity_from_sectors, plan_capacity
 
@@ -383,7 +383,7 @@ def _sgdisk() -> str:
 
 
 def _run(cmd: list[str]) -> str:
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = childproc.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise CommandError(f"{' '.join(cmd)} failed (exit {r.returncode}): {(r.stderr or r.stdout).strip()[:300]}")
     return r.stdout
@@ -393,7 +393,7 @@ def _punch_file(path: str, size: int) -> str:
     """Discard for an image file: punch a hole over the whole file (keeps its size)."""
     fallocate = shutil.which("fallocate")
     if fallocate:
-        r = subprocess.run(
+        r = childproc.run(
             [fallocate, "--punch-hole", "--offset", "0", "--length", str(size), path], capture_output=True, text=True
         )
         if r.returncode == 0:
@@ -477,7 +477,7 @@ def apply_partition(
     if t.kind == "block":
         pp = shutil.which("partprobe")
         if pp:
-            subprocess.run([pp, path], capture_output=True)
+            childproc.run([pp, path], capture_output=True)
     printed = _run([sgdisk, "-p", path])
     got = parse_sgdisk_p(printed)
     ok = (

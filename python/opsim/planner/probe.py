@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from typing import Any
 
+from .. import childproc
 from ..errors import InputError
 from ..toolio import extract_json, to_int
 
@@ -268,7 +269,7 @@ def _run(cmd: list[str], timeout: float = 20) -> tuple[str | None, str | None]:
     if exe is None:
         return None, f"{cmd[0]} is not installed"
     try:
-        r = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=timeout)
+        r = childproc.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, f"{' '.join(cmd)}: {e}"
     if r.returncode != 0 and not r.stdout.strip():

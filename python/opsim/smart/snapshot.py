@@ -9,13 +9,14 @@ import shutil
 import subprocess
 from typing import Any
 
+from .. import childproc
 from ..errors import CommandError, DeviceError
 from .parse import SNAPSHOT_FORMAT, loads_lenient, smartctl_status
 
 
 def _run(argv: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return childproc.run(argv, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
         raise CommandError(f"{argv[0]} is not installed") from None
     except subprocess.TimeoutExpired:
