@@ -6,7 +6,7 @@ import argparse
 import os
 import signal
 
-from .._output import Output, kv_table, table
+from .._output import Output, check_writable_file, kv_table, table
 from ..errors import InputError
 from ..units import pct
 
@@ -154,8 +154,9 @@ def run(args) -> Output:
         raise InputError(f"--workers: must be 0 (serial) or more (got {args.workers})", key="--workers")
     if args.limit is not None and args.limit < 0:
         raise InputError(f"--limit: must be 0 or more (got {args.limit})", key="--limit")
-    grid = load_grid(args.grid)
     output = args.output or default_output(args.grid)
+    check_writable_file(output, key="--output", inputs=[args.grid])
+    grid = load_grid(args.grid)
 
     # a batch system's SIGTERM ends the run like Ctrl-C: finished points are saved
     def on_term(signum, frame):
