@@ -299,6 +299,8 @@ def drive_file_in(config_path: str) -> str | None:
 
     from ..presets import is_path
 
+    if not os.path.isfile(config_path):
+        return None  # a pipe can be read only once: the simulation reads it
     try:
         with open(config_path, "rb") as f:
             preset = tomllib.load(f).get("preset")
