@@ -358,6 +358,16 @@ def test_sweep_over_its_grid(tmp_path, capsys, monkeypatch):
     assert _digest(grid) == d
 
 
+def test_sweep_json_file_over_its_default_results_file(tmp_path, capsys, monkeypatch):
+    """The default -o (GRID.parquet) is not on the command line: checked by the command."""
+    sweep = importlib.import_module("opsim.sweep")
+    monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: pytest.fail("the sweep started"))
+    grid = tmp_path / "grid.toml"
+    grid.write_text(CONFIG + '[sweep]\n[sweep.grid]\n"drive.op" = [0.1, 0.2]\n')
+    code, err = _run(capsys, ["sweep", grid, "--workers", "0", "--json-file", tmp_path / "grid.parquet"])
+    assert code == 2 and "--json-file" in err and "same file" in err, err
+
+
 def test_smart_snapshot_over_its_device(tmp_path, capsys, monkeypatch):
     smart = importlib.import_module("opsim.smart")
     monkeypatch.setattr(smart, "take_snapshot", lambda *a, **k: pytest.fail("the drive was read"))

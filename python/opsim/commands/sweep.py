@@ -6,7 +6,7 @@ import argparse
 import os
 import signal
 
-from .._output import Output, check_writable_file, kv_table, table
+from .._output import Output, check_output_not_input, check_writable_file, kv_table, table
 from ..errors import InputError
 from ..units import pct
 
@@ -156,6 +156,7 @@ def run(args) -> Output:
         raise InputError(f"--limit: must be 0 or more (got {args.limit})", key="--limit")
     output = args.output or default_output(args.grid)
     check_writable_file(output, key="--output", inputs=[args.grid])
+    check_output_not_input(getattr(args, "json_file", None), [output], key="--json-file")  # the default -o too
     grid = load_grid(args.grid)
 
     # a batch system's SIGTERM ends the run like Ctrl-C: finished points are saved
