@@ -9,14 +9,22 @@ the whole new one, never a part, and after a crash the new one is on disk (fsync
 before the rename and of the directory after it).  :func:`check_writable_file` and
 :func:`check_writable_dir` check an output path *before* the work, so a result is never
 computed only to be thrown away at the end.
+
+One rule for every output target (docs/reliability.md, "Writing files"): a path that exists
+and is not a regular file is written directly when it is a character device or a FIFO
+(``-o /dev/null``, ``--json-file /dev/stdout``: no temporary file, never renamed over) and
+refused otherwise (a directory, a block device, a socket); an output that is the same file as
+one of the command's inputs (through a symbolic or hard link too) is refused before the work.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -146,6 +154,43 @@ def _fsync_dir(d: str) -> None:
         os.close(fd)
 
 
+def _mode(p: str) -> int | None:
+    """The mode of what ``p`` names (links followed), or None where nothing is there yet."""
+    try:
+        return os.stat(p).st_mode
+    except (OSError, ValueError):  # missing, a dangling link, a bad name: the callers say why
+        return None
+
+
+def is_stream(path: str | os.PathLike) -> bool:
+    """True where ``path`` names a character device or a FIFO: an output written directly."""
+    m = _mode(os.fspath(path))
+    return m is not None and (stat.S_ISCHR(m) or stat.S_ISFIFO(m))
+
+
+def _refused_kind(p: str) -> str | None:
+    """Why ``p`` cannot be an output (it exists and is neither a regular file, a character
+    device nor a FIFO), or None."""
+    m = _mode(p)
+    if m is None or stat.S_ISREG(m) or stat.S_ISCHR(m) or stat.S_ISFIFO(m):
+        return None
+    kinds = {stat.S_IFDIR: "a directory", stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+    return kinds.get(stat.S_IFMT(m), "not a regular file")
+
+
+def _write_stream(p: str, write, binary: bool) -> None:
+    """Write to a character device or FIFO in place: the output is built in memory first (a
+    failure writes nothing; a writer may seek), then written through a plain open (no
+    O_CREAT, no rename: ``/dev/null`` stays a device)."""
+    buf: io.BytesIO | io.StringIO = io.BytesIO() if binary else io.StringIO()
+    write(buf)
+    try:
+        with os.fdopen(os.open(p, os.O_WRONLY | os.O_CLOEXEC), "wb" if binary else "w") as f:
+            f.write(buf.getvalue())
+    except OSError as e:
+        raise InputError(f"cannot write {p}: {e.strerror}", key="output") from None
+
+
 def atomic_write(
     path: str | os.PathLike, write, binary: bool = False, suffix: str = "", prefix: str = ".opsim-"
 ) -> None:
@@ -154,9 +199,18 @@ def atomic_write(
     error), and the directory is fsynced so the rename survives a crash.
 
     A symbolic link at ``path`` is followed: the file it points to is replaced and the link
-    stays.  Where writing fails (a missing or read-only directory, a full disk) the error is
-    an :class:`~opsim.errors.InputError` naming ``path``."""
-    path = os.path.realpath(os.fspath(path))
+    stays.  A character device or a FIFO at ``path`` is written directly (``/dev/null`` stays
+    a device); any other existing non-regular file is refused.  Where writing fails (a missing
+    or read-only directory, a full disk) the error is an :class:`~opsim.errors.InputError`
+    naming ``path``."""
+    p = os.fspath(path)
+    kind = _refused_kind(p)
+    if kind is not None:
+        raise InputError(f"cannot write {p}: it is {kind}", key="output")
+    if is_stream(p):
+        _write_stream(p, write, binary)
+        return
+    path = os.path.realpath(p)
     d = os.path.dirname(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix + ".tmp", dir=d)
@@ -178,13 +232,63 @@ def atomic_write(
         raise
 
 
-def check_writable_file(path: str | os.PathLike, key: str = "output") -> str:
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """True where ``a`` and ``b`` name one file: the same device and inode (through symbolic
+    and hard links), or, where neither exists yet, the same resolved path."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        try:
+            return os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def check_output_not_input(out: str | os.PathLike | None, inputs: Iterable[Any], key: str) -> None:
+    """Refuse, before any work, an output file that is one of the command's ``inputs`` (it
+    would be replaced by the output).  A character device or FIFO is not replaced: not
+    checked.  ``inputs`` may hold None and lists of paths."""
+    if out is None or is_stream(out):
+        return
+    for inp in _flat(inputs):
+        if same_file(out, inp):
+            raise InputError(
+                f"{key} {out} is the same file as {inp}, given to this command: it would be overwritten", key=key
+            )
+
+
+def _flat(values: Iterable[Any]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out += _flat(v)
+        elif isinstance(v, (str, os.PathLike)) and os.fspath(v):
+            out.append(os.fspath(v))
+    return out
+
+
+def check_writable_file(path: str | os.PathLike, key: str = "output", inputs: Iterable[Any] = ()) -> str:
     """Check, before any work, that a file can be written at ``path``: its directory exists
-    and is writable, and ``path`` is not a directory (a symbolic link is followed, as
-    :func:`atomic_write` does).  Returns the path; raises :class:`InputError` naming it."""
+    and is writable, and ``path`` is not a directory, a block device or a socket, nor the same
+    file as one of ``inputs`` (a symbolic link is followed, as :func:`atomic_write` does).  A
+    character device or a FIFO passes where it is writable.  Returns the path; raises
+    :class:`InputError` naming it."""
     p = os.fspath(path)
     if not p or "\0" in p:
         raise InputError(f"{key}: not a usable file name: {p!r}", key=key)
+    kind = _refused_kind(p)
+    if kind == "a directory":
+        raise InputError(f"{key}: {p} is a directory; give a file path", key=key)
+    if kind is not None:
+        raise InputError(
+            f"{key}: {p} is {kind}; give a regular file, a character device (/dev/null) or a FIFO", key=key
+        )
+    if is_stream(p):
+        if not os.access(p, os.W_OK):
+            raise InputError(f"{key}: cannot write {p}: permission denied", key=key)
+        return p
+    check_output_not_input(p, inputs, key)
     real = os.path.realpath(p)
     d = os.path.dirname(real)
     if os.path.isdir(real):

@@ -79,6 +79,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subcommand_dests(parser: argparse.ArgumentParser) -> set[str]:
+    """The names under which argparse stores the chosen sub-command (not paths)."""
+    dests: set[str] = set()
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            dests.add(a.dest)
+            for p in a.choices.values():
+                dests |= _subcommand_dests(p)
+    return dests
+
+
+def given_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list:
+    """Every value given on the command line but ``--json-file``'s own (inputs, ``-o``, ...):
+    ``--json-file`` must not name a file the command reads or writes otherwise.  Values that
+    name no file are ignored by the check."""
+    skip = _subcommand_dests(parser) | {"json_file", "func"}
+    return [v for k, v in vars(args).items() if k not in skip and isinstance(v, (str, list, tuple))]
+
+
 def emit(out: Output, to_stdout: bool, json_file: str | None) -> None:
     if json_file:
         atomic_write_text(json_file, dumps(out.data))
@@ -103,7 +122,7 @@ def _run(args) -> int:
     try:
         json_file = getattr(args, "json_file", None)
         if json_file is not None:
-            check_writable_file(json_file, key="--json-file")
+            check_writable_file(json_file, key="--json-file", inputs=given_values(parser, args))
         out = args.func(args)
         emit(out, bool(getattr(args, "json", False)), json_file)
         return out.exit_code

@@ -128,7 +128,8 @@ def run(args) -> Output:
             "nothing to calibrate from: give --datasheet, --points or --measured (and --native when no file says it)",
             key="datasheet",
         )
-    out = check_writable_file(args.output, key="output") if args.output else None
+    inputs = [args.datasheet, args.points, args.measured]
+    out = check_writable_file(args.output, key="output", inputs=inputs) if args.output else None
     spec, figures = read_inputs(args.datasheet, args.points, args.measured, _flags(args))
     assert spec.native is not None  # read_inputs refuses a drive without one
     spans, held = _spans(args, spec.native)

@@ -275,7 +275,7 @@ def run(args) -> Output:
     jobs = args.jobs or os.cpu_count() or 1
     if jobs < 1:
         raise InputError("--jobs must be at least 1", key="jobs")
-    check_writable_file(args.output, key="--output")
+    check_writable_file(args.output, key="--output", inputs=[args.drive])
     show = args.progress or sys.stderr.isatty()
     lv = study.levels
     cfgs = configs(args, study)

@@ -98,7 +98,7 @@ def run(args) -> Output:
     from .. import results as R
     from ..errors import InputError
 
-    check_writable_file(args.output, key="--output")
+    check_writable_file(args.output, key="--output", inputs=args.results)
     docs = [R.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)
     opts = {}

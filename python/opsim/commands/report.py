@@ -50,7 +50,7 @@ def run(args) -> Output:
     from .. import results as R
     from .plot import labels_from
 
-    check_writable_file(args.output, key="--output")
+    check_writable_file(args.output, key="--output", inputs=args.results)
     docs = [R.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)
     show = args.progress or sys.stderr.isatty()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from .._output import Output, kv_table, table
+from .._output import Output, check_output_not_input, kv_table, table
 from ..results import LATENCY_SUMMARY
 from ..units import fmt_bytes, pct
 
@@ -293,6 +293,24 @@ def traces_in(config_path: str) -> list[dict]:
     return out
 
 
+def drive_file_in(config_path: str) -> str | None:
+    """The drive file a config's ``preset`` names (relative to the config file), if any."""
+    import tomllib
+
+    from ..presets import is_path
+
+    if not os.path.isfile(config_path):
+        return None  # a pipe can be read only once: the simulation reads it
+    try:
+        with open(config_path, "rb") as f:
+            preset = tomllib.load(f).get("preset")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None  # the config is read again (and its errors reported) by the simulation
+    if not isinstance(preset, str) or not is_path(preset):
+        return None
+    return os.path.join(os.path.dirname(os.path.abspath(config_path)), preset)
+
+
 def trace_summary(info: dict) -> str:
     n = info["records"]
     fp = info["footprint_bytes"]
@@ -323,9 +341,13 @@ def run(args) -> Output:
     from .. import trace
     from ..sim import simulate
 
+    traces = traces_in(args.config)
+    # the files the config names are inputs too: never let --json-file write over one of them
+    named = [t["path"] for t in traces] + [drive_file_in(args.config)]
+    check_output_not_input(getattr(args, "json_file", None), named, key="--json-file")
     # what the traces hold, before the (longer) simulation
     infos = []
-    for t in traces_in(args.config):
+    for t in traces:
         if not os.path.isfile(t["path"]):
             continue  # a pipe or FIFO can be read only once: the simulation reads it, not the summary
         opts = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._output import Output, atomic_write_text, kv_table
+from .._output import Output, atomic_write_text, check_writable_file, kv_table
 from ..smart.report import waf_text
 
 
@@ -62,6 +62,8 @@ def run_snapshot(args) -> Output:
 
     from ..smart import take_snapshot
 
+    if args.output:
+        check_writable_file(args.output, key="--output", inputs=[args.device])
     snap = take_snapshot(args.device)
     if args.output:
         atomic_write_text(args.output, json.dumps(snap, indent=2))
@@ -101,8 +103,6 @@ def run_waf(args) -> Output:
 
 
 def run_fdp(args) -> Output:
-    import os
-
     from ..errors import InputError
     from ..smart.fdp import fdp_text, fdp_waf, load_fdp_stats
 
@@ -110,14 +110,6 @@ def run_fdp(args) -> Output:
         raise InputError(
             "smart fdp: give one FILE (since FDP was enabled) or two, BEFORE AFTER (interval)", key="files"
         )
-    out = getattr(args, "json_file", None)
-    if out:  # the inputs are only read: never let --json-file write over one of them
-        for p in args.stats:
-            try:
-                same = os.path.exists(out) and os.path.samefile(out, p)
-            except OSError:
-                same = False
-            if same:
-                raise InputError(f"--json-file {out} is the input file {p}; it would be overwritten", key="--json-file")
+    # the inputs are only read: --json-file naming one of them is refused by the command line
     r = fdp_waf([load_fdp_stats(p) for p in args.stats])
     return Output(data=r, text=fdp_text(r))

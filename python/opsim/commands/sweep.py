@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .._output import Output, kv_table, table
+from .._output import Output, check_output_not_input, check_writable_file, kv_table, table
 from ..errors import InputError
 from ..stopsignals import INTERRUPT_EXIT
 from ..units import pct
@@ -154,8 +154,10 @@ def run(args) -> Output:
         raise InputError(f"--workers: must be 0 (serial) or more (got {args.workers})", key="--workers")
     if args.limit is not None and args.limit < 0:
         raise InputError(f"--limit: must be 0 or more (got {args.limit})", key="--limit")
-    grid = load_grid(args.grid)
     output = args.output or default_output(args.grid)
+    check_writable_file(output, key="--output", inputs=[args.grid])
+    check_output_not_input(getattr(args, "json_file", None), [output], key="--json-file")  # the default -o too
+    grid = load_grid(args.grid)
 
     # a batch system's SIGTERM ends the run like Ctrl-C (opsim.cli's main raises Terminated, a
     # KeyboardInterrupt): finished points are saved, and main turns the 130 into 143

@@ -125,7 +125,7 @@ def run_info(args) -> Output:
 def run_convert(args) -> Output:
     from .. import trace
 
-    check_writable_file(args.output, key="--output")
+    check_writable_file(args.output, key="--output", inputs=[args.file])
     n = trace.convert(args.file, args.output, version=args.version, target=args.target, **_opts(args))
     data = {"input": args.file, "output": args.output, "version": args.version, "target": args.target, "requests": n}
     text = (

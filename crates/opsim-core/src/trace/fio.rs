@@ -65,5 +65,7 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
 /// file appears whole, and a failed or killed conversion leaves nothing behind.
 pub fn convert_to_file(cfg: &TraceConfig, out_path: &str, version: u8, target: &str) -> Result<u64> {
     let io = |e: std::io::Error| Error::config("output", format!("cannot write {out_path}: {e}"));
-    crate::atomic::write_file(std::path::Path::new(out_path), io, |f| write_fio_iolog(cfg, f, version, target))
+    let out = std::path::Path::new(out_path);
+    crate::atomic::check_not_input(out, std::path::Path::new(&cfg.path)).map_err(io)?;
+    crate::atomic::write_file(out, io, |f| write_fio_iolog(cfg, f, version, target))
 }
