@@ -111,13 +111,14 @@ def emit(out: Output, to_stdout: bool, json_file: str | None) -> None:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     # SIGTERM and SIGHUP end a command as Ctrl-C does: what was done is kept, exit 128 + signal
     with TermAsInterrupt() as term:
-        return term.exit_code(_run(args))
+        return term.exit_code(_run(parser, args))
 
 
-def _run(args) -> int:
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     debug = os.environ.get("OPSIM_DEBUG") not in (None, "", "0")
     try:
         json_file = getattr(args, "json_file", None)
