@@ -89,7 +89,7 @@ def test_sigint_stops_timed_simulate_with_the_table_and_exit_130(tmp_path):
     out, err, took = stop(p)
     assert took < STOP_WITHIN_S, err
     assert p.returncode == 130, err
-    assert "interrupted (Ctrl-C)" in out
+    assert "interrupted (Ctrl-C or SIGTERM)" in out
     assert "timed model" in out and "round" in out
 
 

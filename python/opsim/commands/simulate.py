@@ -169,7 +169,9 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
     if len(shown) < len(rounds):
         lines.append(f"({len(rounds) - len(shown)} rounds not shown; --rounds shows all)")
     if d.get("interrupted"):
-        lines.append("interrupted (Ctrl-C): the results above are the rounds done until then, the last one cut short")
+        lines.append(
+            "interrupted (Ctrl-C or SIGTERM): the results above are the rounds done until then, the last one cut short"
+        )
     return "\n".join(lines)
 
 
