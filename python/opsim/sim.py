@@ -222,6 +222,11 @@ class Simulator:
         with self._lock:
             return getattr(self._s, name)(*args)
 
+    def _get(self, name: str):
+        """The core drive's property ``name``, read under the same lock."""
+        with self._lock:
+            return getattr(self._s, name)
+
     def write(self, lba: int, sectors: int, stream: int = 0) -> None:
         self._call("write", _uint("lba", lba), _uint("sectors", sectors), _uint("stream", stream, 32))
 
@@ -252,15 +257,15 @@ class Simulator:
 
     @property
     def max_address(self) -> int:
-        return self._call("max_address")
+        return self._get("max_address")
 
     @property
     def free_blocks(self) -> int:
-        return self._call("free_blocks")
+        return self._get("free_blocks")
 
     @property
     def mapped_pages(self) -> int:
-        return self._call("mapped_pages")
+        return self._get("mapped_pages")
 
     def describe(self) -> dict:
         return json.loads(self._call("describe"))
