@@ -23,6 +23,24 @@ from .errors import (  # noqa: F401
 # import time) so that the function, not the submodule of the same name, is opsim.sweep.
 from .sweep import sweep  # noqa: F401
 
+#: the public API (tests/test_api_fuzz.py calls every function here with wrong arguments)
+__all__ = [
+    "CapacityError",
+    "CommandError",
+    "ConfigError",
+    "DeviceError",
+    "InputError",
+    "InternalError",
+    "OpsimError",
+    "SimResult",
+    "Simulator",
+    "TraceError",
+    "WorkloadError",
+    "__version__",
+    "simulate",
+    "sweep",
+]
+
 
 def __getattr__(name):
     # Lazy: importing opsim must not require the compiled core.

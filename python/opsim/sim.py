@@ -117,7 +117,7 @@ class SimResult:
         ``kind`` is one of :data:`opsim.plots.KINDS`; see docs/reports.md."""
         from . import plots
 
-        return plots.plot(kind, [self.data], ax=ax, **options)
+        return plots.plot(_args.text("kind", kind), [self.data], ax=ax, **options)
 
     def __repr__(self) -> str:
         d = self.data
