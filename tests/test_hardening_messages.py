@@ -6,6 +6,7 @@ bad input is refused instead of passed over."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 
@@ -55,7 +56,7 @@ def test_skip_lines_negative_names_the_option_on_the_cli(capsys):
 
 
 def test_trace_options_from_a_config_name_the_key_not_a_json_position(capsys, tmp_path):
-    (tmp_path / "t.csv").write_bytes(open(MSR, "rb").read())
+    shutil.copy(MSR, tmp_path / "t.csv")
     cfg = toml(tmp_path, DRIVE + '[workload]\ntype = "trace"\n[workload.trace]\npath = "t.csv"\nskip_lines = -5\n')
     err = refused(capsys, "simulate", cfg)
     assert "skip_lines" in err and "non-negative integer" in err and "column" not in err
@@ -120,7 +121,7 @@ def test_eight_threads_sharing_a_simulator_are_serialised():
         try:
             started.set()
             s.run_for(16 << 30)  # about 0.3 s in the core, without the GIL
-        except BaseException as e:  # noqa: BLE001 - collected for the assertion
+        except BaseException as e:
             errors.append(e)
 
     def work(i):
@@ -129,7 +130,7 @@ def test_eight_threads_sharing_a_simulator_are_serialised():
                 s.write((i * 20 + j) * 8, 8)
                 s.read_token(j)
                 _ = s.free_blocks
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             errors.append(e)
 
     first = threading.Thread(target=long_call)
@@ -211,3 +212,32 @@ def test_a_blkparse_line_garbled_by_binary_bytes_is_a_bad_line(capsys, tmp_path,
     assert f"{p}:2" in err and "binary byte" in err
     d = T.info(p, format="blkparse", skip_bad=True)
     assert (d["records"], d["skipped_bad_lines"]) == (2, 1)
+
+
+# ---- found by running every command's options with bad values
+
+
+def test_integers_past_64_bits_are_too_large(capsys):
+    err = refused(capsys, "trace", "info", MSR, "--skip-lines", str(2**70))
+    assert "--skip-lines" in err and "too large" in err
+    with pytest.raises(InputError) as ei:
+        T.info(MSR, skip_lines=2**70)
+    assert ei.value.key == "trace.skip_lines" and "too large" in str(ei.value), str(ei.value)
+    assert "floating point" not in str(ei.value)
+    with pytest.raises(InputError) as ei:
+        S.describe({"drive": {"user_capacity": "64MiB", "op": 0.25}, "run": {"seed": 2**70}})
+    assert ei.value.key == "run.seed" and "too large" in str(ei.value), str(ei.value)
+    with pytest.raises(InputError) as ei:
+        S.describe({"drive": {"user_capacity": 2**70, "op": 0.25}})
+    assert "too large" in str(ei.value) and "not a whole" not in str(ei.value), str(ei.value)
+
+
+def test_endurance_huge_tbw_is_computed_not_an_internal_error(capsys):
+    code, err = cli(capsys, "endurance", "--capacity", "480GB", "--tbw", "1e30")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("opt", ["--physical", "--native", "--user", "--op", "--waf", "--d"])
+def test_endurance_projection_options_without_pe_are_refused(capsys, opt):
+    err = refused(capsys, "endurance", "--capacity", "480GB", "--tbw", "500", opt, "7")
+    assert opt in err and "--pe" in err

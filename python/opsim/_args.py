@@ -87,8 +87,8 @@ def flags(name: str, values: Any) -> list[bool]:
 
 def json_text(name: str, value: Any) -> str:
     """``value`` (a mapping) as JSON text for the core; the core's errors name ``name.key``."""
-    from collections.abc import Mapping
     import json
+    from collections.abc import Mapping
 
     if not isinstance(value, Mapping):
         raise _refuse(name, f"must be a dict, not {type(value).__name__}")

@@ -147,6 +147,8 @@ impl<'de> Deserialize<'de> for ByteSize {
             fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<ByteSize, E> {
                 if v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
                     Ok(ByteSize(v as u64))
+                } else if v.fract() == 0.0 && v >= 1.8e19 {
+                    Err(E::custom(format!("{v:e} bytes is too large (a size is at most 2^64 - 1 bytes)")))
                 } else {
                     Err(E::custom(format!("{v} is not a whole, non-negative number of bytes")))
                 }

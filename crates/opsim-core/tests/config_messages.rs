@@ -196,3 +196,14 @@ fn a_blkparse_line_garbled_by_binary_bytes_is_a_bad_line() {
         assert_eq!((r.records, r.skipped_bad), (2, 1));
     }
 }
+
+#[test]
+fn integers_past_64_bits_are_too_large_not_floating_point() {
+    // a Python int past 64 bits reaches the core's JSON as a float
+    let big = "1180591620717411303424";
+    let e = json_err(&format!(r#"{{"drive": {{"user_capacity": "64MiB", "op": 0.28}}, "run": {{"seed": {big}}}}}"#));
+    assert_eq!(e.key.as_deref(), Some("run.seed"), "{e}");
+    assert!(e.message.contains("too large") && !e.message.contains("floating point"), "{e}");
+    let e = json_err(&format!(r#"{{"drive": {{"user_capacity": {big}, "op": 0.28}}}}"#));
+    assert!(e.message.contains("too large") && !e.message.contains("not a whole"), "{e}");
+}

@@ -70,8 +70,9 @@ def _count(text: str) -> int:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} is negative; expected a number of lines (0 or more)")
+    if not 0 <= v < 1 << 64:
+        why = "is negative" if v < 0 else "is too large"
+        raise argparse.ArgumentTypeError(f"{v} {why}; expected a number of lines (0 to 2^64 - 1)")
     return v
 
 

@@ -509,6 +509,13 @@ fn plain_types(msg: &str) -> String {
         "a boolean" => "true or false",
         _ => return msg.to_owned(),
     };
+    // an integer past 64 bits (a Python int) reaches serde_json as a float: say it is too large
+    let big = msg.strip_prefix("invalid type: floating point `").and_then(|r| r.split('`').next());
+    if let Some(v) = big.and_then(|t| t.parse::<f64>().ok()).filter(|v| v.fract() == 0.0 && v.abs() >= 9.2e18) {
+        if words.contains("integer") {
+            return format!("{v:e} is too large; expected {words} of at most 64 bits");
+        }
+    }
     format!("{}expected {words}", &msg[..i])
 }
 
