@@ -168,7 +168,8 @@ def describe(config, *, model_limits: bool = True, users=None) -> dict:
 def _users(users) -> list[int]:
     if isinstance(users, (str, bytes, Mapping)) or not hasattr(users, "__iter__"):
         raise InputError(f"users: must be a list of byte counts, not {type(users).__name__}", key="users")
-    return [_args.uint(f"users[{i}]", u) for i, u in enumerate(users)]
+    whole = [int(u) if isinstance(u, float) and u.is_integer() else u for u in users]  # (bytes computed in floats)
+    return [_args.uint(f"users[{i}]", u) for i, u in enumerate(whole)]
 
 
 def costs(model: Mapping, mix: Mapping, waf_gc: float) -> dict:
