@@ -96,7 +96,7 @@ def test_bad_mix_names_its_key():
     assert e.value.key == "mix.write_fraction"
     with pytest.raises(InputError) as e:
         costs(model, {"write_fraction": 1, "units_per_io": 1, "bytes_per_io": 4096, "x": 1}, 1.0)
-    assert e.value.key == "mix"
+    assert e.value.key == "mix.x"  # the unknown key itself
 
 
 def test_screen_restates_no_cost_rule():

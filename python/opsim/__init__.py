@@ -6,8 +6,8 @@ The simulator lives in the Rust extension ``opsim._core``; everything that does 
 
 from __future__ import annotations
 
-from ._version import __version__  # noqa: F401
-from .errors import (  # noqa: F401
+from ._version import __version__
+from .errors import (
     CapacityError,
     CommandError,
     ConfigError,
@@ -21,7 +21,25 @@ from .errors import (  # noqa: F401
 
 # opsim.sweep(grid) -> DataFrame.  Bound eagerly (sweep.py imports only the standard library at
 # import time) so that the function, not the submodule of the same name, is opsim.sweep.
-from .sweep import sweep  # noqa: F401
+from .sweep import sweep
+
+#: the public API (tests/test_api_fuzz.py calls every function here with wrong arguments)
+__all__ = [
+    "CapacityError",
+    "CommandError",
+    "ConfigError",
+    "DeviceError",
+    "InputError",
+    "InternalError",
+    "OpsimError",
+    "SimResult",
+    "Simulator",
+    "TraceError",
+    "WorkloadError",
+    "__version__",
+    "simulate",
+    "sweep",
+]
 
 
 def __getattr__(name):

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import _args
 from .errors import ConfigError, InputError, InternalError
+
+__all__ = ["ON_INTERRUPT", "SimResult", "Simulator", "costs", "describe", "simulate", "steady_state"]
 
 #: what a whole run does on Ctrl-C: raise KeyboardInterrupt, or return what was done
 ON_INTERRUPT = ("raise", "return")
@@ -114,7 +117,7 @@ class SimResult:
         ``kind`` is one of :data:`opsim.plots.KINDS`; see docs/reports.md."""
         from . import plots
 
-        return plots.plot(kind, [self.data], ax=ax, **options)
+        return plots.plot(_args.text("kind", kind), [self.data], ax=ax, **options)
 
     def __repr__(self) -> str:
         d = self.data
@@ -157,8 +160,16 @@ def describe(config, *, model_limits: bool = True, users=None) -> dict:
     (bytes, whole sectors).  A drive file ``preset`` names is relative to the config file's
     directory (for a path), else to the current directory."""
     text, fmt = _config_text(config)
-    us = None if users is None else [int(u) for u in users]
-    return json.loads(_core().describe(text, fmt, model_limits, us, _base_dir(config)))
+    limits = _args.flag("model_limits", model_limits)
+    us = None if users is None else _users(users)
+    return json.loads(_core().describe(text, fmt, limits, us, _base_dir(config)))
+
+
+def _users(users) -> list[int]:
+    if isinstance(users, (str, bytes, Mapping)) or not hasattr(users, "__iter__"):
+        raise InputError(f"users: must be a list of byte counts, not {type(users).__name__}", key="users")
+    whole = [int(u) if isinstance(u, float) and u.is_integer() else u for u in users]  # (bytes computed in floats)
+    return [_args.uint(f"users[{i}]", u) for i, u in enumerate(whole)]
 
 
 def costs(model: Mapping, mix: Mapping, waf_gc: float) -> dict:
@@ -168,7 +179,8 @@ def costs(model: Mapping, mix: Mapping, waf_gc: float) -> dict:
     (``timing`` resolved, ``write_cache``, ``slc_folds``, ``ftl_block_units``).
 
     Returns ``{"resources": [{"resource", "ns_per_io", "iops"}, ...], "bottleneck", "iops"}``."""
-    return json.loads(_core().costs(json.dumps(dict(model)), json.dumps(dict(mix)), float(waf_gc)))
+    m, x = _args.json_text("cost_model", model), _args.json_text("mix", mix)
+    return json.loads(_core().costs(m, x, _args.number("waf_gc", waf_gc)))
 
 
 def steady_state(values, eligible=None, window=5, max_range=0.20, max_excursion=0.10) -> dict:
@@ -176,20 +188,14 @@ def steady_state(values, eligible=None, window=5, max_range=0.20, max_excursion=
 
     Returns ``{"reached", "round", "window", "mean", "range_ratio", "excursion_ratio", "rule"}``.
     """
-    vals = [float(v) for v in values]
-    el = None if eligible is None else [bool(e) for e in eligible]
-    return json.loads(_core().steady_state(vals, el, window, max_range, max_excursion))
+    vals = _args.numbers("values", values)
+    el = None if eligible is None else _args.flags("eligible", eligible)
+    win = _args.uint("window", window, lo=2)
+    rng, exc = _args.number("max_range", max_range), _args.number("max_excursion", max_excursion)
+    return json.loads(_core().steady_state(vals, el, win, rng, exc))
 
 
-def _uint(name: str, value: Any, bits: int = 64) -> int:
-    """``value`` as an unsigned integer of ``bits`` bits, or an InputError naming ``name``."""
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise InputError(f"{name}: must be an integer, not {type(value).__name__}", key=name) from None
-    if not 0 <= v < 1 << bits:
-        raise InputError(f"{name}: {v} is out of range; expected 0..{(1 << bits) - 1}", key=name)
-    return v
+_uint = _args.uint
 
 
 class Simulator:
@@ -201,67 +207,82 @@ class Simulator:
     Arguments out of range (negative, too large) raise :class:`opsim.errors.InputError`
     naming the argument.  After an internal error (a panic in the core) the drive's state is
     unknown: every later call raises :class:`opsim.errors.InternalError`.
+
+    Threads may share a Simulator: its calls are serialised (one lock per drive, like the one
+    command queue of a drive), so a call waits for the one in progress.
     """
 
     def __init__(self, config):
         text, fmt = _config_text(config)
         self._s = _core().Simulator(text, fmt, _base_dir(config))
+        self._lock = threading.Lock()
+
+    def _call(self, name: str, *args):
+        """The core drive's ``name`` called with ``args``, one thread at a time (the core drive
+        is borrowed mutably by each call: a second thread would get PyO3's "Already borrowed")."""
+        with self._lock:
+            return getattr(self._s, name)(*args)
+
+    def _get(self, name: str):
+        """The core drive's property ``name``, read under the same lock."""
+        with self._lock:
+            return getattr(self._s, name)
 
     def write(self, lba: int, sectors: int, stream: int = 0) -> None:
-        self._s.write(_uint("lba", lba), _uint("sectors", sectors), _uint("stream", stream, 32))
+        self._call("write", _uint("lba", lba), _uint("sectors", sectors), _uint("stream", stream, 32))
 
     def read(self, lba: int, sectors: int) -> None:
-        self._s.read(_uint("lba", lba), _uint("sectors", sectors))
+        self._call("read", _uint("lba", lba), _uint("sectors", sectors))
 
     def trim(self, lba: int, sectors: int) -> None:
-        self._s.trim(_uint("lba", lba), _uint("sectors", sectors))
+        self._call("trim", _uint("lba", lba), _uint("sectors", sectors))
 
     def read_token(self, lba: int):
-        return self._s.read_token(_uint("lba", lba))
+        return self._call("read_token", _uint("lba", lba))
 
     def security_erase(self) -> None:
-        self._s.security_erase()
+        self._call("security_erase")
 
     def set_max_address(self, sectors: int, volatile: bool = False) -> None:
-        self._s.set_max_address(_uint("sectors", sectors), bool(volatile))
+        self._call("set_max_address", _uint("sectors", sectors), _args.flag("volatile", volatile))
 
     def power_cycle(self) -> None:
-        self._s.power_cycle()
+        self._call("power_cycle")
 
     def check(self) -> None:
-        self._s.check()
+        self._call("check")
 
     @property
     def counters(self) -> dict:
-        return json.loads(self._s.counters())
+        return json.loads(self._call("counters"))
 
     @property
     def max_address(self) -> int:
-        return self._s.max_address
+        return self._get("max_address")
 
     @property
     def free_blocks(self) -> int:
-        return self._s.free_blocks
+        return self._get("free_blocks")
 
     @property
     def mapped_pages(self) -> int:
-        return self._s.mapped_pages
+        return self._get("mapped_pages")
 
     def describe(self) -> dict:
-        return json.loads(self._s.describe())
+        return json.loads(self._call("describe"))
 
     def precondition(self) -> None:
         """Apply the configured preconditioning (fill or analytic) without running rounds.
         Ctrl-C raises KeyboardInterrupt (the drive stays usable, partly preconditioned)."""
-        self._s.precondition()
+        self._call("precondition")
 
     def run_for(self, host_bytes: int) -> None:
         """Drive the configured workload for ``host_bytes`` more host bytes.  Ctrl-C raises
         KeyboardInterrupt; the drive stays usable (stopped between two commands)."""
         if isinstance(host_bytes, float) and math.isfinite(host_bytes):
             host_bytes = int(host_bytes)  # (a byte count computed in floating point)
-        self._s.run_for(_uint("host_bytes", host_bytes))
+        self._call("run_for", _uint("host_bytes", host_bytes))
 
     def run(self, *, on_interrupt: str = "raise") -> SimResult:
         """Run the configured job on this drive (Ctrl-C: as :func:`simulate`)."""
-        return SimResult(json.loads(self._s.run(_keep_interrupted(on_interrupt))))
+        return SimResult(json.loads(self._call("run", _keep_interrupted(on_interrupt))))

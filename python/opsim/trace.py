@@ -14,14 +14,17 @@ from __future__ import annotations
 import json
 import os
 
-from .errors import TraceError
+from . import _args
+from .errors import InputError, TraceError
+
+__all__ = ["FORMATS", "convert", "frame", "head", "info", "options"]
 
 FORMATS = ("auto", "msr", "blkparse", "fio-iolog", "disksim", "mqsim", "spc", "columns")
 
 
 def options(path, **opts) -> dict:
     """The ``[workload.trace]`` table for ``path`` and the given options (None values dropped)."""
-    p = os.fspath(path)
+    p = _args.path("path", path)
     if not os.path.exists(p):
         raise TraceError(f"{p}: no such file", key=p)
     d = {"path": p}
@@ -29,19 +32,38 @@ def options(path, **opts) -> dict:
     return d
 
 
+def _doc(path, opts) -> str:
+    """The options as the JSON the core reads (its errors name the option: ``trace.skip_lines``)."""
+    d = options(path, **opts)
+    try:
+        return json.dumps(d, allow_nan=True)
+    except (TypeError, ValueError) as e:
+        bad = next((k for k, v in d.items() if not _jsonable(v)), "trace")
+        raise InputError(f"trace.{bad}: {e}", key=f"trace.{bad}") from None
+
+
+def _jsonable(v) -> bool:
+    try:
+        json.dumps(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def info(path, **opts) -> dict:
     """Read the whole trace (streaming) and summarise it: requests, bytes and split by kind,
     footprint, span, duration, the most frequent sizes, lines skipped."""
     from .sim import _core
 
-    return json.loads(_core().trace_info(json.dumps(options(path, **opts))))
+    return json.loads(_core().trace_info(_doc(path, opts)))
 
 
 def head(path, n: int = 10, **opts) -> list[tuple[int, str, int, int]]:
     """The first ``n`` requests: (time in ns from the first request, kind, byte offset, bytes)."""
     from .sim import _core
 
-    return [tuple(r) for r in json.loads(_core().trace_head(json.dumps(options(path, **opts)), int(n)))]
+    doc = _doc(path, opts)
+    return [tuple(r) for r in json.loads(_core().trace_head(doc, _args.uint("n", n)))]
 
 
 def frame(path, n: int = 1_000_000, **opts):
@@ -60,4 +82,6 @@ def convert(path, out, version: int = 3, target: str = "/dev/sdX", **opts) -> in
     The output appears atomically (nothing is left behind on error)."""
     from .sim import _core
 
-    return _core().trace_convert(json.dumps(options(path, **opts)), os.fspath(out), int(version), str(target))
+    doc = _doc(path, opts)
+    out, version = _args.path("out", out), _args.uint("version", version, lo=2, hi=3)
+    return _core().trace_convert(doc, out, version, _args.text("target", target))

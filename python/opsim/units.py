@@ -38,6 +38,12 @@ def parse_size(text, key: str = "size") -> int:
     if s.startswith("-"):
         raise InputError(f"{key}: a size cannot be negative ({text!r})", key=key)
     m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*([A-Za-z]*)", s)
+    if not m and re.match(r"[0-9]*\.?[0-9]+[eE][+-]?[0-9]", s):
+        raise InputError(
+            f"{key}: {text!r}: exponent notation is not accepted; write the number in digits with a unit, "
+            "such as 480GB or 4TiB",
+            key=key,
+        )
     if not m:
         raise InputError(f"{key}: {text!r} is not a size (examples: 480GB, 4GiB, 512)", key=key)
     num, unit = m.group(1), m.group(2).lower()

@@ -44,6 +44,12 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     let (num, unit) = t.split_at(split);
     let num: String = num.chars().filter(|&c| c != '_').collect();
     let unit = unit.trim().to_ascii_lowercase();
+    if is_exponent(&num, &unit) {
+        return Err(format!(
+            "{}: exponent notation is not accepted; write the number in digits with a unit, such as 480GB or 4TiB",
+            q(text)
+        ));
+    }
     let mult = if unit.is_empty() {
         1u128
     } else {
@@ -85,6 +91,12 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     }
     let bytes = total_num / scale;
     u64::try_from(bytes).map_err(|_| format!("{} is too large", q(text)))
+}
+
+/// `1e30TB`, `2E+3`: a number in exponent notation (the "unit" is `e` and then digits).
+fn is_exponent(num: &str, unit: &str) -> bool {
+    let rest = unit.strip_prefix('e').map(|r| r.trim_start_matches(['+', '-']));
+    !num.is_empty() && rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// A human form of a byte count: exact binary units when exact, else decimal GB with decimals.
@@ -135,6 +147,8 @@ impl<'de> Deserialize<'de> for ByteSize {
             fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<ByteSize, E> {
                 if v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
                     Ok(ByteSize(v as u64))
+                } else if v.fract() == 0.0 && v >= 1.8e19 {
+                    Err(E::custom(format!("{v:e} bytes is too large (a size is at most 2^64 - 1 bytes)")))
                 } else {
                     Err(E::custom(format!("{v} is not a whole, non-negative number of bytes")))
                 }
@@ -163,6 +177,54 @@ pub fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
         return Err(format!("{} is not a finite number; {EXPECTED}", q(text)));
     }
     Ok(if pct { v / 100.0 } else { v })
+}
+
+/// A plain number (`0.99`; a numeric string such as `"0.99"` too), for parameters that are
+/// not fractions of anything (an exponent): a percentage is refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Number(pub f64);
+
+pub fn parse_number(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("{} is not a finite number; expected a number such as 0.99", q(text))),
+        Err(_) => Err(format!("{} is not a number; expected a number such as 0.99", q(text))),
+    }
+}
+
+impl Serialize for Number {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Number;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number such as 0.99")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Number, E> {
+                if v.is_finite() {
+                    Ok(Number(v))
+                } else {
+                    Err(E::custom("not a finite number"))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Number, E> {
+                parse_number(v).map(Number).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Serialize for Fraction {
@@ -221,6 +283,10 @@ mod tests {
         assert_eq!(parse_size("-8MiB").unwrap_err(), "\"-8MiB\": negative sizes are not allowed");
         assert!(parse_size("4\0KiB").unwrap_err().contains("\\0"), "NUL echoed raw");
         assert!(parse_size(&format!("1{}", "x".repeat(500))).unwrap_err().len() < 300, "long echo not cut");
+        for e in ["1e30TB", "1E3", "2.5e+3GB", "1e-3"] {
+            assert!(parse_size(e).unwrap_err().contains("exponent notation is not accepted"), "{e}");
+        }
+        assert!(parse_size("1eb").unwrap_err().contains("unknown unit"));
     }
 
     #[test]
@@ -234,6 +300,14 @@ mod tests {
         let e = parse_fraction("x%").unwrap_err();
         assert!(e.contains("is not a number or a percentage") && e.contains("0.07"), "{e}");
         assert!(!parse_fraction("\u{1}%").unwrap_err().contains('\u{1}'));
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_number(" 0.99 ").unwrap(), 0.99);
+        assert!(parse_number("abc").unwrap_err().contains("is not a number; expected a number"));
+        assert!(parse_number("7%").unwrap_err().contains("is not a number"));
+        assert!(parse_number("nan").unwrap_err().contains("not a finite number"));
     }
 
     #[test]

@@ -194,7 +194,7 @@ fn describe(
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> opsim_core::Result<T> {
-    serde_json::from_str(text).map_err(|e| Error::config(key, format!("invalid {key}: {e}")))
+    opsim_core::config::from_json_doc(text, key)
 }
 
 /// The timed model's time per IO on each resource for a workload mix (`mix`: JSON
@@ -409,12 +409,10 @@ impl PySimulator {
     }
 }
 
+/// The trace options (JSON the Python API made from keyword arguments); errors name the
+/// option (`trace.skip_lines`), never a position in that JSON.
 fn trace_config(json: &str, interrupt: Interrupt) -> opsim_core::Result<opsim_core::trace::TraceConfig> {
-    let mut cfg: opsim_core::trace::TraceConfig = serde_json::from_str(json).map_err(|e| {
-        let msg = e.to_string();
-        let key = msg.split('`').nth(1).filter(|_| msg.contains("unknown field")).map(|k| format!("trace.{k}"));
-        Error::config(key.as_deref().unwrap_or("trace"), format!("invalid trace options: {msg}"))
-    })?;
+    let mut cfg: opsim_core::trace::TraceConfig = from_json("trace", json)?;
     cfg.interrupt = interrupt;
     Ok(cfg)
 }

@@ -102,6 +102,7 @@ def run(args) -> Output:
 
     data: dict = {"days": float(days)}
     pairs = []
+    _projection_options_need_pe(args)
     if args.tbw is not None and args.dwpd is not None:
         raise InputError("dwpd: give --tbw or --dwpd, not both", key="dwpd")
     tbw = _num(args.tbw, "tbw") if args.tbw is not None else None
@@ -156,6 +157,18 @@ def run(args) -> Output:
             "tbw: nothing to compute; give --tbw/--dwpd with --capacity, --write-rate, --pe, or --x400", key="tbw"
         )
     return Output(data=data, text=kv_table(pairs, title="opsim endurance"))
+
+
+#: the options only the projection (--pe) reads: given without --pe they were silently ignored
+_PROJECTION_ONLY = ("physical", "native", "user", "op", "waf", "d")
+
+
+def _projection_options_need_pe(args) -> None:
+    if args.pe is None:
+        for name in _PROJECTION_ONLY:
+            if getattr(args, name) is not None:
+                opt = "--" + name.replace("_", "-")
+                raise InputError(f"pe: {opt} is used only by the projection; give --pe too, or drop {opt}", key="pe")
 
 
 def _projection(args, E):

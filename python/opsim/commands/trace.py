@@ -57,9 +57,23 @@ def _reader_options():
     g.add_argument("--skip-bad", action="store_true", help="skip and count malformed lines instead of stopping")
     g.add_argument("--columns", help="columns format: e.g. time=0:ms,op=3,offset=4:bytes,size=5:bytes,device=2")
     g.add_argument("--delimiter", help="columns format: field delimiter (default: comma if present, else blanks)")
-    g.add_argument("--skip-lines", type=int, help="header lines to skip")
+    g.add_argument("--skip-lines", type=_count, metavar="N", help="header lines to skip")
     g.add_argument("--action", help="blkparse: the action replayed (default D)")
     return o
+
+
+def _count(text: str) -> int:
+    """A non-negative integer option value (argparse names the option in its error)."""
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= v < 1 << 64:
+        why = "is negative" if v < 0 else "is too large"
+        raise argparse.ArgumentTypeError(f"{v} {why}; expected a number of lines (0 to 2^64 - 1)")
+    return v
 
 
 def _opts(args) -> dict:

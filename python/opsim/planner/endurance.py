@@ -18,7 +18,7 @@ with WAF given, or taken from the analytic models in :mod:`opsim.models` for the
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 
 from ..errors import CapacityError, InputError
@@ -51,7 +51,11 @@ def tbw_from_dwpd(dwpd, capacity_gb, days) -> Fraction:
 def round2(x, digits: int = 2) -> Decimal:
     """Half-up rounding to ``digits`` decimals of an exact value (as printed in vendor tables)."""
     f = Fraction(x)
-    return (Decimal(f.numerator) / Decimal(f.denominator)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    with localcontext() as ctx:  # enough digits for the whole part (quantize fails past the precision)
+        ctx.prec = max(28, len(str(abs(f.numerator // f.denominator))) + digits + 2)
+        return (Decimal(f.numerator) / Decimal(f.denominator)).quantize(
+            Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP
+        )
 
 
 def lifetime_days(tbw_tb, bytes_per_day) -> Fraction:

@@ -28,13 +28,30 @@ from ..toolio import extract_json, to_int
 # ---------------------------------------------------------------------------- lsblk
 
 
+def _object(text, what: str) -> dict:
+    """The JSON object in a tool's output (a list or a number is not what the tools print)."""
+    doc = extract_json(text, what)
+    if not isinstance(doc, dict):
+        raise InputError(f"{what}: expected a JSON object, found a {type(doc).__name__}", key=what)
+    return doc
+
+
+def _devices(devs, where: str) -> list[dict]:
+    """``blockdevices`` or ``children``: a list of objects, or an InputError saying where not."""
+    if not isinstance(devs, list) or not all(isinstance(d, dict) for d in devs):
+        raise InputError(f"lsblk: {where} is not a list of devices (is this `lsblk -J -b` output?)", key="lsblk")
+    return devs
+
+
 def parse_lsblk(text) -> list[dict]:
     """``lsblk -J -b [-O]`` -> a flat list of devices (children carry ``parent``)."""
-    doc = extract_json(text, "lsblk")
+    doc = _object(text, "lsblk")
+    if "blockdevices" not in doc:
+        raise InputError('lsblk: no "blockdevices" list (is this `lsblk -J -b` output?)', key="lsblk")
     out = []
 
-    def walk(devs, parent=None):
-        for d in devs or []:
+    def walk(devs, parent=None, where="blockdevices"):
+        for d in _devices(devs, where):
             mps = d.get("mountpoints")
             if mps is None:
                 mps = [d.get("mountpoint")]
@@ -59,9 +76,10 @@ def parse_lsblk(text) -> list[dict]:
                     "parent": parent,
                 }
             )
-            walk(d.get("children"), name)
+            if d.get("children") is not None:
+                walk(d["children"], name, f"the children of {name}")
 
-    walk(doc.get("blockdevices"))
+    walk(doc["blockdevices"])
     return out
 
 
@@ -184,7 +202,7 @@ def parse_hdparm_I(text: str) -> dict:
 
 
 def parse_nvme_id_ctrl(text) -> dict:
-    d = extract_json(text, "nvme id-ctrl")
+    d = _object(text, "nvme id-ctrl")
     oacs = to_int(d.get("oacs"))
     return {
         "model": (str(d.get("mn") or "").strip() or None),
@@ -202,7 +220,7 @@ def parse_nvme_id_ctrl(text) -> dict:
 
 
 def parse_nvme_id_ns(text) -> dict:
-    d = extract_json(text, "nvme id-ns")
+    d = _object(text, "nvme id-ns")
     flbas = to_int(d.get("flbas")) or 0
     # FLBAS bits 3:0 plus bits 6:5 as the high bits (NVMe 2.0, more than 16 formats)
     index = (flbas & 0xF) | ((flbas >> 5) & 0x3) << 4
@@ -232,7 +250,7 @@ def parse_nvme_id_ns(text) -> dict:
 
 
 def parse_smartctl(text) -> dict:
-    d = extract_json(text, "smartctl")
+    d = _object(text, "smartctl")
     dev = d.get("device") or {}
     cap = d.get("user_capacity") or {}
     return {
@@ -325,19 +343,20 @@ def load_records(directory: str) -> dict:
     """Recorded tool outputs from a directory (the file names in :data:`RECORD_FILES`)."""
     if not os.path.isdir(directory):
         raise InputError(f"records: {directory} is not a directory", key="records")
-    raw = {}
+    raw, files = {}, {}
     for key, (fname, _) in RECORD_FILES.items():
         p = os.path.join(directory, fname)
         if os.path.exists(p):
             with open(p, encoding="utf-8", errors="replace") as f:
                 raw[key] = f.read()
+            files[key] = p
     if not raw:
         raise InputError(
             f"records: no recorded outputs in {directory} (expected any of "
             f"{', '.join(v[0] for v in RECORD_FILES.values())})",
             key="records",
         )
-    return {"raw": raw, "notes": []}
+    return {"raw": raw, "notes": [], "files": files}
 
 
 def parse_all(collected: dict) -> dict:
@@ -350,6 +369,9 @@ def parse_all(collected: dict) -> dict:
         try:
             parsed[key] = RECORD_FILES[key][1](text)
         except InputError as e:
+            src = collected.get("files", {}).get(key)
+            if src:  # a recorded output the user handed over: refuse it, naming the file
+                raise InputError(f"records: {src}: {e}", key="records") from None
             notes.append(f"{key}: could not parse ({e})")
     return {"parsed": parsed, "notes": notes}
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _args
 from ..errors import CommandError, InputError
 from .grid import Grid, Point, load_grid
 from .point import _error_fields, run_point
@@ -196,6 +197,7 @@ def run_sweep(
         )
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
+    output = None if output is None else _args.path("output", output)
     import pyarrow.parquet  # noqa: F401  (imported now, not in the middle of the progress bar)
 
     store = _Store(None if output is None else os.fspath(output), g, fresh)

@@ -4,7 +4,7 @@
 //! (`drive.op`, `workload.hot_fraction`...) in its error.
 
 use crate::error::{Error, Result, Schema};
-use crate::units::{ByteSize, Fraction};
+use crate::units::{ByteSize, Fraction, Number};
 use serde::{Deserialize, Serialize};
 
 pub mod gc;
@@ -291,7 +291,7 @@ pub struct WorkloadConfig {
     /// ... and fraction of writes that go to it (r).
     pub hot_write_fraction: Option<Fraction>,
     /// zipf: exponent s (> 0).
-    pub zipf_exponent: Option<Fraction>,
+    pub zipf_exponent: Option<Number>,
     /// Fraction of commands that are TRIMs of a request-sized range.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub trim_fraction: Fraction,
@@ -490,7 +490,7 @@ pub const MAX_LIST: usize = 64;
 fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) -> Error {
     let key = path.map(ToString::to_string).unwrap_or_default();
     let key = if key == "." || key.is_empty() { "config".to_owned() } else { crate::quote::echo(&key) };
-    let mut msg = crate::quote::escape(msg.trim());
+    let mut msg = plain_types(&crate::quote::escape(msg.trim()));
     if msg.chars().count() > 600 {
         msg = msg.chars().take(600).collect::<String>() + "...";
     }
@@ -499,10 +499,77 @@ fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) 
     Error::schema(&key, how, format!("{msg}{loc}"))
 }
 
+/// serde's Rust type names in "expected u64" said in words.
+fn plain_types(msg: &str) -> String {
+    let Some(i) = msg.rfind("expected ") else { return msg.to_owned() };
+    let words = match &msg[i + 9..] {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer",
+        "f32" | "f64" => "a number",
+        "a boolean" => "true or false",
+        _ => return msg.to_owned(),
+    };
+    // an integer past 64 bits (a Python int) reaches serde_json as a float: say it is too large
+    let big = msg.strip_prefix("invalid type: floating point `").and_then(|r| r.split('`').next());
+    if let Some(v) = big.and_then(|t| t.parse::<f64>().ok()).filter(|v| v.fract() == 0.0 && v.abs() >= 9.2e18) {
+        if words.contains("integer") {
+            return format!("{v:e} is too large; expected {words} of at most 64 bits");
+        }
+    }
+    format!("{}expected {words}", &msg[..i])
+}
+
+/// `T` from JSON text the Python binding built from keyword arguments (trace options, a cost
+/// model): errors name `prefix.key` (`trace.skip_lines`), never a position in that text.
+pub fn from_json_doc<T: serde::de::DeserializeOwned>(text: &str, prefix: &str) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let r = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(Some(e.path()), e.inner(), text));
+    r.and_then(|v| de.end().map(|()| v).map_err(|e| json_error(None, &e, text))).map_err(|mut e| {
+        e.key = Some(match e.key.as_deref() {
+            None | Some("config") => prefix.to_owned(),
+            Some(k) => format!("{prefix}.{k}"),
+        });
+        e
+    })
+}
+
 /// A toml error on `text` (the user's own file): its message and where.
 fn toml_error(path: Option<&serde_path_to_error::Path>, e: &toml::de::Error, text: &str) -> Error {
     let loc = e.span().map(|s| crate::quote::line_col(text, s.start)).unwrap_or_default();
-    config_error(path, e.message(), &loc)
+    let value = e.span().and_then(|s| text.get(s)).unwrap_or("");
+    match date_message(e.message(), value.trim().parse::<toml::value::Datetime>().ok()) {
+        Some(msg) => config_error(path, &msg, &loc),
+        None => config_error(path, e.message(), &loc),
+    }
+}
+
+/// A TOML date or time given where something else is expected: toml hands it to serde as a
+/// map (or, from a merged table, a string), so serde's message says "invalid type: map";
+/// say it is a date instead.
+fn date_message(msg: &str, date: Option<toml::value::Datetime>) -> Option<String> {
+    let date = date?;
+    let rest = msg.strip_prefix("invalid type: ")?;
+    let expected = rest.split_once("expected ").map(|(_, x)| x).unwrap_or("another type of value");
+    Some(format!("a date ({date}) is not a valid value here; expected {expected}"))
+}
+
+/// The value at `path` in `table`, if it is a TOML date (for [`date_message`]).
+fn date_at(table: &toml::Table, path: &serde_path_to_error::Path) -> Option<toml::value::Datetime> {
+    use serde_path_to_error::Segment;
+    let mut v: Option<&toml::Value> = None;
+    for seg in path.iter() {
+        v = match (seg, v) {
+            (Segment::Map { key }, None) => table.get(key),
+            (Segment::Map { key }, Some(toml::Value::Table(t))) => t.get(key),
+            (Segment::Seq { index }, Some(toml::Value::Array(a))) => a.get(*index),
+            _ => None,
+        };
+        v?;
+    }
+    match v {
+        Some(toml::Value::Datetime(d)) => Some(*d),
+        _ => None,
+    }
 }
 
 /// A serde_json error, without serde_json's " at line L column C" (a position in the JSON
@@ -647,8 +714,11 @@ impl Config {
     }
 
     fn from_table(table: toml::Table) -> Result<Config> {
-        serde_path_to_error::deserialize(toml::Value::Table(table))
-            .map_err(|e| config_error(Some(e.path()), e.inner().message(), ""))
+        serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+            let msg = e.inner().message();
+            let msg = date_message(msg, date_at(&table, e.path())).unwrap_or_else(|| msg.to_owned());
+            config_error(Some(e.path()), &msg, "")
+        })
     }
 }
 

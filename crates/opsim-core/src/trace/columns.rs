@@ -58,10 +58,18 @@ pub(super) fn parse_columns(spec: &str, delimiter: Option<&str>) -> Result<Colum
     let mut size = None;
     let mut device = None;
     let mut handle = None;
+    let mut seen: Vec<&str> = Vec::new();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (name, rest) = item
             .split_once('=')
             .ok_or_else(|| Error::config(key, format!("\"{}\" is not name=column[:unit]", echo(item))))?;
+        if seen.contains(&name.trim()) {
+            return Err(Error::config(
+                &format!("{key}.{}", echo(name.trim())),
+                format!("\"{}\" is given twice in the column map; name each column once", echo(name.trim())),
+            ));
+        }
+        seen.push(name.trim());
         let (col, unit) = match rest.split_once(':') {
             Some((c, u)) => (c, Some(u.trim().to_ascii_lowercase())),
             None => (rest, None),

@@ -285,9 +285,28 @@ pub(super) fn classify(raw: &[u8], parser: &mut Parser, dev: Option<&[u8]>, head
     }
     match parser.parse(line, dev) {
         Ok(Some((ts, r))) => Outcome::Record(ts, r),
-        Ok(None) => Outcome::Other,
+        // a line garbled by binary bytes is a bad line, not a line of another kind to pass over
+        Ok(None) => match binary_byte(line) {
+            Some(c) => Outcome::Bad(format!("binary byte 0x{c:02x} in the line: not text (a corrupt line)")),
+            None => Outcome::Other,
+        },
         Err(m) => Outcome::Bad(m),
     }
+}
+
+/// The first byte of `line` no text trace holds: a control character other than a tab, DEL,
+/// or a byte of invalid UTF-8.  (Only checked on lines the parser passes over, so it costs
+/// nothing on requests.)
+fn binary_byte(line: &[u8]) -> Option<u8> {
+    // one branch-free pass (vectorised) over the common case, plain ASCII text
+    let odd = line.iter().fold(false, |acc, &c| acc | ((c < 0x20) & (c != b'\t') & (c != b'\r')) | (c >= 0x7f));
+    if !odd {
+        return None;
+    }
+    if let Some(&c) = line.iter().find(|&&c| (c < 0x20 && c != b'\t' && c != b'\r') || c == 0x7f) {
+        return Some(c);
+    }
+    std::str::from_utf8(line).err().map(|e| line[e.valid_up_to()])
 }
 
 #[cfg(test)]
