@@ -118,7 +118,7 @@ def test_simulate_with_a_fifo_trace_without_writer_stops_on_ctrl_c(tmp_path):
 def test_trace_info_reads_a_fifo_whose_writer_comes_late(tmp_path):
     fifo = tmp_path / "t.fifo"
     os.mkfifo(fifo)
-    p = subprocess.Popen(OPSIM + ["trace", "info", "--json", str(fifo)], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([*OPSIM, "trace", "info", "--json", str(fifo)], stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while not _waiting_on(p.pid, fifo):
         assert p.poll() is None and time.monotonic() < deadline
@@ -283,7 +283,6 @@ def test_the_python_and_core_limits_agree():
         assert py_refused == refused
 
 
-
 # ---------------------------------------------------------------- every other file read whole
 
 
@@ -312,7 +311,7 @@ def _in_thread(fn, *args):
         try:
             fn(*args)
             box.append(None)
-        except BaseException as e:  # noqa: BLE001 - handed to the test
+        except BaseException as e:  # handed to the test
             box.append(e)
 
     t = threading.Thread(target=call, daemon=True)

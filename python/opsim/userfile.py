@@ -101,7 +101,9 @@ def decode(raw: bytes, *, what: str, path, key: str | None = None, error=InputEr
 
 def read_text(path, *, what: str, cap: int = MAX_CONFIG, key: str | None = None, error=InputError) -> str:
     """:func:`read_bytes` decoded as UTF-8 (an error names the byte and line)."""
-    return decode(read_bytes(path, what=what, cap=cap, key=key, error=error), what=what, path=path, key=key, error=error)
+    return decode(
+        read_bytes(path, what=what, cap=cap, key=key, error=error), what=what, path=path, key=key, error=error
+    )
 
 
 # the characters that change the scanner's state; everything else is skipped in one search
@@ -195,8 +197,6 @@ def toml_too_deep(text: str, limit: int = MAX_NESTING) -> int | None:
 def load_toml(path, *, what: str, key: str | None = None, error=InputError, cap: int = MAX_CONFIG) -> dict:
     """The TOML file ``path`` parsed: read as :func:`read_text`, checked for nesting
     (:func:`toml_too_deep`), then parsed; every error is ``error`` naming the file and line."""
-    import tomllib
-
     text = read_text(path, what=what, cap=cap, key=key, error=error)
     return loads_toml(text, source=f"{what} {os.fspath(path)}", key=key or what, error=error)
 

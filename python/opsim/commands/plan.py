@@ -185,8 +185,7 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
     if args.fdp_configs_json or (args.records and os.path.exists(os.path.join(args.records, "nvme-fdp-configs.json"))):
         source = args.fdp_configs_json or os.path.join(args.records, "nvme-fdp-configs.json")
         # a regular file (a FIFO or device refused unread), capped
-        raw = userfile.read_bytes(source, what="fdp_configs_json", cap=FDP_CONFIGS_MAX)
-        text = raw.decode("utf-8", errors="replace")
+        text = userfile.read_bytes(source, what="fdp_configs_json", cap=FDP_CONFIGS_MAX).decode(errors="replace")
     elif args.device and not args.records and F.nvme_path_match(args.device):
         ctrl = F.controller_of(drive)[0]
         text, why = F.read_fdp_configs(ctrl, endgrp)
