@@ -105,11 +105,31 @@ def test_trace_info_on_a_fifo_without_writer_stops_on_ctrl_c(tmp_path):
     assert "internal error" not in err
 
 
-def test_simulate_with_a_fifo_trace_without_writer_stops_on_ctrl_c(tmp_path):
+NAMESPACES = """[run]
+interleave = "bytes"
+[[namespace]]
+capacity = "50%"
+share = 0.5
+[namespace.workload]
+type = "trace"
+[namespace.workload.trace]
+path = "{fifo}"
+remap = "wrap"
+[[namespace]]
+capacity = "50%"
+share = 0.5
+"""
+
+
+@pytest.mark.parametrize("where", ["workload", "namespace"])
+def test_simulate_with_a_fifo_trace_without_writer_stops_on_ctrl_c(tmp_path, where):
     fifo = tmp_path / "t.fifo"
     os.mkfifo(fifo)
     cfg = tmp_path / "c.toml"
-    cfg.write_text(SMALL + f'[workload]\ntype = "trace"\n[workload.trace]\npath = "{fifo}"\nremap = "wrap"\n')
+    if where == "workload":
+        cfg.write_text(SMALL + f'[workload]\ntype = "trace"\n[workload.trace]\npath = "{fifo}"\nremap = "wrap"\n')
+    else:  # a namespace's trace did not get the interrupt hook
+        cfg.write_text(SMALL + NAMESPACES.format(fifo=fifo))
     p, err, took = sigint_when_waiting(["simulate", cfg], fifo)
     assert p.returncode == 130, err
     assert took < STOP_WITHIN_S, took

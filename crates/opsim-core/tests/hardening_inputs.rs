@@ -122,3 +122,26 @@ fn a_drive_file_that_is_a_fifo_is_refused_without_blocking() {
     assert!(e.message.contains("is not a regular file (a FIFO)"), "{e}");
     assert!(t0.elapsed() < Duration::from_secs(2));
 }
+
+#[test]
+fn a_namespace_fifo_trace_gets_the_interrupt_too() {
+    let d = tmp("namespace");
+    let fifo = d.join("t.fifo");
+    mkfifo(&fifo);
+    let cfg = format!(
+        "[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n[run]\ninterleave = \"bytes\"\n\
+         [[namespace]]\ncapacity = \"50%\"\nshare = 0.5\n[namespace.workload]\ntype = \"trace\"\n\
+         [namespace.workload.trace]\npath = \"{}\"\nremap = \"wrap\"\n\
+         [[namespace]]\ncapacity = \"50%\"\nshare = 0.5\n",
+        fifo.display()
+    );
+    let mut sim = opsim_core::Simulator::from_toml(&cfg).unwrap();
+    let t0 = Instant::now();
+    sim.set_interrupt(Interrupt::new(move || t0.elapsed() > Duration::from_millis(300)));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(sim.run().map(|r| r.interrupted).map_err(|e| e.kind)));
+    // set_interrupt left the namespaces' traces without the hook: the open waited for good
+    let r = rx.recv_timeout(Duration::from_secs(10)).expect("still waiting for a writer 10 s on");
+    assert!(matches!(r, Ok(true) | Err(ErrorKind::Interrupted)), "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(2), "took {:?}", t0.elapsed());
+}
