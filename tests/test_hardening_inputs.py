@@ -205,7 +205,7 @@ def test_read_bytes_refuses_a_file_that_grew_past_the_cap(tmp_path, monkeypatch)
     real_stat, real_fstat = os.stat, os.fstat
     monkeypatch.setattr(os, "stat", lambda p: small(real_stat(p)))
     monkeypatch.setattr(os, "fstat", lambda fd: small(real_fstat(fd)))
-    with pytest.raises(opsim.InputError, match="more than 50 bytes"):
+    with pytest.raises(opsim.InputError, match="grew past the limit of 50 bytes while it was read"):
         userfile.read_bytes(f, what="config file", cap=50)
 
 

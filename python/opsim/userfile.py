@@ -84,7 +84,7 @@ def read_bytes(path, *, what: str, cap: int = MAX_CONFIG, key: str | None = None
     finally:
         os.close(fd)
     if len(data) > cap:
-        raise refuse(f"more than {_amount(cap)} (it grew while read); the limit is {_amount(cap)}")
+        raise refuse(f"grew past the limit of {_amount(cap)} while it was read")
     return data
 
 

@@ -149,7 +149,7 @@ def _check_value(loc: str, v) -> None:
 
 def _read_toml(path: str, key: str) -> dict:
     # a regular file (a FIFO or device refused unread), capped, nested at most MAX_NESTING levels
-    return userfile.load_toml(path, what=f"{key} file", key=key)
+    return userfile.load_toml(path, what=f"{key}: file", key=key)
 
 
 def _load_document(grid) -> tuple[dict, str | None]:
