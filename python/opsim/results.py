@@ -14,12 +14,15 @@ data written (from the per-interval IOPS and the command size) and the phases of
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
 
+from . import userfile
 from .errors import InputError
+
+#: the largest result file read (a result of many thousands of rounds is tens of MB)
+MAX_RESULT = 512 << 20
 
 SIM = "sim"
 MEASURE = "measure"
@@ -85,18 +88,11 @@ def check(doc: Any, name: str = "result") -> dict:
 def load(path: str | os.PathLike) -> dict:
     """Read and check a result file (exit code 2 on any problem, naming the file)."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file", key="result") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}", key="result") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno} column {e.colno})", key="result") from None
-    return check(doc, path)
+    if not os.path.lexists(path):
+        raise InputError(f"{path}: no such file", key="result")
+    # a regular file (a FIFO or device refused unread) of at most MAX_RESULT bytes
+    text = userfile.read_text(path, what="result", cap=MAX_RESULT, key="result")
+    return check(userfile.loads_json(text, source=path, key="result"), path)
 
 
 # ----------------------------------------------------------------------------- descriptions

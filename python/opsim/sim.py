@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _args
+from . import _args, userfile
 from .errors import ConfigError, InputError, InternalError
 
 __all__ = ["ON_INTERRUPT", "SimResult", "Simulator", "costs", "describe", "simulate", "steady_state"]
@@ -45,6 +45,7 @@ def _core():
 def _config_text(config: Any) -> tuple[str, str]:
     """(text, format) for the core from a dict, a TOML path or TOML text."""
     if isinstance(config, Mapping):
+        userfile.check_nesting(config)  # json.dumps recurses: a dict 5,000 deep was a RecursionError
         try:
             return json.dumps(config), "json"
         except (TypeError, ValueError) as e:
@@ -52,19 +53,8 @@ def _config_text(config: Any) -> tuple[str, str]:
     if isinstance(config, (str, os.PathLike)):
         path = os.fspath(config)
         if os.path.exists(path):
-            try:
-                with open(path, "rb") as f:
-                    raw = f.read()
-            except OSError as e:
-                raise ConfigError(f"cannot read config file {path}: {e.strerror}", key="config") from None
-            try:
-                return raw.decode("utf-8"), "toml"
-            except UnicodeDecodeError as e:
-                line = raw[: e.start].count(b"\n") + 1
-                raise ConfigError(
-                    f"config file {path} is not UTF-8 text (TOML must be): byte 0x{raw[e.start]:02x} on line {line}",
-                    key="config",
-                ) from None
+            # a regular file of at most MAX_CONFIG bytes: a FIFO or /dev/zero is refused unread
+            return userfile.read_config(path), "toml"
         if "\n" in path or "[" in path:
             return path, "toml"
         raise ConfigError(f"config file {path} does not exist", key="config")

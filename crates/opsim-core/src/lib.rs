@@ -37,6 +37,7 @@ pub mod steady;
 pub mod timed;
 pub mod trace;
 pub mod units;
+pub mod userfile;
 pub mod workload;
 
 pub use config::Config;

@@ -16,7 +16,6 @@
 //! merges a config over a preset's settings.
 
 use crate::error::{Error, Result, Schema};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub const PRESETS: &[(&str, &str)] = &[
@@ -146,25 +145,14 @@ pub fn drive_file(value: &str, base: Option<&Path>) -> Result<DriveFile> {
 /// The text of the drive file at `path`, read whole if it is a regular file of at most
 /// [`MAX_DRIVE_FILE`] bytes of UTF-8.
 fn read_text(path: &Path) -> Result<String> {
+    use crate::userfile::{read_regular, Refused};
     let bad = |what: String| drive_file_error(path, &what);
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => bad(" does not exist".into()),
-        _ => bad(format!(" cannot be read: {e}")),
+    let bytes = read_regular(path, MAX_DRIVE_FILE).map_err(|r| match r {
+        Refused::Io(e) if e.kind() == std::io::ErrorKind::NotFound => bad(" does not exist".into()),
+        Refused::Io(e) => bad(format!(" cannot be read: {e}")),
+        Refused::NotRegular(what) => bad(format!(" is not a regular file ({what})")),
+        Refused::TooLarge(n) => bad(format!(" is {n} bytes; a drive file is at most {MAX_DRIVE_FILE} bytes (1 MiB)")),
     })?;
-    if !meta.is_file() {
-        return Err(bad(" is not a regular file".into()));
-    }
-    let too_large = |n: u64| bad(format!(" is {n} bytes; a drive file is at most {MAX_DRIVE_FILE} bytes (1 MiB)"));
-    if meta.len() > MAX_DRIVE_FILE {
-        return Err(too_large(meta.len()));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_DRIVE_FILE + 1).read_to_end(&mut bytes))
-        .map_err(|e| bad(format!(" cannot be read: {e}")))?;
-    if bytes.len() as u64 > MAX_DRIVE_FILE {
-        return Err(too_large(bytes.len() as u64)); // it grew since
-    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let raw = e.as_bytes();

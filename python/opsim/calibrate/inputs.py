@@ -19,10 +19,10 @@ import csv
 import io
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .. import userfile
 from ..errors import InputError
 from ..units import parse_size
 
@@ -134,26 +134,8 @@ def _bad(where: str, key: str, msg: str) -> InputError:
 
 
 def _read_text(path: str, what: str) -> str:
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise InputError(f"{what} {path}: {e.strerror}", key=what) from None
-    if os.path.isdir(path):
-        raise InputError(f"{what} {path}: is a directory", key=what)
-    if st.st_size > MAX_FILE:
-        raise InputError(f"{what} {path}: {st.st_size} bytes is more than a {what} can be ({MAX_FILE})", key=what)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_FILE + 1)
-    except OSError as e:
-        raise InputError(f"{what} {path}: {e.strerror}", key=what) from None
-    if len(raw) > MAX_FILE:
-        raise InputError(f"{what} {path}: more than {MAX_FILE} bytes", key=what)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise InputError(f"{what} {path}:{line}: not UTF-8 text (byte 0x{raw[e.start]:02x})", key=what) from None
+    # a regular file (a FIFO or device refused unread) of at most MAX_FILE bytes of UTF-8
+    return userfile.read_text(path, what=what, cap=MAX_FILE)
 
 
 def _number(where: str, key: str, v: Any, *, positive: bool = True, integer: bool = False) -> float:
@@ -187,11 +169,7 @@ def _size(where: str, key: str, v: Any) -> int:
 
 def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
     """A datasheet file: the drive and its figures."""
-    text = _read_text(path, "datasheet")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"datasheet {path}: {e}", key="datasheet") from None
+    doc = userfile.load_toml(path, what="datasheet", cap=MAX_FILE)
     known = {"drive", "datasheet", "source", "model", "point", "ratio", "calibration"}
     for k in doc:
         if k not in known:

@@ -4,11 +4,11 @@ result of ``opsim smart waf`` (the WAF over the interval)."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from typing import Any
 
+from .. import userfile
 from ..errors import InputError
 from ..measure.fio import size_bytes
 from .inputs import SIGMA_MEASURED, Figure, _read_text
@@ -101,11 +101,7 @@ def read_measured(path: str) -> tuple[list[Figure], dict]:
     """A result of ``opsim measure`` (its steady-state IOPS over the span it wrote) or an interval
     result of ``opsim smart waf`` (the WAF over the interval).  Returns the figures and what the
     file says about the target (``{"target_bytes", "file_target"}``)."""
-    text = _read_text(path, "measured")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"measured {path}:{e.lineno}: not JSON ({e.msg})", key="measured") from None
+    doc = userfile.loads_json(_read_text(path, "measured"), source=f"measured {path}", key="measured")
     if not isinstance(doc, dict):
         raise InputError(f"measured {path}: not an opsim measure or smart waf result", key="measured")
     name = os.path.basename(path)

@@ -6,9 +6,13 @@ and only with ``--destroy-data=<the same path>``; a refused run changes nothing.
 
 from __future__ import annotations
 
+from .. import userfile
 from .._output import Output, kv_table, table
 from ..errors import InputError
 from ..units import parse_size
+
+#: the largest `nvme fdp configs` JSON read (a few configurations: kilobytes)
+FDP_CONFIGS_MAX = 16 << 20
 
 
 def register(sub, common):
@@ -178,18 +182,10 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
         except InputError as e:
             notes.append(f"nvme_id_ctrl: CTRATT not read ({e})")
     text, source = None, None
-    if args.fdp_configs_json:
-        try:
-            with open(args.fdp_configs_json, encoding="utf-8", errors="replace") as fh:
-                text, source = fh.read(), args.fdp_configs_json
-        except OSError as e:
-            raise InputError(
-                f"fdp_configs_json: {args.fdp_configs_json}: {e.strerror}", key="fdp_configs_json"
-            ) from None
-    elif args.records and os.path.exists(os.path.join(args.records, "nvme-fdp-configs.json")):
-        source = os.path.join(args.records, "nvme-fdp-configs.json")
-        with open(source, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+    if args.fdp_configs_json or (args.records and os.path.exists(os.path.join(args.records, "nvme-fdp-configs.json"))):
+        source = args.fdp_configs_json or os.path.join(args.records, "nvme-fdp-configs.json")
+        # a regular file (a FIFO or device refused unread), capped
+        text = userfile.read_bytes(source, what="fdp_configs_json", cap=FDP_CONFIGS_MAX).decode(errors="replace")
     elif args.device and not args.records and F.nvme_path_match(args.device):
         ctrl = F.controller_of(drive)[0]
         text, why = F.read_fdp_configs(ctrl, endgrp)

@@ -277,14 +277,17 @@ def map_cache_rows(m: dict | None) -> list[tuple[str, str]]:
 def traces_in(config_path: str) -> list[dict]:
     """The `[workload.trace]` tables of a config file (workload and phases), paths resolved
     relative to the config file."""
-    import os
     import tomllib
 
+    from ..userfile import read_config
+
+    if not os.path.exists(config_path):
+        return []  # said below, as the API says it
+    text = read_config(config_path)  # a regular file, capped, nested at most MAX_NESTING levels
     try:
-        with open(config_path, "rb") as f:
-            cfg = tomllib.load(f)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []  # the config is read again (and its errors reported, with their line) below
+        cfg = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []  # the core reports TOML errors with their line below
     base = os.path.dirname(os.path.abspath(config_path))
     wls = [cfg.get("workload", {})] + [p.get("workload", {}) for p in cfg.get("phase", []) if isinstance(p, dict)]
     out = []

@@ -10,11 +10,11 @@ import itertools
 import json
 import math
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import userfile
 from ..errors import ConfigError, InputError, InternalError, OpsimError, SchemaError, UnknownKeyError
 from .columns import _BASE_METRICS, _TIMED_METRICS
 
@@ -148,15 +148,8 @@ def _check_value(loc: str, v) -> None:
 
 
 def _read_toml(path: str, key: str) -> dict:
-    if not os.path.exists(path):
-        raise InputError(f"{key}: file {path} does not exist", key=key)
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{key}: {path} is not valid TOML: {e}", key=key) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{key}: cannot read {path}: {e}", key=key) from None
+    # a regular file (a FIFO or device refused unread), capped, nested at most MAX_NESTING levels
+    return userfile.load_toml(path, what=f"{key}: file", key=key)
 
 
 def _load_document(grid) -> tuple[dict, str | None]:
@@ -165,10 +158,7 @@ def _load_document(grid) -> tuple[dict, str | None]:
     if isinstance(grid, (str, os.PathLike)):
         path = os.fspath(grid)
         if "\n" in path and not os.path.exists(path):  # TOML text
-            try:
-                return tomllib.loads(path), None
-            except tomllib.TOMLDecodeError as e:
-                raise InputError(f"grid: not valid TOML: {e}", key="grid") from None
+            return userfile.loads_toml(path, source="grid", key="grid"), None
         return _read_toml(path, "grid"), os.path.abspath(path)
     raise InputError(f"grid must be a path to a TOML file or a dict, not {type(grid).__name__}", key="grid")
 

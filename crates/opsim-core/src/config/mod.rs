@@ -484,12 +484,72 @@ pub const MAX_D: u32 = 1024;
 /// The most entries of a list option (`workload.pts.block_sizes`, `workload.pts.mixes`).
 pub const MAX_LIST: usize = 64;
 
+/// The deepest a config nests (tables, arrays, inline tables): real configs nest 3 or 4
+/// levels; the parsers recurse, so a file nested thousands deep is refused with this (the
+/// Python front refuses such a file before parsing it, naming the line).
+pub const MAX_NESTING: usize = 64;
+
+/// What a parser's own recursion limit says, in the user's terms.
+fn nesting_message() -> String {
+    format!("nested too deeply: a config nests at most {MAX_NESTING} levels")
+}
+
+/// A key path cut to its first characters (a path as deep as the nesting limit is long).
+fn short_key(key: &str) -> String {
+    if key.chars().count() <= 120 {
+        return key.to_owned();
+    }
+    key.chars().take(120).collect::<String>() + "..."
+}
+
+/// The children of a TOML or JSON value with the key path step to each (`.name` or `[i]`).
+trait Nested: Sized {
+    fn children(&self) -> Vec<(String, &Self)>;
+}
+
+impl Nested for toml::Value {
+    fn children(&self) -> Vec<(String, &Self)> {
+        match self {
+            toml::Value::Table(t) => t.iter().map(|(k, v)| (format!(".{k}"), v)).collect(),
+            toml::Value::Array(a) => a.iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Nested for serde_json::Value {
+    fn children(&self) -> Vec<(String, &Self)> {
+        match self {
+            serde_json::Value::Object(m) => m.iter().map(|(k, v)| (format!(".{k}"), v)).collect(),
+            serde_json::Value::Array(a) => a.iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// An error naming the first value nested deeper than [`MAX_NESTING`] under the top-level
+/// entries `top` (key path step, value), walked without recursion.
+fn check_nesting<V: Nested>(top: Vec<(String, &V)>) -> Result<()> {
+    let mut stack: Vec<(String, &V, usize)> = top.into_iter().map(|(k, v)| (k, v, 1)).collect();
+    while let Some((path, v, depth)) = stack.pop() {
+        if depth > MAX_NESTING {
+            let key = short_key(path.trim_start_matches('.'));
+            return Err(Error::config(&crate::quote::echo(&key), nesting_message()));
+        }
+        stack.extend(v.children().into_iter().map(|(step, c)| (format!("{path}{step}"), c, depth + 1)));
+    }
+    Ok(())
+}
+
 /// A config error at `path` (the key path serde reached, `.` for the top) with `msg`, the
 /// message cleaned for the user: no position inside a document they never saw, control
 /// characters escaped, at most a few lines.
 fn config_error(path: Option<&serde_path_to_error::Path>, msg: &str, loc: &str) -> Error {
     let key = path.map(ToString::to_string).unwrap_or_default();
-    let key = if key == "." || key.is_empty() { "config".to_owned() } else { crate::quote::echo(&key) };
+    let key = if key == "." || key.is_empty() { "config".to_owned() } else { crate::quote::echo(&short_key(&key)) };
+    if msg.contains("recursion limit exceeded") {
+        return Error::config(&key, format!("{}{loc}", nesting_message()));
+    }
     let mut msg = plain_types(&crate::quote::escape(msg.trim()));
     if msg.chars().count() > 600 {
         msg = msg.chars().take(600).collect::<String>() + "...";
@@ -616,6 +676,7 @@ impl Config {
     /// relative to `base` (the config file's directory; None: the current directory).
     pub fn from_toml_str_in(text: &str, base: Option<&std::path::Path>) -> Result<Config> {
         let table = text.parse::<toml::Table>().map_err(|e| toml_error(None, &e, text))?;
+        check_nesting(table.iter().map(|(k, v)| (format!(".{k}"), v)).collect())?;
         let cfg = if !table.contains_key("preset") {
             // no preset: deserialise the text itself so errors keep their line numbers
             serde_path_to_error::deserialize(toml::Deserializer::new(text))
@@ -640,6 +701,7 @@ impl Config {
         let value: serde_json::Value =
             serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(Some(e.path()), e.inner(), text))?;
         de.end().map_err(|e| json_error(None, &e, text))?;
+        check_nesting(value.children())?;
         let cfg = if value.get("preset").is_some() {
             // TOML has no null: a key set to null is a key not given (as without a preset)
             let value = toml_ready(value);

@@ -338,7 +338,10 @@ impl Simulator {
     /// [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted) error.  The drive is left in
     /// a consistent state (stopped between two commands) and stays usable.
     pub fn set_interrupt(&mut self, interrupt: Interrupt) {
-        let traces = std::iter::once(&mut self.cfg.workload).chain(self.cfg.phases.iter_mut().map(|p| &mut p.workload));
+        let traces = std::iter::once(&mut self.cfg.workload)
+            .chain(self.cfg.phases.iter_mut().map(|p| &mut p.workload))
+            .chain(self.cfg.namespaces.iter_mut().map(|n| &mut n.workload))
+            .chain(self.placement.iter_mut().flat_map(|p| p.namespaces.iter_mut().map(|n| &mut n.workload)));
         for t in traces.filter_map(|w| w.trace.as_mut()) {
             t.interrupt = interrupt.clone();
         }

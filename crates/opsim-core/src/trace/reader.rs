@@ -6,10 +6,12 @@ use super::columns::parse_columns;
 use super::detect::{detect, read_head};
 use super::lex::{line_too_long, MAX_LINE};
 use super::parse::{classify, Outcome, Parser};
-use super::source::{open_source, Origin, Source};
+use super::source::{open_source, read_failed, Origin, Source};
 use super::{trace_err, Record, TraceConfig, TraceFormat};
 use crate::error::{Error, Result};
 use std::io::{BufRead, Read};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 fn not_rereadable(path: &str, what: &str) -> Error {
     Error::config(
@@ -24,6 +26,8 @@ pub struct Reader {
     pub format: TraceFormat,
     pub compression: &'static str,
     src: Source,
+    /// Set when Ctrl-C stopped a wait for a pipe's data (`crate::userfile`).
+    stopped: Arc<AtomicBool>,
     origin: Origin,
     /// The source can be read again (a regular file or memory): `repeat`, `remap = "scale"`.
     rereadable: bool,
@@ -69,10 +73,11 @@ impl Reader {
         if !(cfg.speed > 0.0 && cfg.speed.is_finite()) {
             return Err(Error::config("workload.trace.speed", format!("{} must be a positive number", cfg.speed)));
         }
-        let (mut src, compression, rereadable) = open_source(path, &origin)?;
+        let opened = open_source(path, &origin, &cfg.interrupt)?;
+        let (mut src, compression, rereadable) = (opened.src, opened.compression, opened.rereadable);
         let format = match cfg.format {
             TraceFormat::Auto => {
-                let (head, rest) = read_head(path, src)?;
+                let (head, rest) = read_head(path, src).map_err(|e| read_failed(&opened.stopped, e))?;
                 let format = detect(path, &head, rereadable)?;
                 src = Box::new(std::io::Cursor::new(head).chain(rest));
                 format
@@ -118,6 +123,7 @@ impl Reader {
             format,
             compression,
             src,
+            stopped: opened.stopped,
             origin,
             rereadable,
             initial: parser.clone(),
@@ -143,8 +149,9 @@ impl Reader {
     /// Back to the first record (for `repeat`); times restart from zero.
     pub fn rewind(&mut self) -> Result<()> {
         self.check_rereadable("workload.trace.repeat")?;
-        let (src, _, _) = open_source(&self.cfg.path, &self.origin)?;
-        self.src = src;
+        let opened = open_source(&self.cfg.path, &self.origin, &self.cfg.interrupt)?;
+        self.src = opened.src;
+        self.stopped = opened.stopped;
         self.parser = self.initial.clone();
         self.line = 0;
         self.first_ts = None;
@@ -263,7 +270,7 @@ impl Reader {
 
     fn read_error(&self, e: std::io::Error) -> Error {
         let what = if self.compression == "none" { "I/O error" } else { "truncated or corrupt compressed data" };
-        trace_err(&self.cfg.path, self.line + 1, format!("cannot read ({what}): {e}"))
+        read_failed(&self.stopped, trace_err(&self.cfg.path, self.line + 1, format!("cannot read ({what}): {e}")))
     }
 }
 

@@ -2,8 +2,11 @@
 //! stream; gzip and zstd are recognised by their magic bytes and decompressed on the way.
 
 use super::trace_err;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::interrupt::Interrupt;
 use std::io::{BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 const GZ: [u8; 2] = [0x1f, 0x8b];
 const ZST: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
@@ -33,16 +36,40 @@ impl AsRef<[u8]> for Shared {
 
 pub(super) type Source = Box<dyn BufRead + Send>;
 
+/// A trace opened as a stream.
+pub(super) struct Opened {
+    pub src: Source,
+    /// "none", "gzip" or "zstd".
+    pub compression: &'static str,
+    /// The source can be read again (a regular file or memory; not a pipe).
+    pub rereadable: bool,
+    /// Set when `interrupt` stopped a wait for a pipe's data: a read error is then
+    /// [`Error::interrupted`], not an I/O error.
+    pub stopped: Arc<AtomicBool>,
+}
+
+/// [`Error::interrupted`] when the wait for data was stopped, else `e` as a trace error.
+pub(super) fn read_failed(stopped: &AtomicBool, e: Error) -> Error {
+    if stopped.load(Ordering::Relaxed) {
+        Error::interrupted()
+    } else {
+        e
+    }
+}
+
 /// Open the trace once, as a stream: the raw bytes, whether they can be read again (a
 /// regular file or memory; not a pipe), and the decompressor the first bytes call for.
-/// Nothing here seeks or asks for the size, so a pipe or FIFO reads like a file.
-pub(super) fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'static str, bool)> {
-    let (raw, again): (Box<dyn Read + Send>, bool) = match origin {
-        Origin::Bytes(b, _) => (Box::new(std::io::Cursor::new(Shared(b.clone()))), true),
+/// Nothing here seeks or asks for the size, so a pipe or FIFO reads like a file. A FIFO
+/// with no writer yet is waited for, and a pipe's data too, asking `interrupt` every
+/// 50 ms (`crate::userfile`): Ctrl-C stops the wait.
+pub(super) fn open_source(path: &str, origin: &Origin, interrupt: &Interrupt) -> Result<Opened> {
+    let (raw, again, stopped): (Box<dyn Read + Send>, bool, Arc<AtomicBool>) = match origin {
+        Origin::Bytes(b, _) => (Box::new(std::io::Cursor::new(Shared(b.clone()))), true, Arc::default()),
         Origin::Path => {
-            let file = std::fs::File::open(path).map_err(|e| trace_err(path, 0, format!("cannot open: {e}")))?;
-            let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-            (Box::new(file), regular)
+            let on_err = |e| trace_err(path, 0, format!("cannot open: {e}"));
+            let file = crate::userfile::open_stream(std::path::Path::new(path), interrupt, on_err)?;
+            let (regular, stopped) = (file.is_regular(), file.stopped());
+            (Box::new(file), regular, stopped)
         }
     };
     let (raw_cap, dec_cap) = match origin {
@@ -58,7 +85,7 @@ pub(super) fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'stat
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(trace_err(path, 0, format!("cannot read: {e}"))),
+            Err(e) => return Err(read_failed(&stopped, trace_err(path, 0, format!("cannot read: {e}")))),
         }
     }
     let head = &magic[..n];
@@ -82,5 +109,5 @@ pub(super) fn open_source(path: &str, origin: &Origin) -> Result<(Source, &'stat
     } else {
         (Box::new(stream), "none")
     };
-    Ok((src, compression, again))
+    Ok(Opened { src, compression, rereadable: again, stopped })
 }

@@ -17,10 +17,9 @@ targets need the timed model, which the tenants advisor does not run.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable
-from pathlib import Path
 
+from ... import userfile
 from ...errors import InputError
 from .confirm import smallest_passing
 from .drive import Drive
@@ -41,19 +40,8 @@ MEASURE_DRIVE_WRITES = 2.0
 
 def load_tenants(path: str) -> dict:
     """The tenants file: ``namespace`` (list of tables), ``placement`` and ``run`` settings."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as e:
-        raise _bad("tenants", f"cannot read {path}: {e.strerror}") from None
-    if not p.is_file():
-        raise _bad("tenants", f"{path} is not a regular file")
-    if size > MAX_FILE_BYTES:
-        raise _bad("tenants", f"{path} is {size:,} bytes; a tenants file is at most {MAX_FILE_BYTES:,}")
-    try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise _bad("tenants", f"{path}: {e}") from None
+    # a regular file (a FIFO or device refused unread), capped, nested at most MAX_NESTING levels
+    doc = userfile.load_toml(path, what="--tenants", key="tenants", cap=MAX_FILE_BYTES)
     extra = set(doc) - {"namespace", "ftl", "run"}
     if extra:
         raise _bad(
