@@ -16,6 +16,7 @@ import pytest
 
 from opsim.calibrate import calibrate, read_inputs
 from opsim.errors import InputError
+from test_calibrate_presets import assert_stored_bounds
 
 ROOT = Path(__file__).resolve().parent.parent
 INPUTS = ROOT / "crates" / "opsim-core" / "presets" / "inputs"
@@ -86,6 +87,10 @@ def test_cli_json_and_drive_file(tmp_path):
     assert (a["span_bytes"] > b["span_bytes"]) == (a["waf"] > b["waf"])
     drive = tomllib.loads(out.read_text())
     assert drive["preset"]["sources"]["drive.physical_capacity"].startswith("fitted")
+    # stored at the precision the fit carries, as the presets are (opsim.calibrate.stored)
+    intervals = drive["preset"]["calibration"]["intervals_95"]
+    assert intervals
+    assert_stored_bounds(intervals)
     assert drive["drive"]["user_capacity"] == "480GB"
     # without points it works too
     r = _opsim("calibrate", "--datasheet", str(ds), "--predict", "447GiB", "--json", "--bound-only")

@@ -11,7 +11,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import InputError
 from ..units import fmt_bytes
-from . import timed
+from . import stored, timed
 from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, read_datasheet, read_points, resolve_spans
 from .measured import read_measured
@@ -22,7 +22,7 @@ from .model import build, predict
 DATASHEET_QD = {"nvme": 256, "sata": 32, "sas": 32}
 #: the warranty an endurance rating is spread over when the datasheet does not say (years)
 DEFAULT_WARRANTY = 5.0
-SECTOR = 4096
+SECTOR = stored.SECTOR
 
 
 def read_inputs(
@@ -231,11 +231,13 @@ class Calibration:
             meta["family"] = spec.family
         meta["sources"] = sources
         intervals = {
-            p["name"]: [p["low"], p["high"]] for p in params if p["low"] is not None and p["name"] != "pe_cycles"
+            p["name"]: stored.interval(p["low"], p["high"])
+            for p in params
+            if p["low"] is not None and p["name"] != "pe_cycles"
         }
         calib: dict[str, Any] = {"opsim_version": __version__, "intervals_95": intervals}
         if self.pe:
-            calib["pe_cycles"] = round(self.pe["value"], 1)
+            calib["pe_cycles"] = stored.pe_cycles(self.pe["value"])
             calib["pe_cycles_source"] = self.pe["source"]
         src = {k: v for k, v in spec.source.items() if isinstance(v, (str, list)) and k != "figures"}
         if src:
@@ -281,21 +283,13 @@ def _toml_value(key: str, v: Any) -> Any:
     return v
 
 
-def _round_fitted(values: dict[str, float]) -> dict[str, float]:
-    """Fitted values as a drive file stores them: times to 0.01 µs, capacities to 4 KiB."""
-    out = {}
-    for k, v in values.items():
-        out[k] = float(int(v) // SECTOR * SECTOR) if k == "physical" else round(v, 2)
-    return out
-
-
 def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_rounds: int | None = None) -> Calibration:
     """Fit the drive model of ``spec`` to ``figures`` and derive its P/E rating from the
     datasheet's endurance."""
     model = build(spec)
     kw = {} if timed_rounds is None else {"timed_rounds": timed_rounds}
     fitted = fit(model, figures, progress=progress, **kw)
-    fitted.values = _round_fitted(fitted.values)
+    fitted.values = {k: stored.value(k, v) for k, v in fitted.values.items()}  # what the drive file runs
     cal = Calibration(fitted, notes=list(spec.notes))
     cal.pe = _pe(cal)
     return cal
