@@ -190,7 +190,7 @@ impl Simulator {
         let m_ios: f64 = measured.iter().map(|t| t.iops * (t.t_end_s - t.t_start_s)).sum();
         // only whole intervals: a last, partial one would show a spurious drop
         let end_s = state.now() as f64 / 1e9;
-        let mut series = state.rec.points();
+        let mut series = state.rec.points()?;
         series.retain(|p| p.t_s <= end_s + 1e-9);
         let steady_start_s = if ss.reached { ss.window.map(|(a, _)| timed_rounds[a].t_start_s) } else { None };
         let report = TimedReport {
@@ -355,7 +355,7 @@ impl Simulator {
                     stop = true; // interrupted: this round is not counted
                     break;
                 }
-                state.drain();
+                state.drain()?;
                 let end_ns = state.now().max(start_ns + 1);
                 state.rec.end_segment(end_ns);
                 let h = std::mem::take(&mut state.rec.round_hist);
@@ -442,7 +442,7 @@ impl Simulator {
         let m_secs: f64 = window.iter().map(|t| t.t_end_s - t.t_start_s).sum();
         let m_ios: f64 = window.iter().map(|t| t.iops * (t.t_end_s - t.t_start_s)).sum();
         let end_s = state.now() as f64 / 1e9;
-        let mut series = state.rec.points();
+        let mut series = state.rec.points()?;
         series.retain(|p| p.t_s <= end_s + 1e-9);
         let tracked = &rounds[0];
         let tracked_points: Vec<SeriesPoint> =
