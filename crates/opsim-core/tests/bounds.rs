@@ -149,5 +149,23 @@ fn a_run_whose_simulated_time_runs_away_stops_with_an_error_naming_the_interval(
     let e = sim.run().err().expect("stopped at the series cap");
     assert_eq!(e.kind, ErrorKind::Capacity, "{e}");
     assert_eq!(e.key.as_deref(), Some("timing.series_interval_s"), "{e}");
-    assert!(e.message.contains(&format!("more than {} series points", bounds::MAX_SERIES_POINTS)), "{e}");
+    assert!(e.message.contains("series points of 0.000001 s"), "{e}");
+}
+
+#[test]
+fn the_series_fits_in_what_the_memory_limit_leaves_beside_the_model() {
+    // 64 MiB of limit, a model of some kilobytes: room for some 16,000 points (4 KiB each,
+    // as the caller's result holds them); a 1 us interval passes that within the run
+    let text = timed("series_interval_s = 1e-6")
+        .replace("[run]\n", "[run]\nmemory_limit = \"64MiB\"\n")
+        .replace("measure_drive_writes = 0.5", "measure_drive_writes = 2");
+    let mut sim = Simulator::from_toml(&text).expect("within the bounds");
+    let e = sim.run().err().expect("stopped at the memory's cap");
+    assert_eq!(e.key.as_deref(), Some("timing.series_interval_s"), "{e}");
+    assert!(e.message.contains("under run.memory_limit"), "{e}");
+    let points: u64 = e.message.split("more than ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((10_000..=16_384).contains(&points), "{e}");
+    // the same run with the default interval fits
+    let mut sim = Simulator::from_toml(&text.replace("series_interval_s = 1e-6", "")).unwrap();
+    assert!(sim.run().is_ok());
 }

@@ -506,7 +506,23 @@ impl Simulator {
         );
         state.set_idle_fold(self.idle_fold_ms());
         state.set_interrupt(self.interrupt.clone());
+        let (points, why) = self.series_budget();
+        state.rec.set_max_points(points, why);
         Ok(Some(state))
+    }
+
+    /// The IOPS-series points the memory limit leaves room for beside the model, at
+    /// [`SERIES_POINT_BYTES`] each, and what sets that (for the error when a run passes it).
+    fn series_budget(&self) -> (u64, String) {
+        let Ok(limit) = super::memory_limit(&self.cfg) else { return (u64::MAX, String::new()) };
+        // the process's own limit (ulimit -v, the cgroup's) is its headroom now, the model
+        // allocated; a configured or MemAvailable limit has the model still to take out
+        let left = match crate::memory::process_limit() {
+            Some(p) if p.bytes <= limit.bytes => p.bytes,
+            _ => limit.bytes.saturating_sub(self.memory),
+        };
+        let points = left / SERIES_POINT_BYTES;
+        (points, format!(" (the memory the model leaves under {}: {})", limit.source, crate::units::format_size(left)))
     }
 
     /// The timing parameters resolved, with the SLC-mode timing when the cache is on.
@@ -539,6 +555,11 @@ pub(crate) fn resolve_timing(
     r.map_cache = map_cache.cloned();
     Ok(r)
 }
+
+/// Memory one IOPS-series point takes from the core's accumulator to the result the caller
+/// holds (measured: some 2.1 KB per point in a Python dict and the JSON written, with
+/// headroom).
+pub const SERIES_POINT_BYTES: u64 = 4096;
 
 /// Per-round IOPS of a timed run, and whether each round may count toward the steady state:
 /// it erased at least one block (the drive has left fresh-out-of-box, as for the WAF rule)

@@ -95,6 +95,11 @@ pub struct RoundDone {
 /// Accumulates the timed run's statistics.
 pub struct Recorder {
     pub(super) interval_ns: u64,
+    /// The most points the series may hold ([`MAX_SERIES_POINTS`], or fewer when the memory
+    /// limit leaves less room: [`Recorder::set_max_points`]).
+    max_points: u64,
+    /// What sets `max_points`, for the error.
+    max_points_why: String,
     pub series: Vec<SeriesAcc>,
     /// The current segment's first point and start time (0, 0 unless segments are used).
     pub(super) seg_first: usize,
@@ -125,6 +130,8 @@ impl Recorder {
     pub(super) fn new(interval_ns: u64) -> Self {
         Recorder {
             interval_ns,
+            max_points: MAX_SERIES_POINTS,
+            max_points_why: String::new(),
             series: Vec::new(),
             seg_first: 0,
             seg_t0: 0,
@@ -137,6 +144,14 @@ impl Recorder {
             hist_write: Histogram::default(),
         }
     }
+
+    /// Keep at most `n` series points (at least 1024), `why` saying what sets that (the
+    /// memory limit), for the error when a run passes it.
+    pub fn set_max_points(&mut self, n: u64, why: String) {
+        self.max_points = n.clamp(1024, MAX_SERIES_POINTS);
+        self.max_points_why = why;
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(super) fn complete(
@@ -188,13 +203,15 @@ impl Recorder {
     #[cold]
     fn grow(&mut self, i: usize) -> Result<()> {
         let interval_s = self.interval_ns as f64 / 1e9;
-        if i as u64 >= MAX_SERIES_POINTS {
+        if i as u64 >= self.max_points {
             return Err(Error::capacity(
                 "timing.series_interval_s",
                 format!(
-                    "the run reached {:.0} s of simulated time: more than {MAX_SERIES_POINTS} series points of \
-                     {interval_s} s; raise timing.series_interval_s or set timing.max_time_s",
-                    (i as f64 + 1.0) * interval_s
+                    "the run reached {} s of simulated time: more than {} series points of {interval_s} s{}; raise \
+                     timing.series_interval_s or set timing.max_time_s",
+                    (i as f64 + 1.0) * interval_s,
+                    self.max_points,
+                    self.max_points_why
                 ),
             ));
         }
