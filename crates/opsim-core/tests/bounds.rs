@@ -146,7 +146,7 @@ fn a_run_whose_simulated_time_runs_away_stops_with_an_error_naming_the_interval(
     // points; it stops at the cap with an error (the old recorder grew without bound)
     let text = timed("t_erase_us = 1e6\nt_prog_us = 1e6\nseries_interval_s = 1e-6\nqueue_depth = 1");
     let mut sim = Simulator::from_toml(&text).expect("within the bounds");
-    let e = sim.run().err().expect("stopped at the series cap");
+    let e = sim.run().expect_err("stopped at the series cap");
     assert_eq!(e.kind, ErrorKind::Capacity, "{e}");
     assert_eq!(e.key.as_deref(), Some("timing.series_interval_s"), "{e}");
     assert!(e.message.contains("series points of 0.000001 s"), "{e}");
@@ -160,9 +160,9 @@ fn the_series_fits_in_what_the_memory_limit_leaves_beside_the_model() {
         .replace("[run]\n", "[run]\nmemory_limit = \"64MiB\"\n")
         .replace("measure_drive_writes = 0.5", "measure_drive_writes = 2");
     let mut sim = Simulator::from_toml(&text).expect("within the bounds");
-    let e = sim.run().err().expect("stopped at the memory's cap");
+    let e = sim.run().expect_err("stopped at the memory's cap");
     assert_eq!(e.key.as_deref(), Some("timing.series_interval_s"), "{e}");
-    assert!(e.message.contains("under run.memory_limit"), "{e}");
+    assert!(e.message.contains("under the memory limit: run.memory_limit"), "{e}");
     let points: u64 = e.message.split("more than ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
     assert!((10_000..=16_384).contains(&points), "{e}");
     // the same run with the default interval fits

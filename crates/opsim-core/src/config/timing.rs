@@ -383,7 +383,7 @@ impl TimingConfig {
                 format!("{} channels x {} = {dies} dies; at most {MAX_DIES}", self.channels, self.dies_per_channel),
             ));
         }
-        if let Some(t) = self.max_time_s.filter(|t| !(*t > 0.0)) {
+        if let Some(t) = self.max_time_s.filter(|t| t.is_nan() || *t <= 0.0) {
             return Err(Error::config("timing.max_time_s", format!("{t} must be a positive number")));
         }
         at_most("timing.nand_page_size", self.nand_page_size, MAX_NAND_PAGE)?;

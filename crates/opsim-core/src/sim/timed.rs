@@ -522,7 +522,12 @@ impl Simulator {
             _ => limit.bytes.saturating_sub(self.memory),
         };
         let points = left / SERIES_POINT_BYTES;
-        (points, format!(" (the memory the model leaves under {}: {})", limit.source, crate::units::format_size(left)))
+        let why = format!(
+            " (4 KiB each in the {} left beside the model under the memory limit: {})",
+            crate::units::format_size(left),
+            limit.source
+        );
+        (points, why)
     }
 
     /// The timing parameters resolved, with the SLC-mode timing when the cache is on.

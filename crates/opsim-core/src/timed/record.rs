@@ -207,8 +207,8 @@ impl Recorder {
             return Err(Error::capacity(
                 "timing.series_interval_s",
                 format!(
-                    "the run reached {} s of simulated time: more than {} series points of {interval_s} s{}; raise \
-                     timing.series_interval_s or set timing.max_time_s",
+                    "the run reached {:.3} s of simulated time: more than {} series points of {interval_s} s{}; \
+                     raise timing.series_interval_s or set timing.max_time_s",
                     (i as f64 + 1.0) * interval_s,
                     self.max_points,
                     self.max_points_why
