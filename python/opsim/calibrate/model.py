@@ -207,10 +207,8 @@ def build(spec: DriveSpec) -> Model:
                     what,
                     core,
                     sigma,
-                    # 100x either way of the core's typical value: well inside the core's
-                    # bounds (docs/timed.md, "Bounds"), so no trial config is refused
-                    lower=core / 100,
-                    upper=core * 100,
+                    lower=core / 1000,
+                    upper=core * 1000,
                     prior_source=f"the core's default for {cell.upper()} on {t.get('interface', 'sata')}",
                 )
             )
@@ -224,7 +222,6 @@ def build(spec: DriveSpec) -> Model:
                 50.0,
                 log=False,
                 lower=0.0,
-                upper=10_000.0,
                 prior_source="the core's default (none)",
             )
         )
