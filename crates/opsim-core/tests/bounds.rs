@@ -169,3 +169,24 @@ fn the_series_fits_in_what_the_memory_limit_leaves_beside_the_model() {
     let mut sim = Simulator::from_toml(&text.replace("series_interval_s = 1e-6", "")).unwrap();
     assert!(sim.run().is_ok());
 }
+
+#[test]
+fn every_preset_and_example_is_within_the_bounds() {
+    for name in opsim_core::presets::names() {
+        let cfg = opsim_core::Config::from_toml_str(&format!("preset = \"{name}\"\n")).unwrap();
+        cfg.timing.as_ref().expect("a preset has timing").check_bounds().unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut timed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // (tenants-fdp.toml is a tenants file for `opsim advise --tenants`, not a config)
+        let Ok(cfg) = opsim_core::Config::from_toml_str_in(&text, path.parent()) else { continue };
+        if let Some(t) = &cfg.timing {
+            t.check_bounds().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            timed += 1;
+        }
+    }
+    assert!(timed >= 1, "the timed example (micron-1100-800gb.toml) was found");
+}
