@@ -249,3 +249,159 @@ pub struct MapCacheConfig {
 fn yes() -> bool {
     true
 }
+
+/// Upper (and for rates and intervals, lower) bounds of the `[timing]` values: physically
+/// generous (real NAND reads take tens of microseconds, erases a few milliseconds), and
+/// tight enough that no value can make a run's simulated time, work or memory explode
+/// (docs/timed.md, "Bounds").  Checked before anything is built.
+pub mod bounds {
+    /// A NAND read, program or erase (any mode, any page type), microseconds: 1 s.
+    pub const MAX_OP_US: f64 = 1e6;
+    /// Controller time per command or GC page copy, and the suspend latency, microseconds.
+    pub const MAX_FW_US: f64 = 1e6;
+    /// Transfer rates (`channel_mbps`, `link_mbps`, `urgent_sustain_mbps`), MB/s.
+    pub const MIN_MBPS: f64 = 1.0;
+    pub const MAX_MBPS: f64 = 1e7;
+    /// Open-loop arrival rate, commands per second.
+    pub const MIN_ARRIVAL_IOPS: f64 = 0.01;
+    pub const MAX_ARRIVAL_IOPS: f64 = 1e9;
+    /// `urgent_perf_pct`: the least share of the sustained rate admitted in the urgent state.
+    pub const MIN_URGENT_PERF_PCT: f64 = 0.1;
+    /// `series_interval_s`, seconds.
+    pub const MIN_SERIES_INTERVAL_S: f64 = 1e-6;
+    pub const MAX_SERIES_INTERVAL_S: f64 = 1e6;
+    /// `round_s`, seconds.
+    pub const MIN_ROUND_S: f64 = 1e-3;
+    /// `round_s`, `max_time_s`, `urgent_sustain_window_s`: simulated seconds (about 3 years).
+    pub const MAX_SIM_S: f64 = 1e8;
+    /// Points of the IOPS series (simulated time / `series_interval_s`).
+    pub const MAX_SERIES_POINTS: u64 = 1 << 20;
+    /// Commands in flight (`queue_depth`, times `nvme_queues` with NVMe).
+    pub const MAX_OUTSTANDING: u64 = 1 << 16;
+    /// Dies (`channels` x `dies_per_channel`).
+    pub const MAX_DIES: u64 = 1 << 16;
+    /// `nand_page_size` (a word line on one plane) and `nand_block_size`, bytes.
+    pub const MAX_NAND_PAGE: u64 = 64 << 20;
+    pub const MAX_NAND_BLOCK: u64 = 64 << 30;
+    /// `write_buffer`, bytes.
+    pub const MAX_WRITE_BUFFER: u64 = 64 << 30;
+}
+
+/// `v` within `[lo, hi]`; a value at or below zero, or NaN, is left to the finer checks of
+/// `resolve` (which name what the value must be).
+fn within(key: &str, v: f64, lo: f64, hi: f64, unit: &str) -> crate::error::Result<()> {
+    if v > 0.0 && !(lo..=hi).contains(&v) {
+        let expected = if lo > 0.0 { format!("{lo} to {hi} {unit}") } else { format!("at most {hi} {unit}") };
+        return Err(crate::error::Error::config(key, format!("{v} is out of range; expected {expected}")));
+    }
+    Ok(())
+}
+
+/// A size no larger than `max` bytes.
+fn at_most(key: &str, v: ByteSize, max: u64) -> crate::error::Result<()> {
+    if v.0 > max {
+        return Err(crate::error::Error::config(
+            key,
+            format!("{} is above the bound of {}", crate::units::format_size(v.0), crate::units::format_size(max)),
+        ));
+    }
+    Ok(())
+}
+
+impl TimingConfig {
+    /// Every value against its bound ([`bounds`]): a clear error naming the key and the
+    /// bound, before the model is built.  Lower bounds of zero and positivity are checked
+    /// with the rest by `resolve`.
+    pub fn check_bounds(&self) -> crate::error::Result<()> {
+        use bounds::*;
+        let us = [
+            ("timing.t_read_us", self.t_read_us, MAX_OP_US),
+            ("timing.t_prog_us", self.t_prog_us, MAX_OP_US),
+            ("timing.t_erase_us", self.t_erase_us, MAX_OP_US),
+            ("timing.t_read_slc_us", self.t_read_slc_us, MAX_OP_US),
+            ("timing.t_prog_slc_us", self.t_prog_slc_us, MAX_OP_US),
+            ("timing.fw_overhead_us", Some(self.fw_overhead_us), MAX_FW_US),
+            ("timing.gc_fw_us", Some(self.gc_fw_us), MAX_FW_US),
+            ("timing.suspend_us", self.suspend_us, MAX_FW_US),
+        ];
+        for (k, v, max) in us {
+            if let Some(v) = v {
+                within(k, v, 0.0, max, "us")?;
+            }
+        }
+        for (k, list) in
+            [("timing.t_read_page_us", &self.t_read_page_us), ("timing.t_prog_page_us", &self.t_prog_page_us)]
+        {
+            for &v in list.iter().flatten() {
+                within(k, v, 0.0, MAX_OP_US, "us per page")?;
+            }
+        }
+        let rates = [
+            ("timing.channel_mbps", Some(self.channel_mbps), MIN_MBPS, MAX_MBPS, "MB/s"),
+            ("timing.link_mbps", self.link_mbps, MIN_MBPS, MAX_MBPS, "MB/s"),
+            ("timing.urgent_sustain_mbps", self.urgent_sustain_mbps, MIN_MBPS, MAX_MBPS, "MB/s"),
+            ("timing.arrival_iops", self.arrival_iops, MIN_ARRIVAL_IOPS, MAX_ARRIVAL_IOPS, "commands/s"),
+            ("timing.urgent_perf_pct", Some(self.urgent_perf_pct), MIN_URGENT_PERF_PCT, 100.0, "%"),
+            (
+                "timing.series_interval_s",
+                Some(self.series_interval_s),
+                MIN_SERIES_INTERVAL_S,
+                MAX_SERIES_INTERVAL_S,
+                "s",
+            ),
+            ("timing.round_s", self.round_s, MIN_ROUND_S, MAX_SIM_S, "s"),
+            ("timing.max_time_s", self.max_time_s, 0.0, MAX_SIM_S, "s"),
+            ("timing.urgent_sustain_window_s", self.urgent_sustain_window_s, 0.0, MAX_SIM_S, "s"),
+        ];
+        for (k, v, lo, hi, unit) in rates {
+            if let Some(v) = v {
+                within(k, v, lo, hi, unit)?;
+            }
+        }
+        self.check_counts()
+    }
+
+    /// The counts and sizes that size the timed model's state, and the series points a
+    /// time limit implies.
+    fn check_counts(&self) -> crate::error::Result<()> {
+        use crate::error::Error;
+        use bounds::*;
+        let outstanding = self.queue_depth as u64 * self.nvme_queues as u64;
+        if outstanding > MAX_OUTSTANDING {
+            return Err(Error::config(
+                "timing.queue_depth",
+                format!(
+                    "{} x {} nvme_queues = {outstanding} commands in flight; at most {MAX_OUTSTANDING}",
+                    self.queue_depth, self.nvme_queues
+                ),
+            ));
+        }
+        let dies = self.channels as u64 * self.dies_per_channel as u64;
+        if dies > MAX_DIES {
+            return Err(Error::config(
+                "timing.dies_per_channel",
+                format!("{} channels x {} = {dies} dies; at most {MAX_DIES}", self.channels, self.dies_per_channel),
+            ));
+        }
+        if let Some(t) = self.max_time_s.filter(|t| t.is_nan() || *t <= 0.0) {
+            return Err(Error::config("timing.max_time_s", format!("{t} must be a positive number")));
+        }
+        at_most("timing.nand_page_size", self.nand_page_size, MAX_NAND_PAGE)?;
+        at_most("timing.nand_block_size", self.nand_block_size, MAX_NAND_BLOCK)?;
+        at_most("timing.write_buffer", self.write_buffer, MAX_WRITE_BUFFER)?;
+        if let Some(t) = self.max_time_s.filter(|t| t.is_finite() && self.series_interval_s > 0.0) {
+            let points = t / self.series_interval_s;
+            if points > MAX_SERIES_POINTS as f64 {
+                return Err(Error::config(
+                    "timing.series_interval_s",
+                    format!(
+                        "{} s over timing.max_time_s = {t} s makes {points:.0} series points; at most {MAX_SERIES_POINTS} \
+                         (raise series_interval_s)",
+                        self.series_interval_s
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

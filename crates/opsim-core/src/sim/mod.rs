@@ -176,6 +176,9 @@ impl Simulator {
                 format!("is only used with gc = \"windowed-greedy\", not \"{}\"", f.gc.name()),
             ));
         }
+        if let Some(t) = &cfg.timing {
+            t.check_bounds()?; // before anything is built: docs/timed.md, "Bounds"
+        }
         let r = &cfg.run;
         for (k, v, allow0) in [
             ("run.warmup_drive_writes", r.warmup_drive_writes, true),

@@ -190,7 +190,7 @@ impl Simulator {
         let m_ios: f64 = measured.iter().map(|t| t.iops * (t.t_end_s - t.t_start_s)).sum();
         // only whole intervals: a last, partial one would show a spurious drop
         let end_s = state.now() as f64 / 1e9;
-        let mut series = state.rec.points();
+        let mut series = state.rec.points()?;
         series.retain(|p| p.t_s <= end_s + 1e-9);
         let steady_start_s = if ss.reached { ss.window.map(|(a, _)| timed_rounds[a].t_start_s) } else { None };
         let report = TimedReport {
@@ -355,7 +355,7 @@ impl Simulator {
                     stop = true; // interrupted: this round is not counted
                     break;
                 }
-                state.drain();
+                state.drain()?;
                 let end_ns = state.now().max(start_ns + 1);
                 state.rec.end_segment(end_ns);
                 let h = std::mem::take(&mut state.rec.round_hist);
@@ -442,7 +442,7 @@ impl Simulator {
         let m_secs: f64 = window.iter().map(|t| t.t_end_s - t.t_start_s).sum();
         let m_ios: f64 = window.iter().map(|t| t.iops * (t.t_end_s - t.t_start_s)).sum();
         let end_s = state.now() as f64 / 1e9;
-        let mut series = state.rec.points();
+        let mut series = state.rec.points()?;
         series.retain(|p| p.t_s <= end_s + 1e-9);
         let tracked = &rounds[0];
         let tracked_points: Vec<SeriesPoint> =
@@ -506,7 +506,28 @@ impl Simulator {
         );
         state.set_idle_fold(self.idle_fold_ms());
         state.set_interrupt(self.interrupt.clone());
+        let (points, why) = self.series_budget();
+        state.rec.set_max_points(points, why);
         Ok(Some(state))
+    }
+
+    /// The IOPS-series points the memory limit leaves room for beside the model, at
+    /// [`SERIES_POINT_BYTES`] each, and what sets that (for the error when a run passes it).
+    fn series_budget(&self) -> (u64, String) {
+        let Ok(limit) = super::memory_limit(&self.cfg) else { return (u64::MAX, String::new()) };
+        // the process's own limit (ulimit -v, the cgroup's) is its headroom now, the model
+        // allocated; a configured or MemAvailable limit has the model still to take out
+        let left = match crate::memory::process_limit() {
+            Some(p) if p.bytes <= limit.bytes => p.bytes,
+            _ => limit.bytes.saturating_sub(self.memory),
+        };
+        let points = left / SERIES_POINT_BYTES;
+        let why = format!(
+            " (4 KiB each in the {} left beside the model under the memory limit: {})",
+            crate::units::format_size(left),
+            limit.source
+        );
+        (points, why)
     }
 
     /// The timing parameters resolved, with the SLC-mode timing when the cache is on.
@@ -539,6 +560,11 @@ pub(crate) fn resolve_timing(
     r.map_cache = map_cache.cloned();
     Ok(r)
 }
+
+/// Memory one IOPS-series point takes from the core's accumulator to the result the caller
+/// holds (measured: some 2.1 KB per point in a Python dict and the JSON written, with
+/// headroom).
+pub const SERIES_POINT_BYTES: u64 = 4096;
 
 /// Per-round IOPS of a timed run, and whether each round may count toward the steady state:
 /// it erased at least one block (the drive has left fresh-out-of-box, as for the WAF rule)

@@ -3,6 +3,8 @@
 
 use super::hist::{Histogram, LatencySummary};
 use super::mapcache;
+use crate::config::timing::bounds::MAX_SERIES_POINTS;
+use crate::error::{Error, Result};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -93,6 +95,11 @@ pub struct RoundDone {
 /// Accumulates the timed run's statistics.
 pub struct Recorder {
     pub(super) interval_ns: u64,
+    /// The most points the series may hold ([`MAX_SERIES_POINTS`], or fewer when the memory
+    /// limit leaves less room: [`Recorder::set_max_points`]).
+    max_points: u64,
+    /// What sets `max_points`, for the error.
+    max_points_why: String,
     pub series: Vec<SeriesAcc>,
     /// The current segment's first point and start time (0, 0 unless segments are used).
     pub(super) seg_first: usize,
@@ -123,6 +130,8 @@ impl Recorder {
     pub(super) fn new(interval_ns: u64) -> Self {
         Recorder {
             interval_ns,
+            max_points: MAX_SERIES_POINTS,
+            max_points_why: String::new(),
             series: Vec::new(),
             seg_first: 0,
             seg_t0: 0,
@@ -135,6 +144,14 @@ impl Recorder {
             hist_write: Histogram::default(),
         }
     }
+
+    /// Keep at most `n` series points (at least 1024), `why` saying what sets that (the
+    /// memory limit), for the error when a run passes it.
+    pub fn set_max_points(&mut self, n: u64, why: String) {
+        self.max_points = n.clamp(1024, MAX_SERIES_POINTS);
+        self.max_points_why = why;
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(super) fn complete(
@@ -146,10 +163,10 @@ impl Recorder {
         host_pages: u64,
         nand_pages: u64,
         urgent: bool,
-    ) {
+    ) -> Result<()> {
         let i = self.seg_first + ((t - self.seg_t0) / self.interval_ns) as usize;
         if self.series.len() <= i {
-            self.series.resize(i + 1, SeriesAcc::default());
+            self.grow(i)?;
         }
         let s = &mut self.series[i];
         if write {
@@ -177,6 +194,31 @@ impl Recorder {
                 r.record(lat);
             }
         }
+        Ok(())
+    }
+
+    /// Extend the series to hold point `i`: at most [`MAX_SERIES_POINTS`] points (the
+    /// simulated time over `series_interval_s`), allocated fallibly, so that a run whose
+    /// simulated time runs away is an error naming the key, never an abort.
+    #[cold]
+    fn grow(&mut self, i: usize) -> Result<()> {
+        let interval_s = self.interval_ns as f64 / 1e9;
+        if i as u64 >= self.max_points {
+            return Err(Error::capacity(
+                "timing.series_interval_s",
+                format!(
+                    "the run reached {:.3} s of simulated time: more than {} series points of {interval_s} s{}; \
+                     raise timing.series_interval_s or set timing.max_time_s",
+                    (i as f64 + 1.0) * interval_s,
+                    self.max_points,
+                    self.max_points_why
+                ),
+            ));
+        }
+        let more = i + 1 - self.series.len();
+        self.series.try_reserve(more).map_err(|_| series_oom(i + 1))?;
+        self.series.resize(i + 1, SeriesAcc::default());
+        Ok(())
     }
 
     /// Start a new segment of the series at `t0` (every completion from now on is at or
@@ -197,7 +239,7 @@ impl Recorder {
         }
     }
 
-    pub fn points(&self) -> Vec<SeriesPoint> {
+    pub fn points(&self) -> Result<Vec<SeriesPoint>> {
         let dt = self.interval_ns as f64 / 1e9;
         let point = |s: &SeriesAcc, t_s: f64, tag: Option<&(String, String)>| SeriesPoint {
             t_s,
@@ -210,10 +252,12 @@ impl Recorder {
             bs: tag.map(|t| t.0.clone()),
             rwmix: tag.map(|t| t.1.clone()),
         };
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.series.len()).map_err(|_| series_oom(self.series.len()))?;
         if self.segments.is_empty() {
-            return self.series.iter().enumerate().map(|(i, s)| point(s, (i + 1) as f64 * dt, None)).collect();
+            out.extend(self.series.iter().enumerate().map(|(i, s)| point(s, (i + 1) as f64 * dt, None)));
+            return Ok(out);
         }
-        let mut out = Vec::with_capacity(self.series.len());
         for (k, seg) in self.segments.iter().enumerate() {
             let last = self.segments.get(k + 1).map(|n| n.first).unwrap_or(self.series.len());
             for i in seg.first..last.max(seg.first) {
@@ -224,8 +268,16 @@ impl Recorder {
                 out.push(point(&self.series[i], t_end as f64 / 1e9, seg.tag.as_ref()));
             }
         }
-        out
+        Ok(out)
     }
+}
+
+/// Out of memory for an IOPS series of `n` points: an error naming the key that sets them.
+fn series_oom(n: usize) -> Error {
+    Error::capacity(
+        "timing.series_interval_s",
+        format!("out of memory: cannot allocate the IOPS series of {n} points; raise timing.series_interval_s"),
+    )
 }
 
 /// Phase boundaries of a write-saturation curve from its series and rounds.  `fob`: the

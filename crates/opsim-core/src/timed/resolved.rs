@@ -77,6 +77,7 @@ pub struct SlcTiming {
 
 impl TimingConfig {
     pub fn resolve(&self, page_size: u64) -> Result<Resolved> {
+        self.check_bounds()?;
         let pos = |k: &str, v: f64| -> Result<f64> {
             if v.is_finite() && v > 0.0 {
                 Ok(v)

@@ -164,8 +164,9 @@ impl TimedState {
 
     /// Complete every command in flight without issuing more (the end of a PTS
     /// combination: fio waits for its I/Os before the next run).
-    pub fn drain(&mut self) {
-        while self.complete_next().is_some() {}
+    pub fn drain(&mut self) -> Result<()> {
+        while self.complete_next()?.is_some() {}
+        Ok(())
     }
 
     /// Fold SLC blocks while the host is idle (nothing outstanding since `last_done` +
@@ -464,7 +465,7 @@ impl TimedState {
                     continue;
                 }
             }
-            let Some(t) = self.complete_next() else { return Ok(()) };
+            let Some(t) = self.complete_next()? else { return Ok(()) };
             if self.open_loop.is_none() {
                 self.issue(f, wl, rng, t)?;
             }
@@ -503,18 +504,18 @@ impl TimedState {
                     continue;
                 }
             }
-            if self.complete_next().is_none() {
+            if self.complete_next()?.is_none() {
                 return Ok(());
             }
         }
     }
 
     /// Complete the earliest command in flight and record it; returns its time.
-    pub(super) fn complete_next(&mut self) -> Option<u64> {
-        let (t, c) = self.q.pop()?;
+    pub(super) fn complete_next(&mut self) -> Result<Option<u64>> {
+        let Some((t, c)) = self.q.pop() else { return Ok(None) };
         self.last_done = t;
         let before_len = self.rec.series.len();
-        self.rec.complete(t, t - c.issued, c.write, c.bytes, c.host_pages, c.nand_pages, c.urgent);
+        self.rec.complete(t, t - c.issued, c.write, c.bytes, c.host_pages, c.nand_pages, c.urgent)?;
         if let Some(u) = self.urgent.as_mut() {
             let len = self.rec.series.len();
             if len > before_len && before_len > 0 {
@@ -524,6 +525,6 @@ impl TimedState {
                 }
             }
         }
-        Some(t)
+        Ok(Some(t))
     }
 }
