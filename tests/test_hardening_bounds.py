@@ -109,3 +109,18 @@ def test_no_command_aborts_under_a_2gib_address_space_limit(tmp_path):
         assert r.returncode in codes, what
         assert "internal error" not in r.stderr and "Traceback" not in r.stderr, what
         assert "memory allocation of" not in r.stderr, what
+
+
+def test_a_python_memory_error_is_a_plain_failure_not_an_internal_error(capsys):
+    """Past the core's estimate, a MemoryError in Python says 'out of memory' (exit 1), no traceback."""
+    import argparse
+
+    from opsim import cli
+
+    def boom(args):
+        raise MemoryError
+
+    args = argparse.Namespace(func=boom, json=False, json_file=None)
+    assert cli._run(cli.build_parser(), args) == 1
+    err = capsys.readouterr().err
+    assert "out of memory" in err and "internal error" not in err

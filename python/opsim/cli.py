@@ -138,6 +138,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return interrupt_exit_code(e)
     except BrokenPipeError:
         return 1
+    except MemoryError:  # past the core's estimate: say so plainly, no traceback
+        sys.stderr.write(
+            "opsim: failed: out of memory (the process's limit or the machine's); "
+            "a smaller model, a coarser series or fewer points needs less\n"
+        )
+        return 1
     except Exception as e:  # an opsim bug: say so plainly, exit 1
         if debug:
             raise
