@@ -347,7 +347,7 @@ def _file_target(args, outdir: str) -> tuple[str, int, bool]:
     A file that does not exist is created by opsim (after every check); an existing one is
     written only if it is opsim's scratch file (:mod:`opsim.measure.scratch`) or with --force,
     and never while it backs a mounted loop device."""
-    from ..devices import probe_target
+    from ..devices.guard import probe_target
     from ..measure import scratch
 
     total = parse_size(args.size, key="size")
@@ -414,7 +414,7 @@ def _seal(target: str) -> str | None:
 
 
 def run(args) -> Output:
-    from ..devices import guard_destructive
+    from ..devices.guard import guard_destructive
     from ..measure import Plan, scratch
     from ..measure import run as run_plan
     from ..measure.fio import fio_binary, fio_version, size_bytes
@@ -423,10 +423,10 @@ def run(args) -> Output:
 
     # 1. every check, before anything is created, purged or run
     _check_options(args)
-    from ..measure import fdp as F
+    from ..measure import fdp
 
     if args.fdp and not args.device:
-        F.refuse_file_target()
+        fdp.refuse_file_target()
     outdir = args.output_dir or f"opsim-measure-{args.test}-{time.strftime('%Y%m%d-%H%M%S')}"
     check_writable_dir(outdir, key="output-dir")
     previous = _previous_results(outdir, args.replace)
@@ -434,7 +434,7 @@ def run(args) -> Output:
     placement = None
     if args.device:
         if args.fdp:
-            F.refuse_generic_as_device(args.device)
+            fdp.refuse_generic_as_device(args.device)
         tgt = guard_destructive(args.device, args.destroy_data, force=args.force)
         if tgt.kind != "block":
             raise DeviceError(f"{args.device}: --device needs a block device; use --file for files", key="device")
@@ -442,12 +442,12 @@ def run(args) -> Output:
         if total <= 0:
             raise DeviceError(f"{args.device}: cannot tell the device's size (/sys/block)", key="device")
         if args.fdp:
-            generic = F.generic_device(args.device, tgt.dev_name)
-            F.check_generic_device(generic)
-            placement = F.FdpPlacement(
+            generic = fdp.generic_device(args.device, tgt.dev_name)
+            fdp.check_generic_device(generic)
+            placement = fdp.FdpPlacement(
                 namespace=args.device,
                 device=generic,
-                pli=F.parse_pli(args.fdp_pli) if args.fdp_pli is not None else None,
+                pli=fdp.parse_pli(args.fdp_pli) if args.fdp_pli is not None else None,
                 select=args.fdp_pli_select,
             )
     else:
@@ -462,14 +462,14 @@ def run(args) -> Output:
     if too_big:
         raise ConfigError(f"--bs: {', '.join(too_big)} is larger than the span ({fmt_bytes(span)})", key="bs")
     if placement is not None:
-        F.check_block_sizes({b: size_bytes(b) for b in bs}, F.logical_block_size(tgt.dev_name))
+        fdp.check_block_sizes({b: size_bytes(b) for b in bs}, fdp.logical_block_size(tgt.dev_name))
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
     cache, warnings = _write_cache(args.write_cache, tgt if args.device else None)
     passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
     fio = fio_binary()  # installed?
     if placement is not None:
         names = ["fdp"] + (["fdp_pli"] if placement.pli else []) + (["fdp_pli_select"] if placement.select else [])
-        F.check_fio(fio, fio_version(fio), names)
+        fdp.check_fio(fio, fio_version(fio), names)
     plan = Plan(
         test=args.test,
         target=target,

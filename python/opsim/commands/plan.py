@@ -172,13 +172,13 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
     """The FDP configuration log and the CTRATT bits: from --fdp-configs-json, the records or the device."""
     import os
 
-    from ..planner import fdp as F
+    from ..planner import fdp
 
     endgrp = 1 if args.endgrp_id is None else args.endgrp_id
     out: dict = {"support": None, "configs": None, "configs_source": None}
     if raw.get("nvme_id_ctrl"):
         try:
-            out["support"] = F.fdp_support(raw["nvme_id_ctrl"])
+            out["support"] = fdp.fdp_support(raw["nvme_id_ctrl"])
         except InputError as e:
             notes.append(f"nvme_id_ctrl: CTRATT not read ({e})")
     text, source = None, None
@@ -186,15 +186,15 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
         source = args.fdp_configs_json or os.path.join(args.records, "nvme-fdp-configs.json")
         # a regular file (a FIFO or device refused unread), capped
         text = userfile.read_bytes(source, what="fdp_configs_json", cap=FDP_CONFIGS_MAX).decode(errors="replace")
-    elif args.device and not args.records and F.nvme_path_match(args.device):
-        ctrl = F.controller_of(drive)[0]
-        text, why = F.read_fdp_configs(ctrl, endgrp)
+    elif args.device and not args.records and fdp.nvme_path_match(args.device):
+        ctrl = fdp.controller_of(drive)[0]
+        text, why = fdp.read_fdp_configs(ctrl, endgrp)
         if why:
             notes.append(why)
         source = f"nvme fdp configs {ctrl} --endgrp-id={endgrp}"
     if text is not None:
         try:
-            out["configs"] = F.parse_fdp_configs(text)
+            out["configs"] = fdp.parse_fdp_configs(text)
         except InputError as e:
             if args.fdp_configs_json:
                 raise InputError(f"fdp_configs_json: {args.fdp_configs_json}: {e}", key="fdp_configs_json") from None
@@ -243,7 +243,7 @@ def plan_text(d: dict) -> str:
 
 
 def run(args) -> Output:
-    from ..planner import probe as P
+    from ..devices import probe
     from ..planner.plan import apply_partition, make_plan
 
     if args.apply and args.placement == "fdp":
@@ -293,10 +293,10 @@ def run(args) -> Output:
     notes = []
     raw: dict = {}
     if args.records:
-        collected = P.load_records(args.records)
+        collected = probe.load_records(args.records)
         raw = collected["raw"]
-        parsed = P.parse_all(collected)
-        drive = P.describe_drive(args.device, parsed["parsed"])
+        parsed = probe.parse_all(collected)
+        drive = probe.describe_drive(args.device, parsed["parsed"])
         notes = parsed["notes"]
     elif args.device:
         import os
@@ -308,10 +308,10 @@ def run(args) -> Output:
             raise InputError(f"device: {args.device}: {e.strerror}", key="device") from None
         if not (stat.S_ISBLK(mode) or stat.S_ISREG(mode)):
             raise InputError(f"device: {args.device} is neither a block device nor an image file", key="device")
-        collected = P.collect(args.device)
+        collected = probe.collect(args.device)
         raw = collected["raw"]
-        parsed = P.parse_all(collected)
-        drive = P.describe_drive(args.device, parsed["parsed"])
+        parsed = probe.parse_all(collected)
+        drive = probe.describe_drive(args.device, parsed["parsed"])
         notes = parsed["notes"]
     else:
         if not args.interface or not args.native:

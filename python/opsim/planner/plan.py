@@ -1,7 +1,7 @@
 """The procedure to set a target OP on a real drive, per mechanism, with exact values.
 
 ``make_plan`` only computes and prints; the one thing opsim will do itself is the partition
-mechanism (``apply_partition``), guarded by :func:`opsim.devices.guard_destructive`.
+mechanism (``apply_partition``), guarded by :func:`opsim.devices.guard.guard_destructive`.
 """
 
 from __future__ import annotations
@@ -425,9 +425,9 @@ def apply_partition(
 ) -> dict:
     """Discard ``path`` and write one GPT partition that leaves the OP tail unpartitioned.
 
-    Refused (nothing changed) unless :func:`opsim.devices.guard_destructive` accepts the target.
+    Refused (nothing changed) unless :func:`opsim.devices.guard.guard_destructive` accepts the target.
     """
-    from ..devices import guard_destructive
+    from ..devices.guard import guard_destructive
 
     if user is None and op is None and max_lba is None:
         raise InputError("user: give the target with --user, --op/--op-basis or --max-lba", key="user")

@@ -10,8 +10,10 @@ import subprocess
 from typing import Any
 
 from .. import childproc
+from ..devices.jsondoc import loads_lenient
+from ..devices.smartctl import read_smartctl, smartctl_status
 from ..errors import CommandError, DeviceError
-from .parse import SNAPSHOT_FORMAT, loads_lenient, smartctl_status
+from .parse import SNAPSHOT_FORMAT
 
 
 def _run(argv: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
@@ -60,7 +62,7 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
     r = _run([smartctl, "-x", "-j", device])
     status = smartctl_status(r.returncode)
     try:
-        sc = loads_lenient(r.stdout, source="smartctl -x -j")
+        sc = read_smartctl(r.stdout, source="smartctl -x -j")
     except Exception:
         raise CommandError(
             f"smartctl -x -j {device} exited {r.returncode} without JSON: {(r.stderr or r.stdout).strip()[:300]}"
