@@ -172,13 +172,14 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
     """The FDP configuration log and the CTRATT bits: from --fdp-configs-json, the records or the device."""
     import os
 
+    from ..devices import nvme_fdp
     from ..planner import fdp
 
     endgrp = 1 if args.endgrp_id is None else args.endgrp_id
     out: dict = {"support": None, "configs": None, "configs_source": None}
     if raw.get("nvme_id_ctrl"):
         try:
-            out["support"] = fdp.fdp_support(raw["nvme_id_ctrl"])
+            out["support"] = nvme_fdp.fdp_support(raw["nvme_id_ctrl"])
         except InputError as e:
             notes.append(f"nvme_id_ctrl: CTRATT not read ({e})")
     text, source = None, None
@@ -188,13 +189,13 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
         text = userfile.read_bytes(source, what="fdp_configs_json", cap=FDP_CONFIGS_MAX).decode(errors="replace")
     elif args.device and not args.records and fdp.nvme_path_match(args.device):
         ctrl = fdp.controller_of(drive)[0]
-        text, why = fdp.read_fdp_configs(ctrl, endgrp)
+        text, why = nvme_fdp.read_fdp_configs(ctrl, endgrp)
         if why:
             notes.append(why)
         source = f"nvme fdp configs {ctrl} --endgrp-id={endgrp}"
     if text is not None:
         try:
-            out["configs"] = fdp.parse_fdp_configs(text)
+            out["configs"] = nvme_fdp.parse_fdp_configs(text)
         except InputError as e:
             if args.fdp_configs_json:
                 raise InputError(f"fdp_configs_json: {args.fdp_configs_json}: {e}", key="fdp_configs_json") from None

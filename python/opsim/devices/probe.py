@@ -32,10 +32,15 @@ RECORD_FILES = {
 }
 
 
-def _run(cmd: list[str], timeout: float = 20) -> tuple[str | None, str | None]:
-    exe = shutil.which(cmd[0]) or next(
-        (p for p in (f"/usr/sbin/{cmd[0]}", f"/sbin/{cmd[0]}") if os.access(p, os.X_OK)), None
+def find_tool(name: str) -> str | None:
+    """The tool on PATH, else in /usr/sbin or /sbin (not on a user's PATH), else None."""
+    return shutil.which(name) or next(
+        (p for p in (f"/usr/sbin/{name}", f"/sbin/{name}") if os.access(p, os.X_OK)), None
     )
+
+
+def _run(cmd: list[str], timeout: float = 20) -> tuple[str | None, str | None]:
+    exe = find_tool(cmd[0])
     if exe is None:
         return None, f"{cmd[0]} is not installed"
     try:
