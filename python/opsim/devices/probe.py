@@ -134,7 +134,8 @@ def parse_all(collected: dict) -> dict:
 
 
 def describe_drive(path: str | None, parsed: dict) -> dict:
-    """Combine the parsed outputs into one drive description."""
+    """Combine the parsed outputs into one drive description: lsblk first, then hdparm, nvme-cli,
+    smartctl and sysfs, each filling what the ones before left open."""
     p = parsed
     drive: dict[str, Any] = {
         "path": path,
@@ -151,56 +152,15 @@ def describe_drive(path: str | None, parsed: dict) -> dict:
         "smartctl": p.get("smartctl"),
     }
     if "lsblk" in p:
-        devs = p["lsblk"]
-        top = next(
-            (d for d in devs if d["parent"] is None and (path is None or d["path"] == path)), devs[0] if devs else None
-        )
-        if top:
-            drive["model"] = top["model"]
-            drive["serial"] = top["serial"]
-            drive["sector_size"] = top["log_sec"]
-            if top["size"] and top["log_sec"]:
-                drive["current_sectors"] = top["size"] // top["log_sec"]
-            tran = (top["tran"] or "").lower()
-            drive["interface"] = {"sata": "sata", "ata": "sata", "nvme": "nvme", "sas": "sas"}.get(tran)
-            if path is None:
-                drive["path"] = top["path"]
-            drive["partitions"] = [{"path": d["path"], "size": d["size"]} for d in devs if d["parent"] == top["name"]]
-            drive["mounted"] = [m for d in devs for m in d["mountpoints"]]
+        _from_lsblk(drive, p["lsblk"], path)
     if "hdparm_I" in p:
-        a = p["hdparm_I"]
-        drive["interface"] = drive["interface"] or "sata"
-        drive["model"] = drive["model"] or a["model"]
-        drive["sector_size"] = drive["sector_size"] or a["logical_sector_size"]
-        drive["ata"] = dict(a)
-        drive["ata"].pop("features", None)
+        _from_hdparm_identify(drive, p["hdparm_I"])
     if "hdparm_N" in p:
-        n = p["hdparm_N"]
-        drive["interface"] = drive["interface"] or "sata"
-        drive["native_sectors"] = n["native_sectors"]
-        drive["current_sectors"] = n["current_sectors"]
-        drive["ata"] = {**(drive["ata"] or {}), "max": n}
+        _from_hdparm_max(drive, p["hdparm_N"])
     if "nvme_id_ns" in p or "nvme_id_ctrl" in p:
-        drive["interface"] = "nvme"
-        ns = p.get("nvme_id_ns") or {}
-        ctrl = p.get("nvme_id_ctrl") or {}
-        drive["nvme"] = {"ctrl": ctrl, "ns": ns}
-        drive["model"] = drive["model"] or ctrl.get("model")
-        if ns.get("lba_size"):
-            drive["sector_size"] = ns["lba_size"]
-            drive["current_sectors"] = ns["nsze"]
-        if ctrl.get("tnvmcap") and drive["sector_size"]:
-            drive["native_sectors"] = ctrl["tnvmcap"] // drive["sector_size"]
+        _from_nvme(drive, p.get("nvme_id_ctrl") or {}, p.get("nvme_id_ns") or {})
     if "smartctl" in p:
-        s = p["smartctl"]
-        proto = (s.get("protocol") or "").upper()
-        drive["interface"] = drive["interface"] or {"ATA": "sata", "NVME": "nvme", "SCSI": "sas"}.get(proto)
-        drive["model"] = drive["model"] or s.get("model")
-        drive["sector_size"] = drive["sector_size"] or s.get("logical_block_size")
-        if drive["current_sectors"] is None and s.get("user_capacity_blocks"):
-            drive["current_sectors"] = s["user_capacity_blocks"]
-        if s.get("type") and re.match(r"(megaraid|cciss|aacraid|areca|3ware|hpt)", str(s["type"])):
-            drive["behind_raid"] = s["type"]
+        _from_smartctl(drive, p["smartctl"])
     if "sysfs" in p:
         sf = p["sysfs"]
         drive["sector_size"] = drive["sector_size"] or sf.get("logical_block_size")
@@ -209,3 +169,60 @@ def describe_drive(path: str | None, parsed: dict) -> dict:
     if drive["native_sectors"] is None:
         drive["native_sectors"] = drive["current_sectors"]
     return drive
+
+
+def _from_lsblk(drive: dict, devs: list[dict], path: str | None) -> None:
+    """The top device (``path``, else the first): identity, sizes, transport, partitions, mounts."""
+    top = next(
+        (d for d in devs if d["parent"] is None and (path is None or d["path"] == path)), devs[0] if devs else None
+    )
+    if not top:
+        return
+    drive["model"] = top["model"]
+    drive["serial"] = top["serial"]
+    drive["sector_size"] = top["log_sec"]
+    if top["size"] and top["log_sec"]:
+        drive["current_sectors"] = top["size"] // top["log_sec"]
+    tran = (top["tran"] or "").lower()
+    drive["interface"] = {"sata": "sata", "ata": "sata", "nvme": "nvme", "sas": "sas"}.get(tran)
+    if path is None:
+        drive["path"] = top["path"]
+    drive["partitions"] = [{"path": d["path"], "size": d["size"]} for d in devs if d["parent"] == top["name"]]
+    drive["mounted"] = [m for d in devs for m in d["mountpoints"]]
+
+
+def _from_hdparm_identify(drive: dict, a: dict) -> None:
+    drive["interface"] = drive["interface"] or "sata"
+    drive["model"] = drive["model"] or a["model"]
+    drive["sector_size"] = drive["sector_size"] or a["logical_sector_size"]
+    drive["ata"] = dict(a)
+    drive["ata"].pop("features", None)
+
+
+def _from_hdparm_max(drive: dict, n: dict) -> None:
+    drive["interface"] = drive["interface"] or "sata"
+    drive["native_sectors"] = n["native_sectors"]
+    drive["current_sectors"] = n["current_sectors"]
+    drive["ata"] = {**(drive["ata"] or {}), "max": n}
+
+
+def _from_nvme(drive: dict, ctrl: dict, ns: dict) -> None:
+    drive["interface"] = "nvme"
+    drive["nvme"] = {"ctrl": ctrl, "ns": ns}
+    drive["model"] = drive["model"] or ctrl.get("model")
+    if ns.get("lba_size"):
+        drive["sector_size"] = ns["lba_size"]
+        drive["current_sectors"] = ns["nsze"]
+    if ctrl.get("tnvmcap") and drive["sector_size"]:
+        drive["native_sectors"] = ctrl["tnvmcap"] // drive["sector_size"]
+
+
+def _from_smartctl(drive: dict, s: dict) -> None:
+    proto = (s.get("protocol") or "").upper()
+    drive["interface"] = drive["interface"] or {"ATA": "sata", "NVME": "nvme", "SCSI": "sas"}.get(proto)
+    drive["model"] = drive["model"] or s.get("model")
+    drive["sector_size"] = drive["sector_size"] or s.get("logical_block_size")
+    if drive["current_sectors"] is None and s.get("user_capacity_blocks"):
+        drive["current_sectors"] = s["user_capacity_blocks"]
+    if s.get("type") and re.match(r"(megaraid|cciss|aacraid|areca|3ware|hpt)", str(s["type"])):
+        drive["behind_raid"] = s["type"]
