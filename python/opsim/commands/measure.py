@@ -33,6 +33,15 @@ def register(sub, common):
         "block device needs --destroy-data=DEVICE naming it again. Schema: docs/measure.md.",
     )
     p.add_argument("test", choices=["wsat", "iops", "consistency"])
+    _target_options(p)
+    _workload_options(p)
+    _fdp_options(p)
+    _output_options(p)
+    p.set_defaults(func=run)
+
+
+def _target_options(p) -> None:
+    """The target (a file or a device), its confirmation, purge and SMART."""
     t = p.add_mutually_exclusive_group()
     t.add_argument(
         "--file",
@@ -61,6 +70,10 @@ def register(sub, common):
         "chosen by auto). Same guard as the test itself",
     )
     p.add_argument("--smart", action="store_true", help="SMART snapshots before and after; report interval WAF")
+
+
+def _workload_options(p) -> None:
+    """The fio workload: size, span, queue depth, rounds, block sizes, mixes, stop rules."""
     p.add_argument("--size", default="1GiB", help="file size for file targets (default 1GiB)")
     p.add_argument("--span", help="active range: bytes (e.g. 8GiB) or a percentage of the target (e.g. 75%%)")
     p.add_argument("--qd", type=int, default=32, help="queue depth per job (default 32)")
@@ -91,6 +104,9 @@ def register(sub, common):
         "128 KiB passes over the span (default 2 for iops, 0 for wsat, which starts fresh out "
         "of box, and for consistency, which does its own fill)",
     )
+
+
+def _fdp_options(p) -> None:
     f = p.add_argument_group(
         "placement (NVMe Flexible Data Placement; docs/fdp-real-drives.md)",
         "--fdp writes with fio's fdp=1 through the namespace's generic device /dev/ngXnY (io_uring_cmd, "
@@ -108,6 +124,10 @@ def register(sub, common):
         choices=["roundrobin", "random"],
         help="how fio picks the next placement ID (fio fdp_pli_select=; default fio's roundrobin)",
     )
+
+
+def _output_options(p) -> None:
+    """The write-cache note, progress and the output directory."""
     p.add_argument(
         "--write-cache",
         choices=["on", "off"],
@@ -132,7 +152,6 @@ def register(sub, common):
         help="the output directory holds results of an earlier measurement: delete them (result.json, the "
         "round files, SMART snapshots) and measure again",
     )
-    p.set_defaults(func=run)
 
 
 #: fio's own limit on jobs (FIO_MAX_JOBS); a queue depth beyond 65536 exceeds every engine's queue
