@@ -125,87 +125,93 @@ def naming_source(snap: dict, e: InputError) -> InputError:
 
 
 def as_snapshot(doc: dict, source: str = "input") -> dict:
+    """``doc`` as a snapshot dict: an opsim smart snapshot, a smartctl ``-j`` document or an
+    nvme-cli log on its own; anything else is an :class:`InputError`."""
     if not isinstance(doc, dict):
         raise InputError(f"{source}: expected a JSON object", key="snapshot")
     if doc.get("format") == SNAPSHOT_FORMAT:
-        sc = doc.get("smartctl")
-        if sc is not None and not isinstance(sc, dict):
-            raise InputError(f"{source}: smartctl: expected a JSON object, got {type(sc).__name__}", key="smartctl")
-        nvme = obj(doc, "nvme", f"{source}: ")
-        for k, v in nvme.items():
-            if v is not None and not isinstance(v, dict):
-                raise InputError(f"{source}: nvme.{k}: expected a JSON object, got {type(v).__name__}", key=k)
-        warnings = [clean_text(str(w), 500) for w in arr(doc, "warnings", f"{source}: ")]
-        commands = [c for c in arr(doc, "commands", f"{source}: ") if isinstance(c, dict)]
-        status = smartctl_status(
-            int_field(
-                obj(sc, "smartctl", f"{source}: smartctl."), "exit_status", f"{source}: smartctl.smartctl.", hi=255
-            )
-        )
-        return {
-            **doc,
-            "smartctl": sc,
-            "nvme": nvme,
-            "warnings": warnings,
-            "commands": commands,
-            "smartctl_status": status,
-            "source": source,
-        }
+        return _own_snapshot(doc, source)
     if looks_smartctl(doc):
-        status = smartctl_status(
-            int_field(obj(doc, "smartctl", f"{source}: "), "exit_status", f"{source}: smartctl.", hi=255)
-        )
-        has_data = any(
-            k in doc
-            for k in (
-                "ata_smart_attributes",
-                "nvme_smart_health_information_log",
-                "ata_device_statistics",
-                "scsi_error_counter_log",
-                "model_name",
-                "scsi_model_name",
-            )
-        )
-        if status["fatal"] and not has_data:
-            raise InputError(
-                f"{source}: smartctl failed (exit status {status['exit_status']}: "
-                f"{'; '.join(status['meaning'])}) and left no device data",
-                key="snapshot",
-            )
-        device = text_field(obj(doc, "device", f"{source}: "), "name", f"{source}: device.")
-        return {
-            "format": "smartctl-json",
-            "source": source,
-            "device": device,
-            "smartctl": doc,
-            "smartctl_status": status,
-            "nvme": {},
-            "warnings": [],
-        }
+        return _smartctl_snapshot(doc, source)
     # an nvme-cli log JSON on its own
     if find_key(doc, "data_units_written") is not None:
-        return {
-            "format": "nvme-cli-json",
-            "source": source,
-            "device": None,
-            "smartctl": None,
-            "nvme": {"smart_log": doc},
-            "warnings": [],
-        }
+        return _nvme_log_snapshot(source, "smart_log", doc)
     if find_key(doc, "Physical media units written") is not None:
-        return {
-            "format": "nvme-cli-json",
-            "source": source,
-            "device": None,
-            "smartctl": None,
-            "nvme": {"ocp_c0": doc},
-            "warnings": [],
-        }
+        return _nvme_log_snapshot(source, "ocp_c0", doc)
     raise InputError(
         f"{source}: not a smartctl -j document, an nvme-cli log or an opsim smart snapshot "
         "(none of the keys they have)",
         key="snapshot",
     )
+
+
+def _own_snapshot(doc: dict, source: str) -> dict:
+    """An opsim smart snapshot, its parts checked for type."""
+    sc = doc.get("smartctl")
+    if sc is not None and not isinstance(sc, dict):
+        raise InputError(f"{source}: smartctl: expected a JSON object, got {type(sc).__name__}", key="smartctl")
+    nvme = obj(doc, "nvme", f"{source}: ")
+    for k, v in nvme.items():
+        if v is not None and not isinstance(v, dict):
+            raise InputError(f"{source}: nvme.{k}: expected a JSON object, got {type(v).__name__}", key=k)
+    warnings = [clean_text(str(w), 500) for w in arr(doc, "warnings", f"{source}: ")]
+    commands = [c for c in arr(doc, "commands", f"{source}: ") if isinstance(c, dict)]
+    status = smartctl_status(
+        int_field(obj(sc, "smartctl", f"{source}: smartctl."), "exit_status", f"{source}: smartctl.smartctl.", hi=255)
+    )
+    return {
+        **doc,
+        "smartctl": sc,
+        "nvme": nvme,
+        "warnings": warnings,
+        "commands": commands,
+        "smartctl_status": status,
+        "source": source,
+    }
+
+
+_DEVICE_DATA = (
+    "ata_smart_attributes",
+    "nvme_smart_health_information_log",
+    "ata_device_statistics",
+    "scsi_error_counter_log",
+    "model_name",
+    "scsi_model_name",
+)
+
+
+def _smartctl_snapshot(doc: dict, source: str) -> dict:
+    """A smartctl ``-j`` document; refused when smartctl failed and left no device data."""
+    status = smartctl_status(
+        int_field(obj(doc, "smartctl", f"{source}: "), "exit_status", f"{source}: smartctl.", hi=255)
+    )
+    if status["fatal"] and not any(k in doc for k in _DEVICE_DATA):
+        raise InputError(
+            f"{source}: smartctl failed (exit status {status['exit_status']}: "
+            f"{'; '.join(status['meaning'])}) and left no device data",
+            key="snapshot",
+        )
+    device = text_field(obj(doc, "device", f"{source}: "), "name", f"{source}: device.")
+    return {
+        "format": "smartctl-json",
+        "source": source,
+        "device": device,
+        "smartctl": doc,
+        "smartctl_status": status,
+        "nvme": {},
+        "warnings": [],
+    }
+
+
+def _nvme_log_snapshot(source: str, log: str, doc: dict) -> dict:
+    return {
+        "format": "nvme-cli-json",
+        "source": source,
+        "device": None,
+        "smartctl": None,
+        "nvme": {log: doc},
+        "warnings": [],
+    }
 
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
