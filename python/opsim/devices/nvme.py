@@ -50,3 +50,12 @@ def parse_nvme_id_ns(text) -> dict:
         "npwg": to_int(d.get("npwg")),
         "nows": to_int(d.get("nows")),
     }
+
+
+def lba_format_index(ns: dict, size: int) -> int:
+    """The index of the LBA format of ``size`` bytes without metadata in a parsed ``id-ns``
+    (:func:`parse_nvme_id_ns`), else the namespace's current format (0 when unknown)."""
+    for i, f in enumerate(ns.get("lbafs") or []):
+        if f.get("size") == size and f.get("ms", 0) == 0:
+            return i
+    return ns.get("format_index", 0) or 0

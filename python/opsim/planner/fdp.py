@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..devices.nvme import lba_format_index
 from ..errors import CapacityError, InputError
 from .capacity import capacity_from_sectors, check_sector_size, parse_capacity, plan_capacity
 
@@ -148,15 +149,6 @@ def controller_of(drive: dict) -> tuple[str, str]:
     return f"/dev/nvme{m.group(1)}", m.group(1)
 
 
-def _lba_format(drive: dict, lba: int) -> int:
-    ns = (drive.get("nvme") or {}).get("ns") or {}
-    fmt = ns.get("format_index", 0) or 0
-    for i, f in enumerate(ns.get("lbafs") or []):
-        if f.get("size") == lba and f.get("ms", 0) == 0:
-            return i
-    return fmt
-
-
 def _native(drive: dict, ss: int):
     native = drive.get("native")
     if native is None:
@@ -218,7 +210,7 @@ def make_fdp_plan(
     c = (drive.get("nvme") or {}).get("ctrl") or {}
     cntl = c.get("cntlid")
     where = _Where(ctrl, str(cntl) if cntl is not None else "<cntlid from id-ctrl>", endgrp, config_index)
-    fmt = _lba_format(drive, ss)
+    fmt = lba_format_index((drive.get("nvme") or {}).get("ns") or {}, ss)
     runs = (cfg or {}).get("runs")
     ns_rows = _namespace_rows(specs, sizes, handles, ss, fmt, inst, runs)
     steps = [*_check_steps(where), *_reset_steps(where), *_create_steps(where, ns_rows, ss, fmt)]
