@@ -205,7 +205,6 @@ def make_fdp_plan(
     _check_namespace_counts(drive, specs, cfg, config_index)
     warnings = _shared_handle_warnings(handles)
 
-    cap_total = plan_capacity(nat, sector_size=ss, user=f"{allocated}s", physical=physical, idema=idema)
     ctrl, inst = controller_of(drive)
     c = (drive.get("nvme") or {}).get("ctrl") or {}
     cntl = c.get("cntlid")
@@ -225,7 +224,6 @@ def make_fdp_plan(
     sup = support or {}
     _add_drive_warnings(warnings, drive, sup, c)
 
-    unalloc = nat.sectors - allocated
     return {
         "placement": "fdp",
         "drive": {k: v for k, v in drive.items() if k != "native"},
@@ -237,20 +235,28 @@ def make_fdp_plan(
         },
         "support": sup or None,
         "namespaces": ns_rows,
-        "capacity": {
-            "sector_size": ss,
-            "native": cap_total["native"],
-            "allocated": {"sectors": allocated, "bytes": allocated * ss},
-            "unallocated": {"sectors": unalloc, "bytes": unalloc * ss},
-            "op": cap_total["op"],
-            "op_exact": cap_total["op_exact"],
-            "physical": cap_total["physical"],
-            "notes": notes,
-        },
+        "capacity": _capacity_section(nat, ss, allocated, physical, idema, notes),
         "steps": steps,
         "traps": [{"key": k, "text": v} for k, v in TRAPS.items()],
         "warnings": [WARN_DATA_LOSS, *warnings],
         "notes": plan_notes,
+    }
+
+
+def _capacity_section(nat, ss: int, allocated: int, physical, idema: bool, notes: list[str]) -> dict:
+    """The endurance group's capacity: allocated, unallocated (the spare the drive sees as OP)
+    and the OP in every basis, from the capacity arithmetic every plan uses."""
+    cap_total = plan_capacity(nat, sector_size=ss, user=f"{allocated}s", physical=physical, idema=idema)
+    unalloc = nat.sectors - allocated
+    return {
+        "sector_size": ss,
+        "native": cap_total["native"],
+        "allocated": {"sectors": allocated, "bytes": allocated * ss},
+        "unallocated": {"sectors": unalloc, "bytes": unalloc * ss},
+        "op": cap_total["op"],
+        "op_exact": cap_total["op_exact"],
+        "physical": cap_total["physical"],
+        "notes": notes,
     }
 
 
