@@ -439,6 +439,25 @@ def apply_partition(
     if user is None and op is None and max_lba is None:
         raise InputError("user: give the target with --user, --op/--op-basis or --max-lba", key="user")
     t = guard_destructive(path, confirm, force=force)
+    size = _checked_size(path, t, sector_size)
+    native = capacity_from_sectors(size // sector_size, sector_size)
+    cap = plan_capacity(
+        native,
+        sector_size=sector_size,
+        user=user,
+        op=op,
+        op_basis=op_basis,
+        max_lba=max_lba,
+        physical=physical,
+        round_user=round_user,
+    )
+    lay = partition_layout(native.sectors, cap["user"]["sectors"], sector_size)
+    done, got = _write_partition(path, t.kind, size, lay)
+    return {"path": path, "kind": t.kind, "capacity": cap, "layout": lay, "done": done, "verified": got}
+
+
+def _checked_size(path: str, t, sector_size: int) -> int:
+    """The target's size in bytes: whole sectors of the size its logical blocks have, at least 4 MiB."""
     if t.kind == "file" and sector_size != 512:
         raise InputError("sector_size: sgdisk treats an image file as 512-byte sectors; use 512", key="sector_size")
     if t.kind == "block" and t.dev_name:
@@ -457,21 +476,15 @@ def apply_partition(
             f"device: {path} is {size:,} bytes, not a whole number of {sector_size}-byte sectors of at least 4 MiB",
             key="device",
         )
-    native = capacity_from_sectors(size // sector_size, sector_size)
-    cap = plan_capacity(
-        native,
-        sector_size=sector_size,
-        user=user,
-        op=op,
-        op_basis=op_basis,
-        max_lba=max_lba,
-        physical=physical,
-        round_user=round_user,
-    )
-    lay = partition_layout(native.sectors, cap["user"]["sectors"], sector_size)
+    return size
+
+
+def _write_partition(path: str, kind: str, size: int, lay: dict) -> tuple[list[str], dict]:
+    """Discard the target, write the one partition, and read the table back (it must match);
+    returns what was done and what ``sgdisk -p`` reads back."""
     sgdisk = _sgdisk()
     done = []
-    if t.kind == "file":
+    if kind == "file":
         done.append(_punch_file(path, size))
     else:
         blk = shutil.which("blkdiscard") or "/usr/sbin/blkdiscard"
@@ -481,7 +494,7 @@ def apply_partition(
     cmd = [sgdisk, f"--new=1:{lay['start']}:{lay['end']}", "--typecode=1:8300", "--change-name=1:opsim-data", path]
     _run(cmd)
     done.append(" ".join(["sgdisk", *cmd[1:]]))
-    if t.kind == "block":
+    if kind == "block":
         pp = shutil.which("partprobe")
         if pp:
             childproc.run([pp, path], capture_output=True)
@@ -494,7 +507,7 @@ def apply_partition(
     )
     if not ok:
         raise CommandError(f"{path}: the partition table read back does not match the plan:\n{printed}")
-    return {"path": path, "kind": t.kind, "capacity": cap, "layout": lay, "done": done, "verified": got}
+    return done, got
 
 
 def parse_sgdisk_p(text: str) -> dict:
