@@ -64,7 +64,7 @@ FUZZ_SEED ?= 1
 fuzz: build
 	cargo run --release -q -p opsim-core --example fuzz -- --parser config --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 	cargo run --release -q -p opsim-core --example fuzz -- --parser trace --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
-	$(PY) -m opsim.smart.fuzz --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
+	$(PY) tests/smart_fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 
 bench: build
 	cargo bench -p opsim-core --bench ftl

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from opsim import devices
-from opsim.devices import Target, guard_destructive, probe_target
+from opsim.devices import guard as devices
+from opsim.devices.guard import Target, guard_destructive, probe_target
 from opsim.errors import DeviceError
 
 
@@ -195,7 +195,7 @@ def test_loop_partition_mounted_refuses_whole_disk(tmp_path):
 
 
 class FakeRun:
-    """Stands in for subprocess.run in opsim.devices: blkid/wipefs answer as configured."""
+    """Stands in for subprocess.run in opsim.devices.guard: blkid/wipefs answer as configured."""
 
     def __init__(self, blkid=(2, "", ""), wipefs=(0, "", "")):
         self.answers = {"blkid": blkid, "wipefs": wipefs}

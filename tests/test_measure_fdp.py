@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from opsim import devices
 from opsim.cli import main
+from opsim.devices import guard as devices
 from opsim.errors import CommandError, ConfigError, DeviceError
 from opsim.measure import fdp as F
 from opsim.measure import fio as fio_mod

@@ -143,7 +143,7 @@ def test_write_cache_note(tmp_path, monkeypatch):
     """--write-cache is a note: what the user set, beside the kernel's view of the disk (for a
     partition, its disk), with a warning when they disagree.  Nothing is changed."""
     from opsim.commands import measure as M
-    from opsim.devices import Target
+    from opsim.devices.guard import Target
 
     q = tmp_path / "sdz" / "queue"
     q.mkdir(parents=True)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from opsim import devices
 from opsim.cli import main
-from opsim.devices import Target
+from opsim.devices import guard as devices
+from opsim.devices.guard import Target
 from opsim.errors import CommandError, DeviceError
-from opsim.measure import purge as P
+from opsim.measure import purge as purge_module
 from opsim.measure.purge import Completed, purge
 
 HD = Path(__file__).parent / "fixtures" / "measure" / "hdparm"
@@ -258,8 +258,8 @@ def test_discard_failure_is_a_command_error(monkeypatch):
 def test_cli_frozen_drive_exit_2_and_no_test_run(monkeypatch, tmp_path, capsys):
     fake_device(monkeypatch)
     run = FakeRunner(identify=[FROZEN])
-    monkeypatch.setattr(P, "run_command", run)
-    monkeypatch.setattr(P.shutil, "which", lambda name: f"/usr/sbin/{name}")
+    monkeypatch.setattr(purge_module, "run_command", run)
+    monkeypatch.setattr(purge_module.shutil, "which", lambda name: f"/usr/sbin/{name}")
     import opsim.measure as M
 
     monkeypatch.setattr(M, "run", lambda plan, progress=None, **kw: pytest.fail("the test must not start"))
@@ -280,8 +280,10 @@ def test_cli_purge_then_smart_then_test(monkeypatch, tmp_path, capsys):
     fake_device(monkeypatch)
     order = []
     run = FakeRunner(identify=[READY, PASSWORD_SET, READY])
-    monkeypatch.setattr(P, "run_command", lambda argv, **kw: (order.append("purge:" + argv[1]), run(argv, **kw))[1])
-    monkeypatch.setattr(P.shutil, "which", lambda name: name)
+    monkeypatch.setattr(
+        purge_module, "run_command", lambda argv, **kw: (order.append("purge:" + argv[1]), run(argv, **kw))[1]
+    )
+    monkeypatch.setattr(purge_module.shutil, "which", lambda name: name)
     before = json.loads(MICRON.read_text())
     after = _bump(before, {246: 8_000_000, 247: 1_000_000, 248: 2_500_000})
     snaps = iter(

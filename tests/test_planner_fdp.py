@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from opsim.cli import main
+from opsim.devices import nvme_fdp
 from opsim.errors import InputError
-from opsim.planner import fdp as F
+from opsim.planner import fdp
 from opsim.planner.capacity import idema_lba_count, parse_capacity, plan_capacity
 
 FIX = Path(__file__).parent / "fixtures" / "planner"
@@ -235,13 +236,13 @@ def test_a_controller_without_fdp_is_flagged(tmp_path, capsys):
 
 
 def test_fdp_support_bits():
-    s = F.fdp_support({"ctratt": "0x80010", "oacs": 15})
+    s = nvme_fdp.fdp_support({"ctratt": "0x80010", "oacs": 15})
     assert s == {"ctratt": 0x80010, "fdps": True, "endurance_groups": True, "ns_management": True}
-    assert F.fdp_support({"oacs": 6})["fdps"] is None  # older nvme-cli: CTRATT not printed
+    assert nvme_fdp.fdp_support({"oacs": 6})["fdps"] is None  # older nvme-cli: CTRATT not printed
 
 
 def test_parse_configs_keeps_log_order():
-    cfgs = F.parse_fdp_configs(json.dumps(CONFIGS))
+    cfgs = nvme_fdp.parse_fdp_configs(json.dumps(CONFIGS))
     assert [c["index"] for c in cfgs] == [0, 1]
     assert [c["valid"] for c in cfgs] == [True, False]
     assert cfgs[1]["nruh"] == 16 and cfgs[1]["ruh_types"] == []
@@ -337,10 +338,10 @@ def test_fdp_needs_nvme(capsys):
 
 
 def test_spec_parser():
-    assert F.parse_namespace_spec("db=400GB:0,3", 0) == F.NamespaceSpec("db", "400GB", (0, 3))
-    assert F.parse_namespace_spec(" 25% ", 2) == F.NamespaceSpec("ns3", "25%", None)
+    assert fdp.parse_namespace_spec("db=400GB:0,3", 0) == fdp.NamespaceSpec("db", "400GB", (0, 3))
+    assert fdp.parse_namespace_spec(" 25% ", 2) == fdp.NamespaceSpec("ns3", "25%", None)
     with pytest.raises(InputError, match="at most 128"):
-        F.parse_handles(",".join(str(i) for i in range(129)))
+        fdp.parse_handles(",".join(str(i) for i in range(129)))
 
 
 def test_reading_the_configurations_runs_only_the_read_only_log(tmp_path, monkeypatch):
@@ -360,9 +361,9 @@ def test_reading_the_configurations_runs_only_the_read_only_log(tmp_path, monkey
     )
     (bindir / "nvme").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
-    text, why = F.read_fdp_configs("/dev/nvme3", 2)
-    assert why is None and F.parse_fdp_configs(text)[0]["nruh"] == 8
+    text, why = nvme_fdp.read_fdp_configs("/dev/nvme3", 2)
+    assert why is None and nvme_fdp.parse_fdp_configs(text)[0]["nruh"] == 8
     assert calls.read_text().splitlines() == ["fdp configs /dev/nvme3 --endgrp-id=2 -o json"]
     (bindir / "nvme").write_text("#!/bin/sh\necho 'NVMe status: Invalid Log Page' >&2\nexit 22\n")
-    text, why = F.read_fdp_configs("/dev/nvme3", 2)
+    text, why = nvme_fdp.read_fdp_configs("/dev/nvme3", 2)
     assert text is None and "Invalid Log Page" in why and "no FDP on this drive?" in why

@@ -12,9 +12,13 @@ from pathlib import Path
 import pytest
 
 from opsim.cli import main
+from opsim.devices.hdparm import parse_hdparm_I, parse_hdparm_N
+from opsim.devices.lsblk import parse_lsblk
+from opsim.devices.nvme import parse_nvme_id_ctrl, parse_nvme_id_ns
+from opsim.devices.smartctl import parse_smartctl
 from opsim.errors import DeviceError, InputError
-from opsim.planner import probe as P
 from opsim.planner.plan import apply_partition, parse_sgdisk_p, partition_layout
+from opsim.toolio import extract_json, to_int
 
 FIX = Path(__file__).parent / "fixtures" / "planner"
 SGDISK = shutil.which("sgdisk") or ("/usr/sbin/sgdisk" if os.access("/usr/sbin/sgdisk", os.X_OK) else None)
@@ -30,28 +34,28 @@ def _plan_json(capsys, *argv):
 
 
 def test_to_int_tolerates_nvme_cli_spellings():
-    assert P.to_int(960197124096) == 960197124096
-    assert P.to_int("960197124096") == 960197124096
-    assert P.to_int("960,197,124,096") == 960197124096
-    assert P.to_int("0x6fc81aa0") == 0x6FC81AA0
-    assert P.to_int(None) is None and P.to_int("") is None
+    assert to_int(960197124096) == 960197124096
+    assert to_int("960197124096") == 960197124096
+    assert to_int("960,197,124,096") == 960197124096
+    assert to_int("0x6fc81aa0") == 0x6FC81AA0
+    assert to_int(None) is None and to_int("") is None
 
 
 def test_extract_json_skips_leading_lines():
-    assert P.extract_json('Warning: x\nsmartctl 7.3 blah\n{"a": 1}\ntrailing') == {"a": 1}
+    assert extract_json('Warning: x\nsmartctl 7.3 blah\n{"a": 1}\ntrailing') == {"a": 1}
     with pytest.raises(InputError):
-        P.extract_json("no json here")
+        extract_json("no json here")
 
 
 def test_hdparm_N_formats():
-    a = P.parse_hdparm_N((FIX / "sata-micron1100" / "hdparm-N.txt").read_text())
+    a = parse_hdparm_N((FIX / "sata-micron1100" / "hdparm-N.txt").read_text())
     assert a == {"current_sectors": 2000409264, "native_sectors": 2000409264, "amac": True, "limited": False}
-    b = P.parse_hdparm_N((FIX / "sata-intel320-hpa" / "hdparm-N.txt").read_text())
+    b = parse_hdparm_N((FIX / "sata-intel320-hpa" / "hdparm-N.txt").read_text())
     assert b == {"current_sectors": 250082380, "native_sectors": 312602976, "amac": False, "limited": True}
 
 
 def test_hdparm_I_micron():
-    i = P.parse_hdparm_I((FIX / "sata-micron1100" / "hdparm-I.txt").read_text())
+    i = parse_hdparm_I((FIX / "sata-micron1100" / "hdparm-I.txt").read_text())
     assert i["lba48_sectors"] == 2000409264
     assert (i["logical_sector_size"], i["physical_sector_size"]) == (512, 4096)
     assert i["security"]["frozen"] is True and i["security"]["enabled"] is False
@@ -60,29 +64,29 @@ def test_hdparm_I_micron():
 
 
 def test_hdparm_I_intel_old_format():
-    i = P.parse_hdparm_I((FIX / "sata-intel320-hpa" / "hdparm-I.txt").read_text())
+    i = parse_hdparm_I((FIX / "sata-intel320-hpa" / "hdparm-I.txt").read_text())
     assert i["logical_sector_size"] == 512
     assert i["security"]["frozen"] is False
     assert i["hpa"]["supported"] and i["dco"]["supported"] and not i["amac"]["supported"]
 
 
 def test_nvme_parsers():
-    c = P.parse_nvme_id_ctrl((FIX / "nvme-pm983" / "nvme-id-ctrl.json").read_text())
+    c = parse_nvme_id_ctrl((FIX / "nvme-pm983" / "nvme-id-ctrl.json").read_text())
     assert c["tnvmcap"] == 960197124096 and c["ns_management"] and c["cntlid"] == 4
-    n = P.parse_nvme_id_ns((FIX / "nvme-pm983" / "nvme-id-ns.json").read_text())
+    n = parse_nvme_id_ns((FIX / "nvme-pm983" / "nvme-id-ns.json").read_text())
     assert n["nsze"] == 1875385008 and n["nuse"] == 0x6FC81AA0 and n["lba_size"] == 512
     assert [f["size"] for f in n["lbafs"]] == [512, 4096]
 
 
 def test_lsblk_old_and_new():
-    new = P.parse_lsblk((FIX / "sata-micron1100" / "lsblk.json").read_text())
+    new = parse_lsblk((FIX / "sata-micron1100" / "lsblk.json").read_text())
     assert new[0]["size"] == 1024209543168 and new[0]["log_sec"] == 512 and new[0]["mountpoints"] == []
-    old = P.parse_lsblk((FIX / "sata-intel320-hpa" / "lsblk.json").read_text())
+    old = parse_lsblk((FIX / "sata-intel320-hpa" / "lsblk.json").read_text())
     assert old[0]["size"] == 128042178560 and old[1]["parent"] == "sdc" and old[1]["mountpoints"] == ["/srv/data"]
 
 
 def test_smartctl_with_banner():
-    s = P.parse_smartctl((FIX / "sata-micron1100" / "smartctl.json").read_text())
+    s = parse_smartctl((FIX / "sata-micron1100" / "smartctl.json").read_text())
     assert s["protocol"] == "ATA" and s["user_capacity_blocks"] == 2000409264
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+import smart_fuzz as fuzz
 from opsim.cli import main
 from opsim.errors import DeviceError, InputError
-from opsim.smart import fdp, fuzz
+from opsim.smart import fdp
 from opsim.smart.fdp import (
     HBMW,
     KEYS,

@@ -1,4 +1,4 @@
-"""The smartctl / nvme-cli JSON fuzzer (opsim.smart.fuzz): a short pass, its determinism, and the
+"""The smartctl / nvme-cli JSON fuzzer (tests/smart_fuzz.py): a short pass, its determinism, and the
 inputs it found that used to crash `opsim smart waf` (each now a clear error or a result)."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import smart_fuzz as fuzz
 from opsim.cli import main
 from opsim.errors import InputError
-from opsim.smart import as_snapshot, fuzz, lifetime_waf
+from opsim.smart import as_snapshot, lifetime_waf
 from test_smart_waf import INTEL, MICRON, SAMSUNG_NVME
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"

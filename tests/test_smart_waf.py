@@ -233,7 +233,7 @@ def test_nvme_snapshot_takes_vendor_log_and_reports_failures(tmp_path, monkeypat
     additional SMART log, which gives the lifetime WAF."""
     import subprocess
 
-    from opsim.smart import snapshot as SN
+    from opsim.smart import snapshot
 
     dev = tmp_path / "nvme0n1"
     dev.write_bytes(b"")
@@ -251,9 +251,9 @@ def test_nvme_snapshot_takes_vendor_log_and_reports_failures(tmp_path, monkeypat
             return subprocess.CompletedProcess(argv, 0, "nvme: a notice\n" + json.dumps(INTEL_ADD_LOG), "")
         return subprocess.CompletedProcess(argv, 22, "", "Invalid Log Page")
 
-    monkeypatch.setattr(SN, "_run", fake_run)
-    snap = SN.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
-    ctrl = SN._nvme_controller(str(dev))
+    monkeypatch.setattr(snapshot, "_run", fake_run)
+    snap = snapshot.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
+    ctrl = snapshot._nvme_controller(str(dev))
     assert [c[1:3] for c in calls[1:]] == [
         ["smart-log", ctrl],
         ["endurance-log", ctrl],
@@ -272,20 +272,20 @@ def test_nvme_snapshot_takes_vendor_log_and_reports_failures(tmp_path, monkeypat
 def test_nvme_snapshot_other_vendor_takes_no_vendor_log(tmp_path, monkeypatch):
     import subprocess
 
-    from opsim.smart import snapshot as SN
+    from opsim.smart import snapshot
 
     dev = tmp_path / "nvme0n1"
     dev.write_bytes(b"")
     calls = []
     monkeypatch.setattr(
-        SN,
+        snapshot,
         "_run",
         lambda argv, timeout=120: (
             calls.append(argv),
             subprocess.CompletedProcess(argv, 0, SAMSUNG_NVME.read_text() if argv[0] == "smartctl" else "{}", ""),
         )[1],
     )
-    snap = SN.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
+    snap = snapshot.take_snapshot(str(dev), smartctl="smartctl", nvme="nvme")
     assert len(calls) == 4 and "vendor_log" not in snap["nvme"]  # Samsung (0x144d): no plugin log
     assert not lifetime_waf(as_snapshot(snap))["available"]
 

@@ -60,14 +60,16 @@ def _gb(text, key) -> Fraction:
 
 
 def x400(days: int | Fraction) -> tuple[dict, str]:
-    from ..planner import endurance as E
+    from ..planner import endurance
 
     rows, data = [], []
-    for cap, tbws in E.X400_TBW.items():
+    for cap, tbws in endurance.X400_TBW.items():
         cells = []
-        for label, ugb, tbw, seed in zip(E.X400_OP_LABELS, E.X400_CONFIGURED_GB[cap], tbws, E.X400_DWPD_3Y[cap]):
-            v = E.dwpd_from_tbw(tbw, ugb, days)
-            r = str(E.round2(v))
+        for label, ugb, tbw, seed in zip(
+            endurance.X400_OP_LABELS, endurance.X400_CONFIGURED_GB[cap], tbws, endurance.X400_DWPD_3Y[cap]
+        ):
+            v = endurance.dwpd_from_tbw(tbw, ugb, days)
+            r = str(endurance.round2(v))
             data.append(
                 {
                     "capacity_gb": cap,
@@ -83,7 +85,7 @@ def x400(days: int | Fraction) -> tuple[dict, str]:
             cells.append(f"{r} ({'=' if r == seed else 'seed ' + seed})")
         rows.append([f"{cap}GB", *cells])
     text = table(
-        ["capacity", *[f"OP {x}" for x in E.X400_OP_LABELS]],
+        ["capacity", *[f"OP {x}" for x in endurance.X400_OP_LABELS]],
         rows,
         title=f"SanDisk X400 DWPD from TBW x 1024 / configured GB / {days} days ('=' marks a cell equal to the seed)",
     )
@@ -91,9 +93,9 @@ def x400(days: int | Fraction) -> tuple[dict, str]:
 
 
 def run(args) -> Output:
-    from ..planner import endurance as E
+    from ..planner import endurance
 
-    days = _num(args.days, "days") if args.days else _num(args.years, "years") * E.DAYS_PER_YEAR
+    days = _num(args.days, "days") if args.days else _num(args.years, "years") * endurance.DAYS_PER_YEAR
     if days <= 0:
         raise InputError("days: the life must be positive", key="days")
     if args.x400:
@@ -109,17 +111,17 @@ def run(args) -> Output:
     if args.capacity is not None and (tbw is not None or args.dwpd is not None):
         cap = _gb(args.capacity, "capacity")
         if tbw is not None:
-            dw = E.dwpd_from_tbw(tbw, cap, days)
+            dw = endurance.dwpd_from_tbw(tbw, cap, days)
             data.update({"tbw": float(tbw), "capacity_gb": float(cap), "dwpd": float(dw)})
             pairs += [
                 ("TBW", f"{float(tbw):g} TB"),
                 ("capacity", f"{float(cap):g} GB"),
                 ("life", f"{float(days):g} days"),
-                ("DWPD", f"{float(dw):.4f} (2 dp: {E.round2(dw)})"),
+                ("DWPD", f"{float(dw):.4f} (2 dp: {endurance.round2(dw)})"),
             ]
         else:
             dw = _num(args.dwpd, "dwpd")
-            tbw = E.tbw_from_dwpd(dw, cap, days)
+            tbw = endurance.tbw_from_dwpd(dw, cap, days)
             data.update({"dwpd": float(dw), "capacity_gb": float(cap), "tbw": float(tbw)})
             pairs += [
                 ("DWPD", f"{float(dw):g}"),
@@ -134,21 +136,21 @@ def run(args) -> Output:
         if tbw is None:
             raise InputError("tbw: the lifetime needs --tbw (or --dwpd with --capacity)", key="tbw")
         rate = parse_size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I), key="write_rate")
-        life = E.lifetime_days(tbw, rate)
+        life = endurance.lifetime_days(tbw, rate)
         data.update(
             {
                 "write_rate_bytes_per_day": rate,
                 "lifetime_days": float(life),
-                "lifetime_years": float(life / E.DAYS_PER_YEAR),
+                "lifetime_years": float(life / endurance.DAYS_PER_YEAR),
             }
         )
         pairs += [
             ("write rate", f"{fmt_bytes(rate)}/day"),
-            ("lifetime", f"{float(life):,.0f} days = {float(life / E.DAYS_PER_YEAR):.2f} years"),
+            ("lifetime", f"{float(life):,.0f} days = {float(life / endurance.DAYS_PER_YEAR):.2f} years"),
         ]
 
     if args.pe is not None:
-        proj_pairs, proj = _projection(args, E)
+        proj_pairs, proj = _projection(args, endurance)
         data["projection"] = proj
         pairs += proj_pairs
 
@@ -171,7 +173,7 @@ def _projection_options_need_pe(args) -> None:
                 raise InputError(f"pe: {opt} is used only by the projection; give --pe too, or drop {opt}", key="pe")
 
 
-def _projection(args, E):
+def _projection(args, endurance):
     from ..planner.capacity import parse_fraction, plan_capacity
 
     op_user = None
@@ -201,12 +203,12 @@ def _projection(args, E):
             raise InputError(
                 "waf: give --waf, or an OP (--native/--user, --physical/--user or --op) for the modelled WAF", key="waf"
             )
-        waf = E.waf_from_models(op_user, args.gc, args.pages_per_block, args.d)
+        waf = endurance.waf_from_models(op_user, args.gc, args.pages_per_block, args.d)
         waf_src = (
             f"opsim.models {args.gc}, OP {100 * op_user:.2f}% (user basis), "
             f"{args.pages_per_block} pages/block, uniform random writes"
         )
-    proj = E.projection(_num(args.pe, "pe"), physical, waf)
+    proj = endurance.projection(_num(args.pe, "pe"), physical, waf)
     proj.update({"op_user": op_user, "waf_source": waf_src, "physical_note": phys_note})
     pairs = [
         ("P/E rating", f"{proj['pe_cycles']:g}"),
@@ -216,8 +218,8 @@ def _projection(args, E):
     ]
     if cap is not None and args.years:
         ugb = Fraction(cap["user"]["bytes"], 10**9)
-        dw = E.dwpd_from_tbw(
-            Fraction(proj["host_bytes_writable"], E.TB),
+        dw = endurance.dwpd_from_tbw(
+            Fraction(proj["host_bytes_writable"], endurance.TB),
             ugb,
             _num(args.days, "days") if args.days else _num(args.years, "years") * 365,
         )

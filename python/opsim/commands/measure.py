@@ -33,6 +33,15 @@ def register(sub, common):
         "block device needs --destroy-data=DEVICE naming it again. Schema: docs/measure.md.",
     )
     p.add_argument("test", choices=["wsat", "iops", "consistency"])
+    _target_options(p)
+    _workload_options(p)
+    _fdp_options(p)
+    _output_options(p)
+    p.set_defaults(func=run)
+
+
+def _target_options(p) -> None:
+    """The target (a file or a device), its confirmation, purge and SMART."""
     t = p.add_mutually_exclusive_group()
     t.add_argument(
         "--file",
@@ -61,6 +70,10 @@ def register(sub, common):
         "chosen by auto). Same guard as the test itself",
     )
     p.add_argument("--smart", action="store_true", help="SMART snapshots before and after; report interval WAF")
+
+
+def _workload_options(p) -> None:
+    """The fio workload: size, span, queue depth, rounds, block sizes, mixes, stop rules."""
     p.add_argument("--size", default="1GiB", help="file size for file targets (default 1GiB)")
     p.add_argument("--span", help="active range: bytes (e.g. 8GiB) or a percentage of the target (e.g. 75%%)")
     p.add_argument("--qd", type=int, default=32, help="queue depth per job (default 32)")
@@ -91,6 +104,9 @@ def register(sub, common):
         "128 KiB passes over the span (default 2 for iops, 0 for wsat, which starts fresh out "
         "of box, and for consistency, which does its own fill)",
     )
+
+
+def _fdp_options(p) -> None:
     f = p.add_argument_group(
         "placement (NVMe Flexible Data Placement; docs/fdp-real-drives.md)",
         "--fdp writes with fio's fdp=1 through the namespace's generic device /dev/ngXnY (io_uring_cmd, "
@@ -108,6 +124,10 @@ def register(sub, common):
         choices=["roundrobin", "random"],
         help="how fio picks the next placement ID (fio fdp_pli_select=; default fio's roundrobin)",
     )
+
+
+def _output_options(p) -> None:
+    """The write-cache note, progress and the output directory."""
     p.add_argument(
         "--write-cache",
         choices=["on", "off"],
@@ -132,7 +152,6 @@ def register(sub, common):
         help="the output directory holds results of an earlier measurement: delete them (result.json, the "
         "round files, SMART snapshots) and measure again",
     )
-    p.set_defaults(func=run)
 
 
 #: fio's own limit on jobs (FIO_MAX_JOBS); a queue depth beyond 65536 exceeds every engine's queue
@@ -347,7 +366,7 @@ def _file_target(args, outdir: str) -> tuple[str, int, bool]:
     A file that does not exist is created by opsim (after every check); an existing one is
     written only if it is opsim's scratch file (:mod:`opsim.measure.scratch`) or with --force,
     and never while it backs a mounted loop device."""
-    from ..devices import probe_target
+    from ..devices.guard import probe_target
     from ..measure import scratch
 
     total = parse_size(args.size, key="size")
@@ -414,47 +433,95 @@ def _seal(target: str) -> str | None:
 
 
 def run(args) -> Output:
-    from ..devices import guard_destructive
-    from ..measure import Plan, scratch
     from ..measure import run as run_plan
-    from ..measure.fio import fio_binary, fio_version, size_bytes
     from ..measure.runner import Progress
     from ..measure.signals import StopSignals
 
     # 1. every check, before anything is created, purged or run
     _check_options(args)
-    from ..measure import fdp as F
-
     if args.fdp and not args.device:
-        F.refuse_file_target()
+        from ..measure import fdp
+
+        fdp.refuse_file_target()
     outdir = args.output_dir or f"opsim-measure-{args.test}-{time.strftime('%Y%m%d-%H%M%S')}"
     check_writable_dir(outdir, key="output-dir")
     previous = _previous_results(outdir, args.replace)
-    create = False
-    placement = None
     if args.device:
-        if args.fdp:
-            F.refuse_generic_as_device(args.device)
-        tgt = guard_destructive(args.device, args.destroy_data, force=args.force)
-        if tgt.kind != "block":
-            raise DeviceError(f"{args.device}: --device needs a block device; use --file for files", key="device")
-        target, kind, total = args.device, "block", tgt.size_bytes or 0
-        if total <= 0:
-            raise DeviceError(f"{args.device}: cannot tell the device's size (/sys/block)", key="device")
-        if args.fdp:
-            generic = F.generic_device(args.device, tgt.dev_name)
-            F.check_generic_device(generic)
-            placement = F.FdpPlacement(
-                namespace=args.device,
-                device=generic,
-                pli=F.parse_pli(args.fdp_pli) if args.fdp_pli is not None else None,
-                select=args.fdp_pli_select,
-            )
+        tgt, placement = _device_target(args)
+        target, kind, total, create = args.device, "block", tgt.size_bytes or 0, False
     else:
         if args.destroy_data or args.purge or args.smart:
             raise ConfigError("--destroy-data, --purge and --smart apply to --device targets only", key="device")
         target, total, create = _file_target(args, outdir)
-        kind = "file"
+        tgt, placement, kind = None, None, "file"
+    plan, warnings = _measure_plan(args, target, kind, total, outdir, tgt, placement)
+
+    # 2. the work: the output directory, the scratch file, purge, SMART, fio
+    pre, smart_before = _before_the_run(args, outdir, previous)
+    if create:
+        from ..measure import scratch
+
+        scratch.claim_new(target)
+    with StopSignals() as stop:
+        try:
+            result = run_plan(plan, Progress(args.progress), stop=stop)
+        finally:
+            sealed = _seal(target) if kind == "file" else None
+        if sealed:
+            warnings.append(sealed)
+        result.update(pre)
+        if warnings:
+            result["warnings"] = warnings
+        result["output_dir"] = os.path.abspath(outdir)
+        if args.smart:
+            _smart_after(args, outdir, smart_before, stop, result)
+        atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
+    # A stop signal: the finished rounds are printed and kept, exit 128 + the signal (130 for
+    # SIGINT, 143 SIGTERM, 129 SIGHUP).  fio failed: the same, and exit 1 with the reason.
+    if result.get("error"):
+        sys.stderr.write(
+            f"opsim: failed: {result['error']} (the {len(result['rounds'])} round(s) completed "
+            f"before are kept in {os.path.join(outdir, 'result.json')})\n"
+        )
+    if result.get("interrupted"):
+        code = stop.exit_code or 130
+    else:
+        code = 1 if result.get("error") else 0
+    return Output(data=result, text=summary_text(result), exit_code=code)
+
+
+def _device_target(args):
+    """The guarded block device (a :class:`~opsim.devices.guard.Target`) and, with --fdp, its
+    placement (the generic device and the handle list)."""
+    from ..devices.guard import guard_destructive
+    from ..measure import fdp
+
+    if args.fdp:
+        fdp.refuse_generic_as_device(args.device)
+    tgt = guard_destructive(args.device, args.destroy_data, force=args.force)
+    if tgt.kind != "block":
+        raise DeviceError(f"{args.device}: --device needs a block device; use --file for files", key="device")
+    if (tgt.size_bytes or 0) <= 0:
+        raise DeviceError(f"{args.device}: cannot tell the device's size (/sys/block)", key="device")
+    placement = None
+    if args.fdp:
+        generic = fdp.generic_device(args.device, tgt.dev_name)
+        fdp.check_generic_device(generic)
+        placement = fdp.FdpPlacement(
+            namespace=args.device,
+            device=generic,
+            pli=fdp.parse_pli(args.fdp_pli) if args.fdp_pli is not None else None,
+            select=args.fdp_pli_select,
+        )
+    return tgt, placement
+
+
+def _measure_plan(args, target: str, kind: str, total: int, outdir: str, tgt, placement):
+    """The measurement plan (span, block sizes, mixes, write cache, preconditioning, fio), every
+    option checked against the target; with the warnings so far."""
+    from ..measure import Plan, fdp
+    from ..measure.fio import fio_binary, fio_version, size_bytes
+
     span = _span(args.span, total) if args.span is not None else total - total % 4096
     default_bs = "512,4k,8k,16k,32k,64k,128k,1m" if args.test == "iops" else "4k"
     bs = _bs_list(args.bs or default_bs)
@@ -462,14 +529,14 @@ def run(args) -> Output:
     if too_big:
         raise ConfigError(f"--bs: {', '.join(too_big)} is larger than the span ({fmt_bytes(span)})", key="bs")
     if placement is not None:
-        F.check_block_sizes({b: size_bytes(b) for b in bs}, F.logical_block_size(tgt.dev_name))
+        fdp.check_block_sizes({b: size_bytes(b) for b in bs}, fdp.logical_block_size(tgt.dev_name))
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
-    cache, warnings = _write_cache(args.write_cache, tgt if args.device else None)
+    cache, warnings = _write_cache(args.write_cache, tgt)
     passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
     fio = fio_binary()  # installed?
     if placement is not None:
         names = ["fdp"] + (["fdp_pli"] if placement.pli else []) + (["fdp_pli_select"] if placement.select else [])
-        F.check_fio(fio, fio_version(fio), names)
+        fdp.check_fio(fio, fio_version(fio), names)
     plan = Plan(
         test=args.test,
         target=target,
@@ -491,8 +558,12 @@ def run(args) -> Output:
         extra={"target_bytes": total, "write_cache": cache, "precondition_passes": passes},
         fdp=placement,
     )
+    return plan, warnings
 
-    # 2. the work: the output directory, the scratch file, purge, SMART, fio
+
+def _before_the_run(args, outdir: str, previous: list[str]) -> tuple[dict, dict | None]:
+    """Purge (--purge), the output directory cleared of an earlier run, the SMART snapshot
+    before (--smart); returns the purge record and that snapshot."""
     pre = {}
     smart_before = None
     if args.device and args.purge:
@@ -512,63 +583,43 @@ def run(args) -> Output:
 
         smart_before = take_snapshot(args.device)
         atomic_write_text(os.path.join(outdir, "smart-before.json"), json.dumps(smart_before, indent=2))
-    if create:
-        scratch.claim_new(target)
-    with StopSignals() as stop:
-        try:
-            result = run_plan(plan, Progress(args.progress), stop=stop)
-        finally:
-            sealed = _seal(target) if kind == "file" else None
-        if sealed:
-            warnings.append(sealed)
-        result.update(pre)
-        if warnings:
-            result["warnings"] = warnings
-        result["output_dir"] = os.path.abspath(outdir)
-        if args.smart and stop.signum is None:
-            from ..smart import interval_waf, take_snapshot
-            from ..smart.parse import as_snapshot
+    return pre, smart_before
 
-            after = take_snapshot(args.device)
-            assert smart_before is not None  # taken before the run whenever --smart is given
-            atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
-            # both snapshots are of the device this run wrote: the same drive even without a serial
-            w = interval_waf(
-                as_snapshot(smart_before, "smart-before.json"),
-                as_snapshot(after, "smart-after.json"),
-                allow_no_serial=True,
-            )
-            result["smart"] = {
-                "waf": w["waf"],
-                "available": w["available"],
-                "reason": w["reason"],
-                "host_writes": w["host_writes"],
-                "nand_writes": w["nand_writes"],
-                "rule": w["rule"],
-            }
-        elif args.smart:
-            result["interrupted"], result["interrupted_by"] = True, stop.name
-            result["smart"] = {
-                "waf": None,
-                "available": False,
-                "host_writes": None,
-                "nand_writes": None,
-                "rule": None,
-                "reason": f"no SMART snapshot after the run: {stop.name} stopped it",
-            }
-        atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
-    # A stop signal: the finished rounds are printed and kept, exit 128 + the signal (130 for
-    # SIGINT, 143 SIGTERM, 129 SIGHUP).  fio failed: the same, and exit 1 with the reason.
-    if result.get("error"):
-        sys.stderr.write(
-            f"opsim: failed: {result['error']} (the {len(result['rounds'])} round(s) completed "
-            f"before are kept in {os.path.join(outdir, 'result.json')})\n"
-        )
-    if result.get("interrupted"):
-        code = stop.exit_code or 130
-    else:
-        code = 1 if result.get("error") else 0
-    return Output(data=result, text=summary_text(result), exit_code=code)
+
+def _smart_after(args, outdir: str, smart_before: dict | None, stop, result: dict) -> None:
+    """The SMART snapshot after the run and the WAF over the interval into ``result``; a run a
+    signal stopped takes no snapshot and says so."""
+    if stop.signum is not None:
+        result["interrupted"], result["interrupted_by"] = True, stop.name
+        result["smart"] = {
+            "waf": None,
+            "available": False,
+            "host_writes": None,
+            "nand_writes": None,
+            "rule": None,
+            "reason": f"no SMART snapshot after the run: {stop.name} stopped it",
+        }
+        return
+    from ..smart import interval_waf, take_snapshot
+    from ..smart.parse import as_snapshot
+
+    after = take_snapshot(args.device)
+    assert smart_before is not None  # taken before the run whenever --smart is given
+    atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
+    # both snapshots are of the device this run wrote: the same drive even without a serial
+    w = interval_waf(
+        as_snapshot(smart_before, "smart-before.json"),
+        as_snapshot(after, "smart-after.json"),
+        allow_no_serial=True,
+    )
+    result["smart"] = {
+        "waf": w["waf"],
+        "available": w["available"],
+        "reason": w["reason"],
+        "host_writes": w["host_writes"],
+        "nand_writes": w["nand_writes"],
+        "rule": w["rule"],
+    }
 
 
 def summary_text(r: dict) -> str:

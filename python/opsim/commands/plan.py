@@ -172,13 +172,14 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
     """The FDP configuration log and the CTRATT bits: from --fdp-configs-json, the records or the device."""
     import os
 
-    from ..planner import fdp as F
+    from ..devices import nvme_fdp
+    from ..planner import fdp
 
     endgrp = 1 if args.endgrp_id is None else args.endgrp_id
     out: dict = {"support": None, "configs": None, "configs_source": None}
     if raw.get("nvme_id_ctrl"):
         try:
-            out["support"] = F.fdp_support(raw["nvme_id_ctrl"])
+            out["support"] = nvme_fdp.fdp_support(raw["nvme_id_ctrl"])
         except InputError as e:
             notes.append(f"nvme_id_ctrl: CTRATT not read ({e})")
     text, source = None, None
@@ -186,15 +187,15 @@ def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
         source = args.fdp_configs_json or os.path.join(args.records, "nvme-fdp-configs.json")
         # a regular file (a FIFO or device refused unread), capped
         text = userfile.read_bytes(source, what="fdp_configs_json", cap=FDP_CONFIGS_MAX).decode(errors="replace")
-    elif args.device and not args.records and F.nvme_path_match(args.device):
-        ctrl = F.controller_of(drive)[0]
-        text, why = F.read_fdp_configs(ctrl, endgrp)
+    elif args.device and not args.records and fdp.nvme_path_match(args.device):
+        ctrl = fdp.controller_of(drive)[0]
+        text, why = nvme_fdp.read_fdp_configs(ctrl, endgrp)
         if why:
             notes.append(why)
         source = f"nvme fdp configs {ctrl} --endgrp-id={endgrp}"
     if text is not None:
         try:
-            out["configs"] = F.parse_fdp_configs(text)
+            out["configs"] = nvme_fdp.parse_fdp_configs(text)
         except InputError as e:
             if args.fdp_configs_json:
                 raise InputError(f"fdp_configs_json: {args.fdp_configs_json}: {e}", key="fdp_configs_json") from None
@@ -243,75 +244,105 @@ def plan_text(d: dict) -> str:
 
 
 def run(args) -> Output:
-    from ..planner import probe as P
-    from ..planner.plan import apply_partition, make_plan
-
     if args.apply and args.placement == "fdp":
         raise InputError(
             "apply: --apply does only the partition mechanism; the FDP procedure is printed, never run", key="apply"
         )
     if args.apply:
-        if not args.device:
-            raise InputError("device: --apply needs a device or image file", key="device")
-        r = apply_partition(
-            args.device, args.destroy_data, sector_size=args.sector_size or 512, force=args.force, **_target(args)
-        )
-        lay = r["layout"]
-        text = kv_table(
-            [
-                ("applied to", f"{r['path']} ({r['kind']})"),
-                ("done", "; ".join(r["done"])),
-                ("partition 1", f"sectors {lay['start']:,}..{lay['end']:,} = {lay['bytes']:,} bytes"),
-                (
-                    "unpartitioned (OP)",
-                    f"{lay['unpartitioned_sectors']:,} sectors = {100 * lay['op_native']:.2f}% of native",
-                ),
-                ("verified", "sgdisk -p reads back the same partition"),
-            ],
-            title="opsim plan --apply (partition mechanism)",
-        )
-        return Output(data={"applied": r}, text=text)
+        return _apply(args)
     if args.destroy_data or args.force:
         raise InputError("apply: --destroy-data/--force only make sense with --apply", key="apply")
     fdp = args.placement == "fdp"
     if not fdp:
-        given = [
-            o
-            for o, v in (
-                ("namespace", args.namespace),
-                ("tenants", args.tenants),
-                ("endgrp_id", args.endgrp_id),
-                ("fdp_config", args.fdp_config),
-                ("fdp_configs_json", args.fdp_configs_json),
-            )
-            if v is not None
-        ]
-        if given:
-            opt = "--" + given[0].replace("_", "-")
-            raise InputError(f"{given[0]}: {opt} needs --placement fdp", key=given[0])
+        _check_no_fdp_options(args)
+    drive, raw, notes = _drive(args)
+    gran = parse_size(args.ns_granularity, key="ns_granularity") if args.ns_granularity else None
+    if fdp:
+        from ..planner.fdp import make_fdp_plan, parse_namespace_spec
 
-    notes = []
+        specs = [parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
+        inputs = _fdp_inputs(args, raw, notes, drive)
+        d = make_fdp_plan(
+            drive,
+            namespaces=specs or None,
+            tenants=args.tenants,
+            endgrp=1 if args.endgrp_id is None else args.endgrp_id,
+            config_index=0 if args.fdp_config is None else args.fdp_config,
+            granularity=gran,
+            **inputs,
+            **_target(args),
+        )
+        text = fdp_plan_text(d)
+    else:
+        from ..planner.plan import make_plan
+
+        d = make_plan(drive, granularity=gran, **_target(args))
+        text = plan_text(d)
+    d["probe_notes"] = notes
+    if notes:
+        text += "\n" + "\n".join(f"probe: {x}" for x in notes)
+    return Output(data=d, text=text)
+
+
+def _apply(args) -> Output:
+    """--apply: the partition mechanism, guarded, and what it did."""
+    from ..planner.plan import apply_partition
+
+    if not args.device:
+        raise InputError("device: --apply needs a device or image file", key="device")
+    r = apply_partition(
+        args.device, args.destroy_data, sector_size=args.sector_size or 512, force=args.force, **_target(args)
+    )
+    lay = r["layout"]
+    text = kv_table(
+        [
+            ("applied to", f"{r['path']} ({r['kind']})"),
+            ("done", "; ".join(r["done"])),
+            ("partition 1", f"sectors {lay['start']:,}..{lay['end']:,} = {lay['bytes']:,} bytes"),
+            (
+                "unpartitioned (OP)",
+                f"{lay['unpartitioned_sectors']:,} sectors = {100 * lay['op_native']:.2f}% of native",
+            ),
+            ("verified", "sgdisk -p reads back the same partition"),
+        ],
+        title="opsim plan --apply (partition mechanism)",
+    )
+    return Output(data={"applied": r}, text=text)
+
+
+def _check_no_fdp_options(args) -> None:
+    given = [
+        o
+        for o, v in (
+            ("namespace", args.namespace),
+            ("tenants", args.tenants),
+            ("endgrp_id", args.endgrp_id),
+            ("fdp_config", args.fdp_config),
+            ("fdp_configs_json", args.fdp_configs_json),
+        )
+        if v is not None
+    ]
+    if given:
+        opt = "--" + given[0].replace("_", "-")
+        raise InputError(f"{given[0]}: {opt} needs --placement fdp", key=given[0])
+
+
+def _drive(args) -> tuple[dict, dict, list]:
+    """The drive: probed (a device), from recorded outputs (--records) or described (--interface
+    with --native), then the options that override the probe; with the raw outputs and notes."""
+    from ..devices import probe
+
+    notes: list = []
     raw: dict = {}
-    if args.records:
-        collected = P.load_records(args.records)
+    if args.records or args.device:
+        if args.records:
+            collected = probe.load_records(args.records)
+        else:
+            _check_device_kind(args.device)
+            collected = probe.collect(args.device)
         raw = collected["raw"]
-        parsed = P.parse_all(collected)
-        drive = P.describe_drive(args.device, parsed["parsed"])
-        notes = parsed["notes"]
-    elif args.device:
-        import os
-        import stat
-
-        try:
-            mode = os.stat(args.device).st_mode
-        except OSError as e:
-            raise InputError(f"device: {args.device}: {e.strerror}", key="device") from None
-        if not (stat.S_ISBLK(mode) or stat.S_ISREG(mode)):
-            raise InputError(f"device: {args.device} is neither a block device nor an image file", key="device")
-        collected = P.collect(args.device)
-        raw = collected["raw"]
-        parsed = P.parse_all(collected)
-        drive = P.describe_drive(args.device, parsed["parsed"])
+        parsed = probe.parse_all(collected)
+        drive = probe.describe_drive(args.device, parsed["parsed"])
         notes = parsed["notes"]
     else:
         if not args.interface or not args.native:
@@ -331,30 +362,17 @@ def run(args) -> Output:
         from ..planner.capacity import parse_capacity
 
         drive["native"] = parse_capacity(args.native, drive.get("sector_size") or 512, "native")
-    gran = parse_size(args.ns_granularity, key="ns_granularity") if args.ns_granularity else None
-    if fdp:
-        from ..planner.fdp import make_fdp_plan, parse_namespace_spec
+    return drive, raw, notes
 
-        specs = [parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
-        inputs = _fdp_inputs(args, raw, notes, drive)
-        d = make_fdp_plan(
-            drive,
-            namespaces=specs or None,
-            tenants=args.tenants,
-            endgrp=1 if args.endgrp_id is None else args.endgrp_id,
-            config_index=0 if args.fdp_config is None else args.fdp_config,
-            granularity=gran,
-            **inputs,
-            **_target(args),
-        )
-        d["probe_notes"] = notes
-        text = fdp_plan_text(d)
-        if notes:
-            text += "\n" + "\n".join(f"probe: {x}" for x in notes)
-        return Output(data=d, text=text)
-    d = make_plan(drive, granularity=gran, **_target(args))
-    d["probe_notes"] = notes
-    text = plan_text(d)
-    if notes:
-        text += "\n" + "\n".join(f"probe: {x}" for x in notes)
-    return Output(data=d, text=text)
+
+def _check_device_kind(device: str) -> None:
+    """A block device or an image file; anything else is refused before any tool runs."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(device).st_mode
+    except OSError as e:
+        raise InputError(f"device: {device}: {e.strerror}", key="device") from None
+    if not (stat.S_ISBLK(mode) or stat.S_ISREG(mode)):
+        raise InputError(f"device: {device} is neither a block device nor an image file", key="device")

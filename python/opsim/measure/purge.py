@@ -11,7 +11,7 @@ Methods:
   The erase clears the password again.  Never chosen automatically.
 * ``auto``: ``nvme-format`` for a whole NVMe namespace when nvme-cli is installed, else ``discard``.
 
-Every method first goes through :func:`opsim.devices.guard_destructive` (the device named
+Every method first goes through :func:`opsim.devices.guard.guard_destructive` (the device named
 twice, not mounted, no signature or in use unless forced); ``nvme-format`` and the ATA erase
 also refuse a partition, because they erase the whole drive.  The ATA erase reads the
 Security section of ``hdparm -I`` first and refuses, before sending any command, when the
@@ -36,9 +36,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from .. import childproc, devices
+from .. import childproc
+from ..devices import guard
+from ..devices.hdparm import parse_hdparm_security
 from ..errors import CommandError, DeviceError
-from ..planner.probe import parse_hdparm_security
 
 METHODS = ("auto", "discard", "nvme-format", "ata-erase", "ata-erase-enhanced")
 WHOLE_DEVICE = ("nvme-format", "ata-erase", "ata-erase-enhanced")
@@ -120,7 +121,7 @@ def purge(
     if method not in METHODS:
         raise DeviceError(f"purge: unknown method {method!r}; one of {', '.join(METHODS)}", key="purge")
     device = os.fspath(device)
-    target = devices.guard_destructive(device, confirm, force=force)
+    target = guard.guard_destructive(device, confirm, force=force)
     if target.kind != "block":
         raise DeviceError(f"{device}: purge works on block devices only (this is a {target.kind})", key="device")
     tool = (lambda name, package: name) if runner is not None else _find_tool

@@ -254,21 +254,9 @@ def _commit(prefix: str) -> str:
     return prefix + ".json"
 
 
-def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None = None) -> dict:
-    """Run the test; return the result document, also when the run ended early.
-
-    ``stop``: an active :class:`StopSignals` (the CLI keeps one over the whole command); without
-    it, one is active for the duration of the rounds.  A stop signal ends the run with
-    ``interrupted: true`` and ``interrupted_by`` (the signal's name); a fio failure with
-    ``error`` (the message); both keep every round finished before."""
-    if stop is None:
-        with StopSignals() as own:
-            return run(plan, progress, own)
-    plan.stop = stop
-    version = fio_version()
-    os.makedirs(plan.outdir, exist_ok=True)
-    prog = progress or Progress()
-    result: dict[str, Any] = {
+def _new_result(plan: Plan, version: str) -> dict[str, Any]:
+    """The result document before the first round: the target, the parameters, empty series."""
+    return {
         "schema": "opsim-measure",
         "schema_version": SCHEMA_VERSION,
         "test": plan.test,
@@ -307,6 +295,23 @@ def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None =
         "stop_reason": None,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+
+
+def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None = None) -> dict:
+    """Run the test; return the result document, also when the run ended early.
+
+    ``stop``: an active :class:`StopSignals` (the CLI keeps one over the whole command); without
+    it, one is active for the duration of the rounds.  A stop signal ends the run with
+    ``interrupted: true`` and ``interrupted_by`` (the signal's name); a fio failure with
+    ``error`` (the message); both keep every round finished before."""
+    if stop is None:
+        with StopSignals() as own:
+            return run(plan, progress, own)
+    plan.stop = stop
+    version = fio_version()
+    os.makedirs(plan.outdir, exist_ok=True)
+    prog = progress or Progress()
+    result = _new_result(plan, version)
     t0 = time.monotonic()
     tracked: list[dict] = []  # the rounds the steady-state rule looks at
     lat: dict[int, dict] = {}  # round index -> {"all"|"read"|"write": Latency} of its tracked run

@@ -1,5 +1,6 @@
 """The OP planner: capacity and OP arithmetic (``capacity``), endurance (``endurance``),
-read-only drive probing (``probe``) and the per-mechanism procedures (``plan``).
+the per-mechanism procedures (``plan``) and NVMe FDP (``fdp``); the drive is probed by
+:mod:`opsim.devices.probe`.
 
 The capacity arithmetic is exact Python (pinned to the core by tests/test_core_truth_op.py);
 the advisor (``advise``) asks the Rust core for the resolved drive, timing and costs.  See

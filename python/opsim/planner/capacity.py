@@ -353,6 +353,51 @@ def plan_capacity(
     bytes; ``physical`` a size; ``op``/``max_lba`` ``"28%"`` or a fraction.
     """
     ss = check_sector_size(sector_size)
+    _check_target_options(user, op, op_basis, max_lba)
+    nat = parse_capacity(native, ss, "native", idema=idema)
+    notes = list(nat.notes)
+    phys_bytes, phys_source, phys_note = _physical_capacity(physical, nat)
+    if user is not None:
+        ucap = parse_capacity(user, ss, "user", idema=idema)
+        notes += list(ucap.notes)
+        how = "user"
+    elif max_lba is not None:
+        ucap = _kept_share(nat, ss, max_lba, notes)
+        how = "max_lba"
+    elif op is not None:
+        assert op_basis is not None  # checked on entry: --op needs --op-basis
+        ucap = _user_for_op(nat, ss, op, op_basis, phys_bytes, round_user, idema, notes)
+        how = f"op {op_basis}"
+    else:
+        ucap, how = nat, "native"
+    if ucap.sectors <= 0:
+        raise CapacityError("user: no sectors left", key="user")
+    if ucap.sectors > nat.sectors:
+        raise CapacityError(
+            f"user: {ucap.sectors:,} sectors is more than the native {nat.sectors:,} sectors", key="user"
+        )
+    given = {
+        "native": str(native) if not isinstance(native, Capacity) else native.sectors,
+        "user": None if user is None else str(user),
+        "op": None if op is None else str(op),
+        "op_basis": op_basis,
+        "max_lba": None if max_lba is None else str(max_lba),
+        "physical": None if physical is None else str(physical),
+        "sector_size": ss,
+        "idema": idema,
+        "round_user": None if round_user is None else str(round_user),
+    }
+    physical_row = {
+        "bytes": phys_bytes,
+        "gib": None if phys_bytes is None else phys_bytes / GIB,
+        "source": phys_source if phys_bytes is not None else "unknown",
+        "note": phys_note,
+    }
+    return _capacity_report(given, how, ss, nat, ucap, phys_bytes, physical_row, notes)
+
+
+def _check_target_options(user, op, op_basis, max_lba) -> None:
+    """At most one of user, op and max_lba; op with a known basis."""
     given = [k for k, v in (("user", user), ("op", op), ("max_lba", max_lba)) if v is not None]
     if len(given) > 1:
         raise InputError(f"{given[1]}: give only one of --user, --op or --max-lba", key=given[1])
@@ -361,8 +406,9 @@ def plan_capacity(
     if op_basis is not None and op_basis not in BASES:
         raise InputError(f"op_basis: {op_basis!r} is not one of {', '.join(BASES)}", key="op_basis")
 
-    nat = parse_capacity(native, ss, "native", idema=idema)
-    notes = list(nat.notes)
+
+def _physical_capacity(physical, nat: Capacity) -> tuple[int | None, str, str]:
+    """(bytes of NAND, "given"/"assumed", a note): --physical, else the SK hynix assumption."""
     phys_bytes: int | None
     if physical is not None:
         phys_bytes = parse_size(physical, key="physical")
@@ -376,69 +422,70 @@ def plan_capacity(
         raise CapacityError(
             f"physical: {phys_bytes:,} bytes is less than the native capacity ({nat.bytes:,} bytes)", key="physical"
         )
+    return phys_bytes, phys_source, phys_note
 
-    # the target, in the native's own terms (nominal bytes), then sectors
-    target_bytes: Fraction | None = None
-    how = "native"
-    if user is not None:
-        ucap = parse_capacity(user, ss, "user", idema=idema)
-        notes += list(ucap.notes)
-        how = "user"
-    else:
-        if op is not None:
-            assert op_basis is not None  # checked on entry: --op needs --op-basis
-            opv = parse_fraction(op, "op")
-            if op_basis in ("user", "physical"):
-                target_bytes = user_from_op(opv, op_basis, physical=phys_bytes)
-            else:
-                target_bytes = user_from_op(opv, op_basis, native=nat.nominal_bytes)
-            how = f"op {op_basis}"
-        elif max_lba is not None:
-            keep = parse_fraction(max_lba, "max_lba")
-            if not (0 < keep <= 1):
-                raise InputError("max_lba: the share of native LBAs kept must be in (0%, 100%]", key="max_lba")
-            how = "max_lba"
-        if max_lba is not None:
-            # Intel: user sectors = native sectors x kept share, truncated
-            s = nat.sectors * keep
-            ucap = Capacity(int(s.numerator // s.denominator), ss, "sectors", s)
-            if s.denominator != 1:
-                notes.append(
-                    f"max_lba: {nat.sectors:,} x {float(keep):g} = {float(s):,.1f} sectors, "
-                    f"truncated to {ucap.sectors:,}"
-                )
-        elif target_bytes is not None:
-            if round_user is not None:
-                step = parse_size(round_user, key="round_user")
-                if step <= 0:
-                    raise InputError("round_user: the step must be positive", key="round_user")
-                k = (target_bytes / step + Fraction(1, 2)).__floor__()
-                rounded = Fraction(k * step)
-                notes.append(
-                    f"round_user: {float(target_bytes) / GB:.3f} GB rounded to the nearest "
-                    f"{step / GB:g} GB: {float(rounded) / GB:g} GB"
-                )
-                target_bytes = rounded
-            if target_bytes <= 0:
-                raise CapacityError("op: leaves no user capacity", key="op")
-            if nat.source == "sectors":
-                # stay in sectors: the native count is exact, truncate the product
-                s = target_bytes / ss
-                ucap = Capacity(int(s.numerator // s.denominator), ss, "sectors", target_bytes)
-                if s.denominator != 1:
-                    notes.append(f"user: {float(s):,.3f} sectors, truncated to {ucap.sectors:,}")
-            else:
-                ucap = capacity_from_bytes(target_bytes, ss, "user", idema=idema)
-                notes += list(ucap.notes)
-        else:
-            ucap = nat
-    if ucap.sectors <= 0:
-        raise CapacityError("user: no sectors left", key="user")
-    if ucap.sectors > nat.sectors:
-        raise CapacityError(
-            f"user: {ucap.sectors:,} sectors is more than the native {nat.sectors:,} sectors", key="user"
+
+def _kept_share(nat: Capacity, ss: int, max_lba, notes: list[str]) -> Capacity:
+    """Intel's max-LBA way: user sectors = native sectors x kept share, truncated."""
+    keep = parse_fraction(max_lba, "max_lba")
+    if not (0 < keep <= 1):
+        raise InputError("max_lba: the share of native LBAs kept must be in (0%, 100%]", key="max_lba")
+    s = nat.sectors * keep
+    ucap = Capacity(int(s.numerator // s.denominator), ss, "sectors", s)
+    if s.denominator != 1:
+        notes.append(
+            f"max_lba: {nat.sectors:,} x {float(keep):g} = {float(s):,.1f} sectors, truncated to {ucap.sectors:,}"
         )
+    return ucap
 
+
+def _user_for_op(
+    nat: Capacity, ss: int, op, op_basis: str, phys_bytes, round_user, idema: bool, notes: list[str]
+) -> Capacity:
+    """The user capacity an OP target leaves, in the native's own terms (nominal bytes), rounded
+    to --round-user when given, then in sectors."""
+    opv = parse_fraction(op, "op")
+    target_bytes: Fraction | None
+    if op_basis in ("user", "physical"):
+        target_bytes = user_from_op(opv, op_basis, physical=phys_bytes)
+    else:
+        target_bytes = user_from_op(opv, op_basis, native=nat.nominal_bytes)
+    if target_bytes is None:
+        return nat
+    if round_user is not None:
+        target_bytes = _rounded_target(target_bytes, round_user, notes)
+    if target_bytes <= 0:
+        raise CapacityError("op: leaves no user capacity", key="op")
+    if nat.source != "sectors":
+        ucap = capacity_from_bytes(target_bytes, ss, "user", idema=idema)
+        notes += list(ucap.notes)
+        return ucap
+    # stay in sectors: the native count is exact, truncate the product
+    s = target_bytes / ss
+    ucap = Capacity(int(s.numerator // s.denominator), ss, "sectors", target_bytes)
+    if s.denominator != 1:
+        notes.append(f"user: {float(s):,.3f} sectors, truncated to {ucap.sectors:,}")
+    return ucap
+
+
+def _rounded_target(target_bytes: Fraction, round_user, notes: list[str]) -> Fraction:
+    """``target_bytes`` rounded half-up to the nearest multiple of the --round-user step."""
+    step = parse_size(round_user, key="round_user")
+    if step <= 0:
+        raise InputError("round_user: the step must be positive", key="round_user")
+    k = (target_bytes / step + Fraction(1, 2)).__floor__()
+    rounded = Fraction(k * step)
+    notes.append(
+        f"round_user: {float(target_bytes) / GB:.3f} GB rounded to the nearest "
+        f"{step / GB:g} GB: {float(rounded) / GB:g} GB"
+    )
+    return rounded
+
+
+def _capacity_report(
+    given: dict, how: str, ss: int, nat: Capacity, ucap: Capacity, phys_bytes, physical_row: dict, notes: list[str]
+) -> dict:
+    """The solved plan in every unit and OP basis (exact fractions beside the floats)."""
     held = nat.sectors - ucap.sectors
     phys_f = None if phys_bytes is None else Fraction(phys_bytes)
     op_lba = op_all(Fraction(ucap.bytes), phys_f, Fraction(nat.bytes))
@@ -446,29 +493,14 @@ def plan_capacity(
     if nat.source == "idema" and ucap.source in ("idema", "bytes"):
         # the marketed-GB figures (what vendor tables print): 1024 GB -> 800 GB is 21.875%
         op_nominal = op_all(ucap.nominal_bytes, phys_f, nat.nominal_bytes)
-    data = {
-        "input": {
-            "native": str(native) if not isinstance(native, Capacity) else native.sectors,
-            "user": None if user is None else str(user),
-            "op": None if op is None else str(op),
-            "op_basis": op_basis,
-            "max_lba": None if max_lba is None else str(max_lba),
-            "physical": None if physical is None else str(physical),
-            "sector_size": ss,
-            "idema": idema,
-            "round_user": None if round_user is None else str(round_user),
-        },
+    return {
+        "input": given,
         "solved_from": how,
         "sector_size": ss,
         "native": nat.to_dict(),
         "user": ucap.to_dict(),
         "held_back": {"sectors": held, "bytes": held * ss},
-        "physical": {
-            "bytes": phys_bytes,
-            "gib": None if phys_bytes is None else phys_bytes / GIB,
-            "source": phys_source if phys_bytes is not None else "unknown",
-            "note": phys_note,
-        },
+        "physical": physical_row,
         "op": {k: (None if v is None else float(v)) for k, v in op_lba.items()},
         "op_exact": {k: (None if v is None else f"{v.numerator}/{v.denominator}") for k, v in op_lba.items()},
         "op_nominal": None
@@ -476,4 +508,3 @@ def plan_capacity(
         else {k: None if v is None else float(v) for k, v in op_nominal.items()},
         "notes": notes,
     }
-    return data

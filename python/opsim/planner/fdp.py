@@ -24,29 +24,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from .. import childproc
+from ..devices.nvme import lba_format_index
 from ..errors import CapacityError, InputError
-from ..toolio import extract_json, to_int
 from .capacity import capacity_from_sectors, check_sector_size, parse_capacity, plan_capacity
 
 #: Set Features / Get Features identifier of the Flexible Data Placement feature
 FDP_FEATURE_ID = 0x1D
-#: Identify Controller CTRATT bits: Flexible Data Placement supported, Endurance Groups supported
-CTRATT_FDPS = 1 << 19
-CTRATT_ENDGRPS = 1 << 4
-#: Identify Controller OACS bit 3: Namespace Management and Attachment
-OACS_NS_MGMT = 1 << 3
-#: FDP configuration descriptor, FDP Attributes bit 7: the configuration is valid
-FDPA_VALID = 1 << 7
 #: Namespace Management's Placement Handle List holds at most 128 entries
 MAX_PHNDLS = 128
-#: Reclaim Unit Handle Type in the configuration log
-RUH_TYPES = {1: "initially isolated", 2: "persistently isolated"}
 #: FDP event types worth enabling per handle: RU not fully written, RU time limit exceeded,
 #: controller-level reset modified RUHs, invalid placement identifier, media reallocated,
 #: implicitly modified RUH
@@ -139,68 +127,6 @@ def parse_namespace_spec(text: str, index: int) -> NamespaceSpec:
     return NamespaceSpec(name=name, size=size, handles=handles)
 
 
-# ---------------------------------------------------------------------------- reading the drive
-
-
-def fdp_support(id_ctrl: Any) -> dict:
-    """FDP-related Identify Controller bits from ``nvme id-ctrl -o json`` (text or parsed)."""
-    d = extract_json(id_ctrl, "nvme id-ctrl")
-    ctratt = to_int(d.get("ctratt"))
-    oacs = to_int(d.get("oacs"))
-    return {
-        "ctratt": ctratt,
-        "fdps": None if ctratt is None else bool(ctratt & CTRATT_FDPS),
-        "endurance_groups": None if ctratt is None else bool(ctratt & CTRATT_ENDGRPS),
-        "ns_management": None if oacs is None else bool(oacs & OACS_NS_MGMT),
-    }
-
-
-def parse_fdp_configs(text: Any) -> list[dict]:
-    """``nvme fdp configs DEV --endgrp-id=N -o json``: one dict per configuration, in log order
-    (the position is the index ``--enable-conf-idx`` takes)."""
-    d = extract_json(text, "nvme fdp configs", accept=lambda o: isinstance(o, dict) and "configs" in o)
-    configs = d.get("configs")
-    if not isinstance(configs, list) or not configs:
-        raise InputError("nvme fdp configs: the log lists no configuration", key="fdp_configs")
-    out = []
-    for i, c in enumerate(configs):
-        if not isinstance(c, dict):
-            raise InputError(f"nvme fdp configs: configuration {i} is not an object", key="fdp_configs")
-        fdpa = to_int(c.get("fdpa"))
-        ruhs = [to_int(r.get("ruht")) for r in c.get("ruhs") or [] if isinstance(r, dict)]
-        out.append(
-            {
-                "index": i,
-                "fdpa": fdpa,
-                "valid": None if fdpa is None else bool(fdpa & FDPA_VALID),
-                "rgif": None if fdpa is None else fdpa & 0xF,
-                "nrg": to_int(c.get("nrg")),
-                "nruh": to_int(c.get("nruh")),
-                "nnss": to_int(c.get("nnss")),
-                "runs": to_int(c.get("runs")),
-                "erutl": to_int(c.get("erutl")),
-                "ruh_types": [RUH_TYPES.get(t, f"type {t}") if t is not None else None for t in ruhs],
-            }
-        )
-    return out
-
-
-def read_fdp_configs(ctrl: str, endgrp: int, timeout: float = 20) -> tuple[str | None, str | None]:
-    """Run ``nvme fdp configs`` (a Get Log Page: read-only); (output, None) or (None, why not)."""
-    exe = shutil.which("nvme") or next((p for p in ("/usr/sbin/nvme", "/sbin/nvme") if os.access(p, os.X_OK)), None)
-    if exe is None:
-        return None, "nvme-cli is not installed: the FDP configurations were not read"
-    cmd = [exe, "fdp", "configs", ctrl, f"--endgrp-id={endgrp}", "-o", "json"]
-    try:
-        r = childproc.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, f"nvme fdp configs {ctrl}: {e}"
-    if r.returncode != 0 or not r.stdout.strip():
-        why = (r.stderr or r.stdout).strip()[:200]
-        return None, f"nvme fdp configs {ctrl} failed (exit {r.returncode}): {why} (no FDP on this drive?)"
-    return r.stdout, None
-
-
 # ---------------------------------------------------------------------------- the plan
 
 
@@ -221,15 +147,6 @@ def controller_of(drive: dict) -> tuple[str, str]:
     if not m:
         return "/dev/nvme0", "0"
     return f"/dev/nvme{m.group(1)}", m.group(1)
-
-
-def _lba_format(drive: dict, lba: int) -> int:
-    ns = (drive.get("nvme") or {}).get("ns") or {}
-    fmt = ns.get("format_index", 0) or 0
-    for i, f in enumerate(ns.get("lbafs") or []):
-        if f.get("size") == lba and f.get("ms", 0) == 0:
-            return i
-    return fmt
 
 
 def _native(drive: dict, ss: int):
@@ -272,9 +189,78 @@ def make_fdp_plan(
     granularity: int | None = None,
     idema: bool = True,
 ) -> dict:
-    """The FDP procedure for ``drive`` (a :func:`opsim.planner.probe.describe_drive` dict or a
+    """The FDP procedure for ``drive`` (a :func:`opsim.devices.probe.describe_drive` dict or a
     described one): tenants' namespaces, from explicit ``namespaces`` or ``tenants`` equal
     shares of a ``user``/``op``/``max_lba`` target, each with a placement handle list."""
+    _check_nvme(drive)
+    ss = check_sector_size(drive.get("sector_size") or 512)
+    nat = parse_capacity(_native(drive, ss), ss, "native", idema=idema)
+    _check_identifiers(endgrp, config_index)
+    target = {"user": user, "op": op, "op_basis": op_basis, "max_lba": max_lba, "round_user": round_user}
+    specs, sizes, notes = _namespace_sizes(nat, ss, namespaces, tenants, target, physical, idema)
+    _round_to_granularity(specs, sizes, granularity, ss, notes)
+    allocated = _check_allocation(specs, sizes, nat)
+    cfg = _chosen_config(configs, config_index)
+    handles = _placement_handles(specs, cfg, config_index, "tenants" if tenants is not None else "namespace")
+    _check_namespace_counts(drive, specs, cfg, config_index)
+    warnings = _shared_handle_warnings(handles)
+
+    ctrl, inst = controller_of(drive)
+    c = (drive.get("nvme") or {}).get("ctrl") or {}
+    cntl = c.get("cntlid")
+    where = _Where(ctrl, str(cntl) if cntl is not None else "<cntlid from id-ctrl>", endgrp, config_index)
+    fmt = lba_format_index((drive.get("nvme") or {}).get("ns") or {}, ss)
+    runs = (cfg or {}).get("runs")
+    ns_rows = _namespace_rows(specs, sizes, handles, ss, fmt, inst, runs)
+    steps = [*_check_steps(where), *_reset_steps(where), *_create_steps(where, ns_rows, ss, fmt)]
+    plan_notes = _plan_notes(drive, where, cfg, configs_source, handles, ss, fmt)
+    if runs:
+        spare = (nat.sectors - allocated) * ss
+        plan_notes.append(
+            f"reclaim units of {runs:,} bytes: "
+            + ", ".join(f"{r['name']} spans {r['reclaim_units']:,.1f}" for r in ns_rows)
+            + f"; the unallocated spare holds {spare / runs:,.1f}"
+        )
+    sup = support or {}
+    _add_drive_warnings(warnings, drive, sup, c)
+
+    return {
+        "placement": "fdp",
+        "drive": {k: v for k, v in drive.items() if k != "native"},
+        "endurance_group": endgrp,
+        "fdp_config": {
+            "index": config_index,
+            "source": configs_source if cfg is not None else None,
+            **({k: v for k, v in cfg.items() if k != "index"} if cfg is not None else {}),
+        },
+        "support": sup or None,
+        "namespaces": ns_rows,
+        "capacity": _capacity_section(nat, ss, allocated, physical, idema, notes),
+        "steps": steps,
+        "traps": [{"key": k, "text": v} for k, v in TRAPS.items()],
+        "warnings": [WARN_DATA_LOSS, *warnings],
+        "notes": plan_notes,
+    }
+
+
+def _capacity_section(nat, ss: int, allocated: int, physical, idema: bool, notes: list[str]) -> dict:
+    """The endurance group's capacity: allocated, unallocated (the spare the drive sees as OP)
+    and the OP in every basis, from the capacity arithmetic every plan uses."""
+    cap_total = plan_capacity(nat, sector_size=ss, user=f"{allocated}s", physical=physical, idema=idema)
+    unalloc = nat.sectors - allocated
+    return {
+        "sector_size": ss,
+        "native": cap_total["native"],
+        "allocated": {"sectors": allocated, "bytes": allocated * ss},
+        "unallocated": {"sectors": unalloc, "bytes": unalloc * ss},
+        "op": cap_total["op"],
+        "op_exact": cap_total["op_exact"],
+        "physical": cap_total["physical"],
+        "notes": notes,
+    }
+
+
+def _check_nvme(drive: dict) -> None:
     iface = drive.get("interface")
     if iface != "nvme":
         raise InputError(
@@ -282,16 +268,21 @@ def make_fdp_plan(
             "(give --interface nvme for a described drive)",
             key="interface",
         )
-    ss = check_sector_size(drive.get("sector_size") or 512)
-    native = _native(drive, ss)
-    nat = parse_capacity(native, ss, "native", idema=idema)
+
+
+def _check_identifiers(endgrp, config_index) -> None:
     if not isinstance(endgrp, int) or isinstance(endgrp, bool) or not 1 <= endgrp <= 0xFFFF:
         raise InputError(f"endgrp_id: {endgrp!r} is not an endurance group identifier (1-65535)", key="endgrp_id")
     if not isinstance(config_index, int) or isinstance(config_index, bool) or not 0 <= config_index <= 0xFF:
         raise InputError(f"fdp_config: {config_index!r} is not a configuration index (0-255)", key="fdp_config")
 
-    target_given = [k for k, v in (("user", user), ("op", op), ("max_lba", max_lba)) if v is not None]
-    notes: list[str] = []
+
+def _namespace_sizes(
+    nat, ss: int, namespaces, tenants, target: dict, physical, idema: bool
+) -> tuple[list[NamespaceSpec], list[int], list[str]]:
+    """The namespaces and their LBA counts: explicit ``namespaces``, or ``tenants`` equal shares
+    of the ``target`` (user/op/op_basis/max_lba/round_user); with the capacity notes."""
+    target_given = [k for k in ("user", "op", "max_lba") if target[k] is not None]
     if namespaces:
         if tenants is not None:
             raise InputError("tenants: give either --namespace (repeated) or --tenants N, not both", key="tenants")
@@ -301,56 +292,62 @@ def make_fdp_plan(
                 f"{k}: --namespace gives each namespace's size; --user/--op/--max-lba go with --tenants N", key=k
             )
         specs = list(namespaces)
-        sizes = []
+        sizes, notes = [], []
         for s in specs:
             n, ns_notes = _namespace_sectors(nat, ss, s, physical, idema)
             sizes.append(n)
             notes += ns_notes
-    elif tenants is not None:
+        return specs, sizes, notes
+    if tenants is not None:
         if isinstance(tenants, bool) or not isinstance(tenants, int) or tenants < 1:
             raise InputError(f"tenants: {tenants!r} is not a number of tenants (1 or more)", key="tenants")
         if not target_given:
             raise InputError("user: --tenants N splits a target: give --user, --op/--op-basis or --max-lba", key="user")
-        cap = plan_capacity(
-            nat,
-            sector_size=ss,
-            user=user,
-            op=op,
-            op_basis=op_basis,
-            max_lba=max_lba,
-            physical=physical,
-            idema=idema,
-            round_user=round_user,
-        )
-        notes += [n for n in cap["notes"] if not n.startswith("native")]
-        total = cap["user"]["sectors"]
-        each = total // tenants
-        if each <= 0:
-            raise CapacityError(f"tenants: {total:,} LBAs cannot be split into {tenants} namespaces", key="tenants")
-        if total % tenants:
-            notes.append(
-                f"tenants: {total:,} LBAs split into {tenants} equal namespaces of {each:,} LBAs; "
-                f"the {total - each * tenants:,} LBA(s) left over stay unallocated (spare)"
-            )
-        specs = [NamespaceSpec(f"tenant{i + 1}", f"{each}s", None) for i in range(tenants)]
-        sizes = [each] * tenants
-    else:
-        raise InputError(
-            "namespace: give the tenants' namespaces with --namespace [NAME=]SIZE[:RUH,...] (repeated) "
-            "or --tenants N with --user/--op/--max-lba",
-            key="namespace",
-        )
+        return _equal_tenants(nat, ss, tenants, target, physical, idema)
+    raise InputError(
+        "namespace: give the tenants' namespaces with --namespace [NAME=]SIZE[:RUH,...] (repeated) "
+        "or --tenants N with --user/--op/--max-lba",
+        key="namespace",
+    )
 
-    if granularity:
-        g = granularity // ss
-        if g > 0:
-            for i, n in enumerate(sizes):
-                if n % g:
-                    sizes[i] = n // g * g
-                    notes.append(
-                        f"{specs[i].name}: NSZE rounded down to the {granularity:,}-byte namespace granularity: "
-                        f"{sizes[i]:,} LBAs"
-                    )
+
+def _equal_tenants(
+    nat, ss: int, tenants: int, target: dict, physical, idema: bool
+) -> tuple[list[NamespaceSpec], list[int], list[str]]:
+    """``tenants`` equal namespaces sharing the capacity target; the remainder stays spare."""
+    cap = plan_capacity(nat, sector_size=ss, **target, physical=physical, idema=idema)
+    notes = [n for n in cap["notes"] if not n.startswith("native")]
+    total = cap["user"]["sectors"]
+    each = total // tenants
+    if each <= 0:
+        raise CapacityError(f"tenants: {total:,} LBAs cannot be split into {tenants} namespaces", key="tenants")
+    if total % tenants:
+        notes.append(
+            f"tenants: {total:,} LBAs split into {tenants} equal namespaces of {each:,} LBAs; "
+            f"the {total - each * tenants:,} LBA(s) left over stay unallocated (spare)"
+        )
+    specs = [NamespaceSpec(f"tenant{i + 1}", f"{each}s", None) for i in range(tenants)]
+    return specs, [each] * tenants, notes
+
+
+def _round_to_granularity(specs, sizes: list[int], granularity: int | None, ss: int, notes: list[str]) -> None:
+    """Round each size down (in place) to the controller's namespace granularity."""
+    if not granularity:
+        return
+    g = granularity // ss
+    if g <= 0:
+        return
+    for i, n in enumerate(sizes):
+        if n % g:
+            sizes[i] = n // g * g
+            notes.append(
+                f"{specs[i].name}: NSZE rounded down to the {granularity:,}-byte namespace granularity: "
+                f"{sizes[i]:,} LBAs"
+            )
+
+
+def _check_allocation(specs, sizes: list[int], nat) -> int:
+    """The LBAs the namespaces hold together; every namespace non-empty, all within the group."""
     for s, n in zip(specs, sizes):
         if n <= 0:
             raise CapacityError(f"namespace: {s.name} has no LBA left ({s.size})", key="namespace")
@@ -361,25 +358,32 @@ def make_fdp_plan(
             f"group ({', '.join(f'{s.name} {n:,}' for s, n in zip(specs, sizes))})",
             key="namespace",
         )
+    return allocated
 
-    # the configuration: from `nvme fdp configs` when given, else stated as unknown
-    cfg = None
-    warnings: list[str] = []
-    if configs is not None:
-        if config_index >= len(configs):
-            raise InputError(
-                f"fdp_config: index {config_index}, but `nvme fdp configs` lists {len(configs)} configuration(s) "
-                f"(0-{len(configs) - 1})",
-                key="fdp_config",
-            )
-        cfg = configs[config_index]
-        if cfg.get("valid") is False:
-            raise InputError(
-                f"fdp_config: configuration {config_index} is not valid (fdpa bit 7 is 0); choose a valid one",
-                key="fdp_config",
-            )
+
+def _chosen_config(configs: list[dict] | None, config_index: int) -> dict | None:
+    """The configuration from `nvme fdp configs` when given (it must exist and be valid), else None."""
+    if configs is None:
+        return None
+    if config_index >= len(configs):
+        raise InputError(
+            f"fdp_config: index {config_index}, but `nvme fdp configs` lists {len(configs)} configuration(s) "
+            f"(0-{len(configs) - 1})",
+            key="fdp_config",
+        )
+    cfg = configs[config_index]
+    if cfg.get("valid") is False:
+        raise InputError(
+            f"fdp_config: configuration {config_index} is not valid (fdpa bit 7 is 0); choose a valid one",
+            key="fdp_config",
+        )
+    return cfg
+
+
+def _placement_handles(specs, cfg: dict | None, config_index: int, what: str) -> list[tuple[int, ...]]:
+    """Each namespace's RUH list; one without a list gets the lowest RUH index no list names.
+    Checked against the configuration's nruh when it is known (errors keyed by ``what``)."""
     nruh = (cfg or {}).get("nruh")
-    # a namespace without a list gets one handle: the lowest RUH index no list names
     named = {x for s in specs if s.handles is not None for x in s.handles}
     free = (k for k in range(0x10000) if k not in named)
     handles: list[tuple[int, ...]] = []
@@ -388,13 +392,16 @@ def make_fdp_plan(
         if nruh is not None:
             bad = [x for x in h if x >= nruh]
             if bad:
-                what = "tenants" if tenants is not None else "namespace"
                 raise InputError(
                     f"{what}: {s.name} uses reclaim unit handle {bad[0]}, but configuration {config_index} has "
                     f"{nruh} (0-{nruh - 1})",
                     key=what,
                 )
         handles.append(h)
+    return handles
+
+
+def _check_namespace_counts(drive: dict, specs, cfg: dict | None, config_index: int) -> None:
     nnss = (cfg or {}).get("nnss")
     if nnss and len(specs) > nnss:
         raise InputError(
@@ -403,21 +410,21 @@ def make_fdp_plan(
     nn = ((drive.get("nvme") or {}).get("ctrl") or {}).get("nn")
     if nn and len(specs) > nn:
         raise InputError(f"namespace: {len(specs)} namespaces, but the controller supports {nn} (nn)", key="namespace")
-    shared = sorted({x for h in handles for x in h if sum(x in hh for hh in handles) > 1})
-    if shared:
-        warnings.append(
-            f"reclaim unit handle(s) {', '.join(map(str, shared))} are shared by several namespaces: their tenants' "
-            "data mix in the same reclaim units and lose FDP's isolation"
-        )
 
-    cap_total = plan_capacity(nat, sector_size=ss, user=f"{allocated}s", physical=physical, idema=idema)
-    ctrl, inst = controller_of(drive)
-    c = (drive.get("nvme") or {}).get("ctrl") or {}
-    cntl = c.get("cntlid")
-    cntl_s = str(cntl) if cntl is not None else "<cntlid from id-ctrl>"
-    fmt = _lba_format(drive, ss)
-    runs = (cfg or {}).get("runs")
-    ns_rows = []
+
+def _shared_handle_warnings(handles: list[tuple[int, ...]]) -> list[str]:
+    shared = sorted({x for h in handles for x in h if sum(x in hh for hh in handles) > 1})
+    if not shared:
+        return []
+    return [
+        f"reclaim unit handle(s) {', '.join(map(str, shared))} are shared by several namespaces: their tenants' "
+        "data mix in the same reclaim units and lose FDP's isolation"
+    ]
+
+
+def _namespace_rows(specs, sizes, handles, ss: int, fmt: int, inst: str, runs) -> list[dict]:
+    """One row per namespace: NSID, sizes, LBA format, handles, device names and the measure command."""
+    rows = []
     for i, (s, n, h) in enumerate(zip(specs, sizes, handles)):
         nsid = i + 1
         row: dict[str, Any] = {
@@ -439,11 +446,25 @@ def make_fdp_plan(
             f"opsim measure wsat --device {row['block_device']} --destroy-data={row['block_device']} "
             f"--fdp --fdp-pli {row['fio_pli']}"
         )
-        ns_rows.append(row)
+        rows.append(row)
+    return rows
 
-    eg = endgrp
-    idx = config_index
-    steps = [
+
+@dataclass(frozen=True)
+class _Where:
+    """What the procedure's commands name: the controller, its CNTLID, the endurance group and
+    the configuration index."""
+
+    ctrl: str
+    cntlid: str
+    endgrp: int
+    index: int
+
+
+def _check_steps(w: _Where) -> list[dict]:
+    """The read-only steps first: FDP support and the configurations."""
+    ctrl, eg = w.ctrl, w.endgrp
+    return [
         {
             "title": "check FDP support: CTRATT bit 19 (FDPS) and bit 4 (endurance groups), OACS bit 3 "
             "(namespace management)",
@@ -464,6 +485,13 @@ def make_fdp_plan(
             ],
             "destructive": False,
         },
+    ]
+
+
+def _reset_steps(w: _Where) -> list[dict]:
+    """The destructive steps that clear the endurance group and enable the configuration."""
+    ctrl, eg, idx = w.ctrl, w.endgrp, w.index
+    return [
         {
             "title": "optional, DESTRUCTIVE: purge the whole NVM subsystem (sanitize block erase) so the "
             "measurement starts fresh out of box, then wait for it",
@@ -474,7 +502,7 @@ def make_fdp_plan(
             "title": f"DESTRUCTIVE: detach and delete every namespace in endurance group {eg} (repeat the pair "
             "for each NSID list-ns --all printed, or delete all at once)",
             "commands": [
-                f"nvme detach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
+                f"nvme detach-ns {ctrl} --namespace-id=1 --controllers={w.cntlid}",
                 f"nvme delete-ns {ctrl} --namespace-id=1",
                 f"nvme delete-ns {ctrl} --namespace-id=0xffffffff   # all namespaces at once",
             ],
@@ -490,6 +518,13 @@ def make_fdp_plan(
             ],
             "destructive": True,
         },
+    ]
+
+
+def _create_steps(w: _Where, ns_rows: list[dict], ss: int, fmt: int) -> list[dict]:
+    """Creating and attaching the namespaces, verifying them, and measuring with placement."""
+    ctrl, eg = w.ctrl, w.endgrp
+    return [
         {
             "title": f"create {len(ns_rows)} namespace(s), each with its placement handle list (RUH indices), "
             f"LBAs of {ss} bytes (LBA format {fmt})",
@@ -504,7 +539,7 @@ def make_fdp_plan(
         {
             "title": "attach them (use the NSIDs create-ns printed) and rescan",
             "commands": [
-                *[f"nvme attach-ns {ctrl} --namespace-id={r['nsid']} --controllers={cntl_s}" for r in ns_rows],
+                *[f"nvme attach-ns {ctrl} --namespace-id={r['nsid']} --controllers={w.cntlid}" for r in ns_rows],
                 f"nvme ns-rescan {ctrl}",
             ],
             "destructive": False,
@@ -545,88 +580,64 @@ def make_fdp_plan(
         },
     ]
 
-    plan_notes = [
-        "NCAP = NSZE for every namespace: NCAP < NSZE is thin provisioning, not OP.",
-        "granularity margin: controllers allocate namespaces in their own granularity "
-        "(`nvme id-ns-granularity`); check unvmcap after creating and leave a margin of one unit.",
-        "capacity: the native capacity is that of the endurance group; on a drive with one endurance group it is "
-        "tnvmcap (`nvme id-ctrl`).",
-        "nvme-cli: `nvme fdp feature` exists from nvme-cli 2.13; `create-ns --endg-id` is in 2.8 but not in 2.5 (leave it "
-        "out on a drive with one endurance group and an older nvme-cli); the fdp plugin (configs, usage, stats, events, "
-        "status, update, set-events) from 2.3.",
-        "`nvme fdp update DEV --namespace-id=N --pids=0` moves a placement ID to a fresh reclaim unit "
-        "(the host's way to close a partly written one).",
-    ]
+
+_PLAN_NOTES = (
+    "NCAP = NSZE for every namespace: NCAP < NSZE is thin provisioning, not OP.",
+    "granularity margin: controllers allocate namespaces in their own granularity "
+    "(`nvme id-ns-granularity`); check unvmcap after creating and leave a margin of one unit.",
+    "capacity: the native capacity is that of the endurance group; on a drive with one endurance group it is "
+    "tnvmcap (`nvme id-ctrl`).",
+    "nvme-cli: `nvme fdp feature` exists from nvme-cli 2.13; `create-ns --endg-id` is in 2.8 but not in 2.5 (leave it "
+    "out on a drive with one endurance group and an older nvme-cli); the fdp plugin (configs, usage, stats, events, "
+    "status, update, set-events) from 2.3.",
+    "`nvme fdp update DEV --namespace-id=N --pids=0` moves a placement ID to a fresh reclaim unit "
+    "(the host's way to close a partly written one).",
+)
+
+
+def _plan_notes(drive: dict, w: _Where, cfg: dict | None, configs_source, handles, ss: int, fmt: int) -> list[str]:
+    """The procedure's notes: the configuration (read or not) first, then the fixed notes, the
+    reclaim groups and the LBA format assumption."""
+    notes = list(_PLAN_NOTES)
     if cfg is None:
-        plan_notes.insert(
+        notes.insert(
             0,
-            f"FDP configuration {idx}: not read (pass --fdp-configs-json FILE, a saved "
-            f"`nvme fdp configs {ctrl} --endgrp-id={eg} -o json`, or probe the device): the RUH indices "
+            f"FDP configuration {w.index}: not read (pass --fdp-configs-json FILE, a saved "
+            f"`nvme fdp configs {w.ctrl} --endgrp-id={w.endgrp} -o json`, or probe the device): the RUH indices "
             f"{sorted({x for h in handles for x in h})} are not checked against nruh.",
         )
     else:
+        runs = cfg.get("runs")
         ru = f", reclaim unit {runs:,} bytes" if runs else ""
         types = sorted({t for t in cfg.get("ruh_types") or [] if t})
-        plan_notes.insert(
+        notes.insert(
             0,
-            f"FDP configuration {idx} ({configs_source or 'nvme fdp configs'}): nruh {cfg.get('nruh')}, "
+            f"FDP configuration {w.index} ({configs_source or 'nvme fdp configs'}): nruh {cfg.get('nruh')}, "
             f"nrg {cfg.get('nrg')}, nnss {cfg.get('nnss')}{ru}" + (f"; handles {', '.join(types)}" if types else ""),
         )
         if (cfg.get("nrg") or 1) > 1:
-            plan_notes.append(
+            notes.append(
                 f"{cfg['nrg']} reclaim groups: a placement identifier carries the reclaim group in its upper bits "
                 f"(RGIF {cfg.get('rgif')}); `nvme fdp status` lists the identifiers a namespace can use."
             )
     if not ((drive.get("nvme") or {}).get("ns") or {}).get("lbafs"):
-        plan_notes.append(
-            f"--flbas={fmt} assumes LBA format {fmt} is the {ss}-byte one; check `nvme id-ns {ctrl}n1 -o json` "
+        notes.append(
+            f"--flbas={fmt} assumes LBA format {fmt} is the {ss}-byte one; check `nvme id-ns {w.ctrl}n1 -o json` "
             f"(lbafs: ds {ss.bit_length() - 1} = {ss} bytes, ms 0) and use its index"
         )
-    if runs:
-        spare = (nat.sectors - allocated) * ss
-        plan_notes.append(
-            f"reclaim units of {runs:,} bytes: "
-            + ", ".join(f"{r['name']} spans {r['reclaim_units']:,.1f}" for r in ns_rows)
-            + f"; the unallocated spare holds {spare / runs:,.1f}"
-        )
+    return notes
 
-    sup = support or {}
+
+def _add_drive_warnings(warnings: list[str], drive: dict, sup: dict, ctrl: dict) -> None:
+    """Support the controller lacks goes first; a mounted drive and the RAID warning last."""
     if sup.get("fdps") is False:
         warnings.insert(
             0,
             f"THIS CONTROLLER DOES NOT REPORT FDP (CTRATT 0x{sup.get('ctratt') or 0:x}, bit 19 is 0): the "
             "procedure below will fail; FDP needs a drive that supports TP4146",
         )
-    if sup.get("ns_management") is False or (c and c.get("ns_management") is False):
+    if sup.get("ns_management") is False or (ctrl and ctrl.get("ns_management") is False):
         warnings.insert(0, "this controller does not support namespace management (OACS bit 3 is 0)")
     if drive.get("mounted"):
         warnings.append(f"the drive is in use: mounted at {', '.join(drive['mounted'])}")
     warnings.append(WARN_RAID)
-
-    unalloc = nat.sectors - allocated
-    return {
-        "placement": "fdp",
-        "drive": {k: v for k, v in drive.items() if k != "native"},
-        "endurance_group": eg,
-        "fdp_config": {
-            "index": idx,
-            "source": configs_source if cfg is not None else None,
-            **({k: v for k, v in cfg.items() if k != "index"} if cfg is not None else {}),
-        },
-        "support": sup or None,
-        "namespaces": ns_rows,
-        "capacity": {
-            "sector_size": ss,
-            "native": cap_total["native"],
-            "allocated": {"sectors": allocated, "bytes": allocated * ss},
-            "unallocated": {"sectors": unalloc, "bytes": unalloc * ss},
-            "op": cap_total["op"],
-            "op_exact": cap_total["op_exact"],
-            "physical": cap_total["physical"],
-            "notes": notes,
-        },
-        "steps": steps,
-        "traps": [{"key": k, "text": v} for k, v in TRAPS.items()],
-        "warnings": [WARN_DATA_LOSS, *warnings],
-        "notes": plan_notes,
-    }

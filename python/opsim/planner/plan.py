@@ -1,7 +1,7 @@
 """The procedure to set a target OP on a real drive, per mechanism, with exact values.
 
 ``make_plan`` only computes and prints; the one thing opsim will do itself is the partition
-mechanism (``apply_partition``), guarded by :func:`opsim.devices.guard_destructive`.
+mechanism (``apply_partition``), guarded by :func:`opsim.devices.guard.guard_destructive`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 import shutil
 
 from .. import childproc
+from ..devices.nvme import lba_format_index
 from ..errors import CommandError, InputError
 from .capacity import capacity_from_sectors, plan_capacity
 
@@ -57,7 +58,43 @@ def _ata(drive, cap) -> dict:
         proto = "unknown: the drive reports neither AMAC nor HPA; use the vendor tool (DCO)"
     else:
         proto = "AMAC on current drives (ACS-3+), legacy HPA on older ones: check `hdparm -I`"
-    steps = [
+    notes = [
+        f"protocol: {proto}",
+        "one permanent max-address change per power cycle: a second SET MAX in the same power cycle is "
+        "aborted by the drive (Micron 1100 note)",
+        "DCO (DEVICE CONFIGURATION SET) is the oldest mechanism; hdparm only identifies/restores/freezes it "
+        "(--dco-identify, --dco-restore); vendor tools use it on legacy drives"
+        + (" (this drive supports DCO)" if dco else ""),
+        f"to return to native: hdparm -N p{native} --yes-i-know-what-i-am-doing {dev} (then power cycle)",
+    ]
+    warnings = [WARN["hpa_unlock"], WARN["ignore_hpa"]]
+    if frozen:
+        warnings.insert(0, "THIS DRIVE IS FROZEN. " + WARN["frozen"])
+    else:
+        warnings.append(WARN["frozen"])
+    gb = cap["user"]["idema_gb"] if cap["user"]["idema_exact"] else None
+    vendor = [
+        f"Micron Storage Executive: msecli -M -O {gb if gb else '<user GB>'} -n {dev}   "
+        f"(-O = user capacity in GB; -o = max LBA {n - 1})",
+        f"Intel SSD Toolbox / intelmas / Solidigm sst: MaximumLBA="
+        f"{cap['input']['max_lba'].rstrip('%') + '%' if cap['input'].get('max_lba') else n - 1}"
+        " (percent of native, or an LBA)",
+        f"HDAT2 (DOS): 'Set max (HPA)' menu, user area = {n:,} sectors",
+    ]
+    return {
+        "name": "ata",
+        "title": "ATA max address (AMAC / HPA / DCO)",
+        "steps": _ata_steps(dev, n, native),
+        "notes": notes,
+        "warnings": warnings,
+        "vendor_tools": vendor,
+        "values": {"sectors": n, "max_lba": n - 1, "native_sectors": native, "protocol": proto},
+    }
+
+
+def _ata_steps(dev: str, n: int, native: int) -> list[dict]:
+    """Check, purge, set the max address persistently, power cycle and verify."""
+    return [
         {
             "title": "check the security state and features (must say 'not frozen')",
             "commands": [f"hdparm -I {dev}", f"hdparm -N {dev}"],
@@ -86,38 +123,6 @@ def _ata(drive, cap) -> dict:
             "commands": [f"hdparm -N {dev}   # expect: max sectors = {n}/{native}"],
         },
     ]
-    notes = [
-        f"protocol: {proto}",
-        "one permanent max-address change per power cycle: a second SET MAX in the same power cycle is "
-        "aborted by the drive (Micron 1100 note)",
-        "DCO (DEVICE CONFIGURATION SET) is the oldest mechanism; hdparm only identifies/restores/freezes it "
-        "(--dco-identify, --dco-restore); vendor tools use it on legacy drives"
-        + (" (this drive supports DCO)" if dco else ""),
-        f"to return to native: hdparm -N p{native} --yes-i-know-what-i-am-doing {dev} (then power cycle)",
-    ]
-    warnings = [WARN["hpa_unlock"], WARN["ignore_hpa"]]
-    if frozen:
-        warnings.insert(0, "THIS DRIVE IS FROZEN. " + WARN["frozen"])
-    else:
-        warnings.append(WARN["frozen"])
-    gb = cap["user"]["idema_gb"] if cap["user"]["idema_exact"] else None
-    vendor = [
-        f"Micron Storage Executive: msecli -M -O {gb if gb else '<user GB>'} -n {dev}   "
-        f"(-O = user capacity in GB; -o = max LBA {n - 1})",
-        f"Intel SSD Toolbox / intelmas / Solidigm sst: MaximumLBA="
-        f"{cap['input']['max_lba'].rstrip('%') + '%' if cap['input'].get('max_lba') else n - 1}"
-        " (percent of native, or an LBA)",
-        f"HDAT2 (DOS): 'Set max (HPA)' menu, user area = {n:,} sectors",
-    ]
-    return {
-        "name": "ata",
-        "title": "ATA max address (AMAC / HPA / DCO)",
-        "steps": steps,
-        "notes": notes,
-        "warnings": warnings,
-        "vendor_tools": vendor,
-        "values": {"sectors": n, "max_lba": n - 1, "native_sectors": native, "protocol": proto},
-    }
 
 
 def _nvme(drive, cap, granularity: int | None) -> dict:
@@ -125,14 +130,9 @@ def _nvme(drive, cap, granularity: int | None) -> dict:
     m = re.match(r"^(/dev/nvme\d+)(n\d+)?$", dev)
     ctrl = m.group(1) if m else "/dev/nvme0"
     nv = drive.get("nvme") or {}
-    ns = nv.get("ns") or {}
     c = nv.get("ctrl") or {}
     lba = cap["sector_size"]
-    fmt = ns.get("format_index", 0)
-    for i, f in enumerate(ns.get("lbafs") or []):
-        if f.get("size") == lba and f.get("ms", 0) == 0:
-            fmt = i
-            break
+    fmt = lba_format_index(nv.get("ns") or {}, lba)
     nsze = cap["user"]["sectors"]
     notes = []
     if granularity:
@@ -140,19 +140,47 @@ def _nvme(drive, cap, granularity: int | None) -> dict:
         if g > 0 and nsze % g:
             nsze = nsze // g * g
             notes.append(f"NSZE rounded down to the {granularity:,}-byte namespace granularity: {nsze:,} LBAs")
-    notes += [
-        "NCAP = NSZE. NCAP < NSZE makes a thin-provisioned namespace: the host still sees NSZE LBAs "
-        "and the drive can run out of space; that is not OP.",
-        "granularity margin: controllers allocate namespaces in their own granularity (NVMe 1.4 "
-        "Namespace Granularity List, `nvme id-ns-granularity`), so the NVM consumed (id-ns nvmcap) can be "
-        "rounded up; check unvmcap after creating and leave a margin of one granularity unit.",
-        "nvme-cli spellings: the long options below work in nvme-cli 1.x, 2.x and 3.x; the short ones "
-        "differ (create-ns size is -n in 1.x documentation and -s in 2.x), so opsim prints long options only. "
-        "nvme-cli 2.x also accepts --nsze-si/--ncap-si with a size suffix.",
-    ]
+    notes += _NVME_NOTES
     cntl = c.get("cntlid")
     cntl_s = str(cntl) if cntl is not None else "<cntlid from id-ctrl>"
-    steps = [
+    warnings = []
+    if c and not c.get("ns_management"):
+        warnings.append(
+            "this controller does not support namespace management (OACS bit 3 is 0): "
+            "use the partition mechanism or the vendor tool"
+        )
+    warnings.append(WARN["raid"])
+    vendor = [
+        "Intel/Solidigm: intelmas / sst 'set ... MaximumLBA' is SATA-only on older tools; for NVMe "
+        "use namespace management or the vendor's resize command",
+        "Micron NVMe: msecli -N (namespace management) with the same NSZE",
+    ]
+    return {
+        "name": "nvme",
+        "title": "NVMe namespace resize",
+        "steps": _nvme_steps(dev, ctrl, cntl_s, nsze, lba, fmt),
+        "notes": notes,
+        "warnings": warnings,
+        "vendor_tools": vendor,
+        "values": {"nsze": nsze, "ncap": nsze, "flbas": fmt, "lba_size": lba, "bytes": nsze * lba},
+    }
+
+
+_NVME_NOTES = (
+    "NCAP = NSZE. NCAP < NSZE makes a thin-provisioned namespace: the host still sees NSZE LBAs "
+    "and the drive can run out of space; that is not OP.",
+    "granularity margin: controllers allocate namespaces in their own granularity (NVMe 1.4 "
+    "Namespace Granularity List, `nvme id-ns-granularity`), so the NVM consumed (id-ns nvmcap) can be "
+    "rounded up; check unvmcap after creating and leave a margin of one granularity unit.",
+    "nvme-cli spellings: the long options below work in nvme-cli 1.x, 2.x and 3.x; the short ones "
+    "differ (create-ns size is -n in 1.x documentation and -s in 2.x), so opsim prints long options only. "
+    "nvme-cli 2.x also accepts --nsze-si/--ncap-si with a size suffix.",
+)
+
+
+def _nvme_steps(dev: str, ctrl: str, cntl_s: str, nsze: int, lba: int, fmt: int) -> list[dict]:
+    """Check, purge, delete, create NSZE = NCAP, attach and verify."""
+    return [
         {
             "title": "check: OACS bit 3 (namespace management), capacities, LBA formats",
             "commands": [
@@ -184,27 +212,6 @@ def _nvme(drive, cap, granularity: int | None) -> dict:
             ],
         },
     ]
-    warnings = []
-    if c and not c.get("ns_management"):
-        warnings.append(
-            "this controller does not support namespace management (OACS bit 3 is 0): "
-            "use the partition mechanism or the vendor tool"
-        )
-    warnings.append(WARN["raid"])
-    vendor = [
-        "Intel/Solidigm: intelmas / sst 'set ... MaximumLBA' is SATA-only on older tools; for NVMe "
-        "use namespace management or the vendor's resize command",
-        "Micron NVMe: msecli -N (namespace management) with the same NSZE",
-    ]
-    return {
-        "name": "nvme",
-        "title": "NVMe namespace resize",
-        "steps": steps,
-        "notes": notes,
-        "warnings": warnings,
-        "vendor_tools": vendor,
-        "values": {"nsze": nsze, "ncap": nsze, "flbas": fmt, "lba_size": lba, "bytes": nsze * lba},
-    }
 
 
 def partition_layout(native_sectors: int, user_sectors: int, sector_size: int) -> dict:
@@ -425,13 +432,32 @@ def apply_partition(
 ) -> dict:
     """Discard ``path`` and write one GPT partition that leaves the OP tail unpartitioned.
 
-    Refused (nothing changed) unless :func:`opsim.devices.guard_destructive` accepts the target.
+    Refused (nothing changed) unless :func:`opsim.devices.guard.guard_destructive` accepts the target.
     """
-    from ..devices import guard_destructive
+    from ..devices.guard import guard_destructive
 
     if user is None and op is None and max_lba is None:
         raise InputError("user: give the target with --user, --op/--op-basis or --max-lba", key="user")
     t = guard_destructive(path, confirm, force=force)
+    size = _checked_size(path, t, sector_size)
+    native = capacity_from_sectors(size // sector_size, sector_size)
+    cap = plan_capacity(
+        native,
+        sector_size=sector_size,
+        user=user,
+        op=op,
+        op_basis=op_basis,
+        max_lba=max_lba,
+        physical=physical,
+        round_user=round_user,
+    )
+    lay = partition_layout(native.sectors, cap["user"]["sectors"], sector_size)
+    done, got = _write_partition(path, t.kind, size, lay)
+    return {"path": path, "kind": t.kind, "capacity": cap, "layout": lay, "done": done, "verified": got}
+
+
+def _checked_size(path: str, t, sector_size: int) -> int:
+    """The target's size in bytes: whole sectors of the size its logical blocks have, at least 4 MiB."""
     if t.kind == "file" and sector_size != 512:
         raise InputError("sector_size: sgdisk treats an image file as 512-byte sectors; use 512", key="sector_size")
     if t.kind == "block" and t.dev_name:
@@ -450,21 +476,15 @@ def apply_partition(
             f"device: {path} is {size:,} bytes, not a whole number of {sector_size}-byte sectors of at least 4 MiB",
             key="device",
         )
-    native = capacity_from_sectors(size // sector_size, sector_size)
-    cap = plan_capacity(
-        native,
-        sector_size=sector_size,
-        user=user,
-        op=op,
-        op_basis=op_basis,
-        max_lba=max_lba,
-        physical=physical,
-        round_user=round_user,
-    )
-    lay = partition_layout(native.sectors, cap["user"]["sectors"], sector_size)
+    return size
+
+
+def _write_partition(path: str, kind: str, size: int, lay: dict) -> tuple[list[str], dict]:
+    """Discard the target, write the one partition, and read the table back (it must match);
+    returns what was done and what ``sgdisk -p`` reads back."""
     sgdisk = _sgdisk()
     done = []
-    if t.kind == "file":
+    if kind == "file":
         done.append(_punch_file(path, size))
     else:
         blk = shutil.which("blkdiscard") or "/usr/sbin/blkdiscard"
@@ -474,7 +494,7 @@ def apply_partition(
     cmd = [sgdisk, f"--new=1:{lay['start']}:{lay['end']}", "--typecode=1:8300", "--change-name=1:opsim-data", path]
     _run(cmd)
     done.append(" ".join(["sgdisk", *cmd[1:]]))
-    if t.kind == "block":
+    if kind == "block":
         pp = shutil.which("partprobe")
         if pp:
             childproc.run([pp, path], capture_output=True)
@@ -487,7 +507,7 @@ def apply_partition(
     )
     if not ok:
         raise CommandError(f"{path}: the partition table read back does not match the plan:\n{printed}")
-    return {"path": path, "kind": t.kind, "capacity": cap, "layout": lay, "done": done, "verified": got}
+    return done, got
 
 
 def parse_sgdisk_p(text: str) -> dict:

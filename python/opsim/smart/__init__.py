@@ -4,7 +4,8 @@
 >>> lifetime_waf(load_document("micron5300.json"))["waf"]
 """
 
-from .parse import as_snapshot, load_document, parse_count, smartctl_status
+from ..devices.smartctl import smartctl_status
+from .parse import as_snapshot, load_document, parse_count
 from .rules import RULES, find_rule, read_counters
 from .snapshot import take_snapshot
 from .waf import interval_waf, lifetime_waf

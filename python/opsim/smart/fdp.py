@@ -30,7 +30,7 @@ Files this module reads (:func:`parse_fdp_stats` tells them apart by content):
 * a JSON object with ``fdp_stats`` (an opsim result, simulated or from ``opsim smart fdp``).
 
 Every bad input is an :class:`~opsim.errors.InputError` naming the file, and the line, key or
-byte offset; a file larger than :data:`MAX_BYTES` is refused unread (:mod:`opsim.smart.fuzz`
+byte offset; a file larger than :data:`MAX_BYTES` is refused unread (``tests/smart_fuzz.py``
 checks that nothing else escapes).
 """
 
@@ -43,15 +43,14 @@ import stat
 from typing import Any
 
 from .._output import kv_table, table
+from ..devices.jsondoc import MAX_BYTES, loads_document
 from ..errors import DeviceError, InputError
-from .parse import clean_text, loads_document
+from .parse import clean_text
 
 #: log page identifier of FDP Statistics
 LOG_ID = 0x22
 #: size of the log page
 LOG_BYTES = 64
-#: the same limit as the smartctl readers (the files are under 1 KiB; 16 MiB bounds memory)
-MAX_BYTES = 16 * 2**20
 MAX_COUNT = 2**128 - 1
 
 #: (short key in nvme-cli JSON, opsim JSON key, the name nvme-cli prints, byte offset)

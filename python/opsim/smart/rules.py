@@ -533,6 +533,20 @@ def _read_counters(snap: dict) -> dict:
         "raw_other": {},
         "assumption": rule.extra.get("assumption"),
     }
+    if not _read_pair(out, rule, snap, attrs, names, bs):
+        _read_host_only(out, rule, snap, attrs, names, bs)
+    for i in rule.extra.get("raw_only", ()):
+        if i in attrs:
+            out["raw_other"][f"{i} {names.get(i) or ''}".strip()] = attrs[i]
+    if rule.reported_waf_name:
+        for i, n in names.items():
+            if n and re.search(rule.reported_waf_name, n, re.I) and i in attrs:
+                out["reported_waf"] = {"counter": f"ATA attribute {i} {n}", "raw": attrs[i]}
+    return out
+
+
+def _read_pair(out: dict, rule, snap: dict, attrs: dict, names: dict, bs: int) -> bool:
+    """The first of the rule's counter pairs the snapshot has in full, into ``out``; False if none."""
     for i, p in enumerate(rule.pairs):
         hv, nv = p.host.read(snap, attrs), p.nand.read(snap, attrs)
         num_c, den_c = p.waf_num or p.nand, p.waf_den or p.host
@@ -547,57 +561,61 @@ def _read_counters(snap: dict) -> dict:
             waf_den=_entry(den_c, denv, names, bs),
             formula=p.formula,
         )
-        break
-    else:
-        for c in rule.host_only:
+        return True
+    return False
+
+
+def _read_host_only(out: dict, rule, snap: dict, attrs: dict, names: dict, bs: int) -> None:
+    """No full pair: the host writes alone (the rule's, else Device Statistics or NVMe data
+    units), what is missing, and why there is no WAF."""
+    for c in rule.host_only:
+        v = c.read(snap, attrs)
+        if v is not None:
+            out["host_writes"] = _entry(c, v, names, bs)
+            break
+    if out["host_writes"] is None:
+        # fall back to the Device Statistics log or NVMe data units, whatever the rule
+        for c in (DEVSTAT_LSW, NVME_DUW):
             v = c.read(snap, attrs)
             if v is not None:
                 out["host_writes"] = _entry(c, v, names, bs)
                 break
-        if out["host_writes"] is None:
-            # fall back to the Device Statistics log or NVMe data units, whatever the rule
-            for c in (DEVSTAT_LSW, NVME_DUW):
-                v = c.read(snap, attrs)
-                if v is not None:
-                    out["host_writes"] = _entry(c, v, names, bs)
-                    break
-        missing = []
-        for p in rule.pairs:
-            for c in dict.fromkeys((p.host, p.nand, p.waf_num or p.nand, p.waf_den or p.host)):
-                if c.read(snap, attrs) is None:
-                    missing.append(c.describe())
-        if out["host_writes"] is None:
-            missing.append(
-                "a host-writes counter (" + ", ".join(c.describe() for c in (rule.host_only or (DEVSTAT_LSW,))) + ")"
-            )
-        out["missing"] = list(dict.fromkeys(missing))
-        reason = rule.no_nand_reason
-        if rule.media == "hdd":
-            assert reason is not None, "the hard-disk rule always has a reason"
-            reason = reason.format(why=ident.get("media_reason"))
-            out["missing"] = []
-        elif rule.protocol == "NVMe":
-            reason = _nvme_reason(snap, reason)
-        if reason is None:
-            who = ident.get("model_name") or "this drive"
-            fam = ident.get("model_family")
-            reason = (
-                f"no NAND-writes rule for {who}"
-                + (f" (family {fam!r})" if fam else " (not in smartctl's drive database)")
-                + "; attribute IDs are vendor-specific, so opsim does not guess. "
-                "Counters it would need: host writes and NAND (media) writes"
-            )
-            out["missing"].append("a NAND-writes counter (vendor-specific; none known for this drive)")
-        if not rule.pairs and rule.media != "hdd" and "a NAND-writes counter" not in " ".join(out["missing"]):
-            out["missing"].append("a NAND-writes counter (this drive family exposes none that opsim can use)")
-        if rule.protocol == "NVMe" and ident.get("model_name"):
-            reason = f"{ident['model_name']}: {reason}"
-        out["reason"] = reason
-    for i in rule.extra.get("raw_only", ()):
-        if i in attrs:
-            out["raw_other"][f"{i} {names.get(i) or ''}".strip()] = attrs[i]
-    if rule.reported_waf_name:
-        for i, n in names.items():
-            if n and re.search(rule.reported_waf_name, n, re.I) and i in attrs:
-                out["reported_waf"] = {"counter": f"ATA attribute {i} {n}", "raw": attrs[i]}
-    return out
+    missing = []
+    for p in rule.pairs:
+        for c in dict.fromkeys((p.host, p.nand, p.waf_num or p.nand, p.waf_den or p.host)):
+            if c.read(snap, attrs) is None:
+                missing.append(c.describe())
+    if out["host_writes"] is None:
+        missing.append(
+            "a host-writes counter (" + ", ".join(c.describe() for c in (rule.host_only or (DEVSTAT_LSW,))) + ")"
+        )
+    out["missing"] = list(dict.fromkeys(missing))
+    out["reason"] = _no_waf_reason(out, rule, snap)
+
+
+def _no_waf_reason(out: dict, rule, snap: dict) -> str:
+    """Why the snapshot gives no WAF (the rule's reason, the NVMe logs missing, or no rule);
+    adds the NAND-writes counter to ``out["missing"]`` when none is known."""
+    ident = out["drive"]
+    reason = rule.no_nand_reason
+    if rule.media == "hdd":
+        assert reason is not None, "the hard-disk rule always has a reason"
+        reason = reason.format(why=ident.get("media_reason"))
+        out["missing"] = []
+    elif rule.protocol == "NVMe":
+        reason = _nvme_reason(snap, reason)
+    if reason is None:
+        who = ident.get("model_name") or "this drive"
+        fam = ident.get("model_family")
+        reason = (
+            f"no NAND-writes rule for {who}"
+            + (f" (family {fam!r})" if fam else " (not in smartctl's drive database)")
+            + "; attribute IDs are vendor-specific, so opsim does not guess. "
+            "Counters it would need: host writes and NAND (media) writes"
+        )
+        out["missing"].append("a NAND-writes counter (vendor-specific; none known for this drive)")
+    if not rule.pairs and rule.media != "hdd" and "a NAND-writes counter" not in " ".join(out["missing"]):
+        out["missing"].append("a NAND-writes counter (this drive family exposes none that opsim can use)")
+    if rule.protocol == "NVMe" and ident.get("model_name"):
+        reason = f"{ident['model_name']}: {reason}"
+    return reason

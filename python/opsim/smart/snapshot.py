@@ -10,8 +10,10 @@ import subprocess
 from typing import Any
 
 from .. import childproc
+from ..devices.jsondoc import loads_lenient
+from ..devices.smartctl import read_smartctl, smartctl_status
 from ..errors import CommandError, DeviceError
-from .parse import SNAPSHOT_FORMAT, loads_lenient, smartctl_status
+from .parse import SNAPSHOT_FORMAT
 
 
 def _run(argv: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
@@ -60,7 +62,7 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
     r = _run([smartctl, "-x", "-j", device])
     status = smartctl_status(r.returncode)
     try:
-        sc = loads_lenient(r.stdout, source="smartctl -x -j")
+        sc = read_smartctl(r.stdout, source="smartctl -x -j")
     except Exception:
         raise CommandError(
             f"smartctl -x -j {device} exited {r.returncode} without JSON: {(r.stderr or r.stdout).strip()[:300]}"
@@ -91,40 +93,46 @@ def take_snapshot(device: str, smartctl: str | None = None, nvme: str | None = N
         if not nvme:
             warnings.append("nvme-cli is not installed: no Endurance Group or OCP C0 log (Debian package nvme-cli)")
         else:
-            ctrl = _nvme_controller(device)
-            logs = [
-                ("smart_log", [nvme, "smart-log", ctrl, "-o", "json"]),
-                ("endurance_log", [nvme, "endurance-log", ctrl, "--group-id=1", "-o", "json"]),
-                ("ocp_c0", [nvme, "ocp", "smart-add-log", ctrl, "-o", "json"]),
-            ]
-            vid = (sc.get("nvme_pci_vendor") or {}).get("id")
-            vendor = VENDOR_LOGS.get(vid) if isinstance(vid, int) else None
-            if vendor:
-                logs.append(("vendor_log", [nvme, *vendor[1], ctrl, *vendor[2]]))
-            for key, argv in logs:
-                try:
-                    rr = _run(argv, timeout=60)
-                except CommandError as e:
-                    warnings.append(f"{key}: {e}")
-                    continue
-                snap["commands"].append({"argv": argv, "exit_status": rr.returncode})
-                if rr.returncode != 0:
-                    warnings.append(
-                        f"{' '.join(argv[1:3])}: not available (exit {rr.returncode}: "
-                        f"{(rr.stderr or rr.stdout).strip()[:160]})"
-                    )
-                    continue
-                try:
-                    data = loads_lenient(rr.stdout, source=" ".join(argv[:3]))
-                except Exception:
-                    warnings.append(f"{' '.join(argv[1:3])}: output is not JSON")
-                    continue
-                if key == "vendor_log":
-                    assert vendor is not None  # the vendor log is listed only for a known vendor
-                    data = {"vendor": vendor[0], "plugin": " ".join(vendor[1]), "data": data}
-                snap["nvme"][key] = data
+            _add_nvme_logs(snap, nvme, _nvme_controller(device), sc)
     return snap
 
 
 def snapshot_json(snap: dict) -> str:
     return json.dumps(snap, indent=2)
+
+
+def _add_nvme_logs(snap: dict, nvme: str, ctrl: str, sc: dict) -> None:
+    """nvme-cli's SMART, Endurance Group and OCP C0 logs, and the vendor's additional SMART log
+    when nvme-cli has a plugin for the drive's vendor, into ``snap``; a log that is not
+    available is a warning."""
+    warnings = snap["warnings"]
+    logs = [
+        ("smart_log", [nvme, "smart-log", ctrl, "-o", "json"]),
+        ("endurance_log", [nvme, "endurance-log", ctrl, "--group-id=1", "-o", "json"]),
+        ("ocp_c0", [nvme, "ocp", "smart-add-log", ctrl, "-o", "json"]),
+    ]
+    vid = (sc.get("nvme_pci_vendor") or {}).get("id")
+    vendor = VENDOR_LOGS.get(vid) if isinstance(vid, int) else None
+    if vendor:
+        logs.append(("vendor_log", [nvme, *vendor[1], ctrl, *vendor[2]]))
+    for key, argv in logs:
+        try:
+            rr = _run(argv, timeout=60)
+        except CommandError as e:
+            warnings.append(f"{key}: {e}")
+            continue
+        snap["commands"].append({"argv": argv, "exit_status": rr.returncode})
+        if rr.returncode != 0:
+            warnings.append(
+                f"{' '.join(argv[1:3])}: not available (exit {rr.returncode}: {(rr.stderr or rr.stdout).strip()[:160]})"
+            )
+            continue
+        try:
+            data = loads_lenient(rr.stdout, source=" ".join(argv[:3]))
+        except Exception:
+            warnings.append(f"{' '.join(argv[1:3])}: output is not JSON")
+            continue
+        if key == "vendor_log":
+            assert vendor is not None  # the vendor log is listed only for a known vendor
+            data = {"vendor": vendor[0], "plugin": " ".join(vendor[1]), "data": data}
+        snap["nvme"][key] = data

@@ -10,8 +10,9 @@ that went backwards.  smartctl's exit status bits of each snapshot are returned 
 
 from __future__ import annotations
 
+from ..devices.smartctl import status_warnings
 from ..errors import InputError
-from .parse import int_field, naming_source, nvme_value, obj, status_warnings
+from .parse import int_field, naming_source, nvme_value, obj
 from .rules import read_counters
 
 

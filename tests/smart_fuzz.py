@@ -25,9 +25,9 @@ repeated); each goes through :func:`opsim.smart.fdp.parse_fdp_stats`, the WAF si
 enabled, the interval against the unmutated seed (one in five), the table and ``json.dumps``,
 and the counters must come out as integers in 0..2**128-1.
 
-It lives in the package, not under tests/, so that ``python -m opsim.smart.fuzz --count 1000000
---seed 1`` runs against an installed opsim (``make fuzz``: both parsers, ``--parser`` picks one)
-as well as in a pytest short pass.
+It is a test tool, not part of the installed package: ``python tests/smart_fuzz.py --count 1000000
+--seed 1`` runs it against the opsim in the environment (``make fuzz``: both parsers, ``--parser``
+picks one), and tests/test_smart_fuzz.py and tests/test_smart_fdp.py run short passes.
 """
 
 from __future__ import annotations
@@ -44,13 +44,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from . import fdp
-from .parse import as_snapshot, loads_document
-from .report import waf_text
-from .waf import interval_waf, lifetime_waf
+from opsim.devices.jsondoc import loads_document
+from opsim.errors import InputError
+from opsim.smart import fdp
+from opsim.smart.parse import as_snapshot
+from opsim.smart.report import waf_text
+from opsim.smart.waf import interval_waf, lifetime_waf
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = (
     REPO / "tests" / "fixtures" / "measure",
     REPO.parent / "shared" / "fixtures" / "smartctl",
@@ -849,7 +850,7 @@ def run_fdp(
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m opsim.smart.fuzz", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python tests/smart_fuzz.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=100_000, help="inputs to try per parser (default 100000)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=0, help="index of the first input")

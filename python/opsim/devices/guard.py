@@ -41,8 +41,8 @@ import stat
 import subprocess
 from dataclasses import asdict, dataclass, field
 
-from . import childproc
-from .errors import DeviceError
+from .. import childproc
+from ..errors import DeviceError
 
 __all__ = ["Target", "guard_destructive", "overridable_problems", "probe_target"]
 
