@@ -930,6 +930,31 @@ def steady_iops(
     return fig
 
 
+def _endurance_reference(recs, g: str, members: list, reference: str | None):
+    """The (document, label) a group is compared with: ``reference``, or its least OP; None
+    (listed as skipped) when the group has no result of that label."""
+    if reference is None:
+        return min(members, key=lambda t: t[0]["op"]["user"])
+    found = [(d, lab) for d, lab in members if lab == reference]
+    if not found:
+        for rc in recs:
+            _skip(rc, g, f"no result labelled {reference!r} in this group to compare with")
+        return None
+    return found[0]
+
+
+def _draw_endurance_bars(axes, recs, gi: int, g: str, members: list, found, pos, width: float, color) -> None:
+    """One group's TBW and DWPD bars relative to ``found`` (document, label), at ``pos``."""
+    ref, ref_label = found
+    tbw = [ref["waf"] / d["waf"] for d, _ in members]
+    dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]) for d, _ in members]
+    for axx, rc, ys in ((axes[0], recs[0], tbw), (axes[1], recs[1], dwpd)):
+        axx.bar(pos, ys, width=width * 0.95, color=color, label=g, gid=f"series:{gi}")
+        for p, v in zip(pos, ys):
+            axx.text(p, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=6)
+        rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys, "reference": ref_label})
+
+
 def endurance(
     results,
     labels: Sequence[str] | None = None,
@@ -970,27 +995,12 @@ def endurance(
         colors = _colors(len(grps))
         for gi, g in enumerate(grps):
             members = [(d, lab) for d, lab, gg in sims if gg == g]
-            if not members:
+            found = _endurance_reference(recs, g, members, reference) if members else None
+            if found is None:
                 continue
-            if reference is None:
-                ref, ref_label = min(members, key=lambda t: t[0]["op"]["user"])
-            else:
-                found = [(d, lab) for d, lab in members if lab == reference]
-                if not found:
-                    for rc in recs:
-                        _skip(rc, g, f"no result labelled {reference!r} in this group to compare with")
-                    continue
-                ref, ref_label = found[0]
-            refs_used.append(ref_label)
-            xs = [cats.index(lab) for _, lab in members]
-            tbw = [ref["waf"] / d["waf"] for d, _ in members]
-            dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]) for d, _ in members]
-            pos = np.asarray(xs) - 0.4 + width * (gi + 0.5)
-            for axx, rc, ys in ((axes[0], recs[0], tbw), (axes[1], recs[1], dwpd)):
-                axx.bar(pos, ys, width=width * 0.95, color=colors[gi], label=g, gid=f"series:{gi}")
-                for p, v in zip(pos, ys):
-                    axx.text(p, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=6)
-                rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys, "reference": ref_label})
+            refs_used.append(found[1])
+            pos = np.asarray([cats.index(lab) for _, lab in members]) - 0.4 + width * (gi + 0.5)
+            _draw_endurance_bars(axes, recs, gi, g, members, found, pos, width, colors[gi])
     if refs_used:
         against = refs_used[0] if len(set(refs_used)) == 1 else "the least OP of each workload"
         for axx, _rc, what in ((axes[0], recs[0], "TBW"), (axes[1], recs[1], "DWPD")):
@@ -1132,53 +1142,56 @@ def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | Non
     return fig
 
 
-def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 200, title: str | None = None):
-    """Valid fraction of the blocks GC collected (``victims.valid_histogram``, measurement
-    window), as the share of victims per bin of valid fraction; a dotted line marks the
-    analytic model's mean victim valid fraction, 1 - 1/WAF (greedy, FIFO, random)."""
+def _draw_victims(ax, rec, doc: dict, label: str, color, bins: int) -> None:
+    """One result's victims per bin of valid fraction, and the model's mean as a dotted line."""
     import numpy as np
 
     from . import models as analytic
 
+    if result_docs.kind_of(doc) != result_docs.SIM:
+        _skip(rec, label, "measured result: no GC victim data")
+        return
+    h = np.asarray(doc["victims"]["valid_histogram"], dtype=float)
+    if h.sum() == 0:
+        _skip(rec, label, "no block was collected in the measurement window")
+        return
+    b = len(h) - 1
+    nb = min(bins, b + 1)
+    edges = np.linspace(0, b + 1, nb + 1)
+    idx = np.minimum((np.arange(b + 1) * nb) // (b + 1), nb - 1)
+    counts = np.bincount(idx, weights=h, minlength=nb)
+    centers = ((edges[:-1] + edges[1:]) / 2 - 0.5) / b
+    share = counts / counts.sum()
+    ax.plot(centers, share, drawstyle="steps-mid", color=color, lw=1.2, label=label, gid=f"series:{len(rec['series'])}")
+    mean = doc["victims"]["mean_valid_fraction"]
+    entry = {
+        "label": label,
+        "source": "sim",
+        "x": centers.tolist(),
+        "y": share.tolist(),
+        "victims": int(h.sum()),
+        "mean_valid_fraction": mean,
+        "pages_per_block": b,
+    }
+    try:
+        wm = analytic.waf(doc["gc"], doc["op"]["effective"], b)
+        entry["model_mean_valid_fraction"] = 1 - 1 / wm
+        ax.axvline(1 - 1 / wm, color=color, ls=":", lw=1.2, gid=f"model:{len(rec['series'])}")
+    except InputError:  # no analytic model for this policy
+        entry["model_mean_valid_fraction"] = None
+    rec["series"].append(entry)
+
+
+def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 200, title: str | None = None):
+    """Valid fraction of the blocks GC collected (``victims.valid_histogram``, measurement
+    window), as the share of victims per bin of valid fraction; a dotted line marks the
+    analytic model's mean victim valid fraction, 1 - 1/WAF (greedy, FIFO, random)."""
     docs, labels = _docs(results, labels)
     fig, (ax,) = _axes(ax)
     rec = _record(ax, "victims", title or "Garbage-collection victims: valid fraction")
     colors = _colors(len(docs))
     for doc, label, color in zip(docs, labels, colors):
-        if result_docs.kind_of(doc) != result_docs.SIM:
-            _skip(rec, label, "measured result: no GC victim data")
-            continue
-        h = np.asarray(doc["victims"]["valid_histogram"], dtype=float)
-        if h.sum() == 0:
-            _skip(rec, label, "no block was collected in the measurement window")
-            continue
-        b = len(h) - 1
-        nb = min(bins, b + 1)
-        edges = np.linspace(0, b + 1, nb + 1)
-        idx = np.minimum((np.arange(b + 1) * nb) // (b + 1), nb - 1)
-        counts = np.bincount(idx, weights=h, minlength=nb)
-        centers = ((edges[:-1] + edges[1:]) / 2 - 0.5) / b
-        share = counts / counts.sum()
-        ax.plot(
-            centers, share, drawstyle="steps-mid", color=color, lw=1.2, label=label, gid=f"series:{len(rec['series'])}"
-        )
-        mean = doc["victims"]["mean_valid_fraction"]
-        entry = {
-            "label": label,
-            "source": "sim",
-            "x": centers.tolist(),
-            "y": share.tolist(),
-            "victims": int(h.sum()),
-            "mean_valid_fraction": mean,
-            "pages_per_block": b,
-        }
-        try:
-            wm = analytic.waf(doc["gc"], doc["op"]["effective"], b)
-            entry["model_mean_valid_fraction"] = 1 - 1 / wm
-            ax.axvline(1 - 1 / wm, color=color, ls=":", lw=1.2, gid=f"model:{len(rec['series'])}")
-        except InputError:  # no analytic model for this policy
-            entry["model_mean_valid_fraction"] = None
-        rec["series"].append(entry)
+        _draw_victims(ax, rec, doc, label, color, bins)
     occupied = [x for s in rec["series"] for x, y in zip(s["x"], s["y"]) if y > 0]
     occupied += [s["model_mean_valid_fraction"] for s in rec["series"] if s["model_mean_valid_fraction"] is not None]
     if occupied:  # zoom on where the victims are (the x axis stays a fraction of the block)
