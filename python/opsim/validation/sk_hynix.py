@@ -146,21 +146,10 @@ def _skh_occupation(host_bytes: int, seq: int, rand: int, user: int) -> float:
     return min(1.0, (cycles * seq + min(seq, rem)) / user)
 
 
-def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, **kw) -> dict:
-    """One external-OP level: per-cycle performance against occupation, the urgent-state entry
-    (the cycle in which the core first entered its urgent state: free blocks under N% of the 1024
-    main blocks), the sustain-state performance (the cycles before) and the urgent-state
-    performance from the entry to 100% occupation: host bytes over all the time (``urgent_mbps``,
-    Case #1's window) and over the time in the urgent state only (``in_state_mbps``).  Without the
-    core's urgent state (``urgent=False``) the entry is the first cycle whose free pool fell under
-    N% of the 1024 main blocks.  ``window_from``: start the window at this occupation instead (Case
-    #3 compares settings over one window).  Performance is host bytes completed over time."""
-    g = skh_geometry(scale)
-    cfg = skh_config(ext_blocks, scale, **kw)
-    r = simulate(cfg)
-    preset_t = _skh_preset()["settings"]["timing"]
-    n = float(cfg["timing"].get("urgent_free_pct", preset_t["urgent_free_pct"]))
-    threshold = n / 100 * SKH_MAIN_BLOCKS
+def _skh_cycles(r, g: dict) -> list[dict[str, Any]]:
+    """Per cycle (timed round) of the result ``r`` on the geometry ``g``: the occupation of the
+    user area at its start and end, host MB/s, WAF, the fewest free blocks, the time in the
+    core's urgent state."""
     user = g["user_blocks"] * g["block_bytes"]
     cycles: list[dict[str, Any]] = []
     written = 0
@@ -187,6 +176,25 @@ def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, 
                 "t_end_s": tr["t_end_s"],
             }
         )
+    return cycles
+
+
+def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, **kw) -> dict:
+    """One external-OP level: per-cycle performance against occupation, the urgent-state entry
+    (the cycle in which the core first entered its urgent state: free blocks under N% of the 1024
+    main blocks), the sustain-state performance (the cycles before) and the urgent-state
+    performance from the entry to 100% occupation: host bytes over all the time (``urgent_mbps``,
+    Case #1's window) and over the time in the urgent state only (``in_state_mbps``).  Without the
+    core's urgent state (``urgent=False``) the entry is the first cycle whose free pool fell under
+    N% of the 1024 main blocks.  ``window_from``: start the window at this occupation instead (Case
+    #3 compares settings over one window).  Performance is host bytes completed over time."""
+    g = skh_geometry(scale)
+    cfg = skh_config(ext_blocks, scale, **kw)
+    r = simulate(cfg)
+    preset_t = _skh_preset()["settings"]["timing"]
+    n = float(cfg["timing"].get("urgent_free_pct", preset_t["urgent_free_pct"]))
+    threshold = n / 100 * SKH_MAIN_BLOCKS
+    cycles = _skh_cycles(r, g)
     core = r.timed.get("urgent")
     if core:
         entry = next((c["cycle"] for c in cycles if c["urgent_s"] > 0), None)
@@ -306,12 +314,11 @@ def skh_op_study(scale: int = 64, seed: int = 1, progress=None, **kw) -> dict:
     }
 
 
-def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
-    """The Case #2 slope when the parameters the talk does not give (the preset's estimates, the
-    urgent state's own settings) or the study's choices change, one at a time."""
+def _skh_variations(scale: int) -> list[tuple[str, dict[str, Any], str]]:
+    """(label, what changes, why) of every variation of the sensitivity study."""
     base = _skh_preset()["settings"]["timing"]
     w = SKH_SUSTAIN_WINDOW_S / scale
-    variations: list[tuple[str, dict[str, Any], str]] = [
+    return [
         ("preset (baseline)", {}, "N = 3% of 1024 blocks, K = 30%; greedy GC; sustain state NAND-bound"),
         ("seed 2", {"seed": 2}, "another random-write sequence"),
         ("seed 3", {"seed": 3}, "another random-write sequence"),
@@ -355,6 +362,12 @@ def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
         ("GC does not take over", {"timing": {"urgent_gc": False}}, "urgent_gc = false: the throttle only"),
         ("no urgent state", {"urgent": False}, "garbage collection only when the FTL runs out of free blocks"),
     ]
+
+
+def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
+    """The Case #2 slope when the parameters the talk does not give (the preset's estimates, the
+    urgent state's own settings) or the study's choices change, one at a time."""
+    variations = _skh_variations(scale)
     rows = []
     for i, (label, kw, note) in enumerate(variations):
         kw = dict(kw)
