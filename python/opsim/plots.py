@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from . import results as R
+from . import results as result_docs
 from ._output import atomic_write
 from .errors import InputError
 
@@ -94,11 +94,11 @@ def _docs(results, labels) -> tuple[list[dict], list[str]]:
         results = [results]
     docs = []
     for i, r in enumerate(results):
-        docs.append(R.check(R.as_doc(r), f"result {i + 1}"))
+        docs.append(result_docs.check(result_docs.as_doc(r), f"result {i + 1}"))
     if not docs:
         raise InputError("no results to plot", key="results")
     if labels is None:
-        labels = [R.default_label(d) for d in docs]
+        labels = [result_docs.default_label(d) for d in docs]
     labels = [str(x) for x in labels]
     if len(labels) != len(docs):
         raise InputError(f"labels: {len(labels)} labels for {len(docs)} results", key="labels")
@@ -179,6 +179,115 @@ def _rolling_median(y, window: int):
     return np.where(out > 0, out, np.nan)
 
 
+def _draw_iops_line(ax, rec, xs, iops, label: str, color, smooth: int | None):
+    """The per-interval IOPS line (or faint dots and their running median); the median or None."""
+    import numpy as np
+
+    y = np.where(iops <= 0, np.nan, iops)
+    med = None
+    if smooth:
+        ax.plot(xs, y, color=color, lw=0, marker=".", ms=1.5, alpha=0.3, gid=f"points:{len(rec['series'])}")
+        med = _rolling_median(iops, int(smooth))
+        (line,) = ax.plot(xs, med, color=color, lw=1.6, label=label)
+    else:
+        (line,) = ax.plot(xs, y, color=color, lw=0.8, marker="." if len(xs) <= 400 else None, ms=2.5, label=label)
+    line.set_gid(f"series:{len(rec['series'])}")
+    return med
+
+
+def _draw_zero_intervals(ax, rec, xs, zero, color) -> None:
+    """Intervals with no completion: triangles on the bottom edge (a log axis has no zero)."""
+    import numpy as np
+
+    ax.plot(
+        xs[zero],
+        np.zeros(int(zero.sum())),
+        linestyle="none",
+        marker="v",
+        ms=4,
+        color=color,
+        transform=ax.get_xaxis_transform(),
+        clip_on=False,
+        gid=f"zeros:{len(rec['series'])}",
+    )
+
+
+def _draw_phase_markers(ax, rec, ph: dict, ts, xs, x: str, label: str, color) -> None:
+    """A line in the result's colour where fresh-out-of-box ends and where steady state starts."""
+    import numpy as np
+
+    for phase in ("fob_end", "steady_start"):
+        t = ph[f"{phase}_s"]
+        if t is None:
+            continue
+        px = float(t) if x == "time" else float(np.interp(t, ts, xs))
+        ax.axvline(
+            px, color=color, ls=_PHASE_STYLE[phase], lw=1.1, alpha=0.8, gid=f"phase:{phase}:{len(rec['series']) - 1}"
+        )
+        rec["markers"].append({"label": label, "phase": phase, "x": px, "t_s": float(t)})
+
+
+def _draw_saturation_series(ax, rec, doc: dict, label: str, color, x: str, smooth, shade: bool) -> bool | None:
+    """One result's series with its phases; None when it has nothing to draw (listed as skipped),
+    else whether it has intervals with no completion."""
+    import numpy as np
+
+    s = result_docs.series(doc)
+    if s is None:
+        _skip(
+            rec,
+            label,
+            "no per-interval IOPS series (a functional simulation: add a [timing] "
+            "table or a preset for the timed model)",
+        )
+        return None
+    ts = np.asarray(s["t_s"])
+    if x == "time":
+        xs = ts
+    else:
+        if s["written_dw"] is None:
+            _skip(rec, label, "capacity unknown: cannot express data written in drive writes")
+            return None
+        xs = np.asarray(s["written_dw"])
+    iops = np.asarray(s["iops"], dtype=float)
+    zero = iops <= 0
+    med = _draw_iops_line(ax, rec, xs, iops, label, color, smooth)
+    if zero.any():
+        _draw_zero_intervals(ax, rec, xs, zero, color)
+    ph = result_docs.phases(doc)
+    entry = {
+        "label": label,
+        "source": result_docs.kind_of(doc),
+        "x": xs.tolist(),
+        "y": iops.tolist(),
+        "points": len(xs),
+        "zero_intervals": int(zero.sum()),
+        "phases": ph,
+    }
+    if smooth:
+        entry["smoothed"] = {"window": int(smooth), "y": [None if math.isnan(v) else float(v) for v in med]}
+    rec["series"].append(entry)
+    _draw_phase_markers(ax, rec, ph, ts, xs, x, label, color)
+    if shade:
+        _shade_phases(ax, ph, ts, xs, x)
+    return bool(zero.any())
+
+
+def _saturation_legend(ax, rec, any_zero: bool) -> None:
+    """The results, and the phase lines and no-completion triangles drawn."""
+    from matplotlib.lines import Line2D
+
+    handles, _ = ax.get_legend_handles_labels()
+    extra = [
+        Line2D([], [], color="0.3", ls=_PHASE_STYLE[p], label=_PHASE_NAME[p])
+        for p in ("fob_end", "steady_start")
+        if any(m["phase"] == p for m in rec["markers"])
+    ]
+    if any_zero:
+        extra.append(Line2D([], [], color="0.3", ls="none", marker="v", label="no completion in the interval"))
+    ax.legend(handles=handles + extra, fontsize=7, loc="best", ncol=2 if len(handles) > 5 else 1)
+
+
 def saturation(
     results,
     labels: Sequence[str] | None = None,
@@ -195,8 +304,6 @@ def saturation(
     spans are shaded and named.  ``smooth=N``: the intervals become faint dots and a centred
     running median over N intervals is drawn as the line (for many overlaid, noisy series).  Intervals with no completion cannot sit on a log axis: they
     are drawn as triangles on the bottom edge and counted in the record."""
-    import numpy as np
-
     if x not in ("time", "written"):
         raise InputError(f"x: {x!r} is not 'time' or 'written'", key="x")
     docs, labels = _docs(results, labels)
@@ -209,94 +316,14 @@ def saturation(
     )
     colors = _colors(len(docs))
     drawable = [(d, lab, c) for d, lab, c in zip(docs, labels, colors)]
-    shade = (sum(1 for d, _, _ in drawable if R.series(d)) == 1) if shade is None else shade
-    any_zero = False
-    for doc, label, color in drawable:
-        s = R.series(doc)
-        if s is None:
-            _skip(
-                rec,
-                label,
-                "no per-interval IOPS series (a functional simulation: add a [timing] "
-                "table or a preset for the timed model)",
-            )
-            continue
-        ts = np.asarray(s["t_s"])
-        if x == "time":
-            xs = ts
-        else:
-            if s["written_dw"] is None:
-                _skip(rec, label, "capacity unknown: cannot express data written in drive writes")
-                continue
-            xs = np.asarray(s["written_dw"])
-        iops = np.asarray(s["iops"], dtype=float)
-        zero = iops <= 0
-        y = np.where(zero, np.nan, iops)
-        if smooth:
-            ax.plot(xs, y, color=color, lw=0, marker=".", ms=1.5, alpha=0.3, gid=f"points:{len(rec['series'])}")
-            med = _rolling_median(iops, int(smooth))
-            (line,) = ax.plot(xs, med, color=color, lw=1.6, label=label)
-        else:
-            (line,) = ax.plot(xs, y, color=color, lw=0.8, marker="." if len(xs) <= 400 else None, ms=2.5, label=label)
-        line.set_gid(f"series:{len(rec['series'])}")
-        if zero.any():
-            any_zero = True
-            ax.plot(
-                xs[zero],
-                np.zeros(int(zero.sum())),
-                linestyle="none",
-                marker="v",
-                ms=4,
-                color=color,
-                transform=ax.get_xaxis_transform(),
-                clip_on=False,
-                gid=f"zeros:{len(rec['series'])}",
-            )
-        ph = R.phases(doc)
-        entry = {
-            "label": label,
-            "source": R.kind_of(doc),
-            "x": xs.tolist(),
-            "y": iops.tolist(),
-            "points": len(xs),
-            "zero_intervals": int(zero.sum()),
-            "phases": ph,
-        }
-        if smooth:
-            entry["smoothed"] = {"window": int(smooth), "y": [None if math.isnan(v) else float(v) for v in med]}
-        rec["series"].append(entry)
-        for phase in ("fob_end", "steady_start"):
-            t = ph[f"{phase}_s"]
-            if t is None:
-                continue
-            px = float(t) if x == "time" else float(np.interp(t, ts, xs))
-            ax.axvline(
-                px,
-                color=color,
-                ls=_PHASE_STYLE[phase],
-                lw=1.1,
-                alpha=0.8,
-                gid=f"phase:{phase}:{len(rec['series']) - 1}",
-            )
-            rec["markers"].append({"label": label, "phase": phase, "x": px, "t_s": float(t)})
-        if shade:
-            _shade_phases(ax, ph, ts, xs, x)
+    shade = (sum(1 for d, _, _ in drawable if result_docs.series(d)) == 1) if shade is None else shade
+    zeros = [_draw_saturation_series(ax, rec, doc, label, color, x, smooth, shade) for doc, label, color in drawable]
     ax.set_yscale("log")
     ax.set_xlabel("time (s)" if x == "time" else "host data written (drive writes = multiples of the user capacity)")
     ax.set_ylabel("IOPS per interval (log scale)")
     ax.grid(True, which="both", alpha=0.25)
     if rec["series"]:
-        from matplotlib.lines import Line2D
-
-        handles, _ = ax.get_legend_handles_labels()
-        extra = [
-            Line2D([], [], color="0.3", ls=_PHASE_STYLE[p], label=_PHASE_NAME[p])
-            for p in ("fob_end", "steady_start")
-            if any(m["phase"] == p for m in rec["markers"])
-        ]
-        if any_zero:
-            extra.append(Line2D([], [], color="0.3", ls="none", marker="v", label="no completion in the interval"))
-        ax.legend(handles=handles + extra, fontsize=7, loc="best", ncol=2 if len(handles) > 5 else 1)
+        _saturation_legend(ax, rec, any(zeros))
     else:
         _nothing(ax, rec)
     _finish(ax, rec)
@@ -402,67 +429,42 @@ MODEL_NAMES = {
 NO_WAF = "WAF undefined: no host writes in the measurement window (a read-only load)"
 
 
-def waf_op(
-    results,
-    labels: Sequence[str] | None = None,
-    ax=None,
-    models: Sequence[str] = ("greedy", "fifo", "random"),
-    pages_per_block: int | None = None,
-    title: str | None = None,
-    by: str = "workload",
-    op: str = "effective",
-):
-    """WAF against OP: the simulated points (at the OP garbage collection sees, user basis)
-    with the analytic curves overlaid (greedy mean field at the results' pages per block,
-    LRW/FIFO, random), as in the IBM Zurich chart.  Measured results join when they carry a
-    SMART WAF and an OP is known (never: a measured result does not know its drive's NAND),
-    so they are listed as skipped.
-
-    ``by``: what makes a series: ``"workload"`` (default: GC policy and workload, and the
-    placement mode when a result has one, as separate markers) or ``"placement"`` (one line
-    per placement mode, the points joined in OP order: :func:`placement_waf`).  ``op``: the
-    x axis, ``"effective"`` (the OP garbage collection sees, default) or ``"user"`` (the
-    configured OP, ``op.user``); the analytic models are functions of the former and are
-    drawn only on that axis."""
-    import numpy as np
-
-    from . import models as M
-
-    if by not in ("workload", "placement"):
-        raise InputError(f"by: {by!r} is not 'workload' or 'placement'", key="by")
-    if op not in ("effective", "user"):
-        raise InputError(f"op: {op!r} is not 'effective' or 'user'", key="op")
-    docs, labels = _docs(results, labels)
-    fig, (ax,) = _axes(ax)
-    kind = "waf-op" if by == "workload" else "placement-waf"
-    default_title = (
-        "Write amplification against over-provisioning"
-        if by == "workload"
-        else "Write amplification against over-provisioning, with and without data placement"
-    )
-    rec = _record(ax, kind, title or default_title)
+def _waf_points(docs, labels, rec) -> list[tuple[dict, str]]:
+    """The (document, label) of the results with a WAF and an OP; the others listed as skipped."""
     pts = []
     for doc, label in zip(docs, labels):
-        if R.kind_of(doc) != R.SIM:
+        if result_docs.kind_of(doc) != result_docs.SIM:
             _skip(rec, label, "measured result: the drive's OP (its NAND) is unknown")
             continue
         if doc["waf"] is None:
             _skip(rec, label, NO_WAF)
             continue
         pts.append((doc, label))
+    return pts
+
+
+def _waf_groups(pts: list[tuple[dict, str]], by: str) -> dict[str, list]:
+    """Series name -> its (document, label)s: by GC policy and workload (and placement mode),
+    or by placement mode (GC policy and workload join the name only when they differ)."""
     groups: dict[str, list] = {}
     if by == "workload":
         for doc, label in pts:
             mode = placement_of(doc)["mode"]
             name = f"{doc['gc']}, {workload_of(doc)}" + ("" if mode == "none" else f", placement {mode}")
             groups.setdefault(name, []).append((doc, label))
-    else:
-        keys = _placement_keys([doc for doc, _ in pts])
-        # one line per placement mode; GC policy and workload join the name only when they differ
-        context = {f"{doc['gc']}, {workload_of(doc)}" for doc, _ in pts}
-        for (doc, label), key in zip(pts, keys):
-            name = key if len(context) == 1 else f"{key}: {doc['gc']}, {workload_of(doc)}"
-            groups.setdefault(name, []).append((doc, label))
+        return groups
+    keys = _placement_keys([doc for doc, _ in pts])
+    context = {f"{doc['gc']}, {workload_of(doc)}" for doc, _ in pts}
+    for (doc, label), key in zip(pts, keys):
+        name = key if len(context) == 1 else f"{key}: {doc['gc']}, {workload_of(doc)}"
+        groups.setdefault(name, []).append((doc, label))
+    return groups
+
+
+def _draw_waf_series(ax, rec, groups: dict[str, list], by: str, op: str) -> None:
+    """Each group's simulated points in OP order: markers (by workload) or joined (by placement)."""
+    import numpy as np
+
     markers = "os^Dv<>P*X"
     colors = _colors(max(1, len(groups)))
     for gi, (gname, members) in enumerate(groups.items()):
@@ -487,38 +489,88 @@ def waf_op(
         if by == "placement":
             entry["placement"] = placement_of(members[0][0])["mode"]
         rec["series"].append(entry)
+
+
+def _draw_waf_models(ax, rec, grid, models: Sequence[str], block_sizes: list, op: str) -> None:
+    """The analytic curves over ``grid`` (greedy once per block size); an unknown model is an
+    InputError; on the configured-OP axis no curve is drawn (they are functions of the OP GC sees)."""
+    from . import models as analytic
+
+    styles = {"greedy": "-", "fifo": "--", "random": "-."}
+    for m in models:
+        if m not in MODEL_NAMES:
+            raise InputError(f"models: no analytic model {m!r} (known: {', '.join(MODEL_NAMES)})", key="models")
+        if op != "effective":
+            continue
+        for b in block_sizes if m == "greedy" else [None]:
+            ys = [analytic.waf_greedy(o, b) if m == "greedy" else analytic.waf(m, o) for o in grid]  # type: ignore[arg-type]  # b is a block size when m is greedy
+            name = MODEL_NAMES[m] + (f", b = {b}" if b is not None else "")
+            ax.plot(
+                grid, ys, ls=styles[m], color="0.35" if m != "greedy" else "k", lw=1.2, label=name, gid=f"model:{m}:{b}"
+            )
+            rec["models"].append(
+                {"model": m, "name": name, "pages_per_block": b, "x": grid.tolist(), "y": [float(v) for v in ys]}
+            )
+
+
+def _waf_axes(ax, rec, pts, models, pages_per_block, by: str, op: str) -> None:
+    """The models over the points' OP range, and axes limits that hold points and models."""
+    import numpy as np
+
+    from . import models as analytic
+
+    ops = [d["op"][op] for d, _ in pts]
+    lo, hi = max(min(ops) * 0.6, 0.01), max(ops) * 1.25
+    grid = np.geomspace(lo, hi, 48)
+    bs = sorted({d["drive"]["pages_per_block"] for d, _ in pts}) if pages_per_block is None else [pages_per_block]
+    top = max(d["waf"] for d, _ in pts)
+    _draw_waf_models(ax, rec, grid, models, bs, op)
+    if rec["models"] or (by == "workload" and op == "effective"):  # room for the models (FIFO's is highest)
+        top = max(top, max(analytic.waf_fifo(o) for o in (lo, hi)))
+    ax.set_ylim(1.0 if by == "workload" else 0.95, top * 1.15)
+    ax.set_xlim(lo, hi)
+    ax.legend(fontsize=7, loc="upper right")
+
+
+def waf_op(
+    results,
+    labels: Sequence[str] | None = None,
+    ax=None,
+    models: Sequence[str] = ("greedy", "fifo", "random"),
+    pages_per_block: int | None = None,
+    title: str | None = None,
+    by: str = "workload",
+    op: str = "effective",
+):
+    """WAF against OP: the simulated points (at the OP garbage collection sees, user basis)
+    with the analytic curves overlaid (greedy mean field at the results' pages per block,
+    LRW/FIFO, random), as in the IBM Zurich chart.  Measured results join when they carry a
+    SMART WAF and an OP is known (never: a measured result does not know its drive's NAND),
+    so they are listed as skipped.
+
+    ``by``: what makes a series: ``"workload"`` (default: GC policy and workload, and the
+    placement mode when a result has one, as separate markers) or ``"placement"`` (one line
+    per placement mode, the points joined in OP order: :func:`placement_waf`).  ``op``: the
+    x axis, ``"effective"`` (the OP garbage collection sees, default) or ``"user"`` (the
+    configured OP, ``op.user``); the analytic models are functions of the former and are
+    drawn only on that axis."""
+    if by not in ("workload", "placement"):
+        raise InputError(f"by: {by!r} is not 'workload' or 'placement'", key="by")
+    if op not in ("effective", "user"):
+        raise InputError(f"op: {op!r} is not 'effective' or 'user'", key="op")
+    docs, labels = _docs(results, labels)
+    fig, (ax,) = _axes(ax)
+    kind = "waf-op" if by == "workload" else "placement-waf"
+    default_title = (
+        "Write amplification against over-provisioning"
+        if by == "workload"
+        else "Write amplification against over-provisioning, with and without data placement"
+    )
+    rec = _record(ax, kind, title or default_title)
+    pts = _waf_points(docs, labels, rec)
+    _draw_waf_series(ax, rec, _waf_groups(pts, by), by, op)
     if pts:
-        ops = [d["op"][op] for d, _ in pts]
-        lo, hi = max(min(ops) * 0.6, 0.01), max(ops) * 1.25
-        grid = np.geomspace(lo, hi, 48)
-        bs = sorted({d["drive"]["pages_per_block"] for d, _ in pts}) if pages_per_block is None else [pages_per_block]
-        styles = {"greedy": "-", "fifo": "--", "random": "-."}
-        top = max(d["waf"] for d, _ in pts)
-        for m in models:
-            if m not in MODEL_NAMES:
-                raise InputError(f"models: no analytic model {m!r} (known: {', '.join(MODEL_NAMES)})", key="models")
-            if op != "effective":
-                continue
-            for b in bs if m == "greedy" else [None]:
-                ys = [M.waf_greedy(o, b) if m == "greedy" else M.waf(m, o) for o in grid]  # type: ignore[arg-type]  # b is a block size when m is greedy
-                name = MODEL_NAMES[m] + (f", b = {b}" if b is not None else "")
-                ax.plot(
-                    grid,
-                    ys,
-                    ls=styles[m],
-                    color="0.35" if m != "greedy" else "k",
-                    lw=1.2,
-                    label=name,
-                    gid=f"model:{m}:{b}",
-                )
-                rec["models"].append(
-                    {"model": m, "name": name, "pages_per_block": b, "x": grid.tolist(), "y": [float(v) for v in ys]}
-                )
-        if rec["models"] or (by == "workload" and op == "effective"):  # room for the models (FIFO's is highest)
-            top = max(top, max(M.waf_fifo(o) for o in (lo, hi)))
-        ax.set_ylim(1.0 if by == "workload" else 0.95, top * 1.15)
-        ax.set_xlim(lo, hi)
-        ax.legend(fontsize=7, loc="upper right")
+        _waf_axes(ax, rec, pts, models, pages_per_block, by, op)
     else:
         _nothing(ax, rec)
     if op == "effective":
@@ -566,7 +618,7 @@ def placement_of(doc: dict) -> dict:
     ``isolation``, ``handles``, ``shared_blocks``); ``mode`` ``"none"`` for a result that
     carries no ``placement`` (made without ``[ftl.placement]`` or by an opsim without it) and
     for a measured result."""
-    p = doc.get("placement") if R.kind_of(doc) == R.SIM else None
+    p = doc.get("placement") if result_docs.kind_of(doc) == result_docs.SIM else None
     if isinstance(p, dict) and p.get("mode"):
         return {**NO_PLACEMENT, **p}
     return dict(NO_PLACEMENT)
@@ -609,7 +661,7 @@ def _placement_keys(docs: Sequence[dict]) -> list[str]:
 
 def namespaces_of(doc: dict) -> list[dict] | None:
     """A simulated result's per-namespace results (``namespaces``), or None without them."""
-    if R.kind_of(doc) != R.SIM:
+    if result_docs.kind_of(doc) != result_docs.SIM:
         return None
     ns = doc.get("namespaces")
     return ns if isinstance(ns, list) and ns else None
@@ -620,7 +672,7 @@ def workload_of(doc: dict) -> str:
     namespaces the tenants ("4 tenants: seq-4k, seq-16k, ...")."""
     ns = namespaces_of(doc)
     if ns is None:
-        return R.workload_label(doc)
+        return result_docs.workload_label(doc)
     names = [str(n.get("name")) for n in ns]
     shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
     return f"{len(names)} tenant{'' if len(names) == 1 else 's'}: {shown}"
@@ -636,19 +688,10 @@ def _tenant_labels(docs: Sequence[dict]) -> list[str]:
     return labels
 
 
-def tenants(results, labels: Sequence[str] | None = None, ax=None, title: str | None = None):
-    """Per-tenant WAF: one group of bars per namespace (matched by name across results), one
-    bar per result (default label: its placement, e.g. ``placement none`` against
-    ``placement fdp, 4 handles``), each bar the namespace's WAF over the measurement window
-    (its NAND writes, GC copies included, over its host writes); a dashed line in each
-    result's colour marks the drive's WAF.  Every result must carry ``namespaces`` (a config
-    with ``[[namespace]]`` tables): anything else is an :class:`InputError` naming it."""
-    import numpy as np
-
-    given = labels
-    docs, labels = _docs(results, labels)
+def _check_tenant_results(docs: Sequence[dict], labels: Sequence[str]) -> None:
+    """Every result a simulation with namespaces, else an InputError naming it."""
     for i, (d, lab) in enumerate(zip(docs, labels)):
-        if R.kind_of(d) != R.SIM:
+        if result_docs.kind_of(d) != result_docs.SIM:
             raise InputError(
                 f"result {i + 1} ({lab}): a measured result has no per-namespace WAF; the tenants plot needs "
                 "simulations of configs with [[namespace]] tables",
@@ -660,10 +703,10 @@ def tenants(results, labels: Sequence[str] | None = None, ax=None, title: str | 
                 "needs a simulation of a config with [[namespace]] tables, e.g. examples/fdp-blender.toml",
                 key="results",
             )
-    if given is None:
-        labels = _tenant_labels(docs)
-    fig, (ax,) = _axes(ax)
-    rec = _record(ax, "tenants", title or "Write amplification per tenant (namespace)")
+
+
+def _tenant_names(docs: Sequence[dict]) -> tuple[list[str], dict[str, str]]:
+    """The namespace names in first-seen order, and each one's capacity text (size, share)."""
     names: list[str] = []
     capacity: dict[str, str] = {}
     for d in docs:
@@ -676,60 +719,96 @@ def tenants(results, labels: Sequence[str] | None = None, ax=None, title: str | 
                 capacity[name] = (
                     "" if cap is None else f"{_fmt_bytes(cap)}" + (f", {100 * cap / user:.0f}%" if user else "")
                 )
+    return names, capacity
+
+
+def _tenant_bars(rec, label: str, by_name: dict, names: list[str]) -> tuple[list, list, list]:
+    """(group positions, WAFs, names) of one result's bars; namespaces without a WAF listed as skipped."""
+    xs, ys, cats = [], [], []
+    for gi, name in enumerate(names):
+        this = by_name.get(name)
+        if this is None:
+            _skip(rec, f"{label}: {name}", "the result has no namespace of that name")
+            continue
+        if this.get("waf") is None:
+            _skip(rec, f"{label}: {name}", "no host writes to this namespace in the measurement window")
+            continue
+        xs.append(gi)
+        ys.append(float(this["waf"]))
+        cats.append(name)
+    return xs, ys, cats
+
+
+def _draw_drive_waf(ax, ri: int, drive_waf: float, n_names: int, color) -> None:
+    """A dashed line across the groups at the drive's WAF, named at the right."""
+    ax.hlines(drive_waf, -0.5, n_names - 0.5, colors=[color], linestyles="--", lw=1.2, gid=f"drive:{ri}", zorder=3)
+    ax.text(
+        n_names - 0.5,
+        drive_waf,
+        f" drive {drive_waf:.2f}",
+        color=color,
+        ha="left",
+        va="center",
+        fontsize=7,
+        gid=f"drivelabel:{ri}",
+    )
+
+
+def _draw_tenant_result(ax, rec, ri: int, n_docs: int, d: dict, label: str, color, names: list[str]) -> float:
+    """One result's bars (and its drive WAF line); returns the highest WAF drawn (at least 1)."""
+    import numpy as np
+
+    width = 0.8 / max(1, n_docs)
+    top = 1.0
+    mode = placement_of(d)["mode"]
+    by_name = {str(n.get("name")): n for n in namespaces_of(d) or []}
+    xs, ys, cats = _tenant_bars(rec, label, by_name, names)
+    shown = label if mode.lower() in label.lower() else f"{label} (placement {mode})"
+    pos = np.asarray(xs, dtype=float) - 0.4 + width * (ri + 0.5)
+    if xs:
+        ax.bar(pos, ys, width=width * 0.95, color=color, label=shown, gid=f"series:{ri}")
+        for p, v in zip(pos, ys):
+            ax.text(p, v, f"{v:.2f}", ha="center", va="bottom", fontsize=6)
+        top = max(top, *ys)
+    drive_waf = d.get("waf")
+    if drive_waf is not None:
+        _draw_drive_waf(ax, ri, drive_waf, len(names), color)
+        top = max(top, drive_waf)
+    by_cat = [by_name[c] for c in cats]
+    rec["series"].append(
+        {
+            "label": label,
+            "source": "sim",
+            "placement": mode,
+            "x": cats,
+            "y": ys,
+            "drive_waf": drive_waf,
+            "host_write_bytes": [n.get("host_write_bytes") for n in by_cat],
+            "nand_write_bytes": [n.get("nand_write_bytes") for n in by_cat],
+        }
+    )
+    return top
+
+
+def tenants(results, labels: Sequence[str] | None = None, ax=None, title: str | None = None):
+    """Per-tenant WAF: one group of bars per namespace (matched by name across results), one
+    bar per result (default label: its placement, e.g. ``placement none`` against
+    ``placement fdp, 4 handles``), each bar the namespace's WAF over the measurement window
+    (its NAND writes, GC copies included, over its host writes); a dashed line in each
+    result's colour marks the drive's WAF.  Every result must carry ``namespaces`` (a config
+    with ``[[namespace]]`` tables): anything else is an :class:`InputError` naming it."""
+    given = labels
+    docs, labels = _docs(results, labels)
+    _check_tenant_results(docs, labels)
+    if given is None:
+        labels = _tenant_labels(docs)
+    fig, (ax,) = _axes(ax)
+    rec = _record(ax, "tenants", title or "Write amplification per tenant (namespace)")
+    names, capacity = _tenant_names(docs)
     colors = _colors(len(docs))
-    width = 0.8 / max(1, len(docs))
     top = 1.0
     for ri, (d, label, color) in enumerate(zip(docs, labels, colors)):
-        mode = placement_of(d)["mode"]
-        by_name = {str(n.get("name")): n for n in namespaces_of(d) or []}
-        xs, ys, cats = [], [], []
-        for gi, name in enumerate(names):
-            this = by_name.get(name)
-            if this is None:
-                _skip(rec, f"{label}: {name}", "the result has no namespace of that name")
-                continue
-            if this.get("waf") is None:
-                _skip(rec, f"{label}: {name}", "no host writes to this namespace in the measurement window")
-                continue
-            xs.append(gi)
-            ys.append(float(this["waf"]))
-            cats.append(name)
-        shown = label if mode.lower() in label.lower() else f"{label} (placement {mode})"
-        pos = np.asarray(xs, dtype=float) - 0.4 + width * (ri + 0.5)
-        if xs:
-            ax.bar(pos, ys, width=width * 0.95, color=color, label=shown, gid=f"series:{ri}")
-            for p, v in zip(pos, ys):
-                ax.text(p, v, f"{v:.2f}", ha="center", va="bottom", fontsize=6)
-            top = max(top, *ys)
-        drive_waf = d.get("waf")
-        if drive_waf is not None:
-            ax.hlines(
-                drive_waf, -0.5, len(names) - 0.5, colors=[color], linestyles="--", lw=1.2, gid=f"drive:{ri}", zorder=3
-            )
-            ax.text(
-                len(names) - 0.5,
-                drive_waf,
-                f" drive {drive_waf:.2f}",
-                color=color,
-                ha="left",
-                va="center",
-                fontsize=7,
-                gid=f"drivelabel:{ri}",
-            )
-            top = max(top, drive_waf)
-        by_cat = [by_name[c] for c in cats]
-        rec["series"].append(
-            {
-                "label": label,
-                "source": "sim",
-                "placement": mode,
-                "x": cats,
-                "y": ys,
-                "drive_waf": drive_waf,
-                "host_write_bytes": [n.get("host_write_bytes") for n in by_cat],
-                "nand_write_bytes": [n.get("nand_write_bytes") for n in by_cat],
-            }
-        )
+        top = max(top, _draw_tenant_result(ax, rec, ri, len(docs), d, label, color, names))
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(
         [f"{n}\n{capacity[n]}" if capacity.get(n) else n for n in names],
@@ -770,7 +849,12 @@ def _categories(docs, labels, groups):
         if lab not in cats:
             cats.append(lab)
     if groups is None:
-        groups = [R.workload_label(d) if R.kind_of(d) == R.SIM else "measured: " + R.workload_label(d) for d in docs]
+        groups = [
+            result_docs.workload_label(d)
+            if result_docs.kind_of(d) == result_docs.SIM
+            else "measured: " + result_docs.workload_label(d)
+            for d in docs
+        ]
     for g in groups:
         if g not in grp:
             grp.append(g)
@@ -780,7 +864,10 @@ def _categories(docs, labels, groups):
 def _op_ticks(ax, docs, labels, cats):
     ticks = []
     for c in cats:
-        op = next((d["op"]["user"] for d, lab in zip(docs, labels) if lab == c and R.kind_of(d) == R.SIM), None)
+        op = next(
+            (d["op"]["user"] for d, lab in zip(docs, labels) if lab == c and result_docs.kind_of(d) == result_docs.SIM),
+            None,
+        )
         ticks.append(c if op is None else f"{c}\nOP {op * 100:.1f}%")
     ax.set_xticks(range(len(cats)))
     ax.set_xticklabels(
@@ -810,11 +897,11 @@ def steady_iops(
             if not member:
                 continue
             d = member[0]
-            if R.series(d) is None:
+            if result_docs.series(d) is None:
                 _skip(rec, f"{c} ({g})", "no IOPS (a functional simulation)")
                 continue
-            ph = R.phases(d)
-            v = ph["steady_iops"] if ph["steady_reached"] else R.measured_iops(d)
+            ph = result_docs.phases(d)
+            v = ph["steady_iops"] if ph["steady_reached"] else result_docs.measured_iops(d)
             xs.append(ci)
             ys.append(float(v) if v is not None else float("nan"))
             steady.append(bool(ph["steady_reached"]))
@@ -843,6 +930,31 @@ def steady_iops(
     return fig
 
 
+def _endurance_reference(recs, g: str, members: list, reference: str | None):
+    """The (document, label) a group is compared with: ``reference``, or its least OP; None
+    (listed as skipped) when the group has no result of that label."""
+    if reference is None:
+        return min(members, key=lambda t: t[0]["op"]["user"])
+    found = [(d, lab) for d, lab in members if lab == reference]
+    if not found:
+        for rc in recs:
+            _skip(rc, g, f"no result labelled {reference!r} in this group to compare with")
+        return None
+    return found[0]
+
+
+def _draw_endurance_bars(axes, recs, gi: int, g: str, members: list, found, pos, width: float, color) -> None:
+    """One group's TBW and DWPD bars relative to ``found`` (document, label), at ``pos``."""
+    ref, ref_label = found
+    tbw = [ref["waf"] / d["waf"] for d, _ in members]
+    dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]) for d, _ in members]
+    for axx, rc, ys in ((axes[0], recs[0], tbw), (axes[1], recs[1], dwpd)):
+        axx.bar(pos, ys, width=width * 0.95, color=color, label=g, gid=f"series:{gi}")
+        for p, v in zip(pos, ys):
+            axx.text(p, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=6)
+        rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys, "reference": ref_label})
+
+
 def endurance(
     results,
     labels: Sequence[str] | None = None,
@@ -863,9 +975,13 @@ def endurance(
         _record(axes[0], "endurance-tbw", (title + ": " if title else "") + "TBW relative"),
         _record(axes[1], "endurance-dwpd", (title + ": " if title else "") + "DWPD relative"),
     ]
-    sims = [(d, lab, g) for d, lab, g in zip(docs, labels, groups) if R.kind_of(d) == R.SIM and d["waf"] is not None]
+    sims = [
+        (d, lab, g)
+        for d, lab, g in zip(docs, labels, groups)
+        if result_docs.kind_of(d) == result_docs.SIM and d["waf"] is not None
+    ]
     for d, lab, _g in zip(docs, labels, groups):
-        if R.kind_of(d) != R.SIM:
+        if result_docs.kind_of(d) != result_docs.SIM:
             for rc in recs:
                 _skip(rc, lab, "measured result: no WAF from the drive's NAND (opsim smart gives one)")
         elif d["waf"] is None:
@@ -879,27 +995,12 @@ def endurance(
         colors = _colors(len(grps))
         for gi, g in enumerate(grps):
             members = [(d, lab) for d, lab, gg in sims if gg == g]
-            if not members:
+            found = _endurance_reference(recs, g, members, reference) if members else None
+            if found is None:
                 continue
-            if reference is None:
-                ref, ref_label = min(members, key=lambda t: t[0]["op"]["user"])
-            else:
-                found = [(d, lab) for d, lab in members if lab == reference]
-                if not found:
-                    for rc in recs:
-                        _skip(rc, g, f"no result labelled {reference!r} in this group to compare with")
-                    continue
-                ref, ref_label = found[0]
-            refs_used.append(ref_label)
-            xs = [cats.index(lab) for _, lab in members]
-            tbw = [ref["waf"] / d["waf"] for d, _ in members]
-            dwpd = [ref["waf"] * ref["drive"]["user_bytes"] / (d["waf"] * d["drive"]["user_bytes"]) for d, _ in members]
-            pos = np.asarray(xs) - 0.4 + width * (gi + 0.5)
-            for axx, rc, ys in ((axes[0], recs[0], tbw), (axes[1], recs[1], dwpd)):
-                axx.bar(pos, ys, width=width * 0.95, color=colors[gi], label=g, gid=f"series:{gi}")
-                for p, v in zip(pos, ys):
-                    axx.text(p, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=6)
-                rc["series"].append({"label": g, "x": [lab for _, lab in members], "y": ys, "reference": ref_label})
+            refs_used.append(found[1])
+            pos = np.asarray([cats.index(lab) for _, lab in members]) - 0.4 + width * (gi + 0.5)
+            _draw_endurance_bars(axes, recs, gi, g, members, found, pos, width, colors[gi])
     if refs_used:
         against = refs_used[0] if len(set(refs_used)) == 1 else "the least OP of each workload"
         for axx, _rc, what in ((axes[0], recs[0], "TBW"), (axes[1], recs[1], "DWPD")):
@@ -920,7 +1021,7 @@ def endurance(
 
 # ----------------------------------------------------------------------------- distributions
 
-LATENCY_PCTS = R.LATENCY_PERCENTILES
+LATENCY_PCTS = result_docs.LATENCY_PERCENTILES
 
 
 def latency(results, labels: Sequence[str] | None = None, direction: str = "all", ax=None, title: str | None = None):
@@ -935,7 +1036,7 @@ def latency(results, labels: Sequence[str] | None = None, direction: str = "all"
     rec = _record(ax, "latency", title or f"Latency CDF ({direction} IOs)")
     colors = _colors(len(docs))
     for doc, label, color in zip(docs, labels, colors):
-        lat = R.latency(doc, direction)
+        lat = result_docs.latency(doc, direction)
         if lat is None:
             _skip(rec, label, f"no {direction} latency percentiles (functional simulation, or no such IOs)")
             continue
@@ -948,7 +1049,7 @@ def latency(results, labels: Sequence[str] | None = None, direction: str = "all"
         ax.plot(xs, ys, color=color, marker="o", ms=3.5, lw=1.2, label=label, gid=f"series:{len(rec['series'])}")
         entry = {
             "label": label,
-            "source": R.kind_of(doc),
+            "source": result_docs.kind_of(doc),
             "x": xs,
             "y": ys,
             "max_us": lat.get("max"),
@@ -1001,7 +1102,7 @@ def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | Non
     rec = _record(ax, "wear", title or "Erase counts: distribution over blocks")
     colors = _colors(len(docs))
     for doc, label, color in zip(docs, labels, colors):
-        if R.kind_of(doc) != R.SIM:
+        if result_docs.kind_of(doc) != result_docs.SIM:
             _skip(rec, label, "measured result: no per-block erase counts")
             continue
         h = doc["wear"]["histogram"]
@@ -1041,53 +1142,56 @@ def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | Non
     return fig
 
 
+def _draw_victims(ax, rec, doc: dict, label: str, color, bins: int) -> None:
+    """One result's victims per bin of valid fraction, and the model's mean as a dotted line."""
+    import numpy as np
+
+    from . import models as analytic
+
+    if result_docs.kind_of(doc) != result_docs.SIM:
+        _skip(rec, label, "measured result: no GC victim data")
+        return
+    h = np.asarray(doc["victims"]["valid_histogram"], dtype=float)
+    if h.sum() == 0:
+        _skip(rec, label, "no block was collected in the measurement window")
+        return
+    b = len(h) - 1
+    nb = min(bins, b + 1)
+    edges = np.linspace(0, b + 1, nb + 1)
+    idx = np.minimum((np.arange(b + 1) * nb) // (b + 1), nb - 1)
+    counts = np.bincount(idx, weights=h, minlength=nb)
+    centers = ((edges[:-1] + edges[1:]) / 2 - 0.5) / b
+    share = counts / counts.sum()
+    ax.plot(centers, share, drawstyle="steps-mid", color=color, lw=1.2, label=label, gid=f"series:{len(rec['series'])}")
+    mean = doc["victims"]["mean_valid_fraction"]
+    entry = {
+        "label": label,
+        "source": "sim",
+        "x": centers.tolist(),
+        "y": share.tolist(),
+        "victims": int(h.sum()),
+        "mean_valid_fraction": mean,
+        "pages_per_block": b,
+    }
+    try:
+        wm = analytic.waf(doc["gc"], doc["op"]["effective"], b)
+        entry["model_mean_valid_fraction"] = 1 - 1 / wm
+        ax.axvline(1 - 1 / wm, color=color, ls=":", lw=1.2, gid=f"model:{len(rec['series'])}")
+    except InputError:  # no analytic model for this policy
+        entry["model_mean_valid_fraction"] = None
+    rec["series"].append(entry)
+
+
 def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 200, title: str | None = None):
     """Valid fraction of the blocks GC collected (``victims.valid_histogram``, measurement
     window), as the share of victims per bin of valid fraction; a dotted line marks the
     analytic model's mean victim valid fraction, 1 - 1/WAF (greedy, FIFO, random)."""
-    import numpy as np
-
-    from . import models as M
-
     docs, labels = _docs(results, labels)
     fig, (ax,) = _axes(ax)
     rec = _record(ax, "victims", title or "Garbage-collection victims: valid fraction")
     colors = _colors(len(docs))
     for doc, label, color in zip(docs, labels, colors):
-        if R.kind_of(doc) != R.SIM:
-            _skip(rec, label, "measured result: no GC victim data")
-            continue
-        h = np.asarray(doc["victims"]["valid_histogram"], dtype=float)
-        if h.sum() == 0:
-            _skip(rec, label, "no block was collected in the measurement window")
-            continue
-        b = len(h) - 1
-        nb = min(bins, b + 1)
-        edges = np.linspace(0, b + 1, nb + 1)
-        idx = np.minimum((np.arange(b + 1) * nb) // (b + 1), nb - 1)
-        counts = np.bincount(idx, weights=h, minlength=nb)
-        centers = ((edges[:-1] + edges[1:]) / 2 - 0.5) / b
-        share = counts / counts.sum()
-        ax.plot(
-            centers, share, drawstyle="steps-mid", color=color, lw=1.2, label=label, gid=f"series:{len(rec['series'])}"
-        )
-        mean = doc["victims"]["mean_valid_fraction"]
-        entry = {
-            "label": label,
-            "source": "sim",
-            "x": centers.tolist(),
-            "y": share.tolist(),
-            "victims": int(h.sum()),
-            "mean_valid_fraction": mean,
-            "pages_per_block": b,
-        }
-        try:
-            wm = M.waf(doc["gc"], doc["op"]["effective"], b)
-            entry["model_mean_valid_fraction"] = 1 - 1 / wm
-            ax.axvline(1 - 1 / wm, color=color, ls=":", lw=1.2, gid=f"model:{len(rec['series'])}")
-        except InputError:  # no analytic model for this policy
-            entry["model_mean_valid_fraction"] = None
-        rec["series"].append(entry)
+        _draw_victims(ax, rec, doc, label, color, bins)
     occupied = [x for s in rec["series"] for x, y in zip(s["x"], s["y"]) if y > 0]
     occupied += [s["model_mean_valid_fraction"] for s in rec["series"] if s["model_mean_valid_fraction"] is not None]
     if occupied:  # zoom on where the victims are (the x axis stays a fraction of the block)

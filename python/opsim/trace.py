@@ -1,8 +1,8 @@
 """Block traces: summaries and conversion to fio iologs (the readers live in the Rust core).
 
-    >>> import opsim.trace as T
-    >>> T.info("hm_0.csv.gz", device="0")["write"]["ios"]
-    >>> T.convert("hm_0.csv.gz", "hm_0.iolog", target="/dev/nvme0n1")   # fio --read_iolog=
+    >>> from opsim import trace
+    >>> trace.info("hm_0.csv.gz", device="0")["write"]["ios"]
+    >>> trace.convert("hm_0.csv.gz", "hm_0.iolog", target="/dev/nvme0n1")   # fio --read_iolog=
 
 The options are those of a ``[workload.trace]`` table in a simulation config
 (docs/workloads.md): ``format`` (auto, msr, blkparse, fio-iolog, disksim, mqsim, spc, columns),

@@ -94,12 +94,11 @@ def drawn_text(axes_records: list[dict]) -> str:
 
 
 def run(args) -> Output:
-    from .. import plots
-    from .. import results as R
+    from .. import plots, results
     from ..errors import InputError
 
     check_writable_file(args.output, key="--output", inputs=args.results)
-    docs = [R.load(p) for p in args.results]
+    docs = [results.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)
     opts = {}
     if args.title:

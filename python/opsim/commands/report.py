@@ -46,12 +46,11 @@ def summary_text(summary: dict) -> str:
 
 
 def run(args) -> Output:
-    from .. import report
-    from .. import results as R
+    from .. import report, results
     from .plot import labels_from
 
     check_writable_file(args.output, key="--output", inputs=args.results)
-    docs = [R.load(p) for p in args.results]
+    docs = [results.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)
     show = args.progress or sys.stderr.isatty()
 

@@ -53,99 +53,78 @@ def gc_layout_rows(d: dict) -> list[tuple[str, str]]:
     ]
 
 
-def summary_text(d: dict, all_rounds: bool = False) -> str:
-    op, drv, ss = d["op"], d["drive"], d["steady_state"]
-    lines = [
-        kv_table(
-            [
-                (
-                    "drive",
-                    f"{fmt_bytes(drv['user_bytes'])} user, {fmt_bytes(drv['physical_bytes'])} physical, "
-                    f"{drv['blocks']:,} blocks x {drv['pages_per_block']} pages x {fmt_bytes(drv['page_size'])}",
-                ),
-                ("OP (user basis)", pct(op["user"])),
-                ("OP (physical basis / spare area)", pct(op["physical"])),
-                ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
-                ("OP seen by GC (user basis)", pct(op["effective"])),
-                ("GC policy", d["gc"]),
-                *gc_layout_rows(d),
-                ("workload", workload_text(d["config"])),
-                *placement_rows(d),
-                ("WAF (measurement window)", waf_text(d)),
-                ("measured", window_text(d)),
-                (
-                    "steady state (SNIA rule on WAF)",
-                    f"reached at round {ss['round']}" if ss["reached"] else "not reached",
-                ),
-                ("erase count min / mean / max", f"{d['wear']['min']} / {d['wear']['mean']:.2f} / {d['wear']['max']}"),
-                (
-                    "victims' mean valid fraction",
-                    f"{d['victims']['mean_valid_fraction']:.4f}"
-                    if d["victims"]["mean_valid_fraction"] is not None
-                    else "-",
-                ),
-                ("free blocks (min)", d["free_blocks_min"]),
-                *(
-                    [
-                        (
-                            "trace replayed",
-                            f"{d['trace']['records']:,} requests, {d['trace']['passes']} complete pass(es)"
-                            f"{', ended' if d['trace']['ended'] else ''}"
-                            + (
-                                f", {d['trace']['skipped_bad_lines']} bad lines skipped"
-                                if d["trace"]["skipped_bad_lines"]
-                                else ""
-                            ),
-                        )
-                    ]
-                    if d.get("trace")
-                    else []
-                ),
-                (
-                    "speed",
-                    f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s "
-                    f"({d['perf']['wall_seconds']:.2f} s)",
-                ),
-            ],
-            title="opsim simulate",
+def _trace_rows(d: dict) -> list[tuple[str, str]]:
+    """The replayed trace's requests, passes and skipped lines (none without a trace)."""
+    tr = d.get("trace")
+    if not tr:
+        return []
+    bad = f", {tr['skipped_bad_lines']} bad lines skipped" if tr["skipped_bad_lines"] else ""
+    return [
+        (
+            "trace replayed",
+            f"{tr['records']:,} requests, {tr['passes']} complete pass(es){', ended' if tr['ended'] else ''}" + bad,
         )
     ]
+
+
+def _run_rows(d: dict) -> list:
+    """The functional run: drive, OP in every basis, GC, workload, WAF, wear, speed."""
+    op, drv, ss = d["op"], d["drive"], d["steady_state"]
+    mvf = d["victims"]["mean_valid_fraction"]
+    return [
+        (
+            "drive",
+            f"{fmt_bytes(drv['user_bytes'])} user, {fmt_bytes(drv['physical_bytes'])} physical, "
+            f"{drv['blocks']:,} blocks x {drv['pages_per_block']} pages x {fmt_bytes(drv['page_size'])}",
+        ),
+        ("OP (user basis)", pct(op["user"])),
+        ("OP (physical basis / spare area)", pct(op["physical"])),
+        ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
+        ("OP seen by GC (user basis)", pct(op["effective"])),
+        ("GC policy", d["gc"]),
+        *gc_layout_rows(d),
+        ("workload", workload_text(d["config"])),
+        *placement_rows(d),
+        ("WAF (measurement window)", waf_text(d)),
+        ("measured", window_text(d)),
+        ("steady state (SNIA rule on WAF)", f"reached at round {ss['round']}" if ss["reached"] else "not reached"),
+        ("erase count min / mean / max", f"{d['wear']['min']} / {d['wear']['mean']:.2f} / {d['wear']['max']}"),
+        ("victims' mean valid fraction", f"{mvf:.4f}" if mvf is not None else "-"),
+        ("free blocks (min)", d["free_blocks_min"]),
+        *_trace_rows(d),
+        (
+            "speed",
+            f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s ({d['perf']['wall_seconds']:.2f} s)",
+        ),
+    ]
+
+
+def _timed_text(t: dict) -> list[str]:
+    """The timed model's table (and the PTS IOPS test's, when it ran)."""
+    lat = t["latency_us"]["all"]
+    tss = t["steady_state"]
+    rows = [
+        ("simulated time", f"{t['simulated_seconds']:,.1f} s"),
+        ("IOPS (measurement window)", f"{t['measured_iops']:,.0f}"),
+        (
+            "steady-state IOPS (SNIA rule)",
+            f"{t['steady_iops']:,.0f} from round {tss['window'][0]}" if tss["reached"] else "not reached",
+        ),
+        ("latency us " + " / ".join(LATENCY_SUMMARY), " / ".join(f"{lat[k]:,.0f}" for k in LATENCY_SUMMARY)),
+        ("fresh-out-of-box burst ends", f"{t['phases']['fob_end_s']:.0f} s" if t["phases"]["fob_end_s"] else "-"),
+        *map_cache_rows(t.get("map_cache")),
+    ]
+    lines = ["", kv_table(rows, title="timed model")]
+    if t.get("pts_iops"):
+        lines += ["", pts_iops_text(t["pts_iops"])]
+    return lines
+
+
+def _rounds_text(d: dict, all_rounds: bool) -> list[str]:
+    """The rounds' table (the first 3 and last 8 of more than 12 unless ``all_rounds``)."""
     t = d.get("timed")
-    if t:
-        lat = t["latency_us"]["all"]
-        tss = t["steady_state"]
-        lines.append("")
-        lines.append(
-            kv_table(
-                [
-                    ("simulated time", f"{t['simulated_seconds']:,.1f} s"),
-                    ("IOPS (measurement window)", f"{t['measured_iops']:,.0f}"),
-                    (
-                        "steady-state IOPS (SNIA rule)",
-                        f"{t['steady_iops']:,.0f} from round {tss['window'][0]}" if tss["reached"] else "not reached",
-                    ),
-                    (
-                        "latency us " + " / ".join(LATENCY_SUMMARY),
-                        " / ".join(f"{lat[k]:,.0f}" for k in LATENCY_SUMMARY),
-                    ),
-                    (
-                        "fresh-out-of-box burst ends",
-                        f"{t['phases']['fob_end_s']:.0f} s" if t["phases"]["fob_end_s"] else "-",
-                    ),
-                    *map_cache_rows(t.get("map_cache")),
-                ],
-                title="timed model",
-            )
-        )
-        if t.get("pts_iops"):
-            lines += ["", pts_iops_text(t["pts_iops"])]
-    if d.get("namespaces") or d.get("handles"):
-        lines += ["", placement_text(d)]
     rounds = d["rounds"]
-    if not all_rounds and len(rounds) > 12:
-        shown = rounds[:3] + rounds[-8:]
-    else:
-        shown = rounds
+    shown = rounds[:3] + rounds[-8:] if not all_rounds and len(rounds) > 12 else rounds
     iops = {x["index"]: x["iops"] for x in (t or {}).get("rounds", [])}
     rows = [
         [
@@ -160,14 +139,21 @@ def summary_text(d: dict, all_rounds: bool = False) -> str:
         ]
         for r in shown
     ]
-    lines.append("")
-    lines.append(
-        table(
-            ["round", "phase", "host writes", "WAF", "GC copies", "erases", "min free", "IOPS"], rows, align="rllrrrrr"
-        )
-    )
+    headers = ["round", "phase", "host writes", "WAF", "GC copies", "erases", "min free", "IOPS"]
+    lines = ["", table(headers, rows, align="rllrrrrr")]
     if len(shown) < len(rounds):
         lines.append(f"({len(rounds) - len(shown)} rounds not shown; --rounds shows all)")
+    return lines
+
+
+def summary_text(d: dict, all_rounds: bool = False) -> str:
+    lines = [kv_table(_run_rows(d), title="opsim simulate")]
+    t = d.get("timed")
+    if t:
+        lines += _timed_text(t)
+    if d.get("namespaces") or d.get("handles"):
+        lines += ["", placement_text(d)]
+    lines += _rounds_text(d, all_rounds)
     if d.get("interrupted"):
         lines.append(
             "interrupted (Ctrl-C or SIGTERM): the results above are the rounds done until then, the last one cut short"

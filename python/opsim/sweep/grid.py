@@ -211,9 +211,8 @@ def _grid_loc(dim: str, i: int, key: str) -> str:
     return f"sweep.grid.{dim}[{i}]" + ("" if key == dim else f".{key[len(dim) + 1 :]}")
 
 
-def load_grid(grid) -> Grid:
-    """Read, validate and expand a grid (a TOML path, TOML text or a dict)."""
-    doc, path = _load_document(grid)
+def _sweep_table(doc: dict) -> Mapping:
+    """The ``[sweep]`` table, taken out of ``doc``: present, a table, only known keys."""
     sweep = doc.pop("sweep", None)
     if sweep is None:
         raise ConfigError(
@@ -225,7 +224,11 @@ def load_grid(grid) -> Grid:
     for k in sweep:
         if k not in SWEEP_KEYS:
             raise ConfigError(f"sweep.{k}: unknown key; the [sweep] keys are {', '.join(SWEEP_KEYS)}", key=f"sweep.{k}")
+    return sweep
 
+
+def _sweep_settings(sweep: Mapping) -> tuple[str | None, int, bool, int]:
+    """(name, seed, documents, replicates), each checked."""
     name = sweep.get("name")
     if name is not None and not isinstance(name, str):
         raise ConfigError(f"sweep.name: must be a string, not a {_type_name(name)}", key="sweep.name")
@@ -241,8 +244,12 @@ def load_grid(grid) -> Grid:
             f"sweep.replicates: must be a whole number of runs per point, at least 1 (got {reps!r})",
             key="sweep.replicates",
         )
+    return name, seed, documents, reps
 
-    # the base config: an optional file, then the grid file's own top-level keys over it
+
+def _base_config(sweep: Mapping, doc: dict, path: str | None) -> dict:
+    """The base config, flattened: the ``sweep.base`` file (relative to the grid file), then the
+    grid file's own top-level keys over it."""
     base_doc: dict = {}
     if "base" in sweep:
         b = sweep["base"]
@@ -258,83 +265,89 @@ def load_grid(grid) -> Grid:
     base.update(_flatten(doc))
     for k, v in base.items():
         _check_value(k, v)
+    return base
 
-    # the grid: dimensions, each a list of overrides (flat dicts)
+
+def _dimension(key: str, v) -> list[dict]:
+    """The overrides (flat dicts) of grid dimension ``key`` with the values ``v``: a non-empty
+    list of distinct config values or tables."""
+    loc = f"sweep.grid.{key}"
+    if not isinstance(v, list):
+        raise ConfigError(
+            f"{loc}: must be a list of values (got the {_type_name(v)} {v!r}); a single value belongs in the base config",
+            key=loc,
+        )
+    if not v:
+        raise ConfigError(f"{loc}: an empty list; give at least one value", key=loc)
+    items: list[dict] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(v):
+        iloc = f"{loc}[{i}]"
+        ov = {f"{key}.{sk}": sv for sk, sv in _flatten(item).items()} if isinstance(item, Mapping) else {key: item}
+        for ok, ovv in ov.items():
+            _check_value(_grid_loc(key, i, ok), ovv)
+        c = _canonical(ov)
+        if c in seen:
+            raise ConfigError(f"{iloc}: the same value as {loc}[{seen[c]}]", key=iloc)
+        seen[c] = i
+        items.append(ov)
+    return items
+
+
+def _grid_dimensions(sweep: Mapping) -> list[tuple[str, list[dict]]]:
+    """``sweep.grid``: (config key, its overrides) per dimension, nested tables walked in order."""
     dims: list[tuple[str, list[dict]]] = []
     grid_tbl = sweep.get("grid")
-    if grid_tbl is not None:
-        if not isinstance(grid_tbl, Mapping):
-            raise ConfigError(
-                f"sweep.grid: must be a table of config keys and lists of values, not a {_type_name(grid_tbl)}",
-                key="sweep.grid",
-            )
-
-        def walk(tbl, prefix):
-            for k, v in tbl.items():
-                key = f"{prefix}{k}"
-                if isinstance(v, Mapping):
-                    if not v:
-                        raise ConfigError(
-                            f"sweep.grid.{key}: an empty table; give lists of values", key=f"sweep.grid.{key}"
-                        )
-                    walk(v, key + ".")
-                    continue
-                loc = f"sweep.grid.{key}"
-                if not isinstance(v, list):
-                    raise ConfigError(
-                        f"{loc}: must be a list of values (got the {_type_name(v)} {v!r}); "
-                        "a single value belongs in the base config",
-                        key=loc,
-                    )
-                if not v:
-                    raise ConfigError(f"{loc}: an empty list; give at least one value", key=loc)
-                items, seen = [], {}
-                for i, item in enumerate(v):
-                    iloc = f"{loc}[{i}]"
-                    if isinstance(item, Mapping):
-                        ov = {f"{key}.{sk}": sv for sk, sv in _flatten(item).items()}
-                    else:
-                        ov = {key: item}
-                    for ok, ovv in ov.items():
-                        _check_value(_grid_loc(key, i, ok), ovv)
-                    c = _canonical(ov)
-                    if c in seen:
-                        raise ConfigError(f"{iloc}: the same value as {loc}[{seen[c]}]", key=iloc)
-                    seen[c] = i
-                    items.append(ov)
-                dims.append((key, items))
-
-        walk(grid_tbl, "")
-
-    # explicit points: each a table of overrides
-    explicit: list[tuple[str, dict]] = []
-    loc: str | None  # where a point comes from: sweep.points[i], or None for the grid alone
-    pts = sweep.get("points")
-    if pts is not None:
-        if not isinstance(pts, list):
-            raise ConfigError(
-                f"sweep.points: must be a list of tables ([[sweep.points]]), not a {_type_name(pts)}",
-                key="sweep.points",
-            )
-        if not pts:
-            raise ConfigError("sweep.points: an empty list; give at least one point", key="sweep.points")
-        for i, p in enumerate(pts):
-            loc = f"sweep.points[{i}]"
-            if not isinstance(p, Mapping):
-                raise ConfigError(f"{loc}: must be a table of config keys, not a {_type_name(p)}", key=loc)
-            ov = _flatten(p)
-            for k, v in ov.items():
-                _check_value(f"{loc}.{k}", v)
-            explicit.append((loc, ov))
-
-    if not dims and not explicit:
+    if grid_tbl is None:
+        return dims
+    if not isinstance(grid_tbl, Mapping):
         raise ConfigError(
-            "sweep.grid: empty; give sweep.grid (config keys with lists of values) "
-            "and/or sweep.points (a list of tables)",
+            f"sweep.grid: must be a table of config keys and lists of values, not a {_type_name(grid_tbl)}",
             key="sweep.grid",
         )
 
-    # run.seed is derived, never given
+    def walk(tbl, prefix):
+        for k, v in tbl.items():
+            key = f"{prefix}{k}"
+            if isinstance(v, Mapping):
+                if not v:
+                    raise ConfigError(
+                        f"sweep.grid.{key}: an empty table; give lists of values", key=f"sweep.grid.{key}"
+                    )
+                walk(v, key + ".")
+            else:
+                dims.append((key, _dimension(key, v)))
+
+    walk(grid_tbl, "")
+    return dims
+
+
+def _explicit_points(sweep: Mapping) -> list[tuple[str, dict]]:
+    """``sweep.points``: (where, flat overrides) per point."""
+    explicit: list[tuple[str, dict]] = []
+    pts = sweep.get("points")
+    if pts is None:
+        return explicit
+    if not isinstance(pts, list):
+        raise ConfigError(
+            f"sweep.points: must be a list of tables ([[sweep.points]]), not a {_type_name(pts)}",
+            key="sweep.points",
+        )
+    if not pts:
+        raise ConfigError("sweep.points: an empty list; give at least one point", key="sweep.points")
+    for i, p in enumerate(pts):
+        loc = f"sweep.points[{i}]"
+        if not isinstance(p, Mapping):
+            raise ConfigError(f"{loc}: must be a table of config keys, not a {_type_name(p)}", key=loc)
+        ov = _flatten(p)
+        for k, v in ov.items():
+            _check_value(f"{loc}.{k}", v)
+        explicit.append((loc, ov))
+    return explicit
+
+
+def _check_no_run_seed(base: dict, dims: list, explicit: list) -> None:
+    """``run.seed`` is derived, never given: not in the base, the grid or the points."""
     seed_msg = (
         "a sweep derives each point's seed from sweep.seed and the point's config; set "
         "sweep.seed (and sweep.replicates for several seeds per point) instead of run.seed"
@@ -350,41 +363,42 @@ def load_grid(grid) -> Grid:
         if "run.seed" in ov:
             raise ConfigError(f"{loc}.run.seed: {seed_msg}", key=f"{loc}.run.seed")
 
-    # keys of different dimensions, or of a dimension and a point, must not overlap
-    def overlap(a, b):
-        return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
+def _overlap(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _check_overlaps(dims: list, explicit: list) -> None:
+    """Keys of different dimensions, or of a dimension and a point, must not overlap."""
     for (_i, (ka, _)), (_j, (kb, _)) in itertools.combinations(enumerate(dims), 2):
-        if overlap(ka, kb):
+        if _overlap(ka, kb):
             raise ConfigError(
                 f"sweep.grid.{kb}: overlaps sweep.grid.{ka}; vary a key in one place", key=f"sweep.grid.{kb}"
             )
     for loc, ov in explicit:
         for k in ov:
             for kd, _ in dims:
-                if overlap(k, kd):
+                if _overlap(k, kd):
                     raise ConfigError(
                         f"{loc}.{k}: also varied by sweep.grid.{kd}; a key is either in the grid or in the points",
                         key=f"{loc}.{k}",
                     )
 
-    # the whole schema check, one (key, value) at a time
+
+def _check_schema(base: dict, dims: list, explicit: list, base_dir: str) -> None:
+    """The whole schema check, one (key, value) at a time."""
     pairs = [(k, k, k, v) for k, v in base.items()]
     for key, items in dims:
         for i, ov in enumerate(items):
             pairs += [(_grid_loc(key, i, k), _grid_key_loc(key, i, k), k, v) for k, v in ov.items()]
     for loc, ov in explicit:
         pairs += [(f"{loc}.{k}", f"{loc}.{k}", k, v) for k, v in ov.items()]
-    base_dir = os.path.dirname(path) if path else os.getcwd()
     _probe_errors(pairs, base_dir)
 
-    n_configs = max(len(explicit), 1) * math.prod(len(items) for _, items in dims)
-    if n_configs * reps > MAX_POINTS:
-        raise ConfigError(
-            f"sweep.grid: {n_configs:,} configs x {reps} replicates is more than {MAX_POINTS:,} points",
-            key="sweep.grid",
-        )
 
+def _expand(base: dict, dims: list, explicit: list, seed: int, reps: int) -> list[Point]:
+    """Every point: each explicit point (or the grid alone) x the grid product x the replicates,
+    in that order; two configs alike after merging with the base are an error."""
     points: list[Point] = []
     by_config: dict[str, str] = {}
     by_id: set[str] = set()
@@ -419,7 +433,34 @@ def load_grid(grid) -> Grid:
                     raise InternalError(f"point id collision ({pid}); change sweep.seed")
                 by_id.add(pid)
                 points.append(Point(len(points), pid, ch[:16], r, s, full, source))
+    return points
 
+
+def load_grid(grid) -> Grid:
+    """Read, validate and expand a grid (a TOML path, TOML text or a dict)."""
+    doc, path = _load_document(grid)
+    sweep = _sweep_table(doc)
+    name, seed, documents, reps = _sweep_settings(sweep)
+    base = _base_config(sweep, doc, path)
+    dims = _grid_dimensions(sweep)
+    explicit = _explicit_points(sweep)
+    if not dims and not explicit:
+        raise ConfigError(
+            "sweep.grid: empty; give sweep.grid (config keys with lists of values) "
+            "and/or sweep.points (a list of tables)",
+            key="sweep.grid",
+        )
+    _check_no_run_seed(base, dims, explicit)
+    _check_overlaps(dims, explicit)
+    base_dir = os.path.dirname(path) if path else os.getcwd()
+    _check_schema(base, dims, explicit, base_dir)
+    n_configs = max(len(explicit), 1) * math.prod(len(items) for _, items in dims)
+    if n_configs * reps > MAX_POINTS:
+        raise ConfigError(
+            f"sweep.grid: {n_configs:,} configs x {reps} replicates is more than {MAX_POINTS:,} points",
+            key="sweep.grid",
+        )
+    points = _expand(base, dims, explicit, seed, reps)
     cols = sorted({k for p in points for k in p.config}, key=lambda k: (_SECTION_ORDER.get(k.split(".")[0], 9), k))
     varying = [c for c in cols if c != "run.seed" and len({_canonical(p.config.get(c)) for p in points}) > 1]
     timed = any(k == "preset" or k.startswith("timing.") for p in points for k in p.config)

@@ -169,6 +169,90 @@ def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], 
             _quietly(lambda: client.cancel([f for _, f in inflight.values()]))
 
 
+def _check_run_options(workers, scheduler, client, limit) -> None:
+    """``workers`` (0 or a count, not beside a cluster) and ``limit`` (0 or more)."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
+        raise InputError(
+            f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})", key="workers"
+        )
+    if workers is not None and (scheduler is not None or client is not None):
+        raise InputError(
+            "workers: an existing cluster has its own workers; give workers or a scheduler, not both", key="workers"
+        )
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
+
+
+def _plan(store: _Store, g: Grid, limit: int | None) -> tuple[list[Point], dict]:
+    """(the points to run, the summary's counts so far): the grid's points less those the store
+    holds done (with their document when the grid keeps documents), at most ``limit``."""
+    done_before = {
+        pid
+        for pid, r in store.rows.items()
+        if r.get("status") == "ok" and (r.get("result_json") is not None or not g.documents)
+    }
+    todo = [p for p in g.points if p.point_id not in done_before]
+    summary: dict = {
+        "points": len(g.points),
+        "skipped": len(done_before),
+        "retried": sum(1 for p in todo if p.point_id in store.rows),
+        "to_run": len(todo) if limit is None else min(limit, len(todo)),
+        "computed": 0,
+        "failed": 0,
+        "stale_dropped": store.stale,
+        "interrupted": False,
+        "runner": None,
+        "workers": 0,
+        "scheduler": None,
+        "output": store.path,
+    }
+    return (todo if limit is None else todo[:limit]), summary
+
+
+class _Recorder:
+    """Keeps each finished point's row in the store, counts it, moves the bar, checkpoints."""
+
+    def __init__(self, store: _Store, summary: dict, check: _Checkpoint):
+        self.store, self.summary, self.check = store, summary, check
+        self.bar = None
+
+    def __call__(self, p: Point, row: dict) -> None:
+        self.store.rows[p.point_id] = row
+        self.summary["computed"] += 1
+        if row.get("status") != "ok":
+            self.summary["failed"] += 1
+        if self.bar is not None:
+            if self.summary["failed"]:
+                self.bar.set_postfix(failed=self.summary["failed"], refresh=False)
+            self.bar.update(1)
+        self.check.mark()
+
+
+def _execute(g: Grid, todo: list[Point], record: _Recorder, summary: dict, progress, workers, scheduler, client):
+    """Run ``todo`` serially (``workers=0``) or on Dask; interrupted: closes what it opened and
+    re-raises (the caller decides).  The checkpoint is flushed whatever happens."""
+    cl = cluster = None
+    try:
+        if todo and workers == 0:
+            summary["runner"] = "serial"
+            record.bar = _progress_bar(len(todo), progress)
+            for p in todo:
+                record(p, run_point(p.config_json(), g.documents, g.base_dir))
+        elif todo:
+            cl, cluster, info = _connect(scheduler, workers, client)
+            summary.update(info)
+            record.bar = _progress_bar(len(todo), progress)
+            _run_dask(cl, todo, record, g)
+    finally:
+        if record.bar is not None:
+            record.bar.close()
+        if cl is not None and cl is not client:
+            _quietly(cl.close)
+        if cluster is not None:
+            _quietly(cluster.close)
+        record.check.flush()  # also when interrupted: what finished is kept
+
+
 def run_sweep(
     grid,
     output: str | os.PathLike | None = None,
@@ -187,82 +271,21 @@ def run_sweep(
     instead of propagating after the results are saved."""
     t0 = time.perf_counter()
     g = grid if isinstance(grid, Grid) else load_grid(grid)
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
-        raise InputError(
-            f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})", key="workers"
-        )
-    if workers is not None and (scheduler is not None or client is not None):
-        raise InputError(
-            "workers: an existing cluster has its own workers; give workers or a scheduler, not both", key="workers"
-        )
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
+    _check_run_options(workers, scheduler, client, limit)
     output = None if output is None else _args.path("output", output)
     import pyarrow.parquet  # noqa: F401  (imported now, not in the middle of the progress bar)
 
     store = _Store(None if output is None else os.fspath(output), g, fresh)
     try:
-        done_before = {
-            pid
-            for pid, r in store.rows.items()
-            if r.get("status") == "ok" and (r.get("result_json") is not None or not g.documents)
-        }
-        todo = [p for p in g.points if p.point_id not in done_before]
-        summary: dict = {
-            "points": len(g.points),
-            "skipped": len(done_before),
-            "retried": sum(1 for p in todo if p.point_id in store.rows),
-            "to_run": len(todo) if limit is None else min(limit, len(todo)),
-            "computed": 0,
-            "failed": 0,
-            "stale_dropped": store.stale,
-            "interrupted": False,
-            "runner": None,
-            "workers": 0,
-            "scheduler": None,
-            "output": store.path,
-        }
-        if limit is not None:
-            todo = todo[:limit]
+        todo, summary = _plan(store, g, limit)
         check = _Checkpoint(store, checkpoint_seconds)
         check.dirty = bool(store.stale or fresh)
-        bar = None
-
-        def record(p: Point, row: dict):
-            store.rows[p.point_id] = row
-            summary["computed"] += 1
-            if row.get("status") != "ok":
-                summary["failed"] += 1
-            if bar is not None:
-                if summary["failed"]:
-                    bar.set_postfix(failed=summary["failed"], refresh=False)
-                bar.update(1)
-            check.mark()
-
-        cl = cluster = None
         try:
-            if todo and workers == 0:
-                summary["runner"] = "serial"
-                bar = _progress_bar(len(todo), progress)
-                for p in todo:
-                    record(p, run_point(p.config_json(), g.documents, g.base_dir))
-            elif todo:
-                cl, cluster, info = _connect(scheduler, workers, client)
-                summary.update(info)
-                bar = _progress_bar(len(todo), progress)
-                _run_dask(cl, todo, record, g)
+            _execute(g, todo, _Recorder(store, summary, check), summary, progress, workers, scheduler, client)
         except KeyboardInterrupt:
             summary["interrupted"] = True
             if on_interrupt != "return":
                 raise
-        finally:
-            if bar is not None:
-                bar.close()
-            if cl is not None and cl is not client:
-                _quietly(cl.close)
-            if cluster is not None:
-                _quietly(cluster.close)
-            check.flush()  # also when interrupted: what finished is kept
         ok = sum(1 for pid, r in store.rows.items() if r.get("status") == "ok")
         summary.update(
             ok=ok, errors=len(store.rows) - ok, pending=len(g.points) - ok, wall_seconds=time.perf_counter() - t0

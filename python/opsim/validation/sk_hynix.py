@@ -146,21 +146,10 @@ def _skh_occupation(host_bytes: int, seq: int, rand: int, user: int) -> float:
     return min(1.0, (cycles * seq + min(seq, rem)) / user)
 
 
-def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, **kw) -> dict:
-    """One external-OP level: per-cycle performance against occupation, the urgent-state entry
-    (the cycle in which the core first entered its urgent state: free blocks under N% of the 1024
-    main blocks), the sustain-state performance (the cycles before) and the urgent-state
-    performance from the entry to 100% occupation: host bytes over all the time (``urgent_mbps``,
-    Case #1's window) and over the time in the urgent state only (``in_state_mbps``).  Without the
-    core's urgent state (``urgent=False``) the entry is the first cycle whose free pool fell under
-    N% of the 1024 main blocks.  ``window_from``: start the window at this occupation instead (Case
-    #3 compares settings over one window).  Performance is host bytes completed over time."""
-    g = skh_geometry(scale)
-    cfg = skh_config(ext_blocks, scale, **kw)
-    r = simulate(cfg)
-    preset_t = _skh_preset()["settings"]["timing"]
-    n = float(cfg["timing"].get("urgent_free_pct", preset_t["urgent_free_pct"]))
-    threshold = n / 100 * SKH_MAIN_BLOCKS
+def _skh_cycles(r, g: dict) -> list[dict[str, Any]]:
+    """Per cycle (timed round) of the result ``r`` on the geometry ``g``: the occupation of the
+    user area at its start and end, host MB/s, WAF, the fewest free blocks, the time in the
+    core's urgent state."""
     user = g["user_blocks"] * g["block_bytes"]
     cycles: list[dict[str, Any]] = []
     written = 0
@@ -187,6 +176,25 @@ def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, 
                 "t_end_s": tr["t_end_s"],
             }
         )
+    return cycles
+
+
+def skh_run(ext_blocks: int, scale: int = 64, window_from: float | None = None, **kw) -> dict:
+    """One external-OP level: per-cycle performance against occupation, the urgent-state entry
+    (the cycle in which the core first entered its urgent state: free blocks under N% of the 1024
+    main blocks), the sustain-state performance (the cycles before) and the urgent-state
+    performance from the entry to 100% occupation: host bytes over all the time (``urgent_mbps``,
+    Case #1's window) and over the time in the urgent state only (``in_state_mbps``).  Without the
+    core's urgent state (``urgent=False``) the entry is the first cycle whose free pool fell under
+    N% of the 1024 main blocks.  ``window_from``: start the window at this occupation instead (Case
+    #3 compares settings over one window).  Performance is host bytes completed over time."""
+    g = skh_geometry(scale)
+    cfg = skh_config(ext_blocks, scale, **kw)
+    r = simulate(cfg)
+    preset_t = _skh_preset()["settings"]["timing"]
+    n = float(cfg["timing"].get("urgent_free_pct", preset_t["urgent_free_pct"]))
+    threshold = n / 100 * SKH_MAIN_BLOCKS
+    cycles = _skh_cycles(r, g)
     core = r.timed.get("urgent")
     if core:
         entry = next((c["cycle"] for c in cycles if c["urgent_s"] > 0), None)
@@ -306,12 +314,11 @@ def skh_op_study(scale: int = 64, seed: int = 1, progress=None, **kw) -> dict:
     }
 
 
-def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
-    """The Case #2 slope when the parameters the talk does not give (the preset's estimates, the
-    urgent state's own settings) or the study's choices change, one at a time."""
+def _skh_variations(scale: int) -> list[tuple[str, dict[str, Any], str]]:
+    """(label, what changes, why) of every variation of the sensitivity study."""
     base = _skh_preset()["settings"]["timing"]
     w = SKH_SUSTAIN_WINDOW_S / scale
-    variations: list[tuple[str, dict[str, Any], str]] = [
+    return [
         ("preset (baseline)", {}, "N = 3% of 1024 blocks, K = 30%; greedy GC; sustain state NAND-bound"),
         ("seed 2", {"seed": 2}, "another random-write sequence"),
         ("seed 3", {"seed": 3}, "another random-write sequence"),
@@ -355,6 +362,12 @@ def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
         ("GC does not take over", {"timing": {"urgent_gc": False}}, "urgent_gc = false: the throttle only"),
         ("no urgent state", {"urgent": False}, "garbage collection only when the FTL runs out of free blocks"),
     ]
+
+
+def skh_sensitivity(scale: int = 64, progress=None) -> list[dict]:
+    """The Case #2 slope when the parameters the talk does not give (the preset's estimates, the
+    urgent state's own settings) or the study's choices change, one at a time."""
+    variations = _skh_variations(scale)
     rows = []
     for i, (label, kw, note) in enumerate(variations):
         kw = dict(kw)
@@ -486,10 +499,13 @@ def skh_suite(scale: int = 1, model_scale: int = 64, progress=None) -> dict:
     }
 
 
-def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
-    """(title, headers, align, rows) of every table of the suite, for the terminal and Markdown."""
+#: (title, headers, align, rows): one table of the suite
+Table = tuple[str, list[str], str, list[list]]
+
+
+def _case1_table(doc: dict) -> Table:
+    """Case #1: per OP level, the urgent-state entry and performance from it to 100% occupation."""
     st, runs = doc["study"], doc["study"]["runs"]
-    tabs = []
     rows = []
     for r, label in zip(runs, doc["talk"]["op_axis_pct"]):
         c = r["core"] or {}
@@ -510,28 +526,31 @@ def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
                 f"{r['window_waf']:.2f}",
             ]
         )
-    tabs.append(
-        (
-            "Case #1: performance from the urgent-state entry to 100% occupation of the user area",
-            [
-                "external OP blocks",
-                "of 1024",
-                "talk's axis",
-                "OP (user basis)",
-                "urgent entry at",
-                "sustain MB/s",
-                "K% of it",
-                "urgent MB/s",
-                "urgent / sustain",
-                "in the state",
-                f"MB/s from {100 * st['common_from_occupation']:.1f}%",
-                "MB/s at 100%",
-                "WAF in window",
-            ],
-            "rrrrrrrrrrrrr",
-            rows,
-        )
+    return (
+        "Case #1: performance from the urgent-state entry to 100% occupation of the user area",
+        [
+            "external OP blocks",
+            "of 1024",
+            "talk's axis",
+            "OP (user basis)",
+            "urgent entry at",
+            "sustain MB/s",
+            "K% of it",
+            "urgent MB/s",
+            "urgent / sustain",
+            "in the state",
+            f"MB/s from {100 * st['common_from_occupation']:.1f}%",
+            "MB/s at 100%",
+            "WAF in window",
+        ],
+        "rrrrrrrrrrrrr",
+        rows,
     )
+
+
+def _case1_series_table(doc: dict) -> Table:
+    """Case #1's series: host MB/s per cycle against occupation at a few OP levels."""
+    runs = doc["study"]["runs"]
     show = [r for r in runs if r["ext_blocks"] in SKH_SERIES_OP_BLOCKS]
     first = min(r["entry_cycle"] for r in runs)
     rows = []
@@ -544,23 +563,26 @@ def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
                 for r in show
             ]
         )
-    tabs.append(
-        (
-            "Case #1 series: host MB/s per cycle (1 GiB sequential + 200 MiB random, full-size) against "
-            "occupation, from each level's urgent-state entry, with the fewest free blocks in the cycle "
-            "('-': not yet urgent)",
-            ["occupation"] + [f"OP {r['op_pct']:.1f}%" for r in show],
-            "l" + "r" * len(show),
-            rows,
-        )
+    return (
+        "Case #1 series: host MB/s per cycle (1 GiB sequential + 200 MiB random, full-size) against "
+        "occupation, from each level's urgent-state entry, with the fewest free blocks in the cycle "
+        "('-': not yet urgent)",
+        ["occupation"] + [f"OP {r['op_pct']:.1f}%" for r in show],
+        "l" + "r" * len(show),
+        rows,
     )
-    rows = []
+
+
+def _case2_table(doc: dict) -> Table:
+    """Case #2: the gain per 1% of external OP, by each measure of urgent-state performance."""
+    st = doc["study"]
     short = {
         "window": "own window (entry-100%)",
         "in_state": "in the urgent state (entry-100%)",
         "common": f"common window ({100 * st['common_from_occupation']:.1f}-100%)",
         "final": "at 100% (last cycle)",
     }
+    rows = []
     for key, f in st["fits"].items():
         rows.append(
             [
@@ -574,24 +596,25 @@ def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
                 f"{f['gain_points_of_sustain_per_pct'] / doc['talk']['gain_pct_per_pct']:.2f}x",
             ]
         )
-    tabs.append(
-        (
-            "Case #2: gain per 1% of external OP, linear fit over the 16 levels (predicted; nothing fitted "
-            "to the talk)",
-            [
-                "urgent-state performance (host MB/s)",
-                "gain % per 1% OP",
-                "% of the 0% value",
-                "R^2",
-                "points of sustain per 1% OP",
-                "talk",
-                "model / talk (relative gain)",
-                "model / talk (points of sustain)",
-            ],
-            "lrrrrrrr",
-            rows,
-        )
+    return (
+        "Case #2: gain per 1% of external OP, linear fit over the 16 levels (predicted; nothing fitted to the talk)",
+        [
+            "urgent-state performance (host MB/s)",
+            "gain % per 1% OP",
+            "% of the 0% value",
+            "R^2",
+            "points of sustain per 1% OP",
+            "talk",
+            "model / talk (relative gain)",
+            "model / talk (points of sustain)",
+        ],
+        "lrrrrrrr",
+        rows,
     )
+
+
+def _sensitivity_table(doc: dict) -> Table:
+    """Case #2's sensitivity: the slope when one estimate or choice changes."""
     rows = []
     for s in doc["sensitivity"]:
         ins = s["in_state_gain_pct_per_pct"]
@@ -612,28 +635,30 @@ def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
                 s["note"],
             ]
         )
-    tabs.append(
-        (
-            "Case #2 sensitivity: the slope when one estimate or choice changes",
-            [
-                "variation",
-                "scale",
-                "sustain MB/s",
-                "urgent MB/s at 0%",
-                "at 5.9%",
-                "gain %/1% OP",
-                "R^2",
-                "points of sustain",
-                "in the state",
-                "common window",
-                "at 100%",
-                "rises at every step",
-                "what",
-            ],
-            "lrrrrrrrrrrll",
-            rows,
-        )
+    return (
+        "Case #2 sensitivity: the slope when one estimate or choice changes",
+        [
+            "variation",
+            "scale",
+            "sustain MB/s",
+            "urgent MB/s at 0%",
+            "at 5.9%",
+            "gain %/1% OP",
+            "R^2",
+            "points of sustain",
+            "in the state",
+            "common window",
+            "at 100%",
+            "rises at every step",
+            "what",
+        ],
+        "lrrrrrrrrrrll",
+        rows,
     )
+
+
+def _case3_table(doc: dict) -> Table:
+    """Case #3: sustain-state performance and an earlier urgent-state entry at fixed OP."""
     rows = []
     for c in doc["case3"]:
         rows.append(
@@ -652,29 +677,37 @@ def skh_tables(doc: dict) -> list[tuple[str, list[str], str, list[list]]]:
                 f"{c['window_waf']:.2f}",
             ]
         )
-    tabs.append(
-        (
-            "Case #3: sustain-state performance and an earlier urgent-state entry at fixed OP (window: from "
-            "the N = 3% entry to 100%)",
-            [
-                "external OP",
-                "factor",
-                "setting",
-                "scale",
-                "entry at",
-                "window from",
-                "sustain MB/s",
-                "K% of it",
-                "urgent MB/s",
-                "urgent / sustain",
-                "MB/s at 100%",
-                "WAF in window",
-            ],
-            "rllrrrrrrrrr",
-            rows,
-        )
+    return (
+        "Case #3: sustain-state performance and an earlier urgent-state entry at fixed OP (window: from "
+        "the N = 3% entry to 100%)",
+        [
+            "external OP",
+            "factor",
+            "setting",
+            "scale",
+            "entry at",
+            "window from",
+            "sustain MB/s",
+            "K% of it",
+            "urgent MB/s",
+            "urgent / sustain",
+            "MB/s at 100%",
+            "WAF in window",
+        ],
+        "rllrrrrrrrrr",
+        rows,
     )
-    return tabs
+
+
+def skh_tables(doc: dict) -> list[Table]:
+    """(title, headers, align, rows) of every table of the suite, for the terminal and Markdown."""
+    return [
+        _case1_table(doc),
+        _case1_series_table(doc),
+        _case2_table(doc),
+        _sensitivity_table(doc),
+        _case3_table(doc),
+    ]
 
 
 def skh_markdown(doc: dict) -> str:
