@@ -5,6 +5,19 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 
+#: a run far longer than any test waits for: the signal tests stop it part-way
+LONG_RUN = """
+[drive]
+user_capacity = "4GiB"
+op = 0.07
+[run]
+precondition = "none"
+warmup_drive_writes = 0
+measure_drive_writes = 100000
+round_drive_writes = 0.05
+max_rounds = 100000
+"""
+
 
 def drive_config(user_pages: int, op: float, b: int = 256, gc: str = "greedy", **sections):
     """A config dict for a drive of ``user_pages`` 4 KiB pages."""

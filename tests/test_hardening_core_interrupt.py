@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import LONG_RUN
+
 #: the process must end this soon after the signal (it polls every ~50 ms)
 STOP_WITHIN_S = 2.0
 
@@ -29,18 +31,6 @@ CLI = textwrap.dedent("""
     print("ready", file=sys.stderr, flush=True)
     sys.exit(opsim.cli.main(sys.argv[1:]))
 """)
-
-LONG_RUN = """
-[drive]
-user_capacity = "4GiB"
-op = 0.07
-[run]
-precondition = "none"
-warmup_drive_writes = 0
-measure_drive_writes = 100000
-round_drive_writes = 0.05
-max_rounds = 100000
-"""
 
 
 def start(args: list[str], script: str = CLI) -> subprocess.Popen:

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import LONG_RUN
+
 ROOT = Path(__file__).resolve().parent.parent
 CLI = textwrap.dedent("""
     import sys
@@ -126,18 +128,6 @@ def test_sigkill_of_opsims_group_during_measure_leaves_no_fio(tmp_path):
 
 
 # --------------------------------------------------------------------------- item 7: SIGTERM is 143
-
-LONG_RUN = """
-[drive]
-user_capacity = "4GiB"
-op = 0.07
-[run]
-precondition = "none"
-warmup_drive_writes = 0
-measure_drive_writes = 100000
-round_drive_writes = 0.05
-max_rounds = 100000
-"""
 
 
 def test_sigterm_simulate_exits_143_and_json_file_keeps_the_rounds(tmp_path):

@@ -42,9 +42,14 @@ def interrupt_exit_code(exc: BaseException) -> int:
     return 128 + getattr(exc, "signum", signal.SIGINT)
 
 
-class TermAsInterrupt:
-    """``with TermAsInterrupt() as term: ...``: SIGTERM and SIGHUP raise :class:`Terminated`;
-    ``term.signum`` is the first one received (None if none)."""
+class SignalBlock:
+    """``with Block() as b: ...``: while active, ``signals`` call :meth:`_handler`, which notes
+    the first one received in ``b.signum``.  Handlers can only be installed in the main thread:
+    elsewhere the block is inert.  With ``only_default`` a signal whose handler is not the
+    default one when the block starts (``nohup`` ignores SIGHUP) is left alone."""
+
+    signals: tuple = ()
+    only_default = False
 
     def __init__(self) -> None:
         self.signum: int | None = None
@@ -53,19 +58,30 @@ class TermAsInterrupt:
     def _handler(self, signum, frame):
         if self.signum is None:
             self.signum = signum
-        raise Terminated(signum)
 
     def __enter__(self):  # -> Self (Python 3.11+)
         if threading.current_thread() is threading.main_thread():
-            for s in _SIGNALS:
-                if signal.getsignal(s) is signal.SIG_DFL:
+            for s in self.signals:
+                if not self.only_default or signal.getsignal(s) is signal.SIG_DFL:
                     self._saved[s] = signal.signal(s, self._handler)
         return self
 
     def __exit__(self, *exc) -> None:
         for s, old in self._saved.items():
-            signal.signal(s, old)
+            signal.signal(s, signal.SIG_DFL if old is None else old)
         self._saved.clear()
+
+
+class TermAsInterrupt(SignalBlock):
+    """``with TermAsInterrupt() as term: ...``: SIGTERM and SIGHUP raise :class:`Terminated`;
+    ``term.signum`` is the first one received (None if none)."""
+
+    signals = _SIGNALS
+    only_default = True
+
+    def _handler(self, signum, frame):
+        super()._handler(signum, frame)
+        raise Terminated(signum)
 
     def exit_code(self, code: int) -> int:
         """A command's exit code: an interruption (130) caused by SIGTERM or SIGHUP becomes

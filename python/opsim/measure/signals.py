@@ -14,36 +14,18 @@ SIGINT keeps raising :class:`KeyboardInterrupt` (which the fio runner also handl
 from __future__ import annotations
 
 import signal
-import threading
 
-from ..stopsignals import signal_name
+from ..stopsignals import SignalBlock, signal_name
 
 __all__ = ["STOP_SIGNALS", "StopSignals", "signal_name"]
 
 STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s)
 
 
-class StopSignals:
+class StopSignals(SignalBlock):
     """``with StopSignals() as stop: ...; stop.signum`` (None, or the first signal received)."""
 
-    def __init__(self) -> None:
-        self.signum: int | None = None
-        self._saved: dict = {}
-
-    def _handler(self, signum, frame):
-        if self.signum is None:
-            self.signum = signum
-
-    def __enter__(self):  # -> Self (Python 3.11+)
-        if threading.current_thread() is threading.main_thread():
-            for s in STOP_SIGNALS:
-                self._saved[s] = signal.signal(s, self._handler)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for s, old in self._saved.items():
-            signal.signal(s, signal.SIG_DFL if old is None else old)
-        self._saved.clear()
+    signals = STOP_SIGNALS
 
     def __call__(self) -> int | None:
         return self.signum
