@@ -44,12 +44,12 @@ def opsim(*args: str, cwd: Path, limit: int | None = None, timeout: float = 300)
 @pytest.mark.parametrize(
     ("line", "key", "bound"),
     [
-        ("t_erase_us = 1e15", "timing.t_erase_us", "at most 1000000 us"),
-        ("t_read_us = 1e300", "timing.t_read_us", "at most 1000000 us"),
-        ("t_prog_page_us = [500, 600, 1e12]", "timing.t_prog_page_us", "at most 1000000 us"),
+        ("t_erase_us = 1e15", "timing.t_erase_us", "at most 10000000 us"),
+        ("t_read_us = 1e300", "timing.t_read_us", "at most 10000000 us"),
+        ("t_prog_page_us = [500, 600, 1e12]", "timing.t_prog_page_us", "at most 10000000 us"),
         ("fw_overhead_us = 1e9", "timing.fw_overhead_us", "at most 1000000 us"),
         ("series_interval_s = 1e-12", "timing.series_interval_s", "expected 0.000001 to 1000000 s"),
-        ("channel_mbps = 1e-9", "timing.channel_mbps", "expected 1 to 10000000 MB/s"),
+        ("channel_mbps = 1e-9", "timing.channel_mbps", "expected 0.1 to 10000000 MB/s"),
         ("arrival_iops = 1e-9", "timing.arrival_iops", "expected 0.01 to 1000000000"),
         ("max_time_s = 1e300", "timing.max_time_s", "at most 100000000 s"),
     ],

@@ -255,12 +255,17 @@ fn yes() -> bool {
 /// tight enough that no value can make a run's simulated time, work or memory explode
 /// (docs/timed.md, "Bounds").  Checked before anything is built.
 pub mod bounds {
-    /// A NAND read, program or erase (any mode, any page type), microseconds: 1 s.
-    pub const MAX_OP_US: f64 = 1e6;
+    /// A NAND read, program or erase (any mode, any page type), microseconds: 10 s.  Real NAND
+    /// takes well under 10 ms; the headroom keeps every value `opsim calibrate` may try on its
+    /// way to a fit (up to 1000x the core's default, tests/test_calibrate_within_core_bounds.py)
+    /// inside the bound.
+    pub const MAX_OP_US: f64 = 1e7;
     /// Controller time per command or GC page copy, and the suspend latency, microseconds.
     pub const MAX_FW_US: f64 = 1e6;
     /// Transfer rates (`channel_mbps`, `link_mbps`, `urgent_sustain_mbps`), MB/s.
-    pub const MIN_MBPS: f64 = 1.0;
+    /// 0.1 MB/s: far below any real interface, and below what `opsim calibrate` may try
+    /// (a thousandth of the core's default channel rate).
+    pub const MIN_MBPS: f64 = 0.1;
     pub const MAX_MBPS: f64 = 1e7;
     /// Open-loop arrival rate, commands per second.
     pub const MIN_ARRIVAL_IOPS: f64 = 0.01;
