@@ -333,7 +333,6 @@ def _cap(row):
 def render(d: dict) -> str:
     drv, wl, tg, rec = d["drive"], d["workload"], d["targets"], d["recommendation"]
     tg = dict(tg, _latency=[(x["ios"], x["percentile"], x["us"]) for x in tg["max_latency_us"]])
-    price = tg["price"] is not None
     lines = [
         f"opsim advise: {drv['title']}",
         f"  native {_gb(drv['native_bytes'])} ({drv['native_sectors']:,} sectors), NAND "
@@ -344,59 +343,91 @@ def render(d: dict) -> str:
         "",
     ]
     lat_hdr = "/".join(f"{'' if k == 'all' else k + ' '}{key}" for k, key, _ in tg["_latency"]) or "p99"
-
-    if rec is not None:
-        f = rec["figures"]
-        src = rec["source"]
-        op = rec["op"]
-        lines.append(
-            f"Recommendation: hold back {_pct(rec['held_back'])} of the native capacity: "
-            f"{_cap(rec)} usable ({rec['user_sectors']:,} sectors)"
-        )
-        lines.append(
-            f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
-            f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND"
-        )
-        figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
-        if f["tbw_tb"] is not None:
-            figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years"]
-        if f["lifetime_years"] is not None:
-            figs.append(f"{f['lifetime_years']:,.1f} years at the write rate")
-        if f["price_per_iops"] is not None:
-            figs.append(f"{f['price_per_iops']:.4f} per IOPS")
-        if tg["_latency"] and f["latency_us"]:
-            figs.append(f"{lat_hdr} {_lat(f, tg)} us")
-        lines.append(f"  {src}: " + ", ".join(figs))
-        if rec["binding"]:
-            b = rec["below"]
-            parts = [
-                f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
-                for name in rec["binding"]
-            ]
-            lines.append(
-                f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
-                f"held back, misses it: {'; '.join(parts)})"
-            )
-        else:
-            lines.append("  binding target: none: the native configuration already meets every target")
-        mp = rec["model_pick"]
-        if src == "simulator" and mp is not None:
-            lines.append(f"  the analytic screen picked {_pct(mp['held_back'])} held back ({_gb(mp['user_bytes'])})")
-        lines.append(f"  to set it: {rec['plan_command']}")
-    else:
-        lines.append("No OP level meets every target:")
-        for r in d["reasons"]:
-            lines.append(f"  {r['target']}: {r['reason']}")
-        c = d["ceiling"]
-        if not any(r["reason"].startswith("no OP can") for r in d["reasons"]):
-            lines.append(
-                f"  (with no garbage collection at all this workload would run at {c['iops']:,.0f} IOPS, "
-                f"limited by the {c['bottleneck']})"
-            )
+    lines += _recommendation_lines(rec, tg, lat_hdr) if rec is not None else _infeasible_lines(d)
     lines.append("")
+    extra = _ExtraColumns(drv["pe_cycles"] is not None, bool(wl["write_rate_bytes_per_day"]), tg["price"] is not None)
+    lines.append(_screen_table(d, extra))
+    if d["simulated"]:
+        lines.append("")
+        lines.append(_simulated_table(d, tg, lat_hdr, extra))
+    lines.append("")
+    lines.append(kv_table([(f"[{i + 1}]", a) for i, a in enumerate(d["assumptions"])], title="Sources and assumptions"))
+    return "\n".join(lines)
 
-    # the screen: every 5% of native plus the levels around the pick
-    screen = d["screen"]
+
+def _recommendation_lines(rec: dict, tg: dict, lat_hdr: str) -> list[str]:
+    f = rec["figures"]
+    src = rec["source"]
+    op = rec["op"]
+    lines = [
+        f"Recommendation: hold back {_pct(rec['held_back'])} of the native capacity: "
+        f"{_cap(rec)} usable ({rec['user_sectors']:,} sectors)",
+        f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
+        f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND",
+    ]
+    figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
+    if f["tbw_tb"] is not None:
+        figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years"]
+    if f["lifetime_years"] is not None:
+        figs.append(f"{f['lifetime_years']:,.1f} years at the write rate")
+    if f["price_per_iops"] is not None:
+        figs.append(f"{f['price_per_iops']:.4f} per IOPS")
+    if tg["_latency"] and f["latency_us"]:
+        figs.append(f"{lat_hdr} {_lat(f, tg)} us")
+    lines.append(f"  {src}: " + ", ".join(figs))
+    if rec["binding"]:
+        b = rec["below"]
+        parts = [
+            f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
+            for name in rec["binding"]
+        ]
+        lines.append(
+            f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
+            f"held back, misses it: {'; '.join(parts)})"
+        )
+    else:
+        lines.append("  binding target: none: the native configuration already meets every target")
+    mp = rec["model_pick"]
+    if src == "simulator" and mp is not None:
+        lines.append(f"  the analytic screen picked {_pct(mp['held_back'])} held back ({_gb(mp['user_bytes'])})")
+    lines.append(f"  to set it: {rec['plan_command']}")
+    return lines
+
+
+def _infeasible_lines(d: dict) -> list[str]:
+    lines = ["No OP level meets every target:"]
+    for r in d["reasons"]:
+        lines.append(f"  {r['target']}: {r['reason']}")
+    c = d["ceiling"]
+    if not any(r["reason"].startswith("no OP can") for r in d["reasons"]):
+        lines.append(
+            f"  (with no garbage collection at all this workload would run at {c['iops']:,.0f} IOPS, "
+            f"limited by the {c['bottleneck']})"
+        )
+    return lines
+
+
+class _ExtraColumns:
+    """The endurance and price columns, when known."""
+
+    def __init__(self, endurance: bool, years: bool, price: bool) -> None:
+        self.endurance, self.years, self.price = endurance, endurance and years, price
+
+    def header(self) -> list[str]:
+        e = ["TBW", "DWPD"] if self.endurance else []
+        return e + (["years"] if self.years else []) + (["$/IOPS"] if self.price else [])
+
+    def cells(self, r: dict) -> list[str]:
+        return (
+            ([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if self.endurance else [])
+            + ([_num(r["lifetime_years"], "{:,.1f}")] if self.years else [])
+            + ([_num(r["price_per_iops"], "{:.4f}")] if self.price else [])
+        )
+
+
+def _screen_rows_shown(d: dict) -> set[int]:
+    """The screen's rows shown: every 5% of native plus the levels around the pick."""
+    screen, rec = d["screen"], d["recommendation"]
     allowed = d["search"]["allowed_levels"]
     show = set()
     nxt = 0.0
@@ -410,22 +441,14 @@ def render(d: dict) -> str:
     ]:
         if 0 <= k < len(screen):
             show.add(k)
-    endu = drv["pe_cycles"] is not None
-    years = endu and bool(wl["write_rate_bytes_per_day"])
+    return show
 
-    def extra_hdr():  # endurance and price columns, when known
-        return (["TBW", "DWPD"] if endu else []) + (["years"] if years else []) + (["$/IOPS"] if price else [])
 
-    def extra(r):
-        return (
-            ([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if endu else [])
-            + ([_num(r["lifetime_years"], "{:,.1f}")] if years else [])
-            + ([_num(r["price_per_iops"], "{:.4f}")] if price else [])
-        )
-
-    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by", *extra_hdr(), "misses"]
+def _screen_table(d: dict, extra: _ExtraColumns) -> str:
+    screen = d["screen"]
+    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by", *extra.header(), "misses"]
     rows = []
-    for i in sorted(show):
+    for i in sorted(_screen_rows_shown(d)):
         r = screen[i]
         rows.append(
             [
@@ -436,45 +459,39 @@ def render(d: dict) -> str:
                 f"{r['waf']:.2f}",
                 _num(r["iops"]),
                 r["bottleneck"],
-                *extra(r),
+                *extra.cells(r),
                 ", ".join(r["fails"]) or "-",
             ]
         )
-    lines.append(
-        table(
-            hdr,
-            rows,
-            align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
-            title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
-            "every 5% and the levels around the pick shown)",
-        )
+    return table(
+        hdr,
+        rows,
+        align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
+        title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
+        "every 5% and the levels around the pick shown)",
     )
-    if d["simulated"]:
-        sm = d["search"]["scale_model"]
-        hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us", *extra_hdr(), "steady", "misses"]
-        rows = [
-            [
-                _pct(r["held_back"]),
-                _cap(r),
-                f"{r['waf']:.2f}",
-                _num(r["iops"]),
-                _lat(r, tg),
-                *extra(r),
-                "yes" if r["steady_state"] else "no",
-                ", ".join(r["fails"]) or "-",
-            ]
-            for r in d["simulated"]
+
+
+def _simulated_table(d: dict, tg: dict, lat_hdr: str, extra: _ExtraColumns) -> str:
+    sm = d["search"]["scale_model"]
+    hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us", *extra.header(), "steady", "misses"]
+    rows = [
+        [
+            _pct(r["held_back"]),
+            _cap(r),
+            f"{r['waf']:.2f}",
+            _num(r["iops"]),
+            _lat(r, tg),
+            *extra.cells(r),
+            "yes" if r["steady_state"] else "no",
+            ", ".join(r["fails"]) or "-",
         ]
-        lines.append("")
-        lines.append(
-            table(
-                hdr,
-                rows,
-                align="l" + "r" * (len(hdr) - 2) + "l",
-                title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
-                f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)",
-            )
-        )
-    lines.append("")
-    lines.append(kv_table([(f"[{i + 1}]", a) for i, a in enumerate(d["assumptions"])], title="Sources and assumptions"))
-    return "\n".join(lines)
+        for r in d["simulated"]
+    ]
+    return table(
+        hdr,
+        rows,
+        align="l" + "r" * (len(hdr) - 2) + "l",
+        title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
+        f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)",
+    )

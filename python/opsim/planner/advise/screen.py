@@ -131,12 +131,7 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
     gives the achieved figure.  Returns (IOPS, bottleneck, {resource: IOPS it allows})."""
     from ...sim import costs
 
-    model = {
-        "timing": drive.timing,
-        "write_cache": drive.write_cache,
-        "slc_folds": drive.slc_folds,
-        "ftl_block_units": drive.pages_per_block,
-    }
+    model = drive.cost_model()
     mix = {
         "write_fraction": wl.write_fraction,
         "units_per_io": wl.pages_per_io(drive.page_size),
