@@ -190,7 +190,10 @@ impl Description {
         let key = "scale_blocks";
         let d = &self.drive;
         if blocks == 0 || !(seen_by_gc.is_finite() && seen_by_gc > -1.0) {
-            return Err(Error::capacity(key, format!("{blocks} blocks at an OP seen by GC of {seen_by_gc} is no drive")));
+            return Err(Error::capacity(
+                key,
+                format!("{blocks} blocks at an OP seen by GC of {seen_by_gc} is no drive"),
+            ));
         }
         let ppb = d.pages_per_block as u64;
         let physical_bytes = blocks as u64 * ppb * d.page_size;
@@ -202,7 +205,13 @@ impl Description {
                 format!("a scale model of {blocks} blocks leaves garbage collection {pool} blocks: no user page fits"),
             ));
         }
-        Ok(ScaleModel { blocks, physical_bytes, user_pages, user_bytes: user_pages * d.page_size, gc_pool_blocks: pool })
+        Ok(ScaleModel {
+            blocks,
+            physical_bytes,
+            user_pages,
+            user_bytes: user_pages * d.page_size,
+            gc_pool_blocks: pool,
+        })
     }
 
     /// This drive's config cut to `blocks` blocks, set to the share of its user capacity

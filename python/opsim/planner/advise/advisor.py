@@ -373,7 +373,7 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
         if drive.native.gb is not None
         else f"OP levels: every {100 * float(step):g}% of the native capacity held back, in whole sectors (floor)",
         f"WAF (screen): {screen[0]['waf_model']}, at the OP garbage collection sees (physical pages outside "
-        f"the {drive.gc_low}-block free reserve over user pages); steady state",
+        f"the {drive.description['op']['reserved_blocks']}-block free reserve over user pages); steady state",
         f"WAF is NAND bytes over host bytes: sub-page writes program whole {drive.page_size // 1024} KiB mapping "
         "units (read-modify-write)"
         if any(s % drive.page_size for s, _ in wl.sizes())
