@@ -138,21 +138,28 @@ def simulate(config, *, on_interrupt: str = "raise") -> SimResult:
     return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep)))
 
 
-def describe(config, *, model_limits: bool = True, users=None) -> dict:
+def describe(config, *, model_limits: bool = True, users=None, scale_blocks=None) -> dict:
     """Validate ``config`` and return the drive as the core resolves it, without building its
     model (instant whatever the capacity): ``config`` (preset applied, defaults filled),
     ``drive`` (geometry), ``op`` (every basis, ``added``, ``seen_by_gc``), ``slc_cache``,
-    ``timing`` (resolved: ns, counts), ``cost_model`` (for :func:`costs`) and ``fits_model``.
+    ``timing`` (resolved: ns, counts), ``cost_model`` (for :func:`costs`),
+    ``analytic_precondition`` (whether ``run.precondition = "analytic"`` can start this
+    config's workload on this drive) and ``fits_model``.
 
     ``model_limits`` (default): refuse, as the simulator would, a drive it cannot model
     (memory limit, 32-bit mapping tables, no room for garbage collection); False describes any
     drive.  ``users``: also ``levels``, the ``op`` figures at each of these user capacities
-    (bytes, whole sectors).  A drive file ``preset`` names is relative to the config file's
-    directory (for a path), else to the current directory."""
+    (bytes, whole sectors).  ``scale_blocks``: also ``scale_model`` (and one in each level): a
+    drive of that many blocks of the same NAND giving garbage collection the same OP
+    (``blocks``, ``physical_bytes``, ``user_pages``, ``user_bytes``, ``gc_pool_blocks``: the
+    reserve and SLC cache as the core keeps them at that size).  A drive file ``preset``
+    names is relative to the config file's directory (for a path), else to the current
+    directory."""
     text, fmt = _config_text(config)
     limits = _args.flag("model_limits", model_limits)
     us = None if users is None else _users(users)
-    return json.loads(_core().describe(text, fmt, limits, us, _base_dir(config)))
+    blocks = None if scale_blocks is None else _args.uint("scale_blocks", scale_blocks, 32, lo=1)
+    return json.loads(_core().describe(text, fmt, limits, us, _base_dir(config), blocks))
 
 
 def _users(users) -> list[int]:

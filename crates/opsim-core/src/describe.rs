@@ -5,13 +5,14 @@
 //! allocated (no mapping tables, no block metadata): a 100 TB drive is described as fast as
 //! a small one.
 
-use crate::config::Config;
+use crate::config::{Config, OpBasis, Precondition, WorkloadType};
 use crate::error::{Error, Result};
 pub use crate::geometry::gc_pool_blocks;
 use crate::geometry::{Geometry, OpReport};
 use crate::sim::{drive_report, resolve_timing, DriveReport, Prepared, Simulator};
 use crate::timed::costs::CostModel;
 use crate::timed::Resolved;
+use crate::units::ByteSize;
 use serde::Serialize;
 
 /// A drive as the core resolves it.
@@ -27,6 +28,9 @@ pub struct Description {
     pub timing: Option<Resolved>,
     /// What the cost model (`timed::costs`) needs, with a `[timing]` table.
     pub cost_model: Option<CostModel>,
+    /// Whether `run.precondition = "analytic"` can lay out the steady state of this config's
+    /// `[workload]` on this drive (the simulator's checks before its first round).
+    pub analytic_precondition: bool,
     /// Whether the simulator can model this drive (memory limit, 32-bit mapping tables);
     /// always true when the description was asked with the model's limits checked.
     pub fits_model: bool,
@@ -58,6 +62,20 @@ pub struct SlcReport {
     /// In steady state (every LBA written) the cache is its static part; with one and folding
     /// when full, every host write is programmed in SLC mode and folded.
     pub steady_folds: bool,
+}
+
+/// A scale model of the drive: fewer blocks of the same NAND (page, block, dies, planes and
+/// timing), its free-block reserve and SLC cache's static part as the core keeps them at that
+/// size (GC groups, `ftl.gc_reserve`, the SLC share of the blocks), holding the user pages that
+/// give garbage collection a given OP (`seen_by_gc`, user basis).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ScaleModel {
+    pub blocks: u32,
+    pub physical_bytes: u64,
+    pub user_pages: u64,
+    pub user_bytes: u64,
+    /// Blocks of the pool GC collects in (`blocks` less the reserve and the SLC static part).
+    pub gc_pool_blocks: u64,
 }
 
 /// OP in every basis for the drive's own user capacity.
@@ -104,6 +122,7 @@ pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
         _ => None,
     };
     Ok(Description {
+        analytic_precondition: analytic_precondition(&cfg, &geo),
         drive: drive_report(&geo, memory),
         op: op_bases(&geo, gc_low, slc_static),
         slc_cache,
@@ -112,6 +131,30 @@ pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
         fits_model,
         config: cfg,
     })
+}
+
+/// Whether analytic preconditioning applies to `cfg`'s workload on `geo`: the config with
+/// `run.precondition = "analytic"` passes the core's checks, and the mean-field model covers
+/// its workload (uniform random single-page writes) and GC policy.
+fn analytic_precondition(cfg: &Config, geo: &Geometry) -> bool {
+    let mut analytic = cfg.clone();
+    analytic.run.precondition = Precondition::Analytic;
+    if Simulator::prepare(&analytic, false).is_err() {
+        return false;
+    }
+    let w = &cfg.workload;
+    let single_page = w.kind == WorkloadType::Uniform
+        && crate::workload::build(
+            w,
+            w.kind,
+            geo.user_sectors(),
+            geo.sector_size as u64,
+            geo.page_size,
+            cfg.ftl.streams,
+            None,
+        )
+        .is_ok_and(|wl| wl.pages && wl.len == 1);
+    crate::meanfield::analytic_refusal(w.kind, single_page, cfg.ftl.gc).is_none()
 }
 
 impl Description {
@@ -137,6 +180,52 @@ impl Description {
         let slc_static = self.slc_cache.as_ref().map_or(0, |s| s.min_blocks);
         let reserve = crate::config::gc::GcLayout::resolve(&self.config)?.reserve_blocks();
         Ok(op_bases(&geo, reserve, slc_static))
+    }
+
+    /// The scale model of `blocks` blocks whose user pages give garbage collection the OP
+    /// `seen_by_gc` (user basis): the most user pages with (pool pages - user pages) / user
+    /// pages at least `seen_by_gc`, the pool as the core resolves it for a drive of `blocks`
+    /// blocks (this drive's config with its physical capacity cut to them).
+    pub fn scale_model(&self, blocks: u32, seen_by_gc: f64) -> Result<ScaleModel> {
+        let key = "scale_blocks";
+        let d = &self.drive;
+        if blocks == 0 || !(seen_by_gc.is_finite() && seen_by_gc > -1.0) {
+            return Err(Error::capacity(
+                key,
+                format!("{blocks} blocks at an OP seen by GC of {seen_by_gc} is no drive"),
+            ));
+        }
+        let ppb = d.pages_per_block as u64;
+        let physical_bytes = blocks as u64 * ppb * d.page_size;
+        let pool = describe(self.config_with_blocks(blocks), false)?.op.gc_pool_blocks;
+        let user_pages = (pool as f64 * ppb as f64 / (1.0 + seen_by_gc)).floor() as u64;
+        if user_pages == 0 {
+            return Err(Error::capacity(
+                key,
+                format!("a scale model of {blocks} blocks leaves garbage collection {pool} blocks: no user page fits"),
+            ));
+        }
+        Ok(ScaleModel {
+            blocks,
+            physical_bytes,
+            user_pages,
+            user_bytes: user_pages * d.page_size,
+            gc_pool_blocks: pool,
+        })
+    }
+
+    /// This drive's config cut to `blocks` blocks, set to the share of its user capacity
+    /// (whole pages, at least one) those blocks hold: the pool does not depend on it.
+    fn config_with_blocks(&self, blocks: u32) -> Config {
+        let d = &self.drive;
+        let block_bytes = d.pages_per_block as u64 * d.page_size;
+        let share = (d.user_bytes as u128 * blocks as u128 / d.blocks.max(1) as u128) as u64;
+        let mut cfg = self.config.clone();
+        let c = &mut cfg.drive;
+        c.physical_capacity = Some(ByteSize(blocks as u64 * block_bytes));
+        c.user_capacity = Some(ByteSize((share / d.page_size).max(1) * d.page_size));
+        (c.op, c.native_capacity, c.native_op, c.op_basis) = (None, None, None, OpBasis::User);
+        cfg
     }
 }
 
@@ -211,5 +300,54 @@ mod tests {
         let d = describe(cfg("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n"), true).unwrap();
         assert_eq!(d.op_at(100).unwrap_err().key.as_deref(), Some("user_bytes"));
         assert!(d.timing.is_none() && d.cost_model.is_none());
+    }
+
+    /// The scale model's pool as the core's FTL keeps it: GC groups and `gc_reserve` count
+    /// their reserve per die or plane, the SLC cache's static part is its share of the model.
+    #[test]
+    fn scale_model_keeps_the_core_reserve() {
+        let drive = "[drive]\nuser_capacity = \"60GiB\"\nphysical_capacity = \"64GiB\"\ndies = 8\nplanes_per_die = 2\n";
+        for (ftl, pool) in [
+            ("", 65534),
+            ("[ftl]\ngc_scope = \"die\"\n", 65520),
+            ("[ftl]\ngc_scope = \"plane\"\n", 65504),
+            ("[ftl]\ngc_reserve = \"20 blocks per plane\"\n", 65216),
+        ] {
+            let d = describe(cfg(&format!("{drive}{ftl}")), false).unwrap();
+            assert_eq!(d.op.gc_pool_blocks, pool, "{ftl}");
+            // the whole drive as its own scale model: the core's own pool and user pages
+            let m = d.scale_model(d.drive.blocks, d.op.seen_by_gc).unwrap();
+            assert_eq!((m.gc_pool_blocks, m.user_pages), (pool, d.drive.user_bytes / 4096), "{ftl}");
+            let m = d.scale_model(1024, d.op.seen_by_gc).unwrap();
+            assert_eq!(m.gc_pool_blocks, 1024 - (65536 - pool), "{ftl}");
+            assert_eq!(m.user_pages, (m.gc_pool_blocks as f64 * 256.0 / (1.0 + d.op.seen_by_gc)).floor() as u64);
+        }
+        let d = describe(
+            cfg("[drive]\nuser_capacity = \"48MiB\"\nphysical_capacity = \"64MiB\"\npages_per_block = 64\n[ftl.slc_cache]\nmin_fraction = 0.05\nmax_fraction = 0.1\n"),
+            true,
+        )
+        .unwrap();
+        let m = d.scale_model(100, 0.2).unwrap();
+        assert_eq!((m.gc_pool_blocks, m.physical_bytes), (100 - 2 - 5, 100 * 64 * 4096));
+        let plain = describe(cfg("[drive]\nuser_capacity = \"48MiB\"\nphysical_capacity = \"64MiB\"\n"), true).unwrap();
+        assert_eq!(plain.scale_model(2, 0.2).unwrap_err().key.as_deref(), Some("scale_blocks"));
+    }
+
+    #[test]
+    fn analytic_precondition_as_the_simulator_checks_it() {
+        let drive = "[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\n";
+        for (rest, yes) in [
+            ("", true),
+            ("[workload]\nrequest_size = 8192\n", false),
+            ("[workload]\ntype = \"sequential\"\n", false),
+            ("[ftl]\ngc = \"fifo\"\n", true),
+            ("[ftl]\ngc = \"cost-benefit\"\n", false),
+            ("[drive]\n", true),
+        ] {
+            let text = if rest == "[drive]\n" { drive.to_string() } else { format!("{drive}{rest}") };
+            assert_eq!(describe(cfg(&text), true).unwrap().analytic_precondition, yes, "{rest}");
+        }
+        let scoped = "[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\ndies = 4\n[ftl]\ngc_scope = \"die\"\n";
+        assert!(!describe(cfg(scoped), true).unwrap().analytic_precondition);
     }
 }

@@ -15,6 +15,24 @@
 //! An independent implementation in Python (`opsim.models`) is the oracle the simulator
 //! is tested against; this one only shapes the initial layout.
 
+use crate::config::{GcPolicy, WorkloadType};
+
+/// Why analytic preconditioning cannot lay out the steady state of a workload of `kind` whose
+/// requests are one whole page each (`single_page`) under GC policy `gc`, or None: the model
+/// covers uniform random single-page writes under greedy, d-choices, random and FIFO GC.
+pub fn analytic_refusal(kind: WorkloadType, single_page: bool, gc: GcPolicy) -> Option<String> {
+    if kind != WorkloadType::Uniform {
+        return Some("\"analytic\" supports workload type \"uniform\" only".into());
+    }
+    if !single_page {
+        return Some("\"analytic\" needs single-page requests (request_size = page_size)".into());
+    }
+    match gc {
+        GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random | GcPolicy::Fifo => None,
+        other => Some(format!("\"analytic\" does not support gc = \"{}\"", other.name())),
+    }
+}
+
 /// Steady-state block occupancy: `x[j]` = fraction of blocks with j valid pages, and WA.
 #[derive(Clone, Debug)]
 pub struct Occupancy {

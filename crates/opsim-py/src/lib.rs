@@ -169,9 +169,11 @@ fn simulate(
 /// config resolved, geometry, OP in every basis, SLC cache, timing and cost model; JSON
 /// text.  `model_limits`: refuse what the simulator cannot model (memory, 32-bit tables);
 /// `users`: also the OP in every basis at each of these user capacities (bytes), `levels`;
+/// `scale_blocks`: also each level's `scale_model` (and the drive's own, `scale_model`): a drive
+/// of that many blocks giving GC the same OP (`Description::scale_model`);
 /// `base_dir`: what a relative drive-file path is relative to (default: the current directory).
 #[pyfunction]
-#[pyo3(signature = (config, format = "json", model_limits = true, users = None, base_dir = None))]
+#[pyo3(signature = (config, format = "json", model_limits = true, users = None, base_dir = None, scale_blocks = None))]
 fn describe(
     py: Python<'_>,
     config: String,
@@ -179,18 +181,39 @@ fn describe(
     model_limits: bool,
     users: Option<Vec<u64>>,
     base_dir: Option<String>,
+    scale_blocks: Option<u32>,
 ) -> PyResult<String> {
     let format = format.to_owned();
     guarded(py, move |_| {
         let d = opsim_core::describe::describe(parse_config(&config, &format, base_dir.as_deref())?, model_limits)?;
-        let mut v = serde_json::to_value(&d).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
+        let mut v = json_value(&d)?;
+        let scale = |op: &opsim_core::describe::OpBases| -> opsim_core::Result<serde_json::Value> {
+            match scale_blocks {
+                Some(b) => json_value(&d.scale_model(b, op.seen_by_gc)?),
+                None => Ok(serde_json::Value::Null),
+            }
+        };
+        if scale_blocks.is_some() {
+            v["scale_model"] = scale(&d.op)?;
+        }
         if let Some(us) = users {
-            let levels = us.iter().map(|&u| d.op_at(u)).collect::<opsim_core::Result<Vec<_>>>()?;
-            v["levels"] =
-                serde_json::to_value(levels).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))?;
+            let mut levels = Vec::with_capacity(us.len());
+            for &u in &us {
+                let op = d.op_at(u)?;
+                let mut level = json_value(&op)?;
+                if scale_blocks.is_some() {
+                    level["scale_model"] = scale(&op)?;
+                }
+                levels.push(level);
+            }
+            v["levels"] = serde_json::Value::Array(levels);
         }
         to_json(&v)
     })
+}
+
+fn json_value<T: serde::Serialize>(x: &T) -> opsim_core::Result<serde_json::Value> {
+    serde_json::to_value(x).map_err(|e| Error::internal(format!("cannot serialise result: {e}")))
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> opsim_core::Result<T> {

@@ -88,13 +88,14 @@ def _curve(key: str, seed: int) -> Curve:
     physical = CURVE_BLOCKS * ppb * page
     cfg0 = base | {"drive": drive | {"physical_capacity": physical, "user_capacity": page * 64}}
     pool_pages = describe(cfg0, model_limits=False)["op"]["gc_pool_blocks"] * ppb
-    analytic = bs == page and ftl.get("gc", "greedy") in ("greedy", "fifo", "random", "d-choices")
+    workload = {"type": "uniform", "request_size": bs}
+    analytic = describe(cfg0 | {"workload": workload}, model_limits=False)["analytic_precondition"]
     seen, copies, wafs, extras = [], [], [], []
     for s in LADDER:
         user = int(pool_pages / (1 + s)) * page
         cfg = base | {
             "drive": drive | {"physical_capacity": physical, "user_capacity": user},
-            "workload": {"type": "uniform", "request_size": bs},
+            "workload": workload,
             "run": {
                 "seed": seed,
                 "precondition": "analytic" if analytic else "fill",

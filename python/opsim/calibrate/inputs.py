@@ -175,6 +175,20 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
         if k not in known:
             raise _bad(path, k, f"unknown table; a datasheet file has {', '.join(sorted(known))}")
     spec = DriveSpec(source=dict(doc.get("source", {})))
+    _read_drive_table(path, doc, spec)
+    figures = _read_datasheet_table(path, doc, spec)
+    _read_model_table(path, doc, spec)
+    figures += _read_points(path, doc)
+    ratios = doc.get("ratio", [])
+    if not isinstance(ratios, list):
+        raise _bad(path, "ratio", "must be an array of tables ([[ratio]])")
+    for i, row in enumerate(ratios):
+        figures.append(_ratio(path, i, row))
+    return spec, figures
+
+
+def _read_drive_table(path: str, doc: dict, spec: DriveSpec) -> None:
+    """``[drive]``: capacities, page, interface, cell, P/E rating and names."""
     drive = doc.get("drive", {})
     if not isinstance(drive, dict):
         raise _bad(path, "drive", "must be a table")
@@ -204,11 +218,15 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
             )
         if k in ("native", "physical", "page_size", "interface", "cell", "pe"):
             spec.origin[k] = "datasheet"
+
+
+def _read_datasheet_table(path: str, doc: dict, spec: DriveSpec) -> list[Figure]:
+    """``[datasheet]``: the figures the datasheet states (0: not given)."""
     ds = doc.get("datasheet", {})
     if not isinstance(ds, dict):
         raise _bad(path, "datasheet", "must be a table")
-    sources = spec.source.get("figures", {}) if isinstance(spec.source.get("figures", {}), dict) else {}
     figures: list[Figure] = []
+    sources = spec.source.get("figures", {}) if isinstance(spec.source.get("figures", {}), dict) else {}
     values: dict[str, float] = {}
     for k, v in ds.items():
         key = f"datasheet.{k}"
@@ -253,6 +271,11 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
             f"steady-state IOPS ({values['rand_write_iops']:g}) above the fresh-out-of-box burst "
             f"({values['fob_write_iops']:g}): a drive is never faster after garbage collection starts",
         )
+    return figures
+
+
+def _read_model_table(path: str, doc: dict, spec: DriveSpec) -> None:
+    """``[model]``: preset keys the datasheet file fixes, with their sources."""
     model = doc.get("model", {})
     if not isinstance(model, dict):
         raise _bad(path, "model", "must be a table")
@@ -264,6 +287,11 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
             raise _bad(path, f"model.{k}", 'keys are preset keys such as "timing.channels" or "drive.pages_per_block"')
         spec.model[k] = v
         spec.model_sources[k] = str(msrc.get(k, "given in the datasheet file"))
+
+
+def _read_points(path: str, doc: dict) -> list[Figure]:
+    """``[[point]]``: measured figures (the columns of a figures CSV)."""
+    figures: list[Figure] = []
     points = doc.get("point", [])
     if not isinstance(points, list):
         raise _bad(path, "point", "must be an array of tables ([[point]])")
@@ -287,12 +315,7 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
         if "user" in row:
             figs = [replace(f, user=_size(path, f"point[{i}].user", row["user"])) for f in figs]
         figures += figs
-    ratios = doc.get("ratio", [])
-    if not isinstance(ratios, list):
-        raise _bad(path, "ratio", "must be an array of tables ([[ratio]])")
-    for i, row in enumerate(ratios):
-        figures.append(_ratio(path, i, row))
-    return spec, figures
+    return figures
 
 
 def _where(path: str, key: str, row: Any) -> dict:

@@ -99,10 +99,18 @@ def build(spec: DriveSpec) -> Model:
         raise InputError("the drive's native (user) capacity is needed: --native 960GB or [drive] native", key="native")
     tables: dict = {"drive": {}, "timing": {}}
     sources: dict[str, str] = {}
-    origin = spec.origin
+    _put_given(spec, tables, sources)
+    prior_physical = spec.physical or spec.native * 2**30 // 10**9
+    _put_nand_defaults(tables, sources, prior_physical)
+    _put_host_defaults(spec, tables, sources)
+    return Model(tables, sources, _params(spec, tables, sources, prior_physical), spec)
+
+
+def _put_given(spec: DriveSpec, tables: dict, sources: dict) -> None:
+    """The values given (options, drive file) or read from the datasheet."""
 
     def said(what: str) -> str:
-        return "given" if origin.get(what) == "given" else "datasheet"
+        return "given" if spec.origin.get(what) == "given" else "datasheet"
 
     _put(tables, sources, "drive.user_capacity", spec.native, f"{said('native')}: native capacity")
     if spec.page_size is not None:
@@ -117,10 +125,13 @@ def build(spec: DriveSpec) -> Model:
         _put(tables, sources, "drive.physical_capacity", spec.physical, f"{said('physical')}: NAND capacity")
     for key, v in spec.model.items():
         _put(tables, sources, key, v, spec.model_sources[key])
+
+
+def _put_nand_defaults(tables: dict, sources: dict, prior_physical: int) -> None:
+    """The NAND array nobody gave: word-line page, block, channels, dies for the capacity."""
     t = tables["timing"]
     cell = t.get("cell", "tlc")
     bits = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}[cell]
-    prior_physical = spec.physical or spec.native * 2**30 // 10**9
     if "timing.nand_page_size" not in sources:
         _put(
             tables,
@@ -157,6 +168,12 @@ def build(spec: DriveSpec) -> Model:
             f"default: {dies} dies of {DIE_GBIT[cell]} Gbit {cell.upper()} for "
             f"{prior_physical / 2**30:.0f} GiB of NAND, on {channels} channels",
         )
+
+
+def _put_host_defaults(spec: DriveSpec, tables: dict, sources: dict) -> None:
+    """The host side from the datasheet: the PCIe generation its sequential read needs, the
+    queue depth its random writes were measured at."""
+    t = tables["timing"]
     if spec.source.get("seq_read_mbps") and t.get("interface", "sata") == "nvme" and "timing.pcie_gen" not in sources:
         gen = _pcie_gen_for(tables, float(spec.source["seq_read_mbps"]))
         if gen is not None:
@@ -172,6 +189,13 @@ def build(spec: DriveSpec) -> Model:
         _put(tables, sources, "timing.queue_depth", qd, f"datasheet: random writes measured at QD{spec.rand_write_qd}")
         if queues > 1:
             _put(tables, sources, "timing.nvme_queues", queues, f"datasheet: QD{spec.rand_write_qd} as {queues} queues")
+
+
+def _params(spec: DriveSpec, tables: dict, sources: dict, prior_physical: int) -> list[Param]:
+    """The parameters to fit: what nobody gave, each with its prior (the core's default)."""
+    assert spec.native is not None  # build refuses a spec without it
+    t = tables["timing"]
+    cell = t.get("cell", "tlc")
     d = describe({"drive": tables["drive"] | {"physical_capacity": prior_physical}, "timing": t}, model_limits=False)
     rt = d["timing"]
     params: list[Param] = []
@@ -225,7 +249,7 @@ def build(spec: DriveSpec) -> Model:
                 prior_source="the core's default (none)",
             )
         )
-    return Model(tables, sources, params, spec)
+    return params
 
 
 def _core_timing_default(tables: dict, key: str) -> int:

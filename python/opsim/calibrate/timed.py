@@ -66,15 +66,14 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
         qd, queues = _queue(f.queue_depth, model["timing"].get("interface", "sata"))
         model["timing"] |= {"queue_depth": qd, "nvme_queues": queues}
     span = (f.span or user_bytes) / user_bytes
-    gc = model.get("ftl", {}).get("gc", "greedy")
     if f.kind in ("steady_iops", "waf"):
-        analytic = f.block_size == page and gc in ("greedy", "fifo", "random", "d-choices")
         model["workload"] = {
             "type": "uniform",
             "request_size": f.block_size,
             "read_fraction": f.read_fraction,
             "span": span,
         }
+        analytic = describe(model, model_limits=False)["analytic_precondition"]
         model["run"] = {
             "seed": seed,
             "precondition": "analytic" if analytic else "fill",

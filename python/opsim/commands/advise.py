@@ -26,6 +26,14 @@ def register(sub, common):
             "1 when no OP meets the targets, 2 on bad input. See docs/planner.md."
         ),
     )
+    _drive_options(p)
+    _workload_options(p)
+    _target_options(p)
+    _tenant_and_search_options(p)
+    p.set_defaults(func=run)
+
+
+def _drive_options(p) -> None:
     g = p.add_argument_group("drive (a preset, a drive file, or parameters)")
     which = g.add_mutually_exclusive_group()
     which.add_argument(
@@ -46,6 +54,9 @@ def register(sub, common):
     g.add_argument("--gc", choices=["greedy", "fifo", "random"], help="GC policy (default: the preset's, greedy)")
     g.add_argument("--queue-depth", type=int, help="outstanding commands (default: the preset's, 32)")
     g.add_argument("--sector-size", type=int, default=512, choices=[512, 4096], help="logical sector size")
+
+
+def _workload_options(p) -> None:
     w = p.add_argument_group("workload")
     w.add_argument(
         "--read-write",
@@ -70,6 +81,9 @@ def register(sub, common):
         help="JEDEC JESD219 enterprise endurance workload (its size mix and LBA zones)",
     )
     w.add_argument("--write-rate", help="host writes per day, e.g. 200GB (for the lifetime)")
+
+
+def _target_options(p) -> None:
     t = p.add_argument_group("targets (at least one)")
     t.add_argument(
         "--min-iops",
@@ -89,6 +103,9 @@ def register(sub, common):
         "when one is given, else at the queue depth); repeatable",
     )
     t.add_argument("--price", help="drive price, for price per IOPS and per usable GB")
+
+
+def _tenant_and_search_options(p) -> None:
     m = p.add_argument_group("tenants and data placement")
     m.add_argument(
         "--tenants",
@@ -116,7 +133,6 @@ def register(sub, common):
         "--model-blocks", type=int, default=2048, help="blocks in the simulator's scale model (default 2048)"
     )
     s.add_argument("--seed", type=int, default=1, help="simulator seed")
-    p.set_defaults(func=run)
 
 
 def _frac(text, option, lo=0.0, hi=1.0) -> Fraction:
@@ -142,58 +158,58 @@ def _size(text, option) -> int:
 
 
 def parse_args(args):
-    from ..planner import advise as A
+    from ..planner import advise
 
-    wl = A.Workload(read_fraction=A.parse_read_write(args.read_write))
-    wl.sequential = A.parse_fraction_option(args.sequential, "sequential")
+    wl = advise.Workload(read_fraction=advise.parse_read_write(args.read_write))
+    wl.sequential = advise.parse_fraction_option(args.sequential, "sequential")
     if args.profile == "jesd219":
         if args.skew != "uniform":
-            raise A._bad("skew", "--profile jesd219 has its own LBA zones; drop --skew")
+            raise advise._bad("skew", "--profile jesd219 has its own LBA zones; drop --skew")
         wl.skew = "jesd219"
         wl.block_size = None
         if args.block_size is not None:
             bs = _size(args.block_size, "block_size")
             if bs != 4096:
-                raise A._bad("block_size", "with --profile jesd219 only 4KiB (its zones with 4 KiB transfers)")
+                raise advise._bad("block_size", "with --profile jesd219 only 4KiB (its zones with 4 KiB transfers)")
             wl.block_size = 4096
     else:
-        for k, v in A.parse_skew(args.skew).items():
+        for k, v in advise.parse_skew(args.skew).items():
             setattr(wl, k, v)
         wl.block_size = _size(args.block_size, "block_size") if args.block_size else 4096
         if wl.block_size % 512:
-            raise A._bad("block_size", f"{wl.block_size} bytes is not a whole number of 512-byte sectors")
+            raise advise._bad("block_size", f"{wl.block_size} bytes is not a whole number of 512-byte sectors")
     if args.write_rate is not None:
         wl.write_rate = _size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I), "write_rate")
 
-    tg = A.Targets()
+    tg = advise.Targets()
     if args.min_iops is not None:
-        tg.min_iops, tg.min_iops_relative = A.parse_target_number(args.min_iops, "min_iops", allow_relative=True)
+        tg.min_iops, tg.min_iops_relative = advise.parse_target_number(args.min_iops, "min_iops", allow_relative=True)
     if args.min_tbw is not None:
-        tg.min_tbw, tg.min_tbw_relative = A.parse_target_number(args.min_tbw, "min_tbw", allow_relative=True)
+        tg.min_tbw, tg.min_tbw_relative = advise.parse_target_number(args.min_tbw, "min_tbw", allow_relative=True)
     if args.min_dwpd is not None:
-        tg.min_dwpd, _ = A.parse_target_number(args.min_dwpd, "min_dwpd")
-    tg.dwpd_years, _ = A.parse_target_number(args.dwpd_years, "dwpd_years")
+        tg.min_dwpd, _ = advise.parse_target_number(args.min_dwpd, "min_dwpd")
+    tg.dwpd_years, _ = advise.parse_target_number(args.dwpd_years, "dwpd_years")
     if args.min_lifetime is not None:
-        tg.min_lifetime_years, _ = A.parse_target_number(args.min_lifetime, "min_lifetime")
+        tg.min_lifetime_years, _ = advise.parse_target_number(args.min_lifetime, "min_lifetime")
     if args.min_capacity is not None:
         tg.min_capacity = _size(args.min_capacity, "min_capacity")
-    tg.latency = [A.parse_latency(x) for x in args.max_latency]
+    tg.latency = [advise.parse_latency(x) for x in args.max_latency]
     if args.price is not None:
-        tg.price, _ = A.parse_target_number(str(args.price).lstrip("$"), "price")
+        tg.price, _ = advise.parse_target_number(str(args.price).lstrip("$"), "price")
     return wl, tg
 
 
 def run(args) -> Output:
-    from ..planner import advise as A
+    from ..planner import advise
 
-    if args.model_blocks < A.MIN_MODEL_BLOCKS:
-        raise A._bad("model_blocks", f"at least {A.MIN_MODEL_BLOCKS}")
+    if args.model_blocks < advise.MIN_MODEL_BLOCKS:
+        raise advise._bad("model_blocks", f"at least {advise.MIN_MODEL_BLOCKS}")
     step = _frac(args.step, "step", 0.0005, 0.10)
     if step == 0:
-        raise A._bad("step", "must be positive")
-    max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(A.DIAGNOSIS_HELD_BACK))
+        raise advise._bad("step", "must be positive")
+    max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(advise.DIAGNOSIS_HELD_BACK))
     wl, tg = parse_args(args)
-    drive = A.load_drive(
+    drive = advise.load_drive(
         preset=args.drive if args.drive is not None else args.preset,
         preset_option="drive" if args.drive is not None else "preset",
         native=args.native,
@@ -206,8 +222,8 @@ def run(args) -> Output:
         sector_size=args.sector_size,
     )
     if args.placement is not None and args.tenants is None:
-        raise A._bad("placement", "needs --tenants (the namespaces whose writes are placed)")
-    tenants = A.load_tenants(args.tenants) if args.tenants is not None else None
+        raise advise._bad("placement", "needs --tenants (the namespaces whose writes are placed)")
+    tenants = advise.load_tenants(args.tenants) if args.tenants is not None else None
     tty = sys.stderr.isatty()
 
     def progress(msg):
@@ -216,8 +232,8 @@ def run(args) -> Output:
             sys.stderr.flush()
 
     if tenants is not None:
-        levels = A.grid(drive, step, max_hb)
-        d = A.advise_tenants(
+        levels = advise.grid(drive, step, max_hb)
+        d = advise.advise_tenants(
             drive, tg, levels, tenants, args.placement or "fdp", args.model_blocks, args.seed, progress=progress
         )
         d |= {"drive": drive.to_dict(), "targets": tg.to_dict()}
@@ -225,7 +241,7 @@ def run(args) -> Output:
             sys.stderr.write("\r" + " " * 64 + "\r")
         ok = all(v["recommended"] is not None for v in d["modes"].values())
         return Output(data=d, text=render_tenants(d), exit_code=0 if ok else 1)
-    d = A.advise(
+    d = advise.advise(
         drive,
         wl,
         tg,
@@ -333,7 +349,6 @@ def _cap(row):
 def render(d: dict) -> str:
     drv, wl, tg, rec = d["drive"], d["workload"], d["targets"], d["recommendation"]
     tg = dict(tg, _latency=[(x["ios"], x["percentile"], x["us"]) for x in tg["max_latency_us"]])
-    price = tg["price"] is not None
     lines = [
         f"opsim advise: {drv['title']}",
         f"  native {_gb(drv['native_bytes'])} ({drv['native_sectors']:,} sectors), NAND "
@@ -344,59 +359,91 @@ def render(d: dict) -> str:
         "",
     ]
     lat_hdr = "/".join(f"{'' if k == 'all' else k + ' '}{key}" for k, key, _ in tg["_latency"]) or "p99"
-
-    if rec is not None:
-        f = rec["figures"]
-        src = rec["source"]
-        op = rec["op"]
-        lines.append(
-            f"Recommendation: hold back {_pct(rec['held_back'])} of the native capacity: "
-            f"{_cap(rec)} usable ({rec['user_sectors']:,} sectors)"
-        )
-        lines.append(
-            f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
-            f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND"
-        )
-        figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
-        if f["tbw_tb"] is not None:
-            figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years"]
-        if f["lifetime_years"] is not None:
-            figs.append(f"{f['lifetime_years']:,.1f} years at the write rate")
-        if f["price_per_iops"] is not None:
-            figs.append(f"{f['price_per_iops']:.4f} per IOPS")
-        if tg["_latency"] and f["latency_us"]:
-            figs.append(f"{lat_hdr} {_lat(f, tg)} us")
-        lines.append(f"  {src}: " + ", ".join(figs))
-        if rec["binding"]:
-            b = rec["below"]
-            parts = [
-                f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
-                for name in rec["binding"]
-            ]
-            lines.append(
-                f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
-                f"held back, misses it: {'; '.join(parts)})"
-            )
-        else:
-            lines.append("  binding target: none: the native configuration already meets every target")
-        mp = rec["model_pick"]
-        if src == "simulator" and mp is not None:
-            lines.append(f"  the analytic screen picked {_pct(mp['held_back'])} held back ({_gb(mp['user_bytes'])})")
-        lines.append(f"  to set it: {rec['plan_command']}")
-    else:
-        lines.append("No OP level meets every target:")
-        for r in d["reasons"]:
-            lines.append(f"  {r['target']}: {r['reason']}")
-        c = d["ceiling"]
-        if not any(r["reason"].startswith("no OP can") for r in d["reasons"]):
-            lines.append(
-                f"  (with no garbage collection at all this workload would run at {c['iops']:,.0f} IOPS, "
-                f"limited by the {c['bottleneck']})"
-            )
+    lines += _recommendation_lines(rec, tg, lat_hdr) if rec is not None else _infeasible_lines(d)
     lines.append("")
+    extra = _ExtraColumns(drv["pe_cycles"] is not None, bool(wl["write_rate_bytes_per_day"]), tg["price"] is not None)
+    lines.append(_screen_table(d, extra))
+    if d["simulated"]:
+        lines.append("")
+        lines.append(_simulated_table(d, tg, lat_hdr, extra))
+    lines.append("")
+    lines.append(kv_table([(f"[{i + 1}]", a) for i, a in enumerate(d["assumptions"])], title="Sources and assumptions"))
+    return "\n".join(lines)
 
-    # the screen: every 5% of native plus the levels around the pick
-    screen = d["screen"]
+
+def _recommendation_lines(rec: dict, tg: dict, lat_hdr: str) -> list[str]:
+    f = rec["figures"]
+    src = rec["source"]
+    op = rec["op"]
+    lines = [
+        f"Recommendation: hold back {_pct(rec['held_back'])} of the native capacity: "
+        f"{_cap(rec)} usable ({rec['user_sectors']:,} sectors)",
+        f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
+        f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND",
+    ]
+    figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
+    if f["tbw_tb"] is not None:
+        figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years"]
+    if f["lifetime_years"] is not None:
+        figs.append(f"{f['lifetime_years']:,.1f} years at the write rate")
+    if f["price_per_iops"] is not None:
+        figs.append(f"{f['price_per_iops']:.4f} per IOPS")
+    if tg["_latency"] and f["latency_us"]:
+        figs.append(f"{lat_hdr} {_lat(f, tg)} us")
+    lines.append(f"  {src}: " + ", ".join(figs))
+    if rec["binding"]:
+        b = rec["below"]
+        parts = [
+            f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
+            for name in rec["binding"]
+        ]
+        lines.append(
+            f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
+            f"held back, misses it: {'; '.join(parts)})"
+        )
+    else:
+        lines.append("  binding target: none: the native configuration already meets every target")
+    mp = rec["model_pick"]
+    if src == "simulator" and mp is not None:
+        lines.append(f"  the analytic screen picked {_pct(mp['held_back'])} held back ({_gb(mp['user_bytes'])})")
+    lines.append(f"  to set it: {rec['plan_command']}")
+    return lines
+
+
+def _infeasible_lines(d: dict) -> list[str]:
+    lines = ["No OP level meets every target:"]
+    for r in d["reasons"]:
+        lines.append(f"  {r['target']}: {r['reason']}")
+    c = d["ceiling"]
+    if not any(r["reason"].startswith("no OP can") for r in d["reasons"]):
+        lines.append(
+            f"  (with no garbage collection at all this workload would run at {c['iops']:,.0f} IOPS, "
+            f"limited by the {c['bottleneck']})"
+        )
+    return lines
+
+
+class _ExtraColumns:
+    """The endurance and price columns, when known."""
+
+    def __init__(self, endurance: bool, years: bool, price: bool) -> None:
+        self.endurance, self.years, self.price = endurance, endurance and years, price
+
+    def header(self) -> list[str]:
+        e = ["TBW", "DWPD"] if self.endurance else []
+        return e + (["years"] if self.years else []) + (["$/IOPS"] if self.price else [])
+
+    def cells(self, r: dict) -> list[str]:
+        return (
+            ([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if self.endurance else [])
+            + ([_num(r["lifetime_years"], "{:,.1f}")] if self.years else [])
+            + ([_num(r["price_per_iops"], "{:.4f}")] if self.price else [])
+        )
+
+
+def _screen_rows_shown(d: dict) -> set[int]:
+    """The screen's rows shown: every 5% of native plus the levels around the pick."""
+    screen, rec = d["screen"], d["recommendation"]
     allowed = d["search"]["allowed_levels"]
     show = set()
     nxt = 0.0
@@ -410,22 +457,14 @@ def render(d: dict) -> str:
     ]:
         if 0 <= k < len(screen):
             show.add(k)
-    endu = drv["pe_cycles"] is not None
-    years = endu and bool(wl["write_rate_bytes_per_day"])
+    return show
 
-    def extra_hdr():  # endurance and price columns, when known
-        return (["TBW", "DWPD"] if endu else []) + (["years"] if years else []) + (["$/IOPS"] if price else [])
 
-    def extra(r):
-        return (
-            ([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if endu else [])
-            + ([_num(r["lifetime_years"], "{:,.1f}")] if years else [])
-            + ([_num(r["price_per_iops"], "{:.4f}")] if price else [])
-        )
-
-    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by", *extra_hdr(), "misses"]
+def _screen_table(d: dict, extra: _ExtraColumns) -> str:
+    screen = d["screen"]
+    hdr = ["held back", "usable", "OP added", "OP user", "WAF", "IOPS", "limited by", *extra.header(), "misses"]
     rows = []
-    for i in sorted(show):
+    for i in sorted(_screen_rows_shown(d)):
         r = screen[i]
         rows.append(
             [
@@ -436,45 +475,39 @@ def render(d: dict) -> str:
                 f"{r['waf']:.2f}",
                 _num(r["iops"]),
                 r["bottleneck"],
-                *extra(r),
+                *extra.cells(r),
                 ", ".join(r["fails"]) or "-",
             ]
         )
-    lines.append(
-        table(
-            hdr,
-            rows,
-            align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
-            title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
-            "every 5% and the levels around the pick shown)",
-        )
+    return table(
+        hdr,
+        rows,
+        align="lrrrrrl" + "r" * (len(hdr) - 8) + "l",
+        title=f"Analytic screen (every {100 * d['search']['step_of_native']:g}% step is evaluated; "
+        "every 5% and the levels around the pick shown)",
     )
-    if d["simulated"]:
-        sm = d["search"]["scale_model"]
-        hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us", *extra_hdr(), "steady", "misses"]
-        rows = [
-            [
-                _pct(r["held_back"]),
-                _cap(r),
-                f"{r['waf']:.2f}",
-                _num(r["iops"]),
-                _lat(r, tg),
-                *extra(r),
-                "yes" if r["steady_state"] else "no",
-                ", ".join(r["fails"]) or "-",
-            ]
-            for r in d["simulated"]
+
+
+def _simulated_table(d: dict, tg: dict, lat_hdr: str, extra: _ExtraColumns) -> str:
+    sm = d["search"]["scale_model"]
+    hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us", *extra.header(), "steady", "misses"]
+    rows = [
+        [
+            _pct(r["held_back"]),
+            _cap(r),
+            f"{r['waf']:.2f}",
+            _num(r["iops"]),
+            _lat(r, tg),
+            *extra.cells(r),
+            "yes" if r["steady_state"] else "no",
+            ", ".join(r["fails"]) or "-",
         ]
-        lines.append("")
-        lines.append(
-            table(
-                hdr,
-                rows,
-                align="l" + "r" * (len(hdr) - 2) + "l",
-                title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
-                f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)",
-            )
-        )
-    lines.append("")
-    lines.append(kv_table([(f"[{i + 1}]", a) for i, a in enumerate(d["assumptions"])], title="Sources and assumptions"))
-    return "\n".join(lines)
+        for r in d["simulated"]
+    ]
+    return table(
+        hdr,
+        rows,
+        align="l" + "r" * (len(hdr) - 2) + "l",
+        title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
+        f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)",
+    )

@@ -30,15 +30,14 @@ impl Simulator {
     /// Analytic preconditioning for uniform random single-page writes.
     pub(super) fn precondition_analytic(&mut self) -> Result<()> {
         let key = "run.precondition";
-        if self.cfg.workload.kind != WorkloadType::Uniform {
-            return Err(Error::config(key, "\"analytic\" supports workload type \"uniform\" only"));
+        let kind = self.cfg.workload.kind;
+        let wl = if kind == WorkloadType::Uniform { Some(self.build_workload(kind, None)?) } else { None };
+        let single_page = wl.as_ref().is_some_and(|w| w.pages && w.len == 1);
+        if let Some(why) = meanfield::analytic_refusal(kind, single_page, self.cfg.ftl.gc) {
+            return Err(Error::config(key, why));
         }
-        let wl = self.build_workload(WorkloadType::Uniform, None)?;
-        if !wl.pages || wl.len != 1 {
-            return Err(Error::config(key, "\"analytic\" needs single-page requests (request_size = page_size)"));
-        }
-        let span_pages = match &wl.pattern {
-            workload::Pattern::Uniform(u) => u.slots,
+        let span_pages = match wl.map(|w| w.pattern) {
+            Some(workload::Pattern::Uniform(u)) => u.slots,
             _ => unreachable!(),
         };
         let b = self.geo.pages_per_block as usize;
@@ -76,9 +75,7 @@ impl Simulator {
                     })
                     .collect()
             }
-            other => {
-                return Err(Error::config(key, format!("\"analytic\" does not support gc = \"{}\"", other.name())));
-            }
+            _ => unreachable!("the policies analytic_refusal accepts"),
         };
         let mut counts = counts;
         if !meanfield::fix_total(&mut counts, span_pages, b as u32) {

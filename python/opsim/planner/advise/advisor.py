@@ -40,6 +40,66 @@ def advise(
     progress=None,
 ) -> dict:
     """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``."""
+    check_request(drive, wl, targets, confirm)
+    confirm, confirm_note = jesd219_confirmation(wl, targets, confirm)
+    # every level up to 75% held back (the diagnosis looks beyond the allowed range);
+    # the allowed ones are a prefix: capacity falls as the OP rises
+    levels = grid(drive, step, DIAGNOSIS_HELD_BACK)
+    if not levels:
+        raise _bad("native", "no candidate capacity leaves room for garbage collection")
+    allowed = [
+        lv
+        for lv in levels
+        if lv.held_back <= max_held_back and (targets.min_capacity is None or lv.user_bytes >= targets.min_capacity)
+    ]
+    screen, per_target_model, model_pick = screen_levels(drive, wl, targets, levels, len(allowed))
+    model = plan_model(drive, wl, model_blocks, io_budget) if confirm else None
+    sim = Confirmation(drive, wl, targets, levels, model, seed, progress)
+    if model is not None and allowed:
+        sim.search(len(allowed), model_pick)
+    # --- the answer
+    pick = sim.hi if confirm else model_pick
+    below = sim.lo if confirm else (None if model_pick in (None, 0) else model_pick - 1)
+    rows = sim.rows if confirm else {r["index"]: r for r in screen}
+    rec = None if pick is None else recommendation(drive, levels, rows, pick, below, model_pick, confirm)
+    reasons = (
+        [] if pick is not None else why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_held_back)
+    )
+    return {
+        "drive": drive.to_dict(),
+        "workload": wl.to_dict(),
+        "targets": targets.to_dict(),
+        "search": {
+            "step_of_native": float(step),
+            "max_held_back": float(max_held_back),
+            "levels": len(levels),
+            "allowed_levels": len(allowed),
+            "scale_model": None if model is None else model.__dict__,
+            "seed": seed,
+            "simulated_levels": sorted(sim.rows),
+            "confirmed": confirm,
+            "latency_load_iops": sim.latency_rate,
+        },
+        "feasible": pick is not None,
+        "recommendation": rec,
+        "reasons": reasons,
+        "per_target_model": {
+            k: (
+                None
+                if v is None
+                else {"index": v, "held_back": float(levels[v].held_back), "user_bytes": levels[v].user_bytes}
+            )
+            for k, v in per_target_model.items()
+        },
+        "screen": screen,
+        "simulated": [sim.rows[i] for i in sorted(sim.rows)],
+        "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
+        "assumptions": notes(drive, wl, targets, model, confirm, confirm_note, screen, sim.latency_rate, step),
+    }
+
+
+def check_request(drive: Drive, wl: Workload, targets: Targets, confirm: bool) -> None:
+    """Refuse, naming the option, targets the drive or workload cannot be judged on."""
     needs_pe = [
         o
         for o, v in (
@@ -70,6 +130,11 @@ def advise(
         )
     if targets.latency and not confirm:
         raise _bad("max_latency", "latency has no analytic model: it needs the simulator (drop --no-simulate)")
+    check_mix(drive, wl)
+
+
+def check_mix(drive: Drive, wl: Workload) -> None:
+    """A random/sequential mix: uniform random writes of whole pages."""
     if wl.sequential > 0 and wl.skewed:
         raise _bad(
             "sequential",
@@ -83,29 +148,27 @@ def advise(
                 f"a random/sequential mix needs a --block-size that is a multiple of the "
                 f"{drive.page_size}-byte page (the simulator's interleaved pattern)",
             )
-    confirm_note = None
-    if wl.skew == "jesd219" and confirm and not jesd219_available():
-        confirm_note = (
-            'the Rust core has no workload type "jesd219" yet: the JESD219 profile is screened '
-            "with the analytic models only"
-        )
-        if targets.latency:
-            raise _bad("max_latency", confirm_note + "; a latency target cannot be checked")
-        confirm = False
 
-    # every level up to 75% held back (the diagnosis looks beyond the allowed range);
-    # the allowed ones are a prefix: capacity falls as the OP rises
-    levels = grid(drive, step, DIAGNOSIS_HELD_BACK)
-    if not levels:
-        raise _bad("native", "no candidate capacity leaves room for garbage collection")
-    allowed = [
-        lv
-        for lv in levels
-        if lv.held_back <= max_held_back and (targets.min_capacity is None or lv.user_bytes >= targets.min_capacity)
-    ]
-    relative = targets.min_iops_relative or targets.min_tbw_relative
 
-    # --- analytic screen over the whole fine grid
+def jesd219_confirmation(wl: Workload, targets: Targets, confirm: bool) -> tuple[bool, str | None]:
+    """Whether the simulator confirms, and why not: a core without the JESD219 workload
+    screens that profile with the analytic models only."""
+    if not (wl.skew == "jesd219" and confirm and not jesd219_available()):
+        return confirm, None
+    note = (
+        'the Rust core has no workload type "jesd219" yet: the JESD219 profile is screened '
+        "with the analytic models only"
+    )
+    if targets.latency:
+        raise _bad("max_latency", note + "; a latency target cannot be checked")
+    return False, note
+
+
+def screen_levels(
+    drive: Drive, wl: Workload, targets: Targets, levels: list[Level], allowed: int
+) -> tuple[list[dict], dict, int | None]:
+    """The analytic screen over the whole fine grid: its rows, the first level meeting each
+    analytic target, and the smallest allowed level meeting them all."""
     screen = [screen_level(drive, wl, targets, lv) for lv in levels]
     for row in screen:
         row["checks"] = check(targets, row, screen[0])
@@ -115,130 +178,93 @@ def advise(
         if name in ("iops", "tbw", "dwpd", "lifetime", "capacity"):
             first = next((r for r in screen if r["checks"][name][0]), None)
             per_target_model[name] = None if first is None else first["index"]
-    model_pick = next((r["index"] for r in screen[: len(allowed)] if not r["fails"]), None)
+    model_pick = next((r["index"] for r in screen[:allowed] if not r["fails"]), None)
+    return screen, per_target_model, model_pick
 
-    # --- simulator confirmation: from the screen's pick, down or up to the boundary
-    sims: dict[int, dict] = {}
-    model = plan_model(drive, wl, model_blocks, io_budget) if confirm else None
-    latency_rate = None
-    lo = hi = None
-    if confirm and allowed:
-        assert model is not None  # planned above whenever confirm is set
 
-        def run(i: int) -> dict:
-            if i not in sims:
-                if progress:
-                    progress(
-                        f"simulating {levels[i].user_bytes / GB:,.1f} GB "
-                        f"({100 * float(levels[i].held_back):.1f}% held back)"
-                    )
-                sims[i] = sim_level(drive, wl, targets, levels[i], model, seed)
-                if latency_rate is not None:
-                    open_loop_latency(drive, wl, sims[i], levels[i], model, seed, latency_rate)
-            return sims[i]
+class Confirmation:
+    """The simulator's confirmation: levels simulated on the scale model (``rows``, by
+    index), from the screen's pick down or up to the boundary (``lo`` fails, ``hi`` passes)."""
 
-        if relative:
-            run(0)  # the native configuration: the baseline
-        if targets.latency and targets.min_iops is not None:
-            latency_rate = targets.min_iops * (sims[0]["iops"] if targets.min_iops_relative else 1)
-            if 0 in sims:
-                open_loop_latency(drive, wl, sims[0], levels[0], model, seed, latency_rate)
+    def __init__(self, drive, wl, targets, levels, model, seed, progress) -> None:
+        self.drive, self.wl, self.targets, self.levels = drive, wl, targets, levels
+        self.model, self.seed, self.progress = model, seed, progress
+        self.rows: dict[int, dict] = {}
+        self.latency_rate: float | None = None
+        self.lo: int | None = None
+        self.hi: int | None = None
+        self.relative = targets.min_iops_relative or targets.min_tbw_relative
 
-        def ok(i: int) -> bool:
-            row = run(i)
-            row["checks"] = check(targets, row, sims.get(0) if relative else row)
-            row["fails"] = failing(row["checks"], skip_unknown=False)
-            return not row["fails"]
+    def run(self, i: int) -> dict:
+        if i not in self.rows:
+            lv = self.levels[i]
+            if self.progress:
+                self.progress(f"simulating {lv.user_bytes / GB:,.1f} GB ({100 * float(lv.held_back):.1f}% held back)")
+            self.rows[i] = sim_level(self.drive, self.wl, self.targets, lv, self.model, self.seed)
+            if self.latency_rate is not None:
+                self.latency(i)
+        return self.rows[i]
 
-        start = model_pick if model_pick is not None else len(allowed) - 1
-        lo, hi = smallest_passing(len(allowed), start, ok)
-        for i in sims:  # the baseline too, for the table
-            ok(i)
+    def latency(self, i: int) -> None:
+        assert self.latency_rate is not None
+        open_loop_latency(self.drive, self.wl, self.rows[i], self.levels[i], self.model, self.seed, self.latency_rate)
 
-    # --- the answer
-    pick = hi if confirm else model_pick
-    below = lo if confirm else (None if model_pick in (None, 0) else model_pick - 1)
-    rows = sims if confirm else {r["index"]: r for r in screen}
-    rec = None
-    if pick is not None:
-        row, lv = rows[pick], levels[pick]
-        # what the level one step down misses (measured misses first: a latency not
-        # measured because the IOPS fell short is not what binds)
-        binding = [] if below is None else (failing(rows[below]["checks"]) or rows[below]["fails"])
-        rec = {
-            "index": pick,
-            "user_bytes": lv.user_bytes,
-            "user_sectors": lv.user.sectors,
-            "user_gb": lv.user.gb,
-            "held_back": float(lv.held_back),
-            "op": row["op"],
-            "figures": {
-                k: row.get(k)
-                for k in (
-                    "waf",
-                    "iops",
-                    "tbw_tb",
-                    "dwpd",
-                    "lifetime_years",
-                    "price_per_iops",
-                    "price_per_gb",
-                    "latency_us",
-                )
-            },
-            "checks": row["checks"],
-            "source": "simulator" if confirm else "analytic models",
-            "binding": binding,
-            "below": None
-            if below is None
-            else {
-                "index": below,
-                "user_bytes": levels[below].user_bytes,
-                "held_back": float(levels[below].held_back),
-                "fails": binding,
-                "checks": rows[below]["checks"],
-            },
-            "plan_command": plan_command(drive, lv),
-            "model_pick": None
-            if model_pick is None
-            else {
-                "index": model_pick,
-                "user_bytes": levels[model_pick].user_bytes,
-                "held_back": float(levels[model_pick].held_back),
-            },
-        }
-    reasons = (
-        [] if pick is not None else why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_held_back)
-    )
+    def ok(self, i: int) -> bool:
+        row = self.run(i)
+        row["checks"] = check(self.targets, row, self.rows.get(0) if self.relative else row)
+        row["fails"] = failing(row["checks"], skip_unknown=False)
+        return not row["fails"]
+
+    def search(self, allowed: int, model_pick: int | None) -> None:
+        """The smallest allowed level that passes in simulation, from the screen's pick."""
+        t = self.targets
+        if self.relative:
+            self.run(0)  # the native configuration: the baseline
+        if t.latency and t.min_iops is not None:
+            self.latency_rate = t.min_iops * (self.rows[0]["iops"] if t.min_iops_relative else 1)
+            if 0 in self.rows:
+                self.latency(0)
+        start = model_pick if model_pick is not None else allowed - 1
+        self.lo, self.hi = smallest_passing(allowed, start, self.ok)
+        for i in list(self.rows):  # the baseline too, for the table
+            self.ok(i)
+
+
+def recommendation(drive, levels, rows, pick, below, model_pick, confirm) -> dict:
+    """The recommended level: its figures and checks, what the level one step down misses
+    (measured misses first: a latency not measured because the IOPS fell short is not what
+    binds), the ``opsim plan`` command and the screen's own pick."""
+    row, lv = rows[pick], levels[pick]
+    binding = [] if below is None else (failing(rows[below]["checks"]) or rows[below]["fails"])
+    figures = ("waf", "iops", "tbw_tb", "dwpd", "lifetime_years", "price_per_iops", "price_per_gb", "latency_us")
     return {
-        "drive": drive.to_dict(),
-        "workload": wl.to_dict(),
-        "targets": targets.to_dict(),
-        "search": {
-            "step_of_native": float(step),
-            "max_held_back": float(max_held_back),
-            "levels": len(levels),
-            "allowed_levels": len(allowed),
-            "scale_model": None if model is None else model.__dict__,
-            "seed": seed,
-            "simulated_levels": sorted(sims),
-            "confirmed": confirm,
-            "latency_load_iops": latency_rate,
+        "index": pick,
+        "user_bytes": lv.user_bytes,
+        "user_sectors": lv.user.sectors,
+        "user_gb": lv.user.gb,
+        "held_back": float(lv.held_back),
+        "op": row["op"],
+        "figures": {k: row.get(k) for k in figures},
+        "checks": row["checks"],
+        "source": "simulator" if confirm else "analytic models",
+        "binding": binding,
+        "below": None
+        if below is None
+        else {
+            "index": below,
+            "user_bytes": levels[below].user_bytes,
+            "held_back": float(levels[below].held_back),
+            "fails": binding,
+            "checks": rows[below]["checks"],
         },
-        "feasible": pick is not None,
-        "recommendation": rec,
-        "reasons": reasons,
-        "per_target_model": {
-            k: (
-                None
-                if v is None
-                else {"index": v, "held_back": float(levels[v].held_back), "user_bytes": levels[v].user_bytes}
-            )
-            for k, v in per_target_model.items()
+        "plan_command": plan_command(drive, lv),
+        "model_pick": None
+        if model_pick is None
+        else {
+            "index": model_pick,
+            "user_bytes": levels[model_pick].user_bytes,
+            "held_back": float(levels[model_pick].held_back),
         },
-        "screen": screen,
-        "simulated": [sims[i] for i in sorted(sims)],
-        "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
-        "assumptions": notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step),
     }
 
 
@@ -347,7 +373,7 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
         if drive.native.gb is not None
         else f"OP levels: every {100 * float(step):g}% of the native capacity held back, in whole sectors (floor)",
         f"WAF (screen): {screen[0]['waf_model']}, at the OP garbage collection sees (physical pages outside "
-        f"the {drive.gc_low}-block free reserve over user pages); steady state",
+        f"the {drive.description['op']['reserved_blocks']}-block free reserve over user pages); steady state",
         f"WAF is NAND bytes over host bytes: sub-page writes program whole {drive.page_size // 1024} KiB mapping "
         "units (read-modify-write)"
         if any(s % drive.page_size for s, _ in wl.sizes())

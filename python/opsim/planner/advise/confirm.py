@@ -4,7 +4,6 @@ level that passes in simulation."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .drive import Drive
@@ -44,9 +43,11 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
     """The scale model: ``model_blocks`` blocks (fewer if aging would take too long) and the
     run lengths (warm-up and measurement from the IO budget).
 
-    * uniform single-page writes: analytic preconditioning (the mean-field steady state),
-      when the model has at least twice as many blocks as pages per block (the placement
-      rounds block counts per valid-page level; with fewer blocks it starts off steady state);
+    * analytic preconditioning (the mean-field steady state) when the core allows it for the
+      workload on this drive (``describe``'s ``analytic_precondition``: uniform single-page
+      writes under a GC policy the model covers), and the model has at least twice as many
+      blocks as pages per block (the placement rounds block counts per valid-page level; with
+      fewer blocks it starts off steady state);
     * other workloads: a sequential fill, then aging drive writes of the workload in the
       functional model (fast), then the timed rounds;
     * a random/sequential mix: the core's interleaved pattern keeps state (its random writes
@@ -54,13 +55,8 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
       after the core's fill."""
     notes = []
     blocks = min(drive.blocks, model_blocks)
-    analytic = (
-        wl.skew == "uniform"
-        and wl.sequential == 0
-        and wl.block_size == drive.page_size
-        and drive.gc in ("greedy", "fifo", "random", "d-choices")
-        and blocks >= 2 * drive.pages_per_block
-    )
+    analytic = drive.analytic_precondition(wl.sim_workload(drive.page_size, drive.pages_per_block))
+    analytic = analytic and blocks >= 2 * drive.pages_per_block
     w = wl.write_fraction
     bpw = wl.bytes_per_io()
     per_block_ios = drive.pages_per_block * drive.page_size * 0.8 / (w * bpw)  # IOs per drive write per block
@@ -98,17 +94,16 @@ def sim_config(
     drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: int, arrival_iops: float | None = None
 ) -> dict:
     """The scale model of ``lv``: ``model.blocks`` blocks holding the user pages that give
-    the same OP seen by GC as the real drive at this capacity."""
+    the same OP seen by GC as the real drive at this capacity (the core's scale model: its
+    reserve, GC groups and SLC cache as the core keeps them)."""
     ppb, page = drive.pages_per_block, drive.page_size
-    op = drive.op_seen(lv.user_bytes)
-    static = math.floor(drive.slc_min_fraction * model.blocks)  # the SLC cache's static part, as op_seen
-    user_pages = math.floor((model.blocks - drive.gc_low - static) * ppb / (1 + op))
+    scale = drive.scale_model(lv.user_bytes, model.blocks)
     cfg: dict = {}
     if drive.preset:
         cfg["preset"] = drive.preset
     cfg["drive"] = dict(drive.drive_overrides) | {
-        "user_capacity": user_pages * page,
-        "physical_capacity": model.blocks * ppb * page,
+        "user_capacity": scale["user_bytes"],
+        "physical_capacity": scale["physical_bytes"],
         "sector_size": drive.native.sector_size,
     }
     cfg["ftl"] = {"gc": drive.gc}

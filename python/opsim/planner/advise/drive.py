@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...errors import OpsimError
 from ...units import parse_size
@@ -40,11 +39,11 @@ class Drive:
     drive_overrides: dict  # [drive] keys for a drive given by parameters
     timing: dict  # resolved by the core (ns, counts)
     sources: dict = field(default_factory=dict)
-    slc_min_fraction: float = 0.0  # the SLC cache's static part (fraction of blocks), if it has one
     slc_folds: bool = False  # steady state: every host write goes to SLC and is folded
     config: dict = field(default_factory=dict, repr=False)  # the config the core describes
     description: dict = field(default_factory=dict, repr=False)  # opsim.sim.describe of it
     _ops: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _scale: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def blocks(self) -> int:
@@ -75,6 +74,30 @@ class Drive:
         outside the free-block reserve and the SLC cache's static part, over user pages."""
         return self.ops(user_bytes)["seen_by_gc"]
 
+    def cost_model(self) -> dict:
+        """The core's cost model of the drive, as ``describe`` returned it (SLC folding, FTL
+        block units), with this drive's resolved timing and write cache."""
+        return self.description["cost_model"] | {"timing": self.timing, "write_cache": self.write_cache}
+
+    def scale_model(self, user_bytes: int, blocks: int) -> dict:
+        """The core's scale model of ``blocks`` blocks giving garbage collection the OP it sees
+        at ``user_bytes`` (``blocks``, ``physical_bytes``, ``user_pages``, ``user_bytes``,
+        ``gc_pool_blocks``): the reserve, GC groups and SLC cache as the core keeps them."""
+        from ...sim import describe
+
+        key = (int(user_bytes), int(blocks))
+        if key not in self._scale:
+            d = describe(self.config, model_limits=False, users=[key[0]], scale_blocks=key[1])
+            self._scale[key] = d["levels"][0]["scale_model"]
+        return self._scale[key]
+
+    def analytic_precondition(self, workload: dict) -> bool:
+        """Whether the core can start ``workload`` (a ``[workload]`` table) on this drive with
+        analytic preconditioning (``describe``'s ``analytic_precondition``)."""
+        from ...sim import describe
+
+        return describe(self.config | {"workload": workload}, model_limits=False)["analytic_precondition"]
+
     def to_dict(self) -> dict:
         return {
             "name": self.name,
@@ -99,6 +122,22 @@ class Drive:
         }
 
 
+@dataclass
+class _Source:
+    """A drive before the core describes it: what was given, and where each figure came from."""
+
+    name: str
+    title: str
+    preset: str | None
+    native: Capacity
+    physical: int
+    base: dict  # the config's tables, without the capacities
+    sources: dict
+    timing_over: dict = field(default_factory=dict)
+    drive_over: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # the preset's [preset] table
+
+
 def load_drive(
     *,
     preset: str | None = None,
@@ -115,104 +154,155 @@ def load_drive(
     """A :class:`Drive` from a preset name, a drive file's path (``preset``; errors about it
     name ``preset_option``, ``--preset`` or ``--drive``) or from parameters (errors name the
     option).  The P/E rating is ``pe``, else a drive's ``[preset.calibration] pe_cycles``."""
-    from ... import presets as P
-
-    sources: dict = {}
-    timing_over: dict = {}
-    drive_over: dict = {}
-    phys: int | None
-    meta: dict = {}  # the preset's [preset] table (a drive file's may carry [preset.calibration])
-    msrc: dict = {}
     if preset is not None:
-        if P.is_path(preset):
-            try:
-                p = P.drive_file(preset)
-            except OpsimError as e:
-                raise _bad(preset_option, e.detail) from None
-            what = f"the drive file {preset}"
-        else:
-            if preset not in P.names():
-                raise _bad(preset_option, f"unknown preset {preset!r}; known: {', '.join(sorted(P.names()))}")
-            p = P.get(preset)
-            what = f"the preset {preset}"
-        for opt, v in (
-            ("native", native),
-            ("physical", physical),
-            ("pages_per_block", pages_per_block),
-            ("interface", interface),
-        ):
-            if v is not None:
-                raise _bad(opt, f"{what} fixes this; drop {_opt(opt)} or {_opt(preset_option)}")
-        s = p["settings"]
-        meta = p["meta"]
-        msrc = meta.get("sources", {})
-        for k in ("user_capacity", "physical_capacity"):
-            if k not in s.get("drive", {}):
-                raise _bad(preset_option, f"{what} gives no drive.{k}; the advisor needs the drive's own capacities")
-        native_text = s["drive"]["user_capacity"]
-        nat = parse_capacity(native_text, sector_size, "native")
-        phys = parse_size(s["drive"]["physical_capacity"], key="physical")
-        sources["native"] = msrc.get("drive.user_capacity", "preset")
-        sources["physical"] = msrc.get("drive.physical_capacity", "preset")
-        sources["timing"] = {k.split(".", 1)[1]: v for k, v in msrc.items() if k.startswith("timing.")}
-        preset = p.get("path", preset)  # a drive file: its absolute path, which resolves from anywhere
-        base: dict[str, Any] = {"preset": preset}
-        name, title = p["name"], P.title(p)
+        given = {"native": native, "physical": physical, "pages_per_block": pages_per_block, "interface": interface}
+        src = _from_preset(preset, preset_option, sector_size, given)
     else:
-        if native is None:
-            raise _bad(
-                "native",
-                "give a drive: --preset NAME (see `opsim presets`), --drive FILE or --native SIZE "
-                "(with --physical, --pe, --interface)",
-            )
-        nat = _as_option("native", parse_capacity, native, sector_size, "native")
-        if physical is not None:
-            phys = _as_option("physical", parse_size, physical, key="physical")
-            sources["physical"] = "given with --physical"
-        else:
-            phys, note = assumed_physical(nat)
-            if phys is None:
-                raise _bad("physical", note)
-            sources["physical"] = note
-        sources["native"] = "given with --native"
-        if phys <= nat.bytes:
-            raise _bad(
-                "physical",
-                f"{phys:,} bytes is not more than the native capacity ({nat.bytes:,} bytes); "
-                "the drive would have no spare area at all",
-            )
-        if pages_per_block is not None and not (2 <= int(pages_per_block) <= 65536):
-            raise _bad("pages_per_block", f"{pages_per_block} is out of range 2..65536")
-        drive_over = {"pages_per_block": int(pages_per_block or 256)}
-        sources["pages_per_block"] = "given with --pages-per-block" if pages_per_block else "default 256"
-        timing_over["interface"] = interface or "sata"
-        sources["timing"] = "the core's defaults for the interface (docs/timed.md): not a specific drive"
-        base = {"drive": dict(drive_over)}
-        name, title = "custom", f"drive given by parameters ({timing_over['interface']})"
+        src = _from_parameters(native, physical, pages_per_block, interface, sector_size)
     if gc is not None:
-        base.setdefault("ftl", {})["gc"] = gc
+        src.base.setdefault("ftl", {})["gc"] = gc
     if queue_depth is not None:
         if int(queue_depth) < 1:
             raise _bad("queue_depth", "must be at least 1")
-        timing_over["queue_depth"] = int(queue_depth)
-    base["timing"] = dict(timing_over)
+        src.timing_over["queue_depth"] = int(queue_depth)
+    src.base["timing"] = dict(src.timing_over)
     # the real drive at its native capacity, described by the core (nothing allocated)
-    drive_keys = {"user_capacity": nat.bytes, "native_capacity": nat.bytes, "sector_size": sector_size}
-    if preset is None:
-        drive_keys |= {"physical_capacity": int(phys)}
-    cfg = base | {"drive": dict(drive_over) | drive_keys}
+    drive_keys = {"user_capacity": src.native.bytes, "native_capacity": src.native.bytes, "sector_size": sector_size}
+    if src.preset is None:
+        drive_keys |= {"physical_capacity": int(src.physical)}
+    cfg = src.base | {"drive": dict(src.drive_over) | drive_keys}
     from ...sim import describe
 
     try:
         desc = describe(cfg, model_limits=False)
     except OpsimError as e:
         raise _bad(_option_for_key(e.key), str(e)) from None
-    c, resolved, geo = desc["config"], desc["timing"], desc["drive"]
+    c, geo = desc["config"], desc["drive"]
     t = c["timing"]
-    ppb, page = geo["pages_per_block"], geo["page_size"]
     if geo["blocks"] < 16:
-        raise _bad("physical", f"{phys:,} bytes is fewer than 16 blocks of {ppb} x {page}-byte pages")
-    calibration = meta.get("calibration")
+        raise _bad(
+            "physical",
+            f"{src.physical:,} bytes is fewer than 16 blocks of {geo['pages_per_block']} x {geo['page_size']}-byte pages",
+        )
+    # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
+    # with one, and "fold" when full, every host write is programmed in SLC mode and folded
+    slc = desc["slc_cache"]
+    return Drive(
+        name=src.name,
+        title=src.title,
+        preset=src.preset,
+        native=src.native,
+        physical_bytes=int(src.physical),
+        slc_folds=bool(slc and slc["steady_folds"]),
+        page_size=geo["page_size"],
+        pages_per_block=geo["pages_per_block"],
+        gc=c["ftl"]["gc"],
+        gc_low=c["ftl"]["gc_low_watermark"],
+        pe=_pe_rating(pe, src, preset_option),
+        interface=t["interface"],
+        queue_depth=t["queue_depth"],
+        write_cache=bool(t["write_cache"]),
+        timing_overrides=src.timing_over,
+        drive_overrides=src.drive_over,
+        timing=desc["timing"],
+        sources=src.sources,
+        config=cfg,
+        description=desc,
+    )
+
+
+def _from_preset(preset: str, preset_option: str, sector_size: int, given: dict) -> _Source:
+    """A preset by name or a drive file by path: its own capacities and timing; the options
+    it fixes (``given``) must not be given."""
+    from ... import presets
+
+    if presets.is_path(preset):
+        try:
+            p = presets.drive_file(preset)
+        except OpsimError as e:
+            raise _bad(preset_option, e.detail) from None
+        what = f"the drive file {preset}"
+    else:
+        if preset not in presets.names():
+            raise _bad(preset_option, f"unknown preset {preset!r}; known: {', '.join(sorted(presets.names()))}")
+        p = presets.get(preset)
+        what = f"the preset {preset}"
+    for opt, v in given.items():
+        if v is not None:
+            raise _bad(opt, f"{what} fixes this; drop {_opt(opt)} or {_opt(preset_option)}")
+    s = p["settings"]
+    meta = p["meta"]
+    msrc = meta.get("sources", {})
+    for k in ("user_capacity", "physical_capacity"):
+        if k not in s.get("drive", {}):
+            raise _bad(preset_option, f"{what} gives no drive.{k}; the advisor needs the drive's own capacities")
+    sources = {
+        "native": msrc.get("drive.user_capacity", "preset"),
+        "physical": msrc.get("drive.physical_capacity", "preset"),
+        "timing": {k.split(".", 1)[1]: v for k, v in msrc.items() if k.startswith("timing.")},
+    }
+    path = p.get("path", preset)  # a drive file: its absolute path, which resolves from anywhere
+    return _Source(
+        name=p["name"],
+        title=presets.title(p),
+        preset=path,
+        native=parse_capacity(s["drive"]["user_capacity"], sector_size, "native"),
+        physical=parse_size(s["drive"]["physical_capacity"], key="physical"),
+        base={"preset": path},
+        sources=sources,
+        meta=meta,
+    )
+
+
+def _from_parameters(native, physical, pages_per_block, interface, sector_size: int) -> _Source:
+    """A drive given by its native and physical capacities, block size and interface (the
+    core's default timing for the interface)."""
+    if native is None:
+        raise _bad(
+            "native",
+            "give a drive: --preset NAME (see `opsim presets`), --drive FILE or --native SIZE "
+            "(with --physical, --pe, --interface)",
+        )
+    sources: dict = {}
+    nat = _as_option("native", parse_capacity, native, sector_size, "native")
+    if physical is not None:
+        phys = _as_option("physical", parse_size, physical, key="physical")
+        sources["physical"] = "given with --physical"
+    else:
+        phys, note = assumed_physical(nat)
+        if phys is None:
+            raise _bad("physical", note)
+        sources["physical"] = note
+    sources["native"] = "given with --native"
+    if phys <= nat.bytes:
+        raise _bad(
+            "physical",
+            f"{phys:,} bytes is not more than the native capacity ({nat.bytes:,} bytes); "
+            "the drive would have no spare area at all",
+        )
+    if pages_per_block is not None and not (2 <= int(pages_per_block) <= 65536):
+        raise _bad("pages_per_block", f"{pages_per_block} is out of range 2..65536")
+    drive_over = {"pages_per_block": int(pages_per_block or 256)}
+    sources["pages_per_block"] = "given with --pages-per-block" if pages_per_block else "default 256"
+    timing_over = {"interface": interface or "sata"}
+    sources["timing"] = "the core's defaults for the interface (docs/timed.md): not a specific drive"
+    return _Source(
+        name="custom",
+        title=f"drive given by parameters ({timing_over['interface']})",
+        preset=None,
+        native=nat,
+        physical=phys,
+        base={"drive": dict(drive_over)},
+        sources=sources,
+        timing_over=timing_over,
+        drive_over=drive_over,
+    )
+
+
+def _pe_rating(pe, src: _Source, preset_option: str) -> float | None:
+    """The P/E rating: ``pe`` given, else the drive file's ``[preset.calibration]
+    pe_cycles`` (a calibrated drive file), else None; its source in ``src.sources``."""
+    calibration = src.meta.get("calibration")
     if not isinstance(calibration, dict):
         calibration = {}
     cal_pe = calibration.get("pe_cycles")
@@ -223,47 +313,15 @@ def load_drive(
             raise _bad("pe", f"{pe!r} is not a number of P/E cycles") from None
         if not (pe_v > 0 and math.isfinite(pe_v)):
             raise _bad("pe", f"{pe} must be a positive number of P/E cycles")
-        sources["pe"] = "given with --pe"
-    elif cal_pe is not None:
-        # the drive's own rating: [preset.calibration] pe_cycles (a calibrated drive file)
-        if (
-            isinstance(cal_pe, bool)
-            or not isinstance(cal_pe, (int, float))
-            or not (cal_pe > 0 and math.isfinite(cal_pe))
-        ):
-            raise _bad(
-                preset_option,
-                f"[preset.calibration] pe_cycles of {preset}: {cal_pe!r} is not a positive number of P/E cycles",
-            )
-        pe_v = float(cal_pe)
-        why = calibration.get("pe_cycles_source") or msrc.get("calibration.pe_cycles")
-        sources["pe"] = f"[preset.calibration] pe_cycles of {preset}" + (f": {why}" if isinstance(why, str) else "")
-    else:
-        pe_v = None
-    # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
-    # with one, and "fold" when full, every host write is programmed in SLC mode and folded
-    slc = desc["slc_cache"]
-    slc_min = float(c["ftl"]["slc_cache"]["min_fraction"]) if slc else 0.0
-    return Drive(
-        name=name,
-        title=title,
-        preset=preset,
-        native=nat,
-        physical_bytes=int(phys),
-        slc_min_fraction=slc_min,
-        slc_folds=bool(slc and slc["steady_folds"]),
-        page_size=page,
-        pages_per_block=ppb,
-        gc=c["ftl"]["gc"],
-        gc_low=c["ftl"]["gc_low_watermark"],
-        pe=pe_v,
-        interface=t["interface"],
-        queue_depth=t["queue_depth"],
-        write_cache=bool(t["write_cache"]),
-        timing_overrides=timing_over,
-        drive_overrides=drive_over,
-        timing=resolved,
-        sources=sources,
-        config=cfg,
-        description=desc,
-    )
+        src.sources["pe"] = "given with --pe"
+        return pe_v
+    if cal_pe is None:
+        return None
+    if isinstance(cal_pe, bool) or not isinstance(cal_pe, (int, float)) or not (cal_pe > 0 and math.isfinite(cal_pe)):
+        raise _bad(
+            preset_option,
+            f"[preset.calibration] pe_cycles of {src.preset}: {cal_pe!r} is not a positive number of P/E cycles",
+        )
+    why = calibration.get("pe_cycles_source") or src.meta.get("sources", {}).get("calibration.pe_cycles")
+    src.sources["pe"] = f"[preset.calibration] pe_cycles of {src.preset}" + (f": {why}" if isinstance(why, str) else "")
+    return float(cal_pe)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .. import endurance as E
 from ..capacity import (
     GB,
     IDEMA_MIN_GB,
@@ -18,11 +17,10 @@ from ..capacity import (
     idema_lba_count,
     op_all,
 )
+from ..endurance import DAYS_PER_YEAR, TB, dwpd_from_tbw, lifetime_days, projection
 from .drive import Drive
 from .targets import Targets, latency_name
 from .workload import Workload
-
-DAYS_PER_YEAR = E.DAYS_PER_YEAR
 
 
 @dataclass
@@ -131,12 +129,7 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
     gives the achieved figure.  Returns (IOPS, bottleneck, {resource: IOPS it allows})."""
     from ...sim import costs
 
-    model = {
-        "timing": drive.timing,
-        "write_cache": drive.write_cache,
-        "slc_folds": drive.slc_folds,
-        "ftl_block_units": drive.pages_per_block,
-    }
+    model = drive.cost_model()
     mix = {
         "write_fraction": wl.write_fraction,
         "units_per_io": wl.pages_per_io(drive.page_size),
@@ -156,13 +149,13 @@ def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_byt
         "price_per_gb": None,
     }
     if drive.pe is not None:
-        proj = E.projection(Fraction(str(drive.pe)), drive.physical_bytes, Fraction(waf).limit_denominator(10**9))
-        tbw = Fraction(proj["host_bytes_writable"], E.TB)
+        proj = projection(Fraction(str(drive.pe)), drive.physical_bytes, Fraction(waf).limit_denominator(10**9))
+        tbw = Fraction(proj["host_bytes_writable"], TB)
         out["tbw_tb"] = float(tbw)
         days = Fraction(str(targets.dwpd_years)) * DAYS_PER_YEAR
-        out["dwpd"] = float(E.dwpd_from_tbw(tbw, Fraction(user_bytes, GB), days))
+        out["dwpd"] = float(dwpd_from_tbw(tbw, Fraction(user_bytes, GB), days))
         if wl.write_rate:
-            out["lifetime_years"] = float(E.lifetime_days(tbw, wl.write_rate) / DAYS_PER_YEAR)
+            out["lifetime_years"] = float(lifetime_days(tbw, wl.write_rate) / DAYS_PER_YEAR)
     if targets.price is not None:
         out["price_per_gb"] = targets.price / (user_bytes / GB)
         if iops:
