@@ -1,6 +1,12 @@
 import os
+import signal
 
 import pytest
+
+# A test run started in the background of a non-interactive shell inherits SIGINT ignored, and
+# so would every opsim it starts (an ignored signal survives exec): the Ctrl-C tests need it live.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")

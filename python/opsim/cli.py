@@ -111,10 +111,15 @@ def emit(out: Output, to_stdout: bool, json_file: str | None) -> None:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    # SIGTERM and SIGHUP end a command as Ctrl-C does: what was done is kept, exit 128 + signal
+    # SIGTERM and SIGHUP end a command as Ctrl-C does: what was done is kept, exit 128 + signal.
+    # The block opens before the parser is built (importing every command takes a moment).
     with TermAsInterrupt() as term:
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+        except KeyboardInterrupt as e:
+            sys.stderr.write("opsim: interrupted\n")
+            return term.exit_code(interrupt_exit_code(e))
         return term.exit_code(_run(parser, args))
 
 
