@@ -97,14 +97,16 @@ pub struct Zipf {
     sq: f64,
 }
 
-fn helper1(x: f64) -> f64 {
+/// `ln(1 + x) / x`, exact near 0 (a Taylor series there): Zipf's inverse integral.
+fn log1p_over_x(x: f64) -> f64 {
     if x.abs() > 1e-8 {
         libm::log1p(x) / x
     } else {
         1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
     }
 }
-fn helper2(x: f64) -> f64 {
+/// `(e^x - 1) / x`, exact near 0 (a Taylor series there): Zipf's integral.
+fn expm1_over_x(x: f64) -> f64 {
     if x.abs() > 1e-8 {
         libm::expm1(x) / x
     } else {
@@ -125,14 +127,14 @@ impl Zipf {
     }
     fn h_integral(&self, x: f64) -> f64 {
         let lx = libm::log(x);
-        helper2((1.0 - self.s) * lx) * lx
+        expm1_over_x((1.0 - self.s) * lx) * lx
     }
     fn h_integral_inv(&self, x: f64) -> f64 {
         let mut t = x * (1.0 - self.s);
         if t < -1.0 {
             t = -1.0;
         }
-        libm::exp(helper1(t) * x)
+        libm::exp(log1p_over_x(t) * x)
     }
     /// A rank in 1..=n.
     #[inline]
