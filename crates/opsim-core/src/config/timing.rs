@@ -243,7 +243,6 @@ pub struct MapCacheConfig {
     pub translation_page: Option<ByteSize>,
 }
 
-
 /// Upper (and for rates and intervals, lower) bounds of the `[timing]` values: physically
 /// generous (real NAND reads take tens of microseconds, erases a few milliseconds), and
 /// tight enough that no value can make a run's simulated time, work or memory explode
