@@ -34,16 +34,7 @@ impl Work {
             fold_pages: c.fold_pages,
         }
     }
-    #[inline(always)]
-    pub(super) fn minus(&self, o: &Work) -> Work {
-        Work {
-            host_write_pages: self.host_write_pages - o.host_write_pages,
-            nand_write_pages: self.nand_write_pages - o.nand_write_pages,
-            gc_copy_pages: self.gc_copy_pages - o.gc_copy_pages,
-            erases: self.erases - o.erases,
-            fold_pages: self.fold_pages - o.fold_pages,
-        }
-    }
+    crate::ftl::fieldwise_minus!(pub(super), Work { host_write_pages, nand_write_pages, gc_copy_pages, erases, fold_pages });
 }
 
 /// Command in flight.
