@@ -61,7 +61,7 @@ impl Parser {
             Parser::Fio { version, clock_ns } => parse_fio(line, dev, *version, clock_ns),
             Parser::Ascii { unit_ns } => parse_ascii(line, dev, *unit_ns),
             Parser::Spc => parse_spc(line, dev),
-            Parser::Columns(c) => parse_columns(line, dev, c),
+            Parser::Columns(c) => parse_by_columns(line, dev, c),
         }
     }
 }
@@ -220,7 +220,7 @@ fn parse_spc(line: &[u8], dev: Option<&[u8]>) -> Parsed {
 
 /// A delimited line read by the column map `c`.
 #[inline(always)]
-fn parse_columns(line: &[u8], dev: Option<&[u8]>, c: &Columns) -> Parsed {
+fn parse_by_columns(line: &[u8], dev: Option<&[u8]>, c: &Columns) -> Parsed {
     let delim = c.delim.unwrap_or_else(|| if line.contains(&b',') { Some(b',') } else { None });
     let mut v: [&[u8]; MAX_COLUMNS] = [&[]; MAX_COLUMNS];
     let mut n = 0;
