@@ -377,38 +377,15 @@ impl Simulator {
             let mut combos: Vec<TimedRound> = Vec::with_capacity(m.combos.len());
             let mut tracked_lat = None;
             for (ci, &(si, mi)) in m.combos.iter().enumerate() {
-                let start_ns = state.now();
-                if start_ns >= cap_ns {
-                    stop = true;
-                    break;
-                }
                 let (bs, mix) = (pts::bs_name(m.sizes[si]), &m.mixes[mi]);
-                state.rec.begin_segment(start_ns, Some((bs.clone(), mix.name.clone())));
-                state.set_mix(Some(mix.read));
-                let start = self.round_start(&state);
-                let until = start_ns.saturating_add(combo_ns).min(cap_ns);
-                let rng = &mut self.rng;
-                let wl = &mut wls[si];
-                let r = with_ftl!(&mut self.ftl, f => state.drive(f, wl, rng, Stop { write_bytes: u64::MAX, cmds: u64::MAX }, until));
-                if self.stopped(r)? {
-                    stop = true; // interrupted: this round is not counted
+                let Some((combo, hists)) = self.pts_combination(&mut state, &mut wls[si], bs, mix, combo_ns, cap_ns)?
+                else {
+                    stop = true; // the time cap or an interruption: this round is not counted
                     break;
-                }
-                state.drain()?;
-                let end_ns = state.now().max(start_ns + 1);
-                state.rec.end_segment(end_ns);
-                let h = std::mem::take(&mut state.rec.round_hist);
-                let (hr, hw) = state.rec.round_split.replace(Default::default()).unwrap_or_default();
-                let cd = std::mem::take(&mut state.rec.round_done);
-                let after = self.counters();
-                // index: set when the round closes
-                let mut combo = self.timed_round(&state, "steady-state".into(), &start, end_ns, &after, &h, &cd);
-                combo.label = Some(format!("{bs} R/W {}", mix.name));
-                combo.bs = Some(bs);
-                combo.rwmix = Some(mix.name.clone());
+                };
                 combos.push(combo);
                 if ci == m.tracked {
-                    tracked_lat = Some([h, hr, hw]);
+                    tracked_lat = Some(hists);
                 }
             }
             if combos.len() < m.combos.len() {
@@ -441,6 +418,47 @@ impl Simulator {
         let measure_first = first_timed + ws;
         let report = self.pts_iops_report(&state, &tc, &m, rounds, &lat, ss, (ws, we), first_timed)?;
         self.finish_timed(&state, report, loop_start, t0, measure_first, first_timed, |i, _| (ws..=we).contains(&i))
+    }
+
+    /// One combination of a PTS IOPS round: block size `bs` at `mix` on its workload `wl`
+    /// for `combo_ns` (up to the time cap `cap_ns`), then drained: its figures and latencies
+    /// (all, read, write).  None: the time cap or an interruption came first.
+    #[allow(clippy::too_many_arguments)]
+    fn pts_combination(
+        &mut self,
+        state: &mut TimedState,
+        wl: &mut Workload,
+        bs: String,
+        mix: &crate::timed::pts::Mix,
+        combo_ns: u64,
+        cap_ns: u64,
+    ) -> Result<Option<(TimedRound, [timed::hist::Histogram; 3])>> {
+        let start_ns = state.now();
+        if start_ns >= cap_ns {
+            return Ok(None);
+        }
+        state.rec.begin_segment(start_ns, Some((bs.clone(), mix.name.clone())));
+        state.set_mix(Some(mix.read));
+        let start = self.round_start(state);
+        let until = start_ns.saturating_add(combo_ns).min(cap_ns);
+        let rng = &mut self.rng;
+        let r = with_ftl!(&mut self.ftl, f => state.drive(f, wl, rng, Stop { write_bytes: u64::MAX, cmds: u64::MAX }, until));
+        if self.stopped(r)? {
+            return Ok(None);
+        }
+        state.drain()?;
+        let end_ns = state.now().max(start_ns + 1);
+        state.rec.end_segment(end_ns);
+        let h = std::mem::take(&mut state.rec.round_hist);
+        let (hr, hw) = state.rec.round_split.replace(Default::default()).unwrap_or_default();
+        let cd = std::mem::take(&mut state.rec.round_done);
+        let after = self.counters();
+        // index: set when the round closes
+        let mut combo = self.timed_round(state, "steady-state".into(), &start, end_ns, &after, &h, &cd);
+        combo.label = Some(format!("{bs} R/W {}", mix.name));
+        combo.bs = Some(bs);
+        combo.rwmix = Some(mix.name.clone());
+        Ok(Some((combo, [h, hr, hw])))
     }
 
     /// The PTS IOPS test's workloads, one per block size: uniform random over the span,
