@@ -173,3 +173,14 @@ def test_bad_arguments_are_input_errors_naming_them(call, name):
 def test_on_interrupt_is_checked():
     with pytest.raises(InputError, match="on_interrupt"):
         opsim.simulate(SMALL, on_interrupt="ignore")
+
+
+def test_the_binding_raises_only_typed_errors():
+    """Issue 24: `counters` and `describe` raised PyO3's bare RuntimeError when their result
+    could not be serialised; every error of the binding goes through `py_error` to a typed
+    opsim error (InternalError there)."""
+    src = Path(__file__).parent.parent / "crates" / "opsim-py" / "src"
+    for f in sorted(src.rglob("*.rs")):
+        text = f.read_text()
+        for name in ("PyRuntimeError", "PyValueError", "PyTypeError", "PyException"):
+            assert name not in text, f"{f.name} raises {name}; use py_error (typed opsim errors)"

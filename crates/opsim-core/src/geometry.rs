@@ -97,116 +97,14 @@ impl Geometry {
     /// The capacities the `[drive]` table asks for, checked, before they are cut into
     /// blocks (so that the memory a model of them needs can be told first, whatever the size).
     pub fn capacities(d: &DriveConfig) -> Result<Capacities> {
-        let sector = d.sector_size as u64;
-        if sector != 512 && sector != 4096 {
-            return Err(Error::capacity("drive.sector_size", format!("{sector} is not supported; use 512 or 4096")));
-        }
-        let page = d.page_size.0;
-        if page < sector || page % sector != 0 {
-            return Err(Error::capacity(
-                "drive.page_size",
-                format!("{page} bytes is not a positive multiple of the {sector}-byte sector"),
-            ));
-        }
-        if page > MAX_PAGE_SIZE {
-            return Err(Error::capacity("drive.page_size", format!("{page} bytes is larger than 1 MiB")));
-        }
-        let ppb = d.pages_per_block;
-        if !(2..=65536).contains(&ppb) {
-            return Err(Error::capacity("drive.pages_per_block", format!("{ppb} is out of range; expected 2..=65536")));
-        }
-        let nonzero = |key: &str, v: u64| -> Result<u64> {
-            if v == 0 {
-                Err(Error::capacity(key, "must be greater than zero"))
-            } else {
-                Ok(v)
-            }
-        };
-        let round_down_sector = |b: f64| -> u64 { ((b / sector as f64).floor() as u64) * sector };
+        let (sector, page, ppb) = check_units(d)?;
         let op = match d.op {
             Some(o) => Some(check_fraction("drive.op", o.0, 0.0, 100.0, true, false)?),
             None => None,
         };
-
         let (user_bytes, physical_bytes, native_bytes) = match d.op_basis {
-            OpBasis::User | OpBasis::Physical => {
-                if d.native_op.is_some() {
-                    return Err(Error::config("drive.native_op", "is only used with op_basis = \"native\""));
-                }
-                let to_phys = |u: f64, o: f64| if d.op_basis == OpBasis::User { u * (1.0 + o) } else { u / (1.0 - o) };
-                if d.op_basis == OpBasis::Physical {
-                    if let Some(o) = op {
-                        check_fraction("drive.op", o, 0.0, 1.0, true, false)?;
-                    }
-                }
-                match (d.user_capacity, d.physical_capacity, op) {
-                    (Some(u), None, Some(o)) => {
-                        let u = nonzero("drive.user_capacity", u.0)?;
-                        (u, to_phys(u as f64, o), d.native_capacity.map(|n| n.0))
-                    }
-                    (Some(u), Some(p), None) => (
-                        nonzero("drive.user_capacity", u.0)?,
-                        nonzero("drive.physical_capacity", p.0)? as f64,
-                        d.native_capacity.map(|n| n.0),
-                    ),
-                    (None, Some(p), Some(o)) => {
-                        let p = nonzero("drive.physical_capacity", p.0)? as f64;
-                        let u = if d.op_basis == OpBasis::User { p / (1.0 + o) } else { p * (1.0 - o) };
-                        (round_down_sector(u), p, d.native_capacity.map(|n| n.0))
-                    }
-                    (Some(_), Some(_), Some(_)) => {
-                        return Err(Error::config(
-                            "drive.op",
-                            "give two of user_capacity, physical_capacity and op, not all three",
-                        ))
-                    }
-                    _ => {
-                        return Err(Error::config(
-                            "drive",
-                            "give user_capacity with op (or with physical_capacity), or physical_capacity with op",
-                        ))
-                    }
-                }
-            }
-            OpBasis::Native => {
-                let native = d
-                    .native_capacity
-                    .ok_or_else(|| Error::config("drive.native_capacity", "is required with op_basis = \"native\""))?
-                    .0;
-                let native = nonzero("drive.native_capacity", native)?;
-                let phys = match (d.physical_capacity, d.native_op) {
-                    (Some(p), None) => nonzero("drive.physical_capacity", p.0)? as f64,
-                    (None, Some(o)) => {
-                        native as f64 * (1.0 + check_fraction("drive.native_op", o.0, 0.0, 100.0, true, false)?)
-                    }
-                    _ => {
-                        return Err(Error::config(
-                            "drive.physical_capacity",
-                            "with op_basis = \"native\" give exactly one of physical_capacity and native_op",
-                        ))
-                    }
-                };
-                let user = match (d.user_capacity, op) {
-                    (Some(u), None) => nonzero("drive.user_capacity", u.0)?,
-                    (None, Some(o)) => {
-                        check_fraction("drive.op", o, 0.0, 1.0, true, false)?;
-                        round_down_sector(native as f64 * (1.0 - o))
-                    }
-                    _ => {
-                        return Err(Error::config(
-                            "drive.op",
-                            "with op_basis = \"native\" give exactly one of op and user_capacity",
-                        ))
-                    }
-                };
-                if user > native {
-                    return Err(Error::capacity(
-                        "drive.user_capacity",
-                        format!("{user} bytes is more than the native capacity {native}"),
-                    ));
-                }
-                (user, phys, Some(native))
-            }
+            OpBasis::User | OpBasis::Physical => user_or_physical_basis(d, op, sector)?,
+            OpBasis::Native => native_basis(d, op, sector)?,
         };
         if user_bytes == 0 {
             return Err(Error::capacity("drive.user_capacity", "resolves to zero bytes"));
@@ -368,6 +266,122 @@ impl Capacities {
 /// cache's static part (the analytic preconditioning lays the data out in these).
 pub fn gc_pool_blocks(geo: &Geometry, gc_low: u32, slc_static: u32) -> u64 {
     (geo.blocks as u64).saturating_sub(gc_low as u64 + slc_static as u64)
+}
+
+/// `drive.sector_size`, `page_size` and `pages_per_block` checked: (sector, page, pages per block).
+fn check_units(d: &DriveConfig) -> Result<(u64, u64, u32)> {
+    let sector = d.sector_size as u64;
+    if sector != 512 && sector != 4096 {
+        return Err(Error::capacity("drive.sector_size", format!("{sector} is not supported; use 512 or 4096")));
+    }
+    let page = d.page_size.0;
+    if page < sector || page % sector != 0 {
+        return Err(Error::capacity(
+            "drive.page_size",
+            format!("{page} bytes is not a positive multiple of the {sector}-byte sector"),
+        ));
+    }
+    if page > MAX_PAGE_SIZE {
+        return Err(Error::capacity("drive.page_size", format!("{page} bytes is larger than 1 MiB")));
+    }
+    let ppb = d.pages_per_block;
+    if !(2..=65536).contains(&ppb) {
+        return Err(Error::capacity("drive.pages_per_block", format!("{ppb} is out of range; expected 2..=65536")));
+    }
+    Ok((sector, page, ppb))
+}
+
+/// `v`, refused when zero.
+fn nonzero(key: &str, v: u64) -> Result<u64> {
+    if v == 0 {
+        Err(Error::capacity(key, "must be greater than zero"))
+    } else {
+        Ok(v)
+    }
+}
+
+/// Bytes rounded down to whole sectors.
+fn round_down_sector(b: f64, sector: u64) -> u64 {
+    ((b / sector as f64).floor() as u64) * sector
+}
+
+/// (user, physical, native) bytes with OP relative to the user or the physical capacity:
+/// two of user capacity, physical capacity and OP.
+fn user_or_physical_basis(d: &DriveConfig, op: Option<f64>, sector: u64) -> Result<(u64, f64, Option<u64>)> {
+    if d.native_op.is_some() {
+        return Err(Error::config("drive.native_op", "is only used with op_basis = \"native\""));
+    }
+    let to_phys = |u: f64, o: f64| if d.op_basis == OpBasis::User { u * (1.0 + o) } else { u / (1.0 - o) };
+    if d.op_basis == OpBasis::Physical {
+        if let Some(o) = op {
+            check_fraction("drive.op", o, 0.0, 1.0, true, false)?;
+        }
+    }
+    Ok(match (d.user_capacity, d.physical_capacity, op) {
+        (Some(u), None, Some(o)) => {
+            let u = nonzero("drive.user_capacity", u.0)?;
+            (u, to_phys(u as f64, o), d.native_capacity.map(|n| n.0))
+        }
+        (Some(u), Some(p), None) => (
+            nonzero("drive.user_capacity", u.0)?,
+            nonzero("drive.physical_capacity", p.0)? as f64,
+            d.native_capacity.map(|n| n.0),
+        ),
+        (None, Some(p), Some(o)) => {
+            let p = nonzero("drive.physical_capacity", p.0)? as f64;
+            let u = if d.op_basis == OpBasis::User { p / (1.0 + o) } else { p * (1.0 - o) };
+            (round_down_sector(u, sector), p, d.native_capacity.map(|n| n.0))
+        }
+        (Some(_), Some(_), Some(_)) => {
+            return Err(Error::config("drive.op", "give two of user_capacity, physical_capacity and op, not all three"))
+        }
+        _ => {
+            return Err(Error::config(
+                "drive",
+                "give user_capacity with op (or with physical_capacity), or physical_capacity with op",
+            ))
+        }
+    })
+}
+
+/// (user, physical, native) bytes with OP relative to the native capacity: the native
+/// capacity with one of physical capacity and native OP, and one of user capacity and OP.
+fn native_basis(d: &DriveConfig, op: Option<f64>, sector: u64) -> Result<(u64, f64, Option<u64>)> {
+    let native = d
+        .native_capacity
+        .ok_or_else(|| Error::config("drive.native_capacity", "is required with op_basis = \"native\""))?
+        .0;
+    let native = nonzero("drive.native_capacity", native)?;
+    let phys = match (d.physical_capacity, d.native_op) {
+        (Some(p), None) => nonzero("drive.physical_capacity", p.0)? as f64,
+        (None, Some(o)) => native as f64 * (1.0 + check_fraction("drive.native_op", o.0, 0.0, 100.0, true, false)?),
+        _ => {
+            return Err(Error::config(
+                "drive.physical_capacity",
+                "with op_basis = \"native\" give exactly one of physical_capacity and native_op",
+            ))
+        }
+    };
+    let user = match (d.user_capacity, op) {
+        (Some(u), None) => nonzero("drive.user_capacity", u.0)?,
+        (None, Some(o)) => {
+            check_fraction("drive.op", o, 0.0, 1.0, true, false)?;
+            round_down_sector(native as f64 * (1.0 - o), sector)
+        }
+        _ => {
+            return Err(Error::config(
+                "drive.op",
+                "with op_basis = \"native\" give exactly one of op and user_capacity",
+            ))
+        }
+    };
+    if user > native {
+        return Err(Error::capacity(
+            "drive.user_capacity",
+            format!("{user} bytes is more than the native capacity {native}"),
+        ));
+    }
+    Ok((user, phys, Some(native)))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 
 use opsim_core::error::Schema;
 use opsim_core::{Config, Error, ErrorKind, Interrupt, Simulator};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
@@ -387,9 +387,9 @@ impl PySimulator {
         self.call(py, |s| s.check())
     }
     /// Counters as JSON text.
-    fn counters(&mut self) -> PyResult<String> {
+    fn counters(&mut self, py: Python<'_>) -> PyResult<String> {
         let s = self.sim()?;
-        to_json(&s.counters()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        to_json(&s.counters()).map_err(|e| py_error(py, &e))
     }
     #[getter]
     fn max_address(&mut self) -> PyResult<u64> {
@@ -404,10 +404,10 @@ impl PySimulator {
         Ok(self.sim()?.mapped_pages())
     }
     /// Describe the drive (geometry and OP) as JSON text.
-    fn describe(&mut self) -> PyResult<String> {
+    fn describe(&mut self, py: Python<'_>) -> PyResult<String> {
         let s = self.sim()?;
         let v = serde_json::json!({"config": s.config(), "drive": s.drive_report(), "op": s.op_report()});
-        to_json(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        to_json(&v).map_err(|e| py_error(py, &e))
     }
     /// Apply the configured preconditioning only (Ctrl-C: KeyboardInterrupt).
     fn precondition(&mut self, py: Python<'_>) -> PyResult<()> {

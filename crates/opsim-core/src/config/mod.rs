@@ -179,7 +179,7 @@ pub enum WhenFull {
 #[serde(deny_unknown_fields)]
 pub struct SlcCacheConfig {
     /// Off with `false` (to turn off a preset's cache).
-    #[serde(default = "yes")]
+    #[serde(default = "default_true")]
     pub enabled: bool,
     /// Most blocks in SLC mode at once (the dynamic cache's ceiling), fraction of all blocks.
     #[serde(default = "one")]
@@ -197,13 +197,13 @@ pub struct SlcCacheConfig {
     pub when_full: WhenFull,
     /// Timed model: fold SLC blocks in idle time (no host command outstanding for
     /// `idle_ms`, NAND and controller idle).
-    #[serde(default = "yes")]
+    #[serde(default = "default_true")]
     pub idle_fold: bool,
     #[serde(default = "default_idle_ms")]
     pub idle_ms: f64,
 }
 
-fn yes() -> bool {
+pub(super) fn default_true() -> bool {
     true
 }
 fn default_idle_ms() -> f64 {

@@ -73,36 +73,36 @@ pub struct TimingConfig {
     #[serde(default)]
     pub interface: Interface,
     /// Outstanding commands per queue (closed loop).  SATA NCQ allows at most 32.
-    #[serde(default = "d_qd")]
+    #[serde(default = "default_queue_depth")]
     pub queue_depth: u32,
     /// NVMe submission queues (outstanding commands = queues x queue_depth).
-    #[serde(default = "d_one")]
+    #[serde(default = "default_nvme_queues")]
     pub nvme_queues: u32,
-    #[serde(default = "d_gen")]
+    #[serde(default = "default_pcie_gen")]
     pub pcie_gen: u32,
-    #[serde(default = "d_lanes")]
+    #[serde(default = "default_pcie_lanes")]
     pub pcie_lanes: u32,
     /// Host link payload rate in MB/s (default: 600 for SATA 6 Gb/s; PCIe from gen x lanes).
     pub link_mbps: Option<f64>,
     /// Open-loop load: Poisson arrivals at this rate instead of a closed-loop queue depth.
     pub arrival_iops: Option<f64>,
     /// Controller firmware time per host command.
-    #[serde(default = "d_fw")]
+    #[serde(default = "default_fw_overhead_us")]
     pub fw_overhead_us: f64,
     /// Controller firmware time per page garbage collection copies (read, ECC, remap,
     /// program); it shares the controller with host commands.
     #[serde(default)]
     pub gc_fw_us: f64,
-    #[serde(default = "d_true")]
+    #[serde(default = "super::default_true")]
     pub write_cache: bool,
     /// DRAM write buffer.
-    #[serde(default = "d_buf")]
+    #[serde(default = "default_write_buffer")]
     pub write_buffer: ByteSize,
-    #[serde(default = "d_ch")]
+    #[serde(default = "default_channels")]
     pub channels: u32,
-    #[serde(default = "d_dpc")]
+    #[serde(default = "default_dies_per_channel")]
     pub dies_per_channel: u32,
-    #[serde(default = "d_planes")]
+    #[serde(default = "default_planes")]
     pub planes: u32,
     #[serde(default)]
     pub cell: Cell,
@@ -124,17 +124,17 @@ pub struct TimingConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_prog_slc_us: Option<f64>,
     /// Physical NAND page (a program writes one per plane).
-    #[serde(default = "d_nand_page")]
+    #[serde(default = "default_nand_page_size")]
     pub nand_page_size: ByteSize,
     /// Physical NAND block: an erase of tBERS frees this much on one die (erase time is
     /// charged per physical block the collected FTL block spans).
-    #[serde(default = "d_nand_block")]
+    #[serde(default = "default_nand_block_size")]
     pub nand_block_size: ByteSize,
     /// Flash channel transfer rate, MB/s.
-    #[serde(default = "d_ch_mbps")]
+    #[serde(default = "default_channel_mbps")]
     pub channel_mbps: f64,
     /// Background GC in idle time, up to this many free blocks (default: low watermark + 1%).
-    #[serde(default = "d_true")]
+    #[serde(default = "super::default_true")]
     pub background_gc: bool,
     pub background_free_blocks: Option<u32>,
     /// Urgent state (SK hynix): off unless `urgent_free_pct` is given.  The drive enters it
@@ -143,7 +143,7 @@ pub struct TimingConfig {
     /// throttle leaves, and host writes are admitted at `urgent_perf_pct` of the sustained
     /// write rate (bytes per second).
     pub urgent_free_pct: Option<f64>,
-    #[serde(default = "d_urgent_perf")]
+    #[serde(default = "default_urgent_perf_pct")]
     pub urgent_perf_pct: f64,
     /// The block count N% refers to (default: the FTL's blocks; a drive whose system blocks
     /// are not simulated gives its whole count, e.g. 1024 main blocks for SK hynix's).
@@ -165,7 +165,7 @@ pub struct TimingConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub urgent_gc: Option<bool>,
     /// Length of one point of the IOPS / MB/s / WAF series, simulated seconds.
-    #[serde(default = "d_interval")]
+    #[serde(default = "default_series_interval_s")]
     pub series_interval_s: f64,
     /// Round length in simulated seconds (SNIA PTS: 60); default: rounds by drive writes.
     pub round_s: Option<f64>,
@@ -182,49 +182,46 @@ pub struct TimingConfig {
     pub map_cache: Option<MapCacheConfig>,
 }
 
-fn d_qd() -> u32 {
+fn default_queue_depth() -> u32 {
     32
 }
-fn d_one() -> u32 {
+fn default_nvme_queues() -> u32 {
     1
 }
-fn d_gen() -> u32 {
+fn default_pcie_gen() -> u32 {
     3
 }
-fn d_lanes() -> u32 {
+fn default_pcie_lanes() -> u32 {
     4
 }
-fn d_fw() -> f64 {
+fn default_fw_overhead_us() -> f64 {
     2.0
 }
-fn d_true() -> bool {
-    true
-}
-fn d_buf() -> ByteSize {
+fn default_write_buffer() -> ByteSize {
     ByteSize(4 << 20)
 }
-fn d_ch() -> u32 {
+fn default_channels() -> u32 {
     8
 }
-fn d_dpc() -> u32 {
+fn default_dies_per_channel() -> u32 {
     2
 }
-fn d_planes() -> u32 {
+fn default_planes() -> u32 {
     2
 }
-fn d_nand_page() -> ByteSize {
+fn default_nand_page_size() -> ByteSize {
     ByteSize(16 << 10)
 }
-fn d_nand_block() -> ByteSize {
+fn default_nand_block_size() -> ByteSize {
     ByteSize(8 << 20)
 }
-fn d_ch_mbps() -> f64 {
+fn default_channel_mbps() -> f64 {
     400.0
 }
-fn d_urgent_perf() -> f64 {
+fn default_urgent_perf_pct() -> f64 {
     30.0
 }
-fn d_interval() -> f64 {
+fn default_series_interval_s() -> f64 {
     1.0
 }
 
@@ -233,7 +230,7 @@ fn d_interval() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct MapCacheConfig {
     /// `false` turns the cache off (the whole table in DRAM, as without the table).
-    #[serde(default = "yes")]
+    #[serde(default = "super::default_true")]
     pub enabled: bool,
     /// DRAM for cached translation pages, bytes (give this or `fraction`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -244,10 +241,6 @@ pub struct MapCacheConfig {
     /// Bytes of one translation page (default: one mapping unit, `drive.page_size`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub translation_page: Option<ByteSize>,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// Upper (and for rates and intervals, lower) bounds of the `[timing]` values: physically

@@ -7,6 +7,26 @@
 use super::{BlockState, Ftl, Policy, NONE};
 
 pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
+    check_mapping(f)?;
+    // Every block in exactly one place.
+    let mut place = vec![0u8; f.blocks as usize];
+    place_free_blocks(f, &mut place)?;
+    place_frontier_blocks(f, &mut place)?;
+    place_policy_blocks(f, &mut place)?;
+    check_slc(f, &mut place)?;
+    for (b, &n) in place.iter().enumerate() {
+        if n != 1 {
+            return Err(format!(
+                "block {b} ({:?}) is in {n} places (free pool, frontiers, policy index, fold queue)",
+                f.meta.state[b]
+            ));
+        }
+    }
+    check_counts(f)
+}
+
+/// Forward map, reverse map, validity bitmap and valid counts agree.
+fn check_mapping<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     let ppb = f.ppb as usize;
     let phys = f.blocks as usize * ppb;
     // Forward map -> reverse map and validity.
@@ -64,8 +84,11 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     if total_valid != mapped {
         return Err(format!("{mapped} mapped logical pages but {total_valid} valid physical pages"));
     }
-    // Every block in exactly one place.
-    let mut place = vec![0u8; f.blocks as usize];
+    Ok(())
+}
+
+/// The free pools: their count, and each block free, empty and in its group's pool.
+fn place_free_blocks<P: Policy>(f: &Ftl<P>, place: &mut [u8]) -> Result<(), String> {
     let free: usize = f.free.iter().map(|q| q.len()).sum();
     if free != f.nfree as usize {
         return Err(format!("{free} blocks in the free pools, the count says {}", f.nfree));
@@ -82,7 +105,15 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         }
         place[b as usize] += 1;
     }
-    let slc_flag = |b: u32| f.slc.as_ref().is_some_and(|s| s.flag[b as usize]);
+    Ok(())
+}
+
+fn slc_flag<P: Policy>(f: &Ftl<P>, b: u32) -> bool {
+    f.slc.as_ref().is_some_and(|s| s.flag[b as usize])
+}
+
+/// The frontiers: each block open, in its group, and its end what the block's mode holds.
+fn place_frontier_blocks<P: Policy>(f: &Ftl<P>, place: &mut [u8]) -> Result<(), String> {
     for (i, fr) in f.frontiers().enumerate() {
         let host = i < f.host.len();
         // host frontier i and GC frontier g belong to group i % groups and g
@@ -105,7 +136,7 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         }
         let want_end = match &f.slc {
             Some(s) if host && s.flag[fr.block as usize] => s.ppb,
-            _ if slc_flag(fr.block) => return Err(format!("GC or fold frontier block {} is in SLC mode", fr.block)),
+            _ if slc_flag(f, fr.block) => return Err(format!("GC or fold frontier block {} is in SLC mode", fr.block)),
             _ => f.ppb,
         };
         // GC and fold frontiers run to the block's end; host ones stop at `end`
@@ -117,17 +148,28 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
         }
         place[fr.block as usize] += 1;
     }
+    Ok(())
+}
+
+/// The blocks the GC policy indexes: closed, not in SLC mode.
+fn place_policy_blocks<P: Policy>(f: &Ftl<P>, place: &mut [u8]) -> Result<(), String> {
     let members =
         f.group_policies().enumerate().flat_map(|(g, p)| p.members().into_iter().map(move |b| b + g as u32 * f.bpg));
     for b in members {
         if f.meta.state[b as usize] != BlockState::Closed {
             return Err(format!("block {b} is indexed by the {} policy but not closed", P::NAME));
         }
-        if slc_flag(b) {
+        if slc_flag(f, b) {
             return Err(format!("SLC-mode block {b} is indexed by the {} policy", P::NAME));
         }
         place[b as usize] += 1;
     }
+    Ok(())
+}
+
+/// The SLC cache: the fold queue, the flags and their count, no page past the SLC mode's
+/// end; without a cache, no SLC state.
+fn check_slc<P: Policy>(f: &Ftl<P>, place: &mut [u8]) -> Result<(), String> {
     match &f.slc {
         Some(s) => {
             for &b in &s.queue {
@@ -173,14 +215,11 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
             }
         }
     }
-    for (b, &n) in place.iter().enumerate() {
-        if n != 1 {
-            return Err(format!(
-                "block {b} ({:?}) is in {n} places (free pool, frontiers, policy index, fold queue)",
-                f.meta.state[b]
-            ));
-        }
-    }
+    Ok(())
+}
+
+/// The policies' own checks, the erase counts and the counters' relations.
+fn check_counts<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     for (g, p) in f.group_policies().enumerate() {
         p.check(f.group_valid(g))?;
     }

@@ -94,27 +94,41 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-impl Counters {
-    pub fn minus(&self, o: &Counters) -> Counters {
-        Counters {
-            host_write_cmds: self.host_write_cmds - o.host_write_cmds,
-            host_write_bytes: self.host_write_bytes - o.host_write_bytes,
-            host_write_pages: self.host_write_pages - o.host_write_pages,
-            host_read_cmds: self.host_read_cmds - o.host_read_cmds,
-            host_read_bytes: self.host_read_bytes - o.host_read_bytes,
-            trim_cmds: self.trim_cmds - o.trim_cmds,
-            trimmed_pages: self.trimmed_pages - o.trimmed_pages,
-            nand_write_pages: self.nand_write_pages - o.nand_write_pages,
-            nand_read_pages: self.nand_read_pages - o.nand_read_pages,
-            gc_copy_pages: self.gc_copy_pages - o.gc_copy_pages,
-            gc_victims: self.gc_victims - o.gc_victims,
-            erases: self.erases - o.erases,
-            rmw_pages: self.rmw_pages - o.rmw_pages,
-            unmapped_read_pages: self.unmapped_read_pages - o.unmapped_read_pages,
-            fold_pages: self.fold_pages - o.fold_pages,
-            folds: self.folds - o.folds,
+/// `minus(&self, o)`: every named counter of `self` less `o`'s (the counts between two
+/// snapshots), for [`Counters`] and the timed device's work counts.  The list must name every
+/// field (the struct literal does not compile otherwise).
+macro_rules! fieldwise_minus {
+    ($vis:vis, $t:ident { $($f:ident),* $(,)? }) => {
+        #[inline(always)]
+        $vis fn minus(&self, o: &$t) -> $t {
+            $t { $($f: self.$f - o.$f),* }
         }
-    }
+    };
+}
+pub(crate) use fieldwise_minus;
+
+impl Counters {
+    fieldwise_minus!(
+        pub,
+        Counters {
+            host_write_cmds,
+            host_write_bytes,
+            host_write_pages,
+            host_read_cmds,
+            host_read_bytes,
+            trim_cmds,
+            trimmed_pages,
+            nand_write_pages,
+            nand_read_pages,
+            gc_copy_pages,
+            gc_victims,
+            erases,
+            rmw_pages,
+            unmapped_read_pages,
+            fold_pages,
+            folds
+        }
+    );
 
     /// NAND bytes programmed over host bytes written (page_size converts pages to bytes).
     /// Host commands of every kind (writes, reads, trims).

@@ -179,6 +179,29 @@ impl Policy for Greedy {
     }
 }
 
+/// The index methods of a policy whose closed blocks wait in `self.queue: VecDeque<u32>`
+/// in the order they were closed (their valid counts are read at selection).
+macro_rules! queue_index {
+    () => {
+        fn on_close(&mut self, blk: u32, _valid: &[u32], _now: u64) {
+            self.queue.push_back(blk);
+        }
+        fn on_invalidate(&mut self, _blk: u32, _old: u32, _now: u64) {}
+        fn clear(&mut self) {
+            self.queue.clear();
+        }
+        fn len(&self) -> usize {
+            self.queue.len()
+        }
+        fn members(&self) -> Vec<u32> {
+            self.queue.iter().copied().collect()
+        }
+        fn check(&self, _valid: &[u32]) -> Result<(), String> {
+            Ok(())
+        }
+    };
+}
+
 // ------------------------------------------------------------------------------------------
 /// FIFO / least-recently-written: the oldest closed block.
 pub struct Fifo {
@@ -191,24 +214,9 @@ impl Policy for Fifo {
     fn new(blocks: u32, _ppb: u32, _param: u32) -> CoreResult<Self> {
         Ok(Fifo { queue: try_deque(blocks as usize, "GC queue")? })
     }
-    fn on_close(&mut self, blk: u32, _valid: &[u32], _now: u64) {
-        self.queue.push_back(blk);
-    }
-    fn on_invalidate(&mut self, _blk: u32, _old: u32, _now: u64) {}
+    queue_index!();
     fn select(&mut self, _valid: &[u32], _rng: &mut Rng, _now: u64) -> Option<u32> {
         self.queue.pop_front()
-    }
-    fn clear(&mut self) {
-        self.queue.clear();
-    }
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn members(&self) -> Vec<u32> {
-        self.queue.iter().copied().collect()
-    }
-    fn check(&self, _valid: &[u32]) -> Result<(), String> {
-        Ok(())
     }
 }
 
@@ -322,10 +330,7 @@ impl Policy for WindowedGreedy {
     fn new(blocks: u32, _ppb: u32, w: u32) -> CoreResult<Self> {
         Ok(WindowedGreedy { queue: try_deque(blocks as usize, "GC queue")?, w: w.max(1) as usize })
     }
-    fn on_close(&mut self, blk: u32, _valid: &[u32], _now: u64) {
-        self.queue.push_back(blk);
-    }
-    fn on_invalidate(&mut self, _blk: u32, _old: u32, _now: u64) {}
+    queue_index!();
     fn select(&mut self, valid: &[u32], _rng: &mut Rng, _now: u64) -> Option<u32> {
         let n = self.queue.len().min(self.w);
         if n == 0 {
@@ -341,18 +346,6 @@ impl Policy for WindowedGreedy {
             }
         }
         self.queue.remove(best_i)
-    }
-    fn clear(&mut self) {
-        self.queue.clear();
-    }
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn members(&self) -> Vec<u32> {
-        self.queue.iter().copied().collect()
-    }
-    fn check(&self, _valid: &[u32]) -> Result<(), String> {
-        Ok(())
     }
 }
 

@@ -12,7 +12,7 @@ use crate::ftl::Counters;
 use crate::geometry::Geometry;
 use crate::steady::{self, SteadyRule, SteadyState};
 use crate::timed::mapcache::{MapCacheReport, MapRound, MapStats};
-use crate::timed::{self, Resolved, SeriesPoint, Stop, TimedRound, TimedState};
+use crate::timed::{self, Resolved, RoundDone, SeriesPoint, Stop, TimedRound, TimedState};
 use crate::workload::Workload;
 use std::time::Instant;
 
@@ -35,33 +35,24 @@ impl Simulator {
         let Some(mut state) = self.precondition_timed(&tc, r, pts)? else {
             return self.interrupted_result(t0);
         };
-        let plan = if pts {
-            let per = if tc.round_s.is_some() { u64::MAX } else { self.round_bytes() };
-            vec![PhasePlan {
-                name: "steady-state".into(),
-                workload: None,
-                amount: Amount::DriveWrites(
-                    per.saturating_mul(self.cfg.run.max_rounds as u64) as f64 / self.geo.user_bytes as f64,
-                ),
-                measure: true,
-            }]
-        } else {
-            plan
-        };
+        let plan = if pts { self.pts_write_plan(&tc) } else { plan };
         let mut wl: Option<Workload> =
             if pts { Some(self.build_workload(WorkloadType::SniaPts, Some(4096u64.max(page)))?) } else { None };
-        let round_bytes = self.round_bytes();
-        let round_ns = tc.round_s.map(|s| (s * 1e9).round() as u64);
-        let cap_ns = tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX);
+        let limits = RoundLimits {
+            round_bytes: self.round_bytes(),
+            round_ns: tc.round_s.map(|s| (s * 1e9).round() as u64),
+            cap_ns: tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX),
+            pts,
+        };
         let first_timed = self.rounds.len();
         let loop_start = (Instant::now(), self.counters());
-        let mut timed_rounds: Vec<TimedRound> = Vec::new();
-        let mut measure_hist = timed::hist::Histogram::default();
-        let mut measure_hist_r = timed::hist::Histogram::default();
-        let mut measure_hist_w = timed::hist::Histogram::default();
-        let mut measure_first = None;
-        let mut steady_iops_state = steady::detect(&[], None, SteadyRule::default());
-        'phases: for p in &plan {
+        let mut acc = TimedRounds {
+            rounds: Vec::new(),
+            hist: timed::hist::Histogram::default(),
+            steady: steady::detect(&[], None, SteadyRule::default()),
+            measure_first: None,
+        };
+        for p in &plan {
             if let Some((w, i)) = &p.workload {
                 if let Some(old) = wl.take() {
                     self.note_trace(&old);
@@ -72,111 +63,128 @@ impl Simulator {
                 wl = Some(next);
             }
             let cur = wl.as_mut().expect("the first phase builds its workload");
-            if p.measure && measure_first.is_none() {
-                measure_first = Some(self.rounds.len());
+            if p.measure && acc.measure_first.is_none() {
+                acc.measure_first = Some(self.rounds.len());
                 with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
             }
-            let (total, cmd_end) = self.budget(p.amount);
-            let mut done = 0u64;
-            while done < total && !(cur.exhausted && state.idle()) {
-                let start_ns = state.now();
-                let before = self.counters();
-                let urgent_before = state.urgent_totals();
-                let map_before = state.map_stats();
-                if start_ns >= cap_ns {
-                    break 'phases;
-                }
-                if before.commands() >= cmd_end {
-                    break;
-                }
-                let until = round_ns.map(|d| start_ns.saturating_add(d)).unwrap_or(u64::MAX).min(cap_ns);
-                let bytes = if round_ns.is_some() { total - done } else { round_bytes.min(total - done) };
-                let stop = Stop { write_bytes: before.host_write_bytes.saturating_add(bytes), cmds: cmd_end };
-                let rng = &mut self.rng;
-                let r =
-                    with_ftl!(&mut self.ftl, f => state.drive(f, cur, rng, stop, until)).and_then(|()| cur.finish());
-                let stop_now = self.stopped(r)?; // interrupted: this round is the last, cut short
-                let after = self.counters();
-                done += after.host_write_bytes - before.host_write_bytes;
-                let end_ns = state.now().max(start_ns + 1);
-                let h = std::mem::take(&mut state.rec.round_hist);
-                let cd = std::mem::take(&mut state.rec.round_done);
-                let urgent = state.urgent_totals().zip(urgent_before).map(|(a, b)| (a.0 - b.0, a.1 - b.1));
-                if after.commands() == before.commands() && h.count() == 0 {
-                    if stop_now {
-                        break 'phases;
-                    }
-                    break; // nothing happened: the workload ended and the queue drained
-                }
-                self.close_round(&p.name);
-                let secs = (end_ns - start_ns) as f64 / 1e9;
-                let d = after.minus(&before);
-                let ios = h.count() as f64;
-                timed_rounds.push(TimedRound {
-                    index: self.rounds.len() - 1,
-                    phase: p.name.clone(),
-                    t_start_s: start_ns as f64 / 1e9,
-                    t_end_s: end_ns as f64 / 1e9,
-                    iops: ios / secs,
-                    write_iops: cd.writes as f64 / secs,
-                    read_iops: cd.reads as f64 / secs,
-                    mbps: (cd.write_bytes + cd.read_bytes) as f64 / secs / 1e6,
-                    host_write_bytes: d.host_write_bytes,
-                    nand_write_pages: d.nand_write_pages,
-                    gc_copy_pages: d.gc_copy_pages,
-                    erases: d.erases,
-                    waf: d.waf(page),
-                    latency_us: h.summary_us(),
-                    label: None,
-                    bs: None,
-                    rwmix: None,
-                    combinations: None,
-                    completed_write_bytes: cd.write_bytes,
-                    urgent_s: urgent.map(|u| u.0 as f64 / 1e9),
-                    urgent_write_bytes: urgent.map(|u| u.1),
-                    map_cache: self.map_round(&state, map_before, &d),
-                });
-                if p.measure {
-                    measure_hist.merge(&h);
-                }
-                if pts {
-                    let (vals, el) = timed_round_series(&timed_rounds);
-                    steady_iops_state = steady::detect(&vals, Some(&el), SteadyRule::default());
-                    if steady_iops_state.reached {
-                        break 'phases;
-                    }
-                }
-                if stop_now {
-                    break 'phases;
-                }
-                if d.host_write_bytes == 0 && round_ns.is_none() && cmd_end == u64::MAX {
-                    break; // nothing more can be written (read-only load): avoid spinning
-                }
+            if self.timed_phase(&mut state, cur, p, &limits, &mut acc)? {
+                break;
             }
         }
         let wl = wl.expect("at least one phase");
         self.note_trace(&wl);
-        let mut measure_first = measure_first.unwrap_or(self.rounds.len());
+        let mut measure_first = acc.measure_first.unwrap_or(self.rounds.len());
         if !pts && !self.interrupted {
             self.check_window(measure_first, &wl)?;
         }
-        if timed_rounds.is_empty() {
+        if acc.rounds.is_empty() {
             if self.interrupted {
                 return self.interrupted_result(t0);
             }
             return Err(Error::config("timing.max_time_s", "no round completed; raise max_time_s"));
         }
-        // read/write split over the measurement window comes from the whole-run histograms
-        measure_hist_r.merge(&state.rec.hist_read);
-        measure_hist_w.merge(&state.rec.hist_write);
         if pts {
-            let n = timed_rounds.len();
-            let (ws, _) = match steady_iops_state.window {
-                Some(w) if steady_iops_state.reached => w,
+            let n = acc.rounds.len();
+            let (ws, _) = match acc.steady.window {
+                Some(w) if acc.steady.reached => w,
                 _ => (n.saturating_sub(5), n - 1),
             };
             measure_first = first_timed + ws;
         }
+        let report = self.timed_report(&state, &tc, acc, measure_first, first_timed)?;
+        self.finish_timed(&state, report, loop_start, t0, measure_first, first_timed, |_, t| t.index >= measure_first)
+    }
+
+    /// SNIA PTS write saturation's one phase: 4 KiB random-write rounds, at most `max_rounds`.
+    fn pts_write_plan(&self, tc: &TimingConfig) -> Vec<PhasePlan> {
+        let per = if tc.round_s.is_some() { u64::MAX } else { self.round_bytes() };
+        vec![PhasePlan {
+            name: "steady-state".into(),
+            workload: None,
+            amount: Amount::DriveWrites(
+                per.saturating_mul(self.cfg.run.max_rounds as u64) as f64 / self.geo.user_bytes as f64,
+            ),
+            measure: true,
+        }]
+    }
+
+    /// The rounds of one phase of the timed run, added to `acc`; true when the whole run
+    /// ends here (time cap, interruption, PTS steady state).
+    fn timed_phase(
+        &mut self,
+        state: &mut TimedState,
+        cur: &mut Workload,
+        p: &PhasePlan,
+        lim: &RoundLimits,
+        acc: &mut TimedRounds,
+    ) -> Result<bool> {
+        let (total, cmd_end) = self.budget(p.amount);
+        let mut done = 0u64;
+        while done < total && !(cur.exhausted && state.idle()) {
+            let start = self.round_start(state);
+            let (start_ns, before) = (start.t_ns, &start.counters);
+            if start_ns >= lim.cap_ns {
+                return Ok(true);
+            }
+            if before.commands() >= cmd_end {
+                break;
+            }
+            let until = lim.round_ns.map(|d| start_ns.saturating_add(d)).unwrap_or(u64::MAX).min(lim.cap_ns);
+            let bytes = if lim.round_ns.is_some() { total - done } else { lim.round_bytes.min(total - done) };
+            let stop = Stop { write_bytes: before.host_write_bytes.saturating_add(bytes), cmds: cmd_end };
+            let rng = &mut self.rng;
+            let r = with_ftl!(&mut self.ftl, f => state.drive(f, cur, rng, stop, until)).and_then(|()| cur.finish());
+            let stop_now = self.stopped(r)?; // interrupted: this round is the last, cut short
+            let after = self.counters();
+            done += after.host_write_bytes - before.host_write_bytes;
+            let end_ns = state.now().max(start_ns + 1);
+            let h = std::mem::take(&mut state.rec.round_hist);
+            let cd = std::mem::take(&mut state.rec.round_done);
+            if after.commands() == before.commands() && h.count() == 0 {
+                // nothing happened: the workload ended and the queue drained
+                return Ok(stop_now);
+            }
+            self.close_round(&p.name);
+            let d = after.minus(before);
+            let mut round = self.timed_round(state, p.name.clone(), &start, end_ns, &after, &h, &cd);
+            round.index = self.rounds.len() - 1;
+            acc.rounds.push(round);
+            if p.measure {
+                acc.hist.merge(&h);
+            }
+            if lim.pts {
+                let (vals, el) = timed_round_series(&acc.rounds);
+                acc.steady = steady::detect(&vals, Some(&el), SteadyRule::default());
+                if acc.steady.reached {
+                    return Ok(true);
+                }
+            }
+            if stop_now {
+                return Ok(true);
+            }
+            if d.host_write_bytes == 0 && lim.round_ns.is_none() && cmd_end == u64::MAX {
+                break; // nothing more can be written (read-only load): avoid spinning
+            }
+        }
+        Ok(false)
+    }
+
+    /// The timed run's report from its rounds (before the functional result joins it).
+    fn timed_report(
+        &self,
+        state: &TimedState,
+        tc: &TimingConfig,
+        acc: TimedRounds,
+        measure_first: usize,
+        first_timed: usize,
+    ) -> Result<TimedReport> {
+        let TimedRounds { rounds: timed_rounds, hist: measure_hist, steady: steady_iops_state, .. } = acc;
+        let pts = self.cfg.workload.kind == WorkloadType::SniaPts;
+        // read/write split over the measurement window comes from the whole-run histograms
+        let mut measure_hist_r = timed::hist::Histogram::default();
+        let mut measure_hist_w = timed::hist::Histogram::default();
+        measure_hist_r.merge(&state.rec.hist_read);
+        measure_hist_w.merge(&state.rec.hist_write);
         let ss = if pts {
             steady_iops_state
         } else {
@@ -193,7 +201,7 @@ impl Simulator {
         let mut series = state.rec.points()?;
         series.retain(|p| p.t_s <= end_s + 1e-9);
         let steady_start_s = if ss.reached { ss.window.map(|(a, _)| timed_rounds[a].t_start_s) } else { None };
-        let report = TimedReport {
+        Ok(TimedReport {
             timing: state.resolved().clone(),
             simulated_seconds: state.now() as f64 / 1e9,
             phases: timed::phases(&series, steady_start_s, pts || self.cfg.run.precondition != Precondition::Analytic),
@@ -209,9 +217,8 @@ impl Simulator {
             map_cache: None,
             rounds: timed_rounds,
             pts_iops: None,
-            urgent: state.urgent_report(&tc),
-        };
-        self.finish_timed(&state, report, loop_start, t0, measure_first, first_timed, |_, t| t.index >= measure_first)
+            urgent: state.urgent_report(tc),
+        })
     }
 
     /// A timed run's result: the functional result of its rounds (steady state by the SNIA
@@ -240,6 +247,59 @@ impl Simulator {
         report.map_cache = self.map_report(state, &window, &res, first_timed);
         res.timed = Some(report);
         Ok(res)
+    }
+
+    /// The clocks a round (or PTS combination) starts from.
+    fn round_start(&self, state: &TimedState) -> RoundStart {
+        RoundStart {
+            t_ns: state.now(),
+            counters: self.counters(),
+            urgent: state.urgent_totals(),
+            map: state.map_stats(),
+        }
+    }
+
+    /// The figures of a round (or PTS combination) from `start` to `end_ns`, the drive's
+    /// counters then at `after`: `h` its latencies, `cd` its completed commands.  Index 0 and
+    /// no PTS label: the caller sets them.
+    #[allow(clippy::too_many_arguments)]
+    fn timed_round(
+        &self,
+        state: &TimedState,
+        phase: String,
+        start: &RoundStart,
+        end_ns: u64,
+        after: &Counters,
+        h: &timed::hist::Histogram,
+        cd: &RoundDone,
+    ) -> TimedRound {
+        let secs = (end_ns - start.t_ns) as f64 / 1e9;
+        let d = after.minus(&start.counters);
+        let urgent = state.urgent_totals().zip(start.urgent).map(|(a, b)| (a.0 - b.0, a.1 - b.1));
+        TimedRound {
+            index: 0,
+            phase,
+            t_start_s: start.t_ns as f64 / 1e9,
+            t_end_s: end_ns as f64 / 1e9,
+            iops: h.count() as f64 / secs,
+            write_iops: cd.writes as f64 / secs,
+            read_iops: cd.reads as f64 / secs,
+            mbps: (cd.write_bytes + cd.read_bytes) as f64 / secs / 1e6,
+            host_write_bytes: d.host_write_bytes,
+            nand_write_pages: d.nand_write_pages,
+            gc_copy_pages: d.gc_copy_pages,
+            erases: d.erases,
+            waf: d.waf(self.geo.page_size),
+            latency_us: h.summary_us(),
+            label: None,
+            bs: None,
+            rwmix: None,
+            combinations: None,
+            completed_write_bytes: cd.write_bytes,
+            urgent_s: urgent.map(|u| u.0 as f64 / 1e9),
+            urgent_write_bytes: urgent.map(|u| u.1),
+            map_cache: self.map_round(state, start.map, &d),
+        }
     }
 
     /// The mapping-table cache's figures for a round (or PTS combination) that started with
@@ -292,7 +352,6 @@ impl Simulator {
     /// `run.max_rounds`).  The result has the real-drive harness's round semantics and schema.
     pub(super) fn run_pts_iops(&mut self, t0: Instant, tc: TimingConfig, r: Resolved) -> Result<SimResult> {
         use crate::timed::pts;
-        let page = self.geo.page_size;
         let m = pts::matrix(self.cfg.workload.pts.as_ref())?;
         if tc.arrival_iops.is_some() {
             return Err(Error::config(
@@ -302,25 +361,7 @@ impl Simulator {
         }
         let combo_ns = (tc.round_s.unwrap_or(60.0) * 1e9).round() as u64;
         let cap_ns = tc.max_time_s.map(|s| (s * 1e9).round() as u64).unwrap_or(u64::MAX);
-        // one workload per block size: uniform random over the span, aligned to the block
-        // size (fio's default); all writes, the state draws each command's direction
-        let mut wls = Vec::with_capacity(m.sizes.len());
-        for &bs in &m.sizes {
-            let w = WorkloadConfig {
-                kind: WorkloadType::Uniform,
-                span: self.cfg.workload.span,
-                request_size: Some(crate::units::ByteSize(bs)),
-                align: Some(crate::units::ByteSize(bs)),
-                ..Default::default()
-            };
-            wls.push(self.build_workload_from(&w, WorkloadType::Uniform, None).map_err(|mut e| {
-                if e.key.as_deref().is_some_and(|k| k.starts_with("workload.")) {
-                    e.key = Some("workload.pts.block_sizes".into());
-                    e.message = format!("{}: {}", pts::bs_name(bs), e.message);
-                }
-                e
-            })?);
-        }
+        let mut wls = self.pts_workloads(&m.sizes)?;
         let Some(mut state) = self.precondition_timed(&tc, r, true)? else {
             return self.interrupted_result(t0);
         };
@@ -336,61 +377,15 @@ impl Simulator {
             let mut combos: Vec<TimedRound> = Vec::with_capacity(m.combos.len());
             let mut tracked_lat = None;
             for (ci, &(si, mi)) in m.combos.iter().enumerate() {
-                let start_ns = state.now();
-                if start_ns >= cap_ns {
-                    stop = true;
-                    break;
-                }
                 let (bs, mix) = (pts::bs_name(m.sizes[si]), &m.mixes[mi]);
-                state.rec.begin_segment(start_ns, Some((bs.clone(), mix.name.clone())));
-                state.set_mix(Some(mix.read));
-                let before = self.counters();
-                let urgent_before = state.urgent_totals();
-                let map_before = state.map_stats();
-                let until = start_ns.saturating_add(combo_ns).min(cap_ns);
-                let rng = &mut self.rng;
-                let wl = &mut wls[si];
-                let r = with_ftl!(&mut self.ftl, f => state.drive(f, wl, rng, Stop { write_bytes: u64::MAX, cmds: u64::MAX }, until));
-                if self.stopped(r)? {
-                    stop = true; // interrupted: this round is not counted
+                let Some((combo, hists)) = self.pts_combination(&mut state, &mut wls[si], bs, mix, combo_ns, cap_ns)?
+                else {
+                    stop = true; // the time cap or an interruption: this round is not counted
                     break;
-                }
-                state.drain()?;
-                let end_ns = state.now().max(start_ns + 1);
-                state.rec.end_segment(end_ns);
-                let h = std::mem::take(&mut state.rec.round_hist);
-                let (hr, hw) = state.rec.round_split.replace(Default::default()).unwrap_or_default();
-                let cd = std::mem::take(&mut state.rec.round_done);
-                let urgent = state.urgent_totals().zip(urgent_before).map(|(a, b)| (a.0 - b.0, a.1 - b.1));
-                let after = self.counters();
-                let secs = (end_ns - start_ns) as f64 / 1e9;
-                let d = after.minus(&before);
-                combos.push(TimedRound {
-                    index: 0, // set when the round closes
-                    phase: "steady-state".into(),
-                    t_start_s: start_ns as f64 / 1e9,
-                    t_end_s: end_ns as f64 / 1e9,
-                    iops: h.count() as f64 / secs,
-                    write_iops: cd.writes as f64 / secs,
-                    read_iops: cd.reads as f64 / secs,
-                    mbps: (cd.write_bytes + cd.read_bytes) as f64 / secs / 1e6,
-                    host_write_bytes: d.host_write_bytes,
-                    nand_write_pages: d.nand_write_pages,
-                    gc_copy_pages: d.gc_copy_pages,
-                    erases: d.erases,
-                    waf: d.waf(page),
-                    latency_us: h.summary_us(),
-                    completed_write_bytes: cd.write_bytes,
-                    urgent_s: urgent.map(|u| u.0 as f64 / 1e9),
-                    urgent_write_bytes: urgent.map(|u| u.1),
-                    map_cache: self.map_round(&state, map_before, &d),
-                    label: Some(format!("{bs} R/W {}", mix.name)),
-                    bs: Some(bs),
-                    rwmix: Some(mix.name.clone()),
-                    combinations: None,
-                });
+                };
+                combos.push(combo);
                 if ci == m.tracked {
-                    tracked_lat = Some([h, hr, hw]);
+                    tracked_lat = Some(hists);
                 }
             }
             if combos.len() < m.combos.len() {
@@ -421,6 +416,91 @@ impl Simulator {
             _ => (n.saturating_sub(5), n - 1),
         };
         let measure_first = first_timed + ws;
+        let report = self.pts_iops_report(&state, &tc, &m, rounds, &lat, ss, (ws, we), first_timed)?;
+        self.finish_timed(&state, report, loop_start, t0, measure_first, first_timed, |i, _| (ws..=we).contains(&i))
+    }
+
+    /// One combination of a PTS IOPS round: block size `bs` at `mix` on its workload `wl`
+    /// for `combo_ns` (up to the time cap `cap_ns`), then drained: its figures and latencies
+    /// (all, read, write).  None: the time cap or an interruption came first.
+    #[allow(clippy::too_many_arguments)]
+    fn pts_combination(
+        &mut self,
+        state: &mut TimedState,
+        wl: &mut Workload,
+        bs: String,
+        mix: &crate::timed::pts::Mix,
+        combo_ns: u64,
+        cap_ns: u64,
+    ) -> Result<Option<(TimedRound, [timed::hist::Histogram; 3])>> {
+        let start_ns = state.now();
+        if start_ns >= cap_ns {
+            return Ok(None);
+        }
+        state.rec.begin_segment(start_ns, Some((bs.clone(), mix.name.clone())));
+        state.set_mix(Some(mix.read));
+        let start = self.round_start(state);
+        let until = start_ns.saturating_add(combo_ns).min(cap_ns);
+        let rng = &mut self.rng;
+        let r = with_ftl!(&mut self.ftl, f => state.drive(f, wl, rng, Stop { write_bytes: u64::MAX, cmds: u64::MAX }, until));
+        if self.stopped(r)? {
+            return Ok(None);
+        }
+        state.drain()?;
+        let end_ns = state.now().max(start_ns + 1);
+        state.rec.end_segment(end_ns);
+        let h = std::mem::take(&mut state.rec.round_hist);
+        let (hr, hw) = state.rec.round_split.replace(Default::default()).unwrap_or_default();
+        let cd = std::mem::take(&mut state.rec.round_done);
+        let after = self.counters();
+        // index: set when the round closes
+        let mut combo = self.timed_round(state, "steady-state".into(), &start, end_ns, &after, &h, &cd);
+        combo.label = Some(format!("{bs} R/W {}", mix.name));
+        combo.bs = Some(bs);
+        combo.rwmix = Some(mix.name.clone());
+        Ok(Some((combo, [h, hr, hw])))
+    }
+
+    /// The PTS IOPS test's workloads, one per block size: uniform random over the span,
+    /// aligned to the block size (fio's default); all writes, the state draws each command's
+    /// direction.
+    fn pts_workloads(&mut self, sizes: &[u64]) -> Result<Vec<Workload>> {
+        use crate::timed::pts;
+        let mut wls = Vec::with_capacity(sizes.len());
+        for &bs in sizes {
+            let w = WorkloadConfig {
+                kind: WorkloadType::Uniform,
+                span: self.cfg.workload.span,
+                request_size: Some(crate::units::ByteSize(bs)),
+                align: Some(crate::units::ByteSize(bs)),
+                ..Default::default()
+            };
+            wls.push(self.build_workload_from(&w, WorkloadType::Uniform, None).map_err(|mut e| {
+                if e.key.as_deref().is_some_and(|k| k.starts_with("workload.")) {
+                    e.key = Some("workload.pts.block_sizes".into());
+                    e.message = format!("{}: {}", pts::bs_name(bs), e.message);
+                }
+                e
+            })?);
+        }
+        Ok(wls)
+    }
+
+    /// The PTS IOPS test's report: the IOPS table over the steady window `(ws, we)` (round
+    /// positions), the tracked combination's latencies `lat` there and its series' phases.
+    #[allow(clippy::too_many_arguments)]
+    fn pts_iops_report(
+        &self,
+        state: &TimedState,
+        tc: &TimingConfig,
+        m: &crate::timed::pts::Matrix,
+        rounds: Vec<TimedRound>,
+        lat: &[[timed::hist::Histogram; 3]],
+        ss: SteadyState,
+        (ws, we): (usize, usize),
+        first_timed: usize,
+    ) -> Result<TimedReport> {
+        use crate::timed::pts;
         let window = &rounds[ws..=we];
         // the IOPS table: every combination over the window
         let mut iops = vec![vec![0.0; m.mixes.len()]; m.sizes.len()];
@@ -460,7 +540,7 @@ impl Simulator {
         };
         let steady_iops = if ss.reached { ss.mean } else { None };
         let [ha, hr, hw] = hists;
-        let report = TimedReport {
+        Ok(TimedReport {
             timing: state.resolved().clone(),
             simulated_seconds: end_s,
             phases: timed::phases(&tracked_points, steady_start_s, true),
@@ -472,9 +552,8 @@ impl Simulator {
             map_cache: None,
             rounds,
             pts_iops: Some(table),
-            urgent: state.urgent_report(&tc),
-        };
-        self.finish_timed(&state, report, loop_start, t0, measure_first, first_timed, |i, _| (ws..=we).contains(&i))
+            urgent: state.urgent_report(tc),
+        })
     }
 
     /// Precondition (functional, untimed) and set up the timed state on the drive it leaves.
@@ -571,4 +650,31 @@ pub const SERIES_POINT_BYTES: u64 = 4096;
 /// or wrote nothing (a read-only round has no fresh-out-of-box phase).
 pub(super) fn timed_round_series(rounds: &[TimedRound]) -> (Vec<f64>, Vec<bool>) {
     (rounds.iter().map(|r| r.iops).collect(), rounds.iter().map(|r| r.erases > 0 || r.host_write_bytes == 0).collect())
+}
+
+/// The clocks at the start of a timed round: simulated time, the drive's counters, the
+/// urgent state's totals and the mapping-table cache's counts.
+struct RoundStart {
+    t_ns: u64,
+    counters: Counters,
+    urgent: Option<(u64, u64)>,
+    map: Option<MapStats>,
+}
+
+/// What bounds a round of the timed run: its bytes (rounds by drive writes) or simulated
+/// length, the run's time cap; SNIA PTS write saturation stops at steady state.
+struct RoundLimits {
+    round_bytes: u64,
+    round_ns: Option<u64>,
+    cap_ns: u64,
+    pts: bool,
+}
+
+/// The timed run's rounds so far: their figures, the measured rounds' latencies, the steady
+/// state on per-round IOPS (SNIA PTS) and the first measured round.
+struct TimedRounds {
+    rounds: Vec<TimedRound>,
+    hist: timed::hist::Histogram,
+    steady: SteadyState,
+    measure_first: Option<usize>,
 }

@@ -34,16 +34,7 @@ impl Work {
             fold_pages: c.fold_pages,
         }
     }
-    #[inline(always)]
-    pub(super) fn minus(&self, o: &Work) -> Work {
-        Work {
-            host_write_pages: self.host_write_pages - o.host_write_pages,
-            nand_write_pages: self.nand_write_pages - o.nand_write_pages,
-            gc_copy_pages: self.gc_copy_pages - o.gc_copy_pages,
-            erases: self.erases - o.erases,
-            fold_pages: self.fold_pages - o.fold_pages,
-        }
-    }
+    crate::ftl::fieldwise_minus!(pub(super), Work { host_write_pages, nand_write_pages, gc_copy_pages, erases, fold_pages });
 }
 
 /// Command in flight.
@@ -251,7 +242,27 @@ impl TimedState {
         if self.idle_fold_ns.is_some() && self.q.is_empty() {
             self.fold_idle(f, now)?;
         }
-        // Background GC on NAND that would otherwise idle.
+        self.background_gc(f, now)?;
+        if self.urgent.is_some() {
+            self.urgent_step(f, now)?;
+        }
+        let urgent_now = self.urgent_now();
+        let before = Work::of(&f.c);
+        let t1 = self.dev.firmware(now);
+        match op.kind {
+            OpKind::Trim => {
+                self.issue_trim(f, op, pages, t1)?;
+                return Ok(false);
+            }
+            OpKind::Write => self.issue_write(f, op, pages, now, t1, urgent_now, &before)?,
+            OpKind::Read => self.issue_read(f, op, pages, now, t1, urgent_now)?,
+        }
+        Ok(true)
+    }
+
+    /// Background GC on NAND that would otherwise idle.
+    #[inline(always)]
+    fn background_gc<P: Policy>(&mut self, f: &mut Ftl<P>, now: u64) -> Result<()> {
         while self.bg_target > 0 && f.free_blocks() < self.bg_target && self.dev.nand_idle_at() < now {
             let before = f.c.clone();
             match f.background_collect(self.bg_target)? {
@@ -263,161 +274,203 @@ impl TimedState {
                 _ => break,
             }
         }
-        if self.urgent.is_some() {
-            self.urgent_step(f, now)?;
-        }
-        let urgent_now = self.urgent_now();
-        let before = Work::of(&f.c);
-        let t1 = self.dev.firmware(now);
+        Ok(())
+    }
+
+    /// A TRIM: the FTL unmaps, the mapping-table cache reads the entries.
+    #[inline(always)]
+    fn issue_trim<P: Policy>(&mut self, f: &mut Ftl<P>, op: Op, pages: bool, t1: u64) -> Result<()> {
         let spp = self.sectors_per_page;
-        let (write, bytes, done);
-        match op.kind {
-            OpKind::Trim => {
-                if pages {
-                    f.trim_pages(op.start as u32, op.len);
-                    self.map_lookup(op.start, op.len as u64, true, false, t1);
-                } else {
-                    f.trim_sectors(op.start, op.len as u64)?;
-                    // the pages the range touches (a partly trimmed page's entry is read too)
-                    let (a, b) = (op.start / spp, (op.start + op.len as u64 - 1) / spp);
-                    self.map_lookup(a, b - a + 1, true, false, t1);
-                }
-                return Ok(false);
+        if pages {
+            f.trim_pages(op.start as u32, op.len);
+            self.map_lookup(op.start, op.len as u64, true, false, t1);
+        } else {
+            f.trim_sectors(op.start, op.len as u64)?;
+            // the pages the range touches (a partly trimmed page's entry is read too)
+            let (a, b) = (op.start / spp, (op.start + op.len as u64 - 1) / spp);
+            self.map_lookup(a, b - a + 1, true, false, t1);
+        }
+        Ok(())
+    }
+
+    /// A write: through the link, the urgent throttle and the write buffer; the FTL decides
+    /// the NAND work (GC, folds, programs), queued as a completion.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn issue_write<P: Policy>(
+        &mut self,
+        f: &mut Ftl<P>,
+        op: Op,
+        pages: bool,
+        now: u64,
+        t1: u64,
+        urgent_now: bool,
+        before: &Work,
+    ) -> Result<()> {
+        let spp = self.sectors_per_page;
+        let units = if pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
+        let bytes = if pages { units * f.page_size() } else { op.len as u64 * f.sector_size() };
+        let mut t2 = self.dev.link(t1, bytes);
+        if let Some(u) = self.urgent.as_mut() {
+            t2 = u.admit(t2, bytes, urgent_now);
+        }
+        let t3 = if self.dev.write_cache { self.dev.admit(t2, units) } else { t2 };
+        // the translation pages of the written pages (mapping-table cache): the
+        // programs start once they are in DRAM
+        let map_ready = self.map_lookup(if pages { op.start } else { op.start / spp }, units, true, false, t1);
+        // the functional FTL decides the NAND work
+        let mut ppns = [0u32; 64];
+        let mut n = 0usize;
+        // sector writes: the old data of a partly written page that holds data is
+        // read before its program (read-modify-write)
+        let mut rmw = [crate::ftl::NONE; 2];
+        if !pages {
+            let (first, end) = (op.start / spp, op.start + op.len as u64);
+            let last = (end - 1) / spp;
+            if op.start % spp != 0 || end < (first + 1) * spp {
+                rmw[0] = f.lookup(first as u32).unwrap_or(crate::ftl::NONE);
             }
-            OpKind::Write => {
-                write = true;
-                let units =
-                    if pages { op.len as u64 } else { (op.start + op.len as u64 - 1) / spp - op.start / spp + 1 };
-                bytes = if pages { units * f.page_size() } else { op.len as u64 * f.sector_size() };
-                let mut t2 = self.dev.link(t1, bytes);
-                if let Some(u) = self.urgent.as_mut() {
-                    t2 = u.admit(t2, bytes, urgent_now);
-                }
-                let t3 = if self.dev.write_cache { self.dev.admit(t2, units) } else { t2 };
-                // the translation pages of the written pages (mapping-table cache): the
-                // programs start once they are in DRAM
-                let map_ready = self.map_lookup(if pages { op.start } else { op.start / spp }, units, true, false, t1);
-                // the functional FTL decides the NAND work
-                let mut ppns = [0u32; 64];
-                let mut n = 0usize;
-                // sector writes: the old data of a partly written page that holds data is
-                // read before its program (read-modify-write)
-                let mut rmw = [crate::ftl::NONE; 2];
-                if !pages {
-                    let (first, end) = (op.start / spp, op.start + op.len as u64);
-                    let last = (end - 1) / spp;
-                    if op.start % spp != 0 || end < (first + 1) * spp {
-                        rmw[0] = f.lookup(first as u32).unwrap_or(crate::ftl::NONE);
-                    }
-                    if last != first && end % spp != 0 {
-                        rmw[1] = f.lookup(last as u32).unwrap_or(crate::ftl::NONE);
-                    }
-                }
-                if pages {
-                    f.note_host_write(op.start as u32, bytes);
-                    for i in 0..op.len {
-                        let p = f.write_page(op.start as u32 + i, op.stream)?;
-                        if n < ppns.len() {
-                            ppns[n] = p;
-                            n += 1;
-                        }
-                    }
-                } else {
-                    f.write_sectors(op.start, op.len as u64, op.stream)?;
-                }
-                let d = Work::of(&f.c).minus(&before);
-                if urgent_now && (d.gc_copy_pages > 0 || d.erases > 0) {
-                    self.urgent_flush(t3); // the urgent GC's owed work comes first
-                }
-                let mut gc_done =
-                    if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
-                if d.fold_pages > 0 {
-                    gc_done = gc_done.max(self.dev.fold(d.fold_pages, t3));
-                }
-                let host_pages = d.host_write_pages;
-                let dies = self.dev.r.dies as usize;
-                let gc_done = gc_done.max(map_ready);
-                let mut end = gc_done;
-                let slc_cache = f.slc_enabled();
-                if n as u64 == host_pages {
-                    // one program per die touched, units grouped by die (superblock striping)
-                    for &p in &ppns[..n] {
-                        let die = p as usize % dies;
-                        let busy = self.dev.prog_ns(p, !self.dev.write_cache, slc_cache && f.in_slc(p));
-                        end = end.max(self.dev.program(die, gc_done, busy));
-                        if self.dev.write_cache {
-                            self.dev.buffer.push(Reverse(self.dev.die_free[die]));
-                        }
-                    }
-                } else if !pages {
-                    // each page on the die the FTL placed it on, after any old data it merges
-                    let mut ready = gc_done;
-                    for &p in rmw.iter().filter(|&&p| p != crate::ftl::NONE) {
-                        let t_r = self.dev.read_ns(p, slc_cache && f.in_slc(p));
-                        ready = ready.max(self.dev.read(p as usize % dies, t3.max(map_ready), t_r));
-                    }
-                    for lpn in op.start / spp..=(op.start + op.len as u64 - 1) / spp {
-                        let p = f.lookup(lpn as u32).ok_or_else(|| Error::internal("a written page is not mapped"))?;
-                        let die = p as usize % dies;
-                        let busy = self.dev.prog_ns(p, !self.dev.write_cache, slc_cache && f.in_slc(p));
-                        end = end.max(self.dev.program(die, ready, busy));
-                        if self.dev.write_cache {
-                            self.dev.buffer.push(Reverse(self.dev.die_free[die]));
-                        }
-                    }
-                } else {
-                    // more pages than `ppns` holds: round-robin over the dies; the mode of
-                    // the command's last page stands for all of them
-                    let slc = slc_cache && f.lookup((op.start + op.len as u64 - 1) as u32).is_some_and(|p| f.in_slc(p));
-                    let busy = self.dev.prog_ns_any(!self.dev.write_cache, slc);
-                    for k in 0..host_pages {
-                        let die = (self.dev.rr + k as usize) % dies;
-                        end = end.max(self.dev.program(die, gc_done, busy));
-                        if self.dev.write_cache {
-                            self.dev.buffer.push(Reverse(self.dev.die_free[die]));
-                        }
-                    }
-                }
-                done = if self.dev.write_cache { t3 } else { end };
-                let inflight = InFlight {
-                    issued: now,
-                    write,
-                    bytes,
-                    host_pages,
-                    nand_pages: d.nand_write_pages,
-                    urgent: urgent_now,
-                };
-                self.q.push(done.max(now), inflight);
-            }
-            OpKind::Read => {
-                let (first, count) = if pages {
-                    (op.start, op.len as u64)
-                } else {
-                    (op.start / spp, (op.start + op.len as u64 - 1) / spp - op.start / spp + 1)
-                };
-                bytes = if pages { count * f.page_size() } else { op.len as u64 * f.sector_size() };
-                if pages {
-                    f.read_pages(op.start as u32, op.len);
-                } else {
-                    f.read_sectors(op.start, op.len as u64)?;
-                }
-                // the translation pages first (mapping-table cache), then the data
-                let map_ready = self.map_lookup(first, count, false, true, t1);
-                let mut ready = map_ready;
-                let dies = self.dev.r.dies as usize;
-                for lpn in first..first + count {
-                    if let Some(p) = f.lookup(lpn as u32) {
-                        let t_r = self.dev.read_ns(p, f.in_slc(p));
-                        ready = ready.max(self.dev.host_read(p as usize % dies, map_ready, t_r));
-                    }
-                }
-                let t_out = self.dev.link(ready, bytes);
-                let inflight =
-                    InFlight { issued: now, write: false, bytes, host_pages: 0, nand_pages: 0, urgent: urgent_now };
-                self.q.push(t_out.max(now), inflight);
+            if last != first && end % spp != 0 {
+                rmw[1] = f.lookup(last as u32).unwrap_or(crate::ftl::NONE);
             }
         }
-        Ok(true)
+        if pages {
+            f.note_host_write(op.start as u32, bytes);
+            for i in 0..op.len {
+                let p = f.write_page(op.start as u32 + i, op.stream)?;
+                if n < ppns.len() {
+                    ppns[n] = p;
+                    n += 1;
+                }
+            }
+        } else {
+            f.write_sectors(op.start, op.len as u64, op.stream)?;
+        }
+        let d = Work::of(&f.c).minus(before);
+        if urgent_now && (d.gc_copy_pages > 0 || d.erases > 0) {
+            self.urgent_flush(t3); // the urgent GC's owed work comes first
+        }
+        let mut gc_done =
+            if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
+        if d.fold_pages > 0 {
+            gc_done = gc_done.max(self.dev.fold(d.fold_pages, t3));
+        }
+        let host_pages = d.host_write_pages;
+        let gc_done = gc_done.max(map_ready);
+        let end = self.program_host_pages(f, op, pages, &ppns[..n], host_pages, &rmw, gc_done, t3, map_ready)?;
+        let done = if self.dev.write_cache { t3 } else { end };
+        let inflight = InFlight {
+            issued: now,
+            write: true,
+            bytes,
+            host_pages,
+            nand_pages: d.nand_write_pages,
+            urgent: urgent_now,
+        };
+        self.q.push(done.max(now), inflight);
+        Ok(())
+    }
+
+    /// The programs of a write's `host_pages` pages (`ppns`: where the FTL put them, when
+    /// it told), after `gc_done`; sector writes first read the old data of partly written
+    /// pages (`rmw`).  Returns when the last program ends.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn program_host_pages<P: Policy>(
+        &mut self,
+        f: &mut Ftl<P>,
+        op: Op,
+        pages: bool,
+        ppns: &[u32],
+        host_pages: u64,
+        rmw: &[u32; 2],
+        gc_done: u64,
+        t3: u64,
+        map_ready: u64,
+    ) -> Result<u64> {
+        let spp = self.sectors_per_page;
+        let dies = self.dev.r.dies as usize;
+        let slc_cache = f.slc_enabled();
+        let mut end = gc_done;
+        if ppns.len() as u64 == host_pages {
+            // one program per die touched, units grouped by die (superblock striping)
+            for &p in ppns {
+                let die = p as usize % dies;
+                let busy = self.dev.prog_ns(p, !self.dev.write_cache, slc_cache && f.in_slc(p));
+                end = end.max(self.dev.program(die, gc_done, busy));
+                if self.dev.write_cache {
+                    self.dev.buffer.push(Reverse(self.dev.die_free[die]));
+                }
+            }
+        } else if !pages {
+            // each page on the die the FTL placed it on, after any old data it merges
+            let mut ready = gc_done;
+            for &p in rmw.iter().filter(|&&p| p != crate::ftl::NONE) {
+                let t_r = self.dev.read_ns(p, slc_cache && f.in_slc(p));
+                ready = ready.max(self.dev.read(p as usize % dies, t3.max(map_ready), t_r));
+            }
+            for lpn in op.start / spp..=(op.start + op.len as u64 - 1) / spp {
+                let p = f.lookup(lpn as u32).ok_or_else(|| Error::internal("a written page is not mapped"))?;
+                let die = p as usize % dies;
+                let busy = self.dev.prog_ns(p, !self.dev.write_cache, slc_cache && f.in_slc(p));
+                end = end.max(self.dev.program(die, ready, busy));
+                if self.dev.write_cache {
+                    self.dev.buffer.push(Reverse(self.dev.die_free[die]));
+                }
+            }
+        } else {
+            // more pages than `ppns` holds: round-robin over the dies; the mode of
+            // the command's last page stands for all of them
+            let slc = slc_cache && f.lookup((op.start + op.len as u64 - 1) as u32).is_some_and(|p| f.in_slc(p));
+            let busy = self.dev.prog_ns_any(!self.dev.write_cache, slc);
+            for k in 0..host_pages {
+                let die = (self.dev.rr + k as usize) % dies;
+                end = end.max(self.dev.program(die, gc_done, busy));
+                if self.dev.write_cache {
+                    self.dev.buffer.push(Reverse(self.dev.die_free[die]));
+                }
+            }
+        }
+        Ok(end)
+    }
+
+    /// A read: the translation pages first (mapping-table cache), then the data, then the link.
+    #[inline(always)]
+    fn issue_read<P: Policy>(
+        &mut self,
+        f: &mut Ftl<P>,
+        op: Op,
+        pages: bool,
+        now: u64,
+        t1: u64,
+        urgent_now: bool,
+    ) -> Result<()> {
+        let spp = self.sectors_per_page;
+        let (first, count) = if pages {
+            (op.start, op.len as u64)
+        } else {
+            (op.start / spp, (op.start + op.len as u64 - 1) / spp - op.start / spp + 1)
+        };
+        let bytes = if pages { count * f.page_size() } else { op.len as u64 * f.sector_size() };
+        if pages {
+            f.read_pages(op.start as u32, op.len);
+        } else {
+            f.read_sectors(op.start, op.len as u64)?;
+        }
+        // the translation pages first (mapping-table cache), then the data
+        let map_ready = self.map_lookup(first, count, false, true, t1);
+        let mut ready = map_ready;
+        let dies = self.dev.r.dies as usize;
+        for lpn in first..first + count {
+            if let Some(p) = f.lookup(lpn as u32) {
+                let t_r = self.dev.read_ns(p, f.in_slc(p));
+                ready = ready.max(self.dev.host_read(p as usize % dies, map_ready, t_r));
+            }
+        }
+        let t_out = self.dev.link(ready, bytes);
+        let inflight = InFlight { issued: now, write: false, bytes, host_pages: 0, nand_pages: 0, urgent: urgent_now };
+        self.q.push(t_out.max(now), inflight);
+        Ok(())
     }
 
     /// Run until `stop` (host write bytes or commands, absolute), simulated time

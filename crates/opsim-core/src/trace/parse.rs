@@ -55,196 +55,217 @@ fn scaled(v: u64, unit: u64, what: &str) -> std::result::Result<u64, String> {
 impl Parser {
     /// Parse one line into (absolute time in ns, record with t_ns unset).
     pub(super) fn parse(&mut self, line: &[u8], dev: Option<&[u8]>) -> Parsed {
-        let rec = |t: u64, kind: OpKind, offset: u64, len: u64| {
-            Ok(Some((t, Record { t_ns: 0, kind, offset, len, stream: 0 })))
-        };
         match self {
-            Parser::Msr => {
-                const C: Option<u8> = Some(b',');
-                let mut f = Cur::new(line);
-                let t = match f.uint(C, "Timestamp") {
-                    Ok(v) => scaled(v, 100, "Timestamp")?,
-                    Err(_) if line.starts_with(b"Timestamp") => return Ok(None), // header
-                    Err(e) => return Err(e),
-                };
-                let host = f.need(C, "Hostname")?;
-                let disk = f.need(C, "DiskNumber")?;
-                if let Some(d) = dev {
-                    let joined = d.len() == host.len() + 1 + disk.len()
-                        && d.starts_with(host)
-                        && d.ends_with(disk)
-                        && d[host.len()] == b'_';
-                    if d != disk && !joined {
-                        return Ok(None);
-                    }
-                }
-                let ty = f.need(C, "Type")?;
-                let kind = match ty {
-                    b"Write" | b"write" => OpKind::Write,
-                    b"Read" | b"read" => OpKind::Read,
-                    _ => return Err(format!("Type \"{}\" is not Read or Write", text(ty))),
-                };
-                let off = f.uint(C, "Offset")?;
-                let len = f.uint(C, "Size")?;
-                rec(t, kind, off, len)
-            }
-            Parser::Blkparse { action } => {
-                let mut f = Cur::new(line);
-                let Some(devf) = f.field(None) else { return Ok(None) };
-                // event lines start with "maj,min"; summaries and headers do not
-                let Some(comma) = devf.iter().position(|&c| c == b',') else { return Ok(None) };
-                if uint(&devf[..comma]).is_none() || uint(&devf[comma + 1..]).is_none() {
-                    return Ok(None);
-                }
-                f.need(None, "cpu")?;
-                f.need(None, "sequence")?;
-                let t = f.time(None, 1_000_000_000, "time")?;
-                f.need(None, "pid")?;
-                let act = f.need(None, "action")?;
-                if act.len() != 1 || act[0] != *action {
-                    return Ok(None);
-                }
-                if dev.is_some_and(|d| d != devf) {
-                    return Ok(None);
-                }
-                let rwbs = f.need(None, "RWBS")?;
-                let kind = if rwbs.contains(&b'D') {
-                    OpKind::Trim
-                } else if rwbs.contains(&b'W') {
-                    OpKind::Write
-                } else if rwbs.contains(&b'R') {
-                    OpKind::Read
-                } else {
-                    return Ok(None); // flush or no data
-                };
-                f.skip_blanks();
-                if f.i >= line.len() || line[f.i] == b'[' {
-                    return Ok(None); // no range (a flush)
-                }
-                let sector = f.uint(None, "sector")?;
-                if f.need(None, "+")? != b"+" {
-                    return Err("expected \"sector + blocks\"".into());
-                }
-                let n = f.uint(None, "blocks")?;
-                if n == 0 {
-                    return Ok(None);
-                }
-                rec(t, kind, scaled(sector, 512, "sector")?, scaled(n, 512, "blocks")?)
-            }
-            Parser::Fio { version, clock_ns } => {
-                let mut f = Cur::new(line);
-                let t = if *version == 3 { f.time(None, 1_000, "timestamp")? } else { *clock_ns };
-                let file = f.need(None, "file name")?;
-                let act = f.need(None, "action")?;
-                let kind = match act {
-                    b"read" => OpKind::Read,
-                    b"write" => OpKind::Write,
-                    b"trim" => OpKind::Trim,
-                    b"wait" if *version == 2 => {
-                        let ms = f.uint(None, "wait time")?;
-                        *clock_ns = (*clock_ns).max(scaled(ms, 1_000_000, "wait time")?);
-                        return Ok(None);
-                    }
-                    b"add" | b"open" | b"close" | b"sync" | b"datasync" | b"sync_file_range" | b"wait" => {
-                        return Ok(None)
-                    }
-                    _ => return Err(format!("unknown action \"{}\"", text(act))),
-                };
-                if dev.is_some_and(|d| d != file) {
-                    return Ok(None);
-                }
-                let off = f.uint(None, "offset")?;
-                let len = f.uint(None, "length")?;
-                rec(t, kind, off, len)
-            }
-            Parser::Ascii { unit_ns } => {
-                let mut f = Cur::new(line);
-                let t = f.time(None, *unit_ns, "time")?;
-                let d = f.need(None, "device")?;
-                if dev.is_some_and(|x| x != d) {
-                    return Ok(None);
-                }
-                let blk = f.uint(None, "block")?;
-                let n = f.uint(None, "size")?;
-                let flags = f.uint(None, "flags")?;
-                let kind = if flags & 1 == 1 { OpKind::Read } else { OpKind::Write };
-                rec(t, kind, scaled(blk, 512, "block")?, scaled(n, 512, "size")?)
-            }
-            Parser::Spc => {
-                const C: Option<u8> = Some(b',');
-                let mut f = Cur::new(line);
-                let asu = f.need(C, "ASU")?;
-                if uint(asu).is_none() {
-                    if asu.eq_ignore_ascii_case(b"ASU") {
-                        return Ok(None); // header
-                    }
-                    return Err(format!("ASU \"{}\" is not a non-negative integer", text(asu)));
-                }
-                if dev.is_some_and(|d| d != asu) {
-                    return Ok(None);
-                }
-                let lba = f.uint(C, "LBA")?;
-                let size = f.uint(C, "Size")?;
-                let opc = f.need(C, "Opcode")?;
-                let kind = match opc {
-                    b"r" | b"R" => OpKind::Read,
-                    b"w" | b"W" => OpKind::Write,
-                    _ => return Err(format!("Opcode \"{}\" is not r or w", text(opc))),
-                };
-                let t = f.time(C, 1_000_000_000, "Timestamp")?;
-                rec(t, kind, scaled(lba, 512, "LBA")?, size)
-            }
-            Parser::Columns(c) => {
-                let delim = c.delim.unwrap_or_else(|| if line.contains(&b',') { Some(b',') } else { None });
-                let mut v: [&[u8]; MAX_COLUMNS] = [&[]; MAX_COLUMNS];
-                let mut n = 0;
-                for x in fields(line, delim) {
-                    if n == v.len() {
-                        break;
-                    }
-                    v[n] = x;
-                    n += 1;
-                    if n >= c.min_fields {
-                        break;
-                    }
-                }
-                if n < c.min_fields {
-                    return Err(format!("{n} fields; the column map needs {}", c.min_fields));
-                }
-                if let (Some(d), Some(i)) = (dev, c.device) {
-                    if d != v[i] {
-                        return Ok(None);
-                    }
-                }
-                let kind = match c.op.1 {
-                    OpCode::Letter => {
-                        letter_op(v[c.op.0]).ok_or_else(|| format!("op \"{}\" is not r, w or t", text(v[c.op.0])))?
-                    }
-                    OpCode::Flag => {
-                        if num(v[c.op.0], "op")? & 1 == 1 {
-                            OpKind::Read
-                        } else {
-                            OpKind::Write
-                        }
-                    }
-                };
-                let t = match c.time {
-                    Some((i, unit)) => time_of(v[i], unit, "time")?,
-                    None => 0,
-                };
-                let off = scaled(num(v[c.offset.0], "offset")?, c.offset.1, "offset")?;
-                let len = scaled(num(v[c.size.0], "size")?, c.size.1, "size")?;
-                let stream = match c.handle {
-                    Some(i) => match num(v[i], "handle")? {
-                        h if h <= crate::op::MAX_HANDLES as u64 => h as u32,
-                        h => return Err(format!("handle {h} is out of range 0..{}", crate::op::MAX_HANDLES)),
-                    },
-                    None => 0,
-                };
-                Ok(Some((t, Record { t_ns: 0, kind, offset: off, len, stream })))
-            }
+            Parser::Msr => parse_msr(line, dev),
+            Parser::Blkparse { action } => parse_blkparse(line, dev, *action),
+            Parser::Fio { version, clock_ns } => parse_fio(line, dev, *version, clock_ns),
+            Parser::Ascii { unit_ns } => parse_ascii(line, dev, *unit_ns),
+            Parser::Spc => parse_spc(line, dev),
+            Parser::Columns(c) => parse_by_columns(line, dev, c),
         }
     }
+}
+
+/// A request at `t` (ns) of `kind` over `len` bytes at `offset`, on stream 0.
+#[inline(always)]
+fn rec(t: u64, kind: OpKind, offset: u64, len: u64) -> Parsed {
+    Ok(Some((t, Record { t_ns: 0, kind, offset, len, stream: 0 })))
+}
+
+/// An MSR Cambridge CSV line.
+#[inline(always)]
+fn parse_msr(line: &[u8], dev: Option<&[u8]>) -> Parsed {
+    const C: Option<u8> = Some(b',');
+    let mut f = Cur::new(line);
+    let t = match f.uint(C, "Timestamp") {
+        Ok(v) => scaled(v, 100, "Timestamp")?,
+        Err(_) if line.starts_with(b"Timestamp") => return Ok(None), // header
+        Err(e) => return Err(e),
+    };
+    let host = f.need(C, "Hostname")?;
+    let disk = f.need(C, "DiskNumber")?;
+    if let Some(d) = dev {
+        let joined =
+            d.len() == host.len() + 1 + disk.len() && d.starts_with(host) && d.ends_with(disk) && d[host.len()] == b'_';
+        if d != disk && !joined {
+            return Ok(None);
+        }
+    }
+    let ty = f.need(C, "Type")?;
+    let kind = match ty {
+        b"Write" | b"write" => OpKind::Write,
+        b"Read" | b"read" => OpKind::Read,
+        _ => return Err(format!("Type \"{}\" is not Read or Write", text(ty))),
+    };
+    let off = f.uint(C, "Offset")?;
+    let len = f.uint(C, "Size")?;
+    rec(t, kind, off, len)
+}
+
+/// A blkparse event line (action `action` only).
+#[inline(always)]
+fn parse_blkparse(line: &[u8], dev: Option<&[u8]>, action: u8) -> Parsed {
+    let mut f = Cur::new(line);
+    let Some(devf) = f.field(None) else { return Ok(None) };
+    // event lines start with "maj,min"; summaries and headers do not
+    let Some(comma) = devf.iter().position(|&c| c == b',') else { return Ok(None) };
+    if uint(&devf[..comma]).is_none() || uint(&devf[comma + 1..]).is_none() {
+        return Ok(None);
+    }
+    f.need(None, "cpu")?;
+    f.need(None, "sequence")?;
+    let t = f.time(None, 1_000_000_000, "time")?;
+    f.need(None, "pid")?;
+    let act = f.need(None, "action")?;
+    if act.len() != 1 || act[0] != action {
+        return Ok(None);
+    }
+    if dev.is_some_and(|d| d != devf) {
+        return Ok(None);
+    }
+    let rwbs = f.need(None, "RWBS")?;
+    let kind = if rwbs.contains(&b'D') {
+        OpKind::Trim
+    } else if rwbs.contains(&b'W') {
+        OpKind::Write
+    } else if rwbs.contains(&b'R') {
+        OpKind::Read
+    } else {
+        return Ok(None); // flush or no data
+    };
+    f.skip_blanks();
+    if f.i >= line.len() || line[f.i] == b'[' {
+        return Ok(None); // no range (a flush)
+    }
+    let sector = f.uint(None, "sector")?;
+    if f.need(None, "+")? != b"+" {
+        return Err("expected \"sector + blocks\"".into());
+    }
+    let n = f.uint(None, "blocks")?;
+    if n == 0 {
+        return Ok(None);
+    }
+    rec(t, kind, scaled(sector, 512, "sector")?, scaled(n, 512, "blocks")?)
+}
+
+/// A fio iolog line (version 2: `wait` lines advance `clock_ns`).
+#[inline(always)]
+fn parse_fio(line: &[u8], dev: Option<&[u8]>, version: u8, clock_ns: &mut u64) -> Parsed {
+    let mut f = Cur::new(line);
+    let t = if version == 3 { f.time(None, 1_000, "timestamp")? } else { *clock_ns };
+    let file = f.need(None, "file name")?;
+    let act = f.need(None, "action")?;
+    let kind = match act {
+        b"read" => OpKind::Read,
+        b"write" => OpKind::Write,
+        b"trim" => OpKind::Trim,
+        b"wait" if version == 2 => {
+            let ms = f.uint(None, "wait time")?;
+            *clock_ns = (*clock_ns).max(scaled(ms, 1_000_000, "wait time")?);
+            return Ok(None);
+        }
+        b"add" | b"open" | b"close" | b"sync" | b"datasync" | b"sync_file_range" | b"wait" => return Ok(None),
+        _ => return Err(format!("unknown action \"{}\"", text(act))),
+    };
+    if dev.is_some_and(|d| d != file) {
+        return Ok(None);
+    }
+    let off = f.uint(None, "offset")?;
+    let len = f.uint(None, "length")?;
+    rec(t, kind, off, len)
+}
+
+/// A DiskSim / MQSim ASCII line (time in `unit_ns`).
+#[inline(always)]
+fn parse_ascii(line: &[u8], dev: Option<&[u8]>, unit_ns: u64) -> Parsed {
+    let mut f = Cur::new(line);
+    let t = f.time(None, unit_ns, "time")?;
+    let d = f.need(None, "device")?;
+    if dev.is_some_and(|x| x != d) {
+        return Ok(None);
+    }
+    let blk = f.uint(None, "block")?;
+    let n = f.uint(None, "size")?;
+    let flags = f.uint(None, "flags")?;
+    let kind = if flags & 1 == 1 { OpKind::Read } else { OpKind::Write };
+    rec(t, kind, scaled(blk, 512, "block")?, scaled(n, 512, "size")?)
+}
+
+/// An SPC / UMass CSV line.
+#[inline(always)]
+fn parse_spc(line: &[u8], dev: Option<&[u8]>) -> Parsed {
+    const C: Option<u8> = Some(b',');
+    let mut f = Cur::new(line);
+    let asu = f.need(C, "ASU")?;
+    if uint(asu).is_none() {
+        if asu.eq_ignore_ascii_case(b"ASU") {
+            return Ok(None); // header
+        }
+        return Err(format!("ASU \"{}\" is not a non-negative integer", text(asu)));
+    }
+    if dev.is_some_and(|d| d != asu) {
+        return Ok(None);
+    }
+    let lba = f.uint(C, "LBA")?;
+    let size = f.uint(C, "Size")?;
+    let opc = f.need(C, "Opcode")?;
+    let kind = match opc {
+        b"r" | b"R" => OpKind::Read,
+        b"w" | b"W" => OpKind::Write,
+        _ => return Err(format!("Opcode \"{}\" is not r or w", text(opc))),
+    };
+    let t = f.time(C, 1_000_000_000, "Timestamp")?;
+    rec(t, kind, scaled(lba, 512, "LBA")?, size)
+}
+
+/// A delimited line read by the column map `c`.
+#[inline(always)]
+fn parse_by_columns(line: &[u8], dev: Option<&[u8]>, c: &Columns) -> Parsed {
+    let delim = c.delim.unwrap_or_else(|| if line.contains(&b',') { Some(b',') } else { None });
+    let mut v: [&[u8]; MAX_COLUMNS] = [&[]; MAX_COLUMNS];
+    let mut n = 0;
+    for x in fields(line, delim) {
+        if n == v.len() {
+            break;
+        }
+        v[n] = x;
+        n += 1;
+        if n >= c.min_fields {
+            break;
+        }
+    }
+    if n < c.min_fields {
+        return Err(format!("{n} fields; the column map needs {}", c.min_fields));
+    }
+    if let (Some(d), Some(i)) = (dev, c.device) {
+        if d != v[i] {
+            return Ok(None);
+        }
+    }
+    let kind = match c.op.1 {
+        OpCode::Letter => letter_op(v[c.op.0]).ok_or_else(|| format!("op \"{}\" is not r, w or t", text(v[c.op.0])))?,
+        OpCode::Flag => {
+            if num(v[c.op.0], "op")? & 1 == 1 {
+                OpKind::Read
+            } else {
+                OpKind::Write
+            }
+        }
+    };
+    let t = match c.time {
+        Some((i, unit)) => time_of(v[i], unit, "time")?,
+        None => 0,
+    };
+    let off = scaled(num(v[c.offset.0], "offset")?, c.offset.1, "offset")?;
+    let len = scaled(num(v[c.size.0], "size")?, c.size.1, "size")?;
+    let stream = match c.handle {
+        Some(i) => match num(v[i], "handle")? {
+            h if h <= crate::op::MAX_HANDLES as u64 => h as u32,
+            h => return Err(format!("handle {h} is out of range 0..{}", crate::op::MAX_HANDLES)),
+        },
+        None => 0,
+    };
+    Ok(Some((t, Record { t_ns: 0, kind, offset: off, len, stream })))
 }
 
 pub(super) enum Outcome {

@@ -97,14 +97,16 @@ pub struct Zipf {
     sq: f64,
 }
 
-fn helper1(x: f64) -> f64 {
+/// `ln(1 + x) / x`, exact near 0 (a Taylor series there): Zipf's inverse integral.
+fn log1p_over_x(x: f64) -> f64 {
     if x.abs() > 1e-8 {
         libm::log1p(x) / x
     } else {
         1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
     }
 }
-fn helper2(x: f64) -> f64 {
+/// `(e^x - 1) / x`, exact near 0 (a Taylor series there): Zipf's integral.
+fn expm1_over_x(x: f64) -> f64 {
     if x.abs() > 1e-8 {
         libm::expm1(x) / x
     } else {
@@ -125,14 +127,14 @@ impl Zipf {
     }
     fn h_integral(&self, x: f64) -> f64 {
         let lx = libm::log(x);
-        helper2((1.0 - self.s) * lx) * lx
+        expm1_over_x((1.0 - self.s) * lx) * lx
     }
     fn h_integral_inv(&self, x: f64) -> f64 {
         let mut t = x * (1.0 - self.s);
         if t < -1.0 {
             t = -1.0;
         }
-        libm::exp(helper1(t) * x)
+        libm::exp(log1p_over_x(t) * x)
     }
     /// A rank in 1..=n.
     #[inline]
@@ -607,6 +609,39 @@ pub fn build(
     streams: u32,
     request_override: Option<u64>,
 ) -> Result<Workload> {
+    let (rf, tf) = check_fractions(w)?;
+    // Internal stages (sequential fill, PTS) override the type; only the configured type
+    // is checked for keys it does not use.
+    let strict = kind == w.kind;
+    let unused = |key: &str, present: bool| -> Result<()> {
+        if present && strict {
+            Err(Error::workload(key, format!("is not used by workload type \"{}\"", kind.name())))
+        } else {
+            Ok(())
+        }
+    };
+    check_unused_keys(w, kind, &unused)?;
+    let mix = |read: f64, trim: f64| {
+        (if read > 0.0 { to_threshold(read) } else { 0 }, if read + trim > 0.0 { to_threshold(read + trim) } else { 0 })
+    };
+    let (read_threshold, trim_threshold) = mix(rf, tf);
+
+    if kind == WorkloadType::Trace {
+        return build_trace(w, &unused, accessible_sectors, sector_size, streams);
+    }
+    let shape = Shape::new(w, kind, accessible_sectors, sector_size, page_size, request_override, &unused)?;
+    let (pattern, sizes) = pattern(w, kind, &shape, page_size, streams)?;
+    Ok(Workload {
+        len: shape.len as u32,
+        read_threshold,
+        trim_threshold,
+        sizes,
+        ..Workload::of_pattern(pattern, shape.pages)
+    })
+}
+
+/// `workload.span`, `read_fraction` and `trim_fraction` in range: the read and trim fractions.
+fn check_fractions(w: &WorkloadConfig) -> Result<(f64, f64)> {
     let span = w.span.0;
     if !(span > 0.0 && span <= 1.0) {
         return Err(Error::workload("workload.span", format!("{span} is out of range; expected (0, 1]")));
@@ -622,16 +657,11 @@ pub fn build(
             format!("{tf} is out of range; expected [0, 1) with read_fraction + trim_fraction < 1"),
         ));
     }
-    // Internal stages (sequential fill, PTS) override the type; only the configured type
-    // is checked for keys it does not use.
-    let strict = kind == w.kind;
-    let unused = |key: &str, present: bool| -> Result<()> {
-        if present && strict {
-            Err(Error::workload(key, format!("is not used by workload type \"{}\"", kind.name())))
-        } else {
-            Ok(())
-        }
-    };
+    Ok((rf, tf))
+}
+
+/// Keys of other workload types given to this one: refused (by `unused`).
+fn check_unused_keys(w: &WorkloadConfig, kind: WorkloadType, unused: &impl Fn(&str, bool) -> Result<()>) -> Result<()> {
     use WorkloadType as T;
     unused("workload.hot_fraction", w.hot_fraction.is_some() && kind != T::HotCold)?;
     unused("workload.hot_write_fraction", w.hot_write_fraction.is_some() && kind != T::HotCold)?;
@@ -645,96 +675,114 @@ pub fn build(
     ] {
         unused(k, v && kind != T::SkHynix)?;
     }
-    unused("workload.trace", w.trace.is_some() && kind != T::Trace)?;
-    let mix = |read: f64, trim: f64| {
-        (if read > 0.0 { to_threshold(read) } else { 0 }, if read + trim > 0.0 { to_threshold(read + trim) } else { 0 })
-    };
-    let (read_threshold, trim_threshold) = mix(rf, tf);
+    unused("workload.trace", w.trace.is_some() && kind != T::Trace)
+}
 
-    if kind == T::Trace {
-        for (k, v) in [
-            ("workload.request_size", w.request_size.is_some()),
-            ("workload.align", w.align.is_some()),
-            ("workload.read_fraction", rf > 0.0),
-            ("workload.trim_fraction", tf > 0.0),
-            ("workload.span", span != 1.0),
-        ] {
-            unused(k, v)?;
+/// A trace replay: no request shape or mix of its own (the trace has them).
+fn build_trace(
+    w: &WorkloadConfig,
+    unused: &impl Fn(&str, bool) -> Result<()>,
+    accessible_sectors: u64,
+    sector_size: u64,
+    streams: u32,
+) -> Result<Workload> {
+    for (k, v) in [
+        ("workload.request_size", w.request_size.is_some()),
+        ("workload.align", w.align.is_some()),
+        ("workload.read_fraction", w.read_fraction.0 > 0.0),
+        ("workload.trim_fraction", w.trim_fraction.0 > 0.0),
+        ("workload.span", w.span.0 != 1.0),
+    ] {
+        unused(k, v)?;
+    }
+    let tc = w.trace.as_ref().ok_or_else(|| {
+        Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)")
+    })?;
+    let feed = TraceFeed::open(tc, accessible_sectors, sector_size, streams)?;
+    Ok(Workload::of_pattern(Pattern::Trace(Box::new(feed)), false))
+}
+
+/// A synthetic workload's requests: their size and alignment in units (pages when both are
+/// page multiples, else sectors) over the span.
+struct Shape {
+    /// JESD219 with its own size mix (in sectors).
+    jedec_sizes: bool,
+    pages: bool,
+    unit: u64,
+    span_units: u64,
+    len: u64,
+    align_u: u64,
+    slots: u64,
+}
+
+impl Shape {
+    fn new(
+        w: &WorkloadConfig,
+        kind: WorkloadType,
+        accessible_sectors: u64,
+        sector_size: u64,
+        page_size: u64,
+        request_override: Option<u64>,
+        unused: &impl Fn(&str, bool) -> Result<()>,
+    ) -> Result<Shape> {
+        use WorkloadType as T;
+        let default_req = if kind == T::SkHynix { page_size.max(4096) } else { page_size };
+        let req = request_override.unwrap_or_else(|| w.request_size.map(|r| r.0).unwrap_or(default_req));
+        if req == 0 || req % sector_size != 0 {
+            return Err(Error::workload(
+                "workload.request_size",
+                format!("{req} bytes is not a positive multiple of the {sector_size}-byte sector"),
+            ));
         }
-        let tc = w.trace.as_ref().ok_or_else(|| {
-            Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)")
-        })?;
-        let feed = TraceFeed::open(tc, accessible_sectors, sector_size, streams)?;
-        return Ok(Workload::of_pattern(Pattern::Trace(Box::new(feed)), false));
+        let align = if request_override.is_some() {
+            req.min(page_size)
+        } else {
+            w.align.map(|a| a.0).unwrap_or(req.min(page_size))
+        };
+        if align == 0 || align % sector_size != 0 {
+            return Err(Error::workload(
+                "workload.align",
+                format!("{align} bytes is not a positive multiple of the sector size"),
+            ));
+        }
+        // JESD219 with its own size mix works in sectors
+        let jedec_sizes = kind == T::Jesd219 && w.request_size.is_none() && request_override.is_none();
+        if jedec_sizes {
+            unused("workload.align", w.align.is_some())?;
+        }
+        let pages = !jedec_sizes && req % page_size == 0 && align % page_size == 0;
+        let unit = if pages { page_size } else { sector_size };
+        let span_units = ((accessible_sectors * sector_size) as f64 * w.span.0 / unit as f64).floor() as u64;
+        let len = req / unit;
+        let align_u = align / unit;
+        if len > span_units {
+            return Err(Error::workload(
+                "workload.request_size",
+                format!("{req} bytes is larger than the workload span"),
+            ));
+        }
+        if len > u32::MAX as u64 {
+            return Err(Error::workload("workload.request_size", "is too large"));
+        }
+        let slots = (span_units - len) / align_u + 1;
+        Ok(Shape { jedec_sizes, pages, unit, span_units, len, align_u, slots })
     }
+}
 
-    let default_req = if kind == T::SkHynix { page_size.max(4096) } else { page_size };
-    let req = request_override.unwrap_or_else(|| w.request_size.map(|r| r.0).unwrap_or(default_req));
-    if req == 0 || req % sector_size != 0 {
-        return Err(Error::workload(
-            "workload.request_size",
-            format!("{req} bytes is not a positive multiple of the {sector_size}-byte sector"),
-        ));
-    }
-    let align = if request_override.is_some() {
-        req.min(page_size)
-    } else {
-        w.align.map(|a| a.0).unwrap_or(req.min(page_size))
-    };
-    if align == 0 || align % sector_size != 0 {
-        return Err(Error::workload(
-            "workload.align",
-            format!("{align} bytes is not a positive multiple of the sector size"),
-        ));
-    }
-    // JESD219 with its own size mix works in sectors
-    let jedec_sizes = kind == T::Jesd219 && w.request_size.is_none() && request_override.is_none();
-    if jedec_sizes {
-        unused("workload.align", w.align.is_some())?;
-    }
-    let pages = !jedec_sizes && req % page_size == 0 && align % page_size == 0;
-    let unit = if pages { page_size } else { sector_size };
-    let span_units = ((accessible_sectors * sector_size) as f64 * span / unit as f64).floor() as u64;
-    let len = req / unit;
-    let align_u = align / unit;
-    if len > span_units {
-        return Err(Error::workload("workload.request_size", format!("{req} bytes is larger than the workload span")));
-    }
-    if len > u32::MAX as u64 {
-        return Err(Error::workload("workload.request_size", "is too large"));
-    }
-    let slots = (span_units - len) / align_u + 1;
+/// The address pattern of a synthetic workload type (and JESD219's size mix).
+fn pattern(
+    w: &WorkloadConfig,
+    kind: WorkloadType,
+    sh: &Shape,
+    page_size: u64,
+    streams: u32,
+) -> Result<(Pattern, Option<SizeMix>)> {
+    use WorkloadType as T;
+    let (unit, span_units, len, align_u) = (sh.unit, sh.span_units, sh.len, sh.align_u);
     let mut sizes = None;
     let pattern = match kind {
-        T::Uniform | T::SniaPts => Pattern::Uniform(Uniform { base: 0, slots, align: align_u }),
-        T::Sequential => {
-            let stride = match w.stride {
-                Some(s) if s.0 == 0 || s.0 % unit != 0 => {
-                    return Err(Error::workload(
-                        "workload.stride",
-                        format!("{} bytes is not a positive multiple of the {unit}-byte unit", s.0),
-                    ))
-                }
-                Some(s) => s.0 / unit,
-                None => len,
-            };
-            let k = w.sequential_streams.unwrap_or(1);
-            if k == 0 || k as u64 > span_units / len {
-                return Err(Error::workload(
-                    "workload.sequential_streams",
-                    format!("{k} is out of range; expected 1..={}", span_units / len),
-                ));
-            }
-            let region = span_units / k as u64;
-            Pattern::Sequential(Sequential {
-                base: 0,
-                span: span_units,
-                stride,
-                region,
-                cursors: vec![0; k as usize],
-                next: 0,
-            })
-        }
+        T::Uniform | T::SniaPts => Pattern::Uniform(Uniform { base: 0, slots: sh.slots, align: align_u }),
+        T::Sequential => sequential(w, sh)?,
         T::HotCold => {
             let f = frac("workload.hot_fraction", w.hot_fraction, 0.0, 1.0)?;
             let r = frac("workload.hot_write_fraction", w.hot_write_fraction, 0.0, 1.0)?;
@@ -749,6 +797,7 @@ pub fn build(
             )?)
         }
         T::Jesd219 => {
+            let jedec_sizes = sh.jedec_sizes;
             let z = zoned(
                 span_units,
                 &JESD219_ZONES,
@@ -778,47 +827,77 @@ pub fn build(
                     format!("{s} is out of range; expected (0, 10]"),
                 ));
             }
-            Pattern::Zipf(Zipf::new(0, slots, align_u, s))
+            Pattern::Zipf(Zipf::new(0, sh.slots, align_u, s))
         }
-        T::SkHynix => {
-            let page_multiple = |key: &str, v: u64| -> Result<u64> {
-                if v == 0 || v % page_size != 0 {
-                    Err(Error::workload(
-                        key,
-                        format!("{v} bytes is not a positive multiple of the {page_size}-byte page"),
-                    ))
-                } else {
-                    Ok(v / page_size)
-                }
-            };
-            if !pages {
-                return Err(Error::workload("workload.request_size", "sk-hynix needs page-multiple requests"));
-            }
-            let seq_len = page_multiple(
-                "workload.sequential_request_size",
-                w.sequential_request_size.map(|x| x.0).unwrap_or(512 * 1024).max(page_size),
-            )?;
-            let seq_chunk =
-                page_multiple("workload.sequential_chunk", w.sequential_chunk.map(|x| x.0).unwrap_or(1 << 30))?;
-            let rand_chunk = page_multiple("workload.random_chunk", w.random_chunk.map(|x| x.0).unwrap_or(200 << 20))?;
-            if seq_len > span_units || seq_len > u32::MAX as u64 {
-                return Err(Error::workload("workload.sequential_request_size", "is larger than the workload span"));
-            }
-            Pattern::SkHynix(SkHynix {
-                span: span_units,
-                seq_len: seq_len as u32,
-                rand_len: len as u32,
-                seq_chunk,
-                rand_chunk,
-                cursor: 0,
-                filled: 0,
-                left: seq_chunk,
-                in_seq: true,
-            })
-        }
+        T::SkHynix => sk_hynix(w, sh, page_size)?,
         T::Trace => unreachable!(),
     };
-    Ok(Workload { len: len as u32, read_threshold, trim_threshold, sizes, ..Workload::of_pattern(pattern, pages) })
+    Ok((pattern, sizes))
+}
+
+/// `sequential`: `sequential_streams` cursors, each over its region, stepping by `stride`.
+fn sequential(w: &WorkloadConfig, sh: &Shape) -> Result<Pattern> {
+    let (unit, span_units, len) = (sh.unit, sh.span_units, sh.len);
+    let stride = match w.stride {
+        Some(s) if s.0 == 0 || s.0 % unit != 0 => {
+            return Err(Error::workload(
+                "workload.stride",
+                format!("{} bytes is not a positive multiple of the {unit}-byte unit", s.0),
+            ))
+        }
+        Some(s) => s.0 / unit,
+        None => len,
+    };
+    let k = w.sequential_streams.unwrap_or(1);
+    if k == 0 || k as u64 > span_units / len {
+        return Err(Error::workload(
+            "workload.sequential_streams",
+            format!("{k} is out of range; expected 1..={}", span_units / len),
+        ));
+    }
+    let region = span_units / k as u64;
+    Ok(Pattern::Sequential(Sequential {
+        base: 0,
+        span: span_units,
+        stride,
+        region,
+        cursors: vec![0; k as usize],
+        next: 0,
+    }))
+}
+
+/// `sk-hynix`: sequential chunks of large requests alternating with random chunks.
+fn sk_hynix(w: &WorkloadConfig, sh: &Shape, page_size: u64) -> Result<Pattern> {
+    let page_multiple = |key: &str, v: u64| -> Result<u64> {
+        if v == 0 || v % page_size != 0 {
+            Err(Error::workload(key, format!("{v} bytes is not a positive multiple of the {page_size}-byte page")))
+        } else {
+            Ok(v / page_size)
+        }
+    };
+    if !sh.pages {
+        return Err(Error::workload("workload.request_size", "sk-hynix needs page-multiple requests"));
+    }
+    let seq_len = page_multiple(
+        "workload.sequential_request_size",
+        w.sequential_request_size.map(|x| x.0).unwrap_or(512 * 1024).max(page_size),
+    )?;
+    let seq_chunk = page_multiple("workload.sequential_chunk", w.sequential_chunk.map(|x| x.0).unwrap_or(1 << 30))?;
+    let rand_chunk = page_multiple("workload.random_chunk", w.random_chunk.map(|x| x.0).unwrap_or(200 << 20))?;
+    if seq_len > sh.span_units || seq_len > u32::MAX as u64 {
+        return Err(Error::workload("workload.sequential_request_size", "is larger than the workload span"));
+    }
+    Ok(Pattern::SkHynix(SkHynix {
+        span: sh.span_units,
+        seq_len: seq_len as u32,
+        rand_len: sh.len as u32,
+        seq_chunk,
+        rand_chunk,
+        cursor: 0,
+        filled: 0,
+        left: seq_chunk,
+        in_seq: true,
+    }))
 }
 
 #[cfg(test)]

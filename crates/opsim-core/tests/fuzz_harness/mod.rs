@@ -12,7 +12,7 @@
 //! must give the same records and the same error (lines split across buffer ends).  A panic
 //! or a difference is a failure: the input goes to a file under `target/fuzz-failures/`.
 
-// `u64::is_multiple_of` is Rust 1.87; the crate supports 1.75.
+// `x % n == 0` kept as in the crate (see the crate root).
 #![allow(dead_code, clippy::manual_is_multiple_of)]
 
 use opsim_core::trace::{self, Reader, Record, TraceConfig, TraceFormat};
