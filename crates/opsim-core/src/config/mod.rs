@@ -7,12 +7,21 @@ use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction, Number};
 use serde::{Deserialize, Serialize};
 
+mod checks;
 pub mod gc;
+pub mod map_cache;
+mod memory;
 pub mod placement;
 pub mod preset;
+pub mod pts;
+mod resolve;
+mod slc;
 pub mod timing;
+pub mod trace;
 
+pub(crate) use memory::memory_limit;
 pub use preset::drive_file;
+pub use resolve::ModelSpec;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -313,7 +322,7 @@ pub struct WorkloadConfig {
     pub sequential_request_size: Option<ByteSize>,
     /// trace: the file and how to replay it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::trace::TraceConfig>,
+    pub trace: Option<trace::TraceConfig>,
     /// snia-pts: which SNIA PTS test to run (`[workload.pts]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pts: Option<PtsConfig>,
