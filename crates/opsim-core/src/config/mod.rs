@@ -1,7 +1,16 @@
-//! The simulation config (TOML or JSON; see `docs/config.md`) and its validation.
+//! The simulation config (TOML or JSON; see `docs/config.md`), its checks and its resolution
+//! against the drive.
 //!
-//! Parsing rejects unknown keys; [`Config::resolve`] checks every value and names the key
-//! (`drive.op`, `workload.hot_fraction`...) in its error.
+//! Parsing ([`Config::from_toml_str`]) rejects unknown keys and applies the preset
+//! (`preset`); [`ModelSpec::resolve`] (`resolve`) checks every value against the drive and
+//! names the key (`drive.op`, `ftl.streams`...) in its error, and returns the resolved model
+//! description `Simulator::new` builds from and `describe` reports.  The rooms: this file (the
+//! schema of `[drive]`, `[ftl]`, `[workload]`, `[run]`, `[[phase]]`), `timing` (`[timing]`),
+//! `trace` (`[workload.trace]`), `placement` (`[ftl.placement]`, `[[namespace]]`), `gc` (GC's
+//! frontier, scope and reserve), `slc` (`[ftl.slc_cache]` in blocks), `map_cache`
+//! (`[timing.map_cache]` sized), `pts` (`[workload.pts]`'s matrix), `checks` (the knobs that
+//! need no drive), `memory` (the model's memory and its limit), `preset`.  Nothing here uses
+//! the simulator, the timed model or the trace reader.
 
 use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction, Number};
