@@ -5,7 +5,7 @@
 //! (`preset`); [`ModelSpec::resolve`] (`resolve`) checks every value against the drive and
 //! names the key (`drive.op`, `ftl.streams`...) in its error, and returns the resolved model
 //! description `Simulator::new` builds from and `describe` reports.  The rooms: this file (the
-//! schema of `[drive]`, `[ftl]`, `[workload]`, `[run]`, `[[phase]]`), `timing` (`[timing]`),
+//! schema of `[drive]`, `[ftl]`, `[workload]`, `[run]`, `[[phase]]`), `timing` (`[timing]`), `timing_resolved` (`[timing]` in ns and counts),
 //! `trace` (`[workload.trace]`), `placement` (`[ftl.placement]`, `[[namespace]]`), `gc` (GC's
 //! frontier, scope and reserve), `slc` (`[ftl.slc_cache]` in blocks), `map_cache`
 //! (`[timing.map_cache]` sized), `pts` (`[workload.pts]`'s matrix), `checks` (the knobs that
@@ -26,6 +26,7 @@ pub mod pts;
 mod resolve;
 mod slc;
 pub mod timing;
+pub mod timing_resolved;
 pub mod trace;
 
 pub(crate) use memory::memory_limit;

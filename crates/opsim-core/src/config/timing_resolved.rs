@@ -1,14 +1,15 @@
 //! The `[timing]` table resolved to the units the model charges: nanoseconds per operation,
 //! counts of dies, channels and mapping units (`Resolved`, with its page-type and SLC-mode
-//! parts), and the checks and arithmetic that turn the schema (`config::timing`) into it.
+//! parts), and the checks and arithmetic that turn the schema (`timing`) into it.  The timed
+//! model (`timed`) charges it.
 
-use super::mapcache;
-use crate::config::timing::{Cell, Interface, TimingConfig};
+use super::map_cache;
+use super::timing::{Cell, Interface, TimingConfig};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// Largest table of page types (`dies x units_per_program` entries, a byte each).
-pub(super) const MAX_PAGE_PERIOD: u64 = 1 << 24;
+const MAX_PAGE_PERIOD: u64 = 1 << 24;
 
 /// Timing parameters resolved to nanoseconds and counts.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -44,7 +45,7 @@ pub struct Resolved {
     pub pages: Option<PageTiming>,
     /// The mapping-table cache, when on (not read back: the cost model does not use it).
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
-    pub map_cache: Option<mapcache::MapCacheParams>,
+    pub map_cache: Option<map_cache::MapCacheParams>,
 }
 
 /// Page types of a word line: a program unit (`units_per_program` mapping units on a die)
@@ -287,7 +288,7 @@ impl TimingConfig {
     /// The per-page-type times, checked: one value per bit of the cell, each positive, and
     /// a NAND page (`nand_page_size`: a word line) of `units_per_plane` mapping units that
     /// splits into whole mapping units per page type.
-    pub(super) fn page_timing(&self, units_per_plane: u64, upp: u32, dies: u32) -> Result<Option<PageTiming>> {
+    fn page_timing(&self, units_per_plane: u64, upp: u32, dies: u32) -> Result<Option<PageTiming>> {
         let bits = self.cell.bits();
         let check = |k: &str, v: &Option<Vec<f64>>| -> Result<Option<Vec<u64>>> {
             let Some(v) = v else { return Ok(None) };
