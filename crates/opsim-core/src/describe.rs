@@ -5,10 +5,11 @@
 //! allocated (no mapping tables, no block metadata): a 100 TB drive is described as fast as
 //! a small one.
 
-use crate::config::{Config, ModelSpec};
+use crate::config::Config;
 use crate::error::{Error, Result};
 pub use crate::geometry::gc_pool_blocks;
 use crate::geometry::{Geometry, OpReport};
+use crate::resolve::ModelSpec;
 use crate::sim::{drive_report, resolve_timing, DriveReport};
 use crate::timed::costs::CostModel;
 use crate::timed::Resolved;

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 /// `ftl.streams` and the GC policy's knobs; the policy's parameter (d of d-choices, the
 /// window of windowed greedy, 1 for random, else 0).
-pub(super) fn ftl_knobs(f: &FtlConfig) -> Result<u32> {
+pub(crate) fn ftl_knobs(f: &FtlConfig) -> Result<u32> {
     if f.streams == 0 || f.streams > 16 {
         return Err(Error::config("ftl.streams", format!("{} is out of range; expected 1..=16", f.streams)));
     }
@@ -43,7 +43,7 @@ pub(super) fn ftl_knobs(f: &FtlConfig) -> Result<u32> {
 }
 
 /// The run's lengths: drive writes of warm-up, measurement and rounds, and the rounds' cap.
-pub(super) fn run_lengths(r: &RunConfig) -> Result<()> {
+pub(crate) fn run_lengths(r: &RunConfig) -> Result<()> {
     for (k, v, allow0) in [
         ("run.warmup_drive_writes", r.warmup_drive_writes, true),
         ("run.measure_drive_writes", r.measure_drive_writes, false),
@@ -60,7 +60,7 @@ pub(super) fn run_lengths(r: &RunConfig) -> Result<()> {
 }
 
 /// `[workload.pts]` of the workload and of every phase.
-pub(super) fn pts(cfg: &Config) -> Result<()> {
+pub(crate) fn pts(cfg: &Config) -> Result<()> {
     super::pts::check(&cfg.workload, "workload")?;
     for (i, p) in cfg.phases.iter().enumerate() {
         super::pts::check(&p.workload, &format!("phase[{i}].workload"))?;
@@ -71,7 +71,7 @@ pub(super) fn pts(cfg: &Config) -> Result<()> {
 /// The peer-parity knobs against what they cannot be combined with: GC groups and the
 /// shared frontier with persistently isolated placement (a GC frontier per handle), and the
 /// preconditioning fill fraction.
-pub(super) fn peer_knobs(cfg: &Config, gc: &GcLayout, placement: Option<&super::placement::Resolved>) -> Result<()> {
+pub(crate) fn peer_knobs(cfg: &Config, gc: &GcLayout, placement: Option<&super::placement::Resolved>) -> Result<()> {
     if placement.is_some_and(|p| p.persistent()) {
         if gc.groups > 1 {
             return Err(Error::config(

@@ -1,37 +1,34 @@
-//! The simulation config (TOML or JSON; see `docs/config.md`), its checks and its resolution
-//! against the drive.
+//! The simulation config (TOML or JSON; see `docs/config.md`): its schema, and the checks and
+//! resolutions of its tables that need no geometry.
 //!
 //! Parsing ([`Config::from_toml_str`]) rejects unknown keys and applies the preset
-//! (`preset`); [`ModelSpec::resolve`] (`resolve`) checks every value against the drive and
-//! names the key (`drive.op`, `ftl.streams`...) in its error, and returns the resolved model
-//! description `Simulator::new` builds from and `describe` reports.  The rooms: this file (the
-//! schema of `[drive]`, `[ftl]`, `[workload]`, `[run]`, `[[phase]]`), `timing` (`[timing]`), `timing_resolved` (`[timing]` in ns and counts),
-//! `trace` (`[workload.trace]`), `placement` (`[ftl.placement]`, `[[namespace]]`), `gc` (GC's
-//! frontier, scope and reserve), `slc` (`[ftl.slc_cache]` in blocks), `map_cache`
+//! (`preset`).  `crate::resolve::ModelSpec::resolve` then checks every value against the
+//! drive, with the checks and resolutions of this module, names the key (`drive.op`,
+//! `ftl.streams`...) in its error, and returns the resolved model description
+//! `Simulator::new` builds from and `describe` reports (it sits above `geometry`, which is
+//! computed from the config, so it is a module of its own).  The rooms: this file (the schema
+//! of `[drive]`, `[ftl]`, `[workload]`, `[run]`, `[[phase]]`), `timing` (`[timing]`),
+//! `timing_resolved` (`[timing]` in ns and counts), `trace` (`[workload.trace]`), `placement`
+//! (`[ftl.placement]`, `[[namespace]]`), `gc` (GC's frontier, scope and reserve), `map_cache`
 //! (`[timing.map_cache]` sized), `pts` (`[workload.pts]`'s matrix), `checks` (the knobs that
-//! need no drive), `memory` (the model's memory and its limit), `preset`.  Nothing here uses
-//! the simulator, the timed model or the trace reader.
+//! need no drive), `preset`.  Nothing here uses the simulator, the timed model, the trace
+//! reader or the geometry.
 
 use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction, Number};
 use serde::{Deserialize, Serialize};
 
-mod checks;
+pub(crate) mod checks;
 pub mod gc;
 pub mod map_cache;
-mod memory;
 pub mod placement;
 pub mod preset;
 pub mod pts;
-mod resolve;
-mod slc;
 pub mod timing;
 pub mod timing_resolved;
 pub mod trace;
 
-pub(crate) use memory::memory_limit;
 pub use preset::drive_file;
-pub use resolve::ModelSpec;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -10,11 +10,12 @@
 //! window), `precondition`, `timed` (the timed drivers).
 
 use crate::config::gc::GcLayout;
-use crate::config::{memory_limit, Config, GcPolicy, ModelSpec};
+use crate::config::{Config, GcPolicy};
 use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, WindowedGreedy};
 use crate::geometry::{Geometry, OpReport};
 use crate::interrupt::Interrupt;
+use crate::resolve::{memory_limit, ModelSpec};
 use crate::rng::Rng;
 
 pub enum AnyFtl {

@@ -1,8 +1,8 @@
 //! `[ftl.slc_cache]` resolved against the drive: the cache's limits in blocks and the bits
 //! per cell of its native mode, checked against the timing's cell and the spare area.
 
-use super::timing::Cell;
-use super::{check_fraction, Config, SlcCacheConfig, WhenFull};
+use crate::config::timing::Cell;
+use crate::config::{check_fraction, Config, SlcCacheConfig, WhenFull};
 use crate::error::{Error, Result};
 use crate::ftl::SlcParams;
 use crate::geometry::Geometry;

@@ -1,13 +1,13 @@
 //! The model's memory: the limit it must stay under (config, environment, the machine, the
 //! process's own limits), the estimate for a drive, and the refusals that name what to change.
 
-use super::gc::GcLayout;
-use super::map_cache::{describe_memory, MapCacheParams};
-use super::placement::Resolved as Placement;
-use super::Config;
+use crate::config::gc::GcLayout;
+use crate::config::map_cache::{describe_memory, MapCacheParams};
+use crate::config::placement::Resolved as Placement;
+use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::geometry::{available_memory, Geometry};
-use crate::memory::Limit;
+use crate::geometry::Geometry;
+use crate::memory::{available_memory, Limit};
 use crate::units::{format_size, parse_size};
 
 /// The advice of a refusal for memory: what makes the model smaller.

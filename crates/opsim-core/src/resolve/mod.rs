@@ -1,10 +1,19 @@
 //! A config resolved against its drive, nothing allocated: [`ModelSpec`], what
 //! `Simulator::new` builds the model from and what `describe` reports.  Every check of a
-//! config that needs the drive happens here, in a fixed order (the first error is reported).
+//! config happens here or in `config` (the checks that need no drive), in a fixed order (the
+//! first error is reported).  This room sits above `config` and `geometry` (the drive cut into
+//! blocks, itself computed from the config) and below `sim` and `describe`.
+//!
+//! Rooms: `memory` (the model's memory and its limit), `slc` (the SLC cache in blocks).
 
-use super::gc::GcLayout;
-use super::map_cache::MapCacheParams;
-use super::{checks, memory, placement, slc, Config};
+mod memory;
+mod slc;
+
+pub(crate) use memory::memory_limit;
+
+use crate::config::gc::GcLayout;
+use crate::config::map_cache::MapCacheParams;
+use crate::config::{checks, placement, Config};
 use crate::error::Result;
 use crate::ftl::SlcParams;
 use crate::geometry::Geometry;
