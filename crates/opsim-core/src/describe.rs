@@ -9,7 +9,8 @@ use crate::config::{Config, OpBasis, Precondition, WorkloadType};
 use crate::error::{Error, Result};
 pub use crate::geometry::gc_pool_blocks;
 use crate::geometry::{Geometry, OpReport};
-use crate::sim::{drive_report, resolve_timing, DriveReport, Prepared, Simulator};
+use crate::resolve::ModelSpec;
+use crate::sim::{drive_report, resolve_timing, DriveReport};
 use crate::timed::costs::CostModel;
 use crate::timed::Resolved;
 use crate::units::ByteSize;
@@ -96,9 +97,15 @@ pub fn op_bases(geo: &Geometry, gc_low: u32, slc_static: u32) -> OpBases {
 /// whose model exceeds the memory limit or the 32-bit mapping tables; false describes any
 /// drive (and says in `fits_model` whether the simulator could model it).
 pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
-    let p = Simulator::prepare(&cfg, model_limits)?;
-    let fits_model = model_limits || Simulator::prepare(&cfg, true).is_ok();
-    let Prepared { geo, map_cache, memory, slc, gc, .. } = p;
+    let spec = ModelSpec::resolve(&cfg, model_limits)?;
+    let fits_model = model_limits || ModelSpec::resolve(&cfg, true).is_ok();
+    describe_model(cfg, spec, fits_model)
+}
+
+/// Describe the drive `cfg` as `spec` (resolved from it) describes it; `fits_model`: whether
+/// the simulator can model it.
+pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> Result<Description> {
+    let ModelSpec { geo, map_cache, memory, slc, gc, .. } = spec;
     let gc_low = gc.reserve_blocks();
     let slc_static = slc.map_or(0, |s| s.min_blocks);
     let timing = match &cfg.timing {
@@ -232,6 +239,7 @@ impl Description {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::Simulator;
 
     fn cfg(toml: &str) -> Config {
         Config::from_toml_str(toml).unwrap()

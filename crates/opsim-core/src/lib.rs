@@ -32,6 +32,7 @@ pub mod memory;
 pub mod op;
 pub mod presets;
 pub mod quote;
+pub mod resolve;
 pub mod rng;
 pub mod sim;
 pub mod steady;

@@ -170,94 +170,10 @@ impl GcLayout {
     pub fn resolve(cfg: &Config) -> Result<GcLayout> {
         let f = &cfg.ftl;
         let units = nand_units(cfg)?;
-        let need_units = |key: &str| {
-            units.ok_or_else(|| {
-                Error::config(key, "needs the NAND's dies and planes: give drive.dies and drive.planes_per_die")
-            })
-        };
-        let groups = match f.gc_scope {
-            GcScope::Drive => 1,
-            s => {
-                let key = "ftl.gc_scope";
-                if cfg.timing.is_some() {
-                    return Err(Error::config(
-                        key,
-                        format!(
-                            "\"{}\" is modelled by the functional model only: the timed model stripes every FTL \
-                             block over all dies (drop [timing], or use gc_scope = \"drive\")",
-                            s.name()
-                        ),
-                    ));
-                }
-                let slc = f.slc_cache.as_ref().is_some_and(|c| c.enabled);
-                if slc {
-                    return Err(Error::config(
-                        key,
-                        format!("\"{}\" cannot be combined with [ftl.slc_cache]", s.name()),
-                    ));
-                }
-                if cfg.run.precondition == super::Precondition::Analytic {
-                    return Err(Error::config(
-                        key,
-                        format!("\"{}\" cannot be combined with run.precondition = \"analytic\"", s.name()),
-                    ));
-                }
-                let n = s.count(need_units(key)?);
-                if n > MAX_GROUPS {
-                    return Err(Error::config(
-                        key,
-                        format!("\"{}\" makes {n} GC groups, more than the {MAX_GROUPS} modelled", s.name()),
-                    ));
-                }
-                n
-            }
-        };
+        let groups = gc_groups(cfg, units)?;
         let (low, high) = match f.gc_reserve {
-            Some(r) => {
-                let key = "ftl.gc_reserve";
-                if f.gc_high_watermark.is_some() || f.gc_low_watermark != super::default_low() {
-                    return Err(Error::config(
-                        key,
-                        "give the free-block reserve once: gc_reserve, or gc_low_watermark and gc_high_watermark",
-                    ));
-                }
-                let u =
-                    if r.per == GcScope::Drive { NandUnits { dies: 1, planes_per_die: 1 } } else { need_units(key)? };
-                let total = r.blocks as u64 * r.per.count(u) as u64;
-                let per_group = total.div_ceil(groups as u64);
-                if per_group < 2 || per_group > u32::MAX as u64 / 2 {
-                    return Err(Error::config(
-                        key,
-                        format!(
-                            "{} blocks per {} is {per_group} per GC {}; GC needs at least 2 free blocks per pool \
-                             (one for its own frontier and one for the host)",
-                            r.blocks,
-                            r.per.name(),
-                            f.gc_scope.name()
-                        ),
-                    ));
-                }
-                (per_group as u32, per_group as u32)
-            }
-            None => {
-                if f.gc_low_watermark < 2 {
-                    return Err(Error::config(
-                        "ftl.gc_low_watermark",
-                        format!(
-                            "{} is too small: GC needs one free block for its own frontier and one for the host",
-                            f.gc_low_watermark
-                        ),
-                    ));
-                }
-                let high = f.gc_high_watermark.unwrap_or(f.gc_low_watermark);
-                if high < f.gc_low_watermark {
-                    return Err(Error::config(
-                        "ftl.gc_high_watermark",
-                        format!("{high} is below gc_low_watermark {}", f.gc_low_watermark),
-                    ));
-                }
-                (f.gc_low_watermark, high)
-            }
+            Some(r) => reserve_watermarks(cfg, r, groups, units)?,
+            None => watermarks(f)?,
         };
         let shared = f.gc_frontier == GcFrontier::Shared;
         if shared && f.slc_cache.as_ref().is_some_and(|c| c.enabled) {
@@ -268,6 +184,99 @@ impl GcLayout {
         }
         Ok(GcLayout { groups, low, high, shared })
     }
+}
+
+/// The NAND's dies and planes, which `key` needs.
+fn need_units(units: Option<NandUnits>, key: &str) -> Result<NandUnits> {
+    units
+        .ok_or_else(|| Error::config(key, "needs the NAND's dies and planes: give drive.dies and drive.planes_per_die"))
+}
+
+/// The GC groups of `ftl.gc_scope` (1: the whole drive), checked against the timed model,
+/// the SLC cache and analytic preconditioning.
+fn gc_groups(cfg: &Config, units: Option<NandUnits>) -> Result<u32> {
+    let s = cfg.ftl.gc_scope;
+    if s == GcScope::Drive {
+        return Ok(1);
+    }
+    let key = "ftl.gc_scope";
+    if cfg.timing.is_some() {
+        return Err(Error::config(
+            key,
+            format!(
+                "\"{}\" is modelled by the functional model only: the timed model stripes every FTL \
+                 block over all dies (drop [timing], or use gc_scope = \"drive\")",
+                s.name()
+            ),
+        ));
+    }
+    if cfg.ftl.slc_cache.as_ref().is_some_and(|c| c.enabled) {
+        return Err(Error::config(key, format!("\"{}\" cannot be combined with [ftl.slc_cache]", s.name())));
+    }
+    if cfg.run.precondition == super::Precondition::Analytic {
+        return Err(Error::config(
+            key,
+            format!("\"{}\" cannot be combined with run.precondition = \"analytic\"", s.name()),
+        ));
+    }
+    let n = s.count(need_units(units, key)?);
+    if n > MAX_GROUPS {
+        return Err(Error::config(
+            key,
+            format!("\"{}\" makes {n} GC groups, more than the {MAX_GROUPS} modelled", s.name()),
+        ));
+    }
+    Ok(n)
+}
+
+/// The watermarks of `ftl.gc_reserve` `r`: its blocks spread over the `groups`, the same low
+/// and high watermark per group.
+fn reserve_watermarks(cfg: &Config, r: GcReserve, groups: u32, units: Option<NandUnits>) -> Result<(u32, u32)> {
+    let f = &cfg.ftl;
+    let key = "ftl.gc_reserve";
+    if f.gc_high_watermark.is_some() || f.gc_low_watermark != super::default_low() {
+        return Err(Error::config(
+            key,
+            "give the free-block reserve once: gc_reserve, or gc_low_watermark and gc_high_watermark",
+        ));
+    }
+    let u = if r.per == GcScope::Drive { NandUnits { dies: 1, planes_per_die: 1 } } else { need_units(units, key)? };
+    let total = r.blocks as u64 * r.per.count(u) as u64;
+    let per_group = total.div_ceil(groups as u64);
+    if per_group < 2 || per_group > u32::MAX as u64 / 2 {
+        return Err(Error::config(
+            key,
+            format!(
+                "{} blocks per {} is {per_group} per GC {}; GC needs at least 2 free blocks per pool \
+                 (one for its own frontier and one for the host)",
+                r.blocks,
+                r.per.name(),
+                f.gc_scope.name()
+            ),
+        ));
+    }
+    Ok((per_group as u32, per_group as u32))
+}
+
+/// `ftl.gc_low_watermark` and `ftl.gc_high_watermark` (default: the low one), checked.
+fn watermarks(f: &super::FtlConfig) -> Result<(u32, u32)> {
+    if f.gc_low_watermark < 2 {
+        return Err(Error::config(
+            "ftl.gc_low_watermark",
+            format!(
+                "{} is too small: GC needs one free block for its own frontier and one for the host",
+                f.gc_low_watermark
+            ),
+        ));
+    }
+    let high = f.gc_high_watermark.unwrap_or(f.gc_low_watermark);
+    if high < f.gc_low_watermark {
+        return Err(Error::config(
+            "ftl.gc_high_watermark",
+            format!("{high} is below gc_low_watermark {}", f.gc_low_watermark),
+        ));
+    }
+    Ok((f.gc_low_watermark, high))
 }
 
 #[cfg(test)]

@@ -1,16 +1,32 @@
-//! The simulation config (TOML or JSON; see `docs/config.md`) and its validation.
+//! The simulation config (TOML or JSON; see `docs/config.md`): its schema, and the checks and
+//! resolutions of its tables that need no geometry.
 //!
-//! Parsing rejects unknown keys; [`Config::resolve`] checks every value and names the key
-//! (`drive.op`, `workload.hot_fraction`...) in its error.
+//! Parsing ([`Config::from_toml_str`]) rejects unknown keys and applies the preset
+//! (`preset`).  `crate::resolve::ModelSpec::resolve` then checks every value against the
+//! drive, with the checks and resolutions of this module, names the key (`drive.op`,
+//! `ftl.streams`...) in its error, and returns the resolved model description
+//! `Simulator::new` builds from and `describe` reports (it sits above `geometry`, which is
+//! computed from the config, so it is a module of its own).  The rooms: this file (the schema
+//! of `[drive]`, `[ftl]`, `[workload]`, `[run]`, `[[phase]]`), `timing` (`[timing]`),
+//! `timing_resolved` (`[timing]` in ns and counts), `trace` (`[workload.trace]`), `placement`
+//! (`[ftl.placement]`, `[[namespace]]`), `gc` (GC's frontier, scope and reserve), `map_cache`
+//! (`[timing.map_cache]` sized), `pts` (`[workload.pts]`'s matrix), `checks` (the knobs that
+//! need no drive), `preset`.  Nothing here uses the simulator, the timed model, the trace
+//! reader or the geometry.
 
 use crate::error::{Error, Result, Schema};
 use crate::units::{ByteSize, Fraction, Number};
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod checks;
 pub mod gc;
+pub mod map_cache;
 pub mod placement;
 pub mod preset;
+pub mod pts;
 pub mod timing;
+pub mod timing_resolved;
+pub mod trace;
 
 pub use preset::drive_file;
 
@@ -313,7 +329,7 @@ pub struct WorkloadConfig {
     pub sequential_request_size: Option<ByteSize>,
     /// trace: the file and how to replay it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::trace::TraceConfig>,
+    pub trace: Option<trace::TraceConfig>,
     /// snia-pts: which SNIA PTS test to run (`[workload.pts]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pts: Option<PtsConfig>,

@@ -228,6 +228,48 @@ pub fn resolve(
     if cfg.namespaces.is_empty() && cfg.ftl.placement.is_none() {
         return Ok(None);
     }
+    check_table(cfg, &p, block_bytes)?;
+    if cfg.namespaces.is_empty() && p.mode == PlacementMode::None {
+        return Ok(None); // nothing placed, nothing to count: off, as without the table
+    }
+    let interleave = cfg.run.interleave;
+    if !cfg.namespaces.is_empty() {
+        check_namespaces_alone(cfg)?;
+    }
+    let handles = handle_count(cfg, &p)?;
+    let drive = Drive { user_sectors, page_sectors, sector: cfg.drive.sector_size as f64 };
+    let weights: Vec<f64> = cfg.namespaces.iter().map(|n| n.share.unwrap_or(1.0)).collect();
+    let total: f64 = weights.iter().sum();
+    let mut first = 0u64;
+    let mut namespaces = Vec::with_capacity(cfg.namespaces.len());
+    for (i, n) in cfg.namespaces.iter().enumerate() {
+        let k = |s: &str| format!("namespace[{i}].{s}");
+        let sectors = namespace_sectors(n, &drive, first, &k)?;
+        check_namespace_workload(n, interleave, &k)?;
+        namespaces.push(Namespace {
+            name: n.name.clone().unwrap_or_else(|| format!("ns{}", i + 1)),
+            first_sector: first,
+            sectors,
+            share: if interleave == Interleave::Timestamps { 0.0 } else { weights[i] / total },
+            handles: namespace_handles(n, &p, handles, &k)?,
+            workload: n.workload.clone(),
+        });
+        first += sectors;
+    }
+    Ok(Some(Resolved { mode: p.mode, isolation: p.isolation, handles, namespaces, interleave }))
+}
+
+/// The drive as namespaces are cut from it: user sectors, sectors per mapping unit, bytes
+/// per sector.
+struct Drive {
+    user_sectors: u64,
+    page_sectors: u64,
+    sector: f64,
+}
+
+/// `[ftl.placement]` against the model: the reclaim unit and groups, the keys its mode
+/// uses, and the number of namespaces.
+fn check_table(cfg: &super::Config, p: &PlacementConfig, block_bytes: u64) -> Result<()> {
     let key = "ftl.placement";
     if let Some(ru) = p.reclaim_unit {
         if ru.0 != block_bytes {
@@ -262,132 +304,134 @@ pub fn resolve(
             format!("{} namespaces; at most {MAX_NAMESPACES}", cfg.namespaces.len()),
         ));
     }
-    if cfg.namespaces.is_empty() && p.mode == PlacementMode::None {
-        return Ok(None); // nothing placed, nothing to count: off, as without the table
+    Ok(())
+}
+
+/// With `[[namespace]]`: no phases, no top-level `[workload]`, no analytic preconditioning.
+fn check_namespaces_alone(cfg: &super::Config) -> Result<()> {
+    if !cfg.phases.is_empty() {
+        return Err(Error::config(
+            "phase",
+            "[[phase]] and [[namespace]] cannot be combined (each namespace runs its own workload)",
+        ));
     }
-    let interleave = cfg.run.interleave;
-    if !cfg.namespaces.is_empty() {
-        if !cfg.phases.is_empty() {
-            return Err(Error::config(
-                "phase",
-                "[[phase]] and [[namespace]] cannot be combined (each namespace runs its own workload)",
-            ));
-        }
-        let default_workload = serde_json::to_value(WorkloadConfig::default()).ok();
-        if serde_json::to_value(&cfg.workload).ok() != default_workload {
-            return Err(Error::config(
-                "workload",
-                "is not used with [[namespace]]: give each namespace its own [namespace.workload]",
-            ));
-        }
-        if cfg.run.precondition == super::Precondition::Analytic {
-            return Err(Error::config(
-                "run.precondition",
-                "\"analytic\" lays out one uniform workload; with [[namespace]] use \"fill\" or \"none\"",
-            ));
-        }
+    let default_workload = serde_json::to_value(WorkloadConfig::default()).ok();
+    if serde_json::to_value(&cfg.workload).ok() != default_workload {
+        return Err(Error::config(
+            "workload",
+            "is not used with [[namespace]]: give each namespace its own [namespace.workload]",
+        ));
     }
-    // handles: enough for every placement named and the default handle
+    if cfg.run.precondition == super::Precondition::Analytic {
+        return Err(Error::config(
+            "run.precondition",
+            "\"analytic\" lays out one uniform workload; with [[namespace]] use \"fill\" or \"none\"",
+        ));
+    }
+    Ok(())
+}
+
+/// Placement handles: enough for every placement named and the default handle (0 with mode
+/// none), at least `ftl.streams`.
+fn handle_count(cfg: &super::Config, p: &PlacementConfig) -> Result<u32> {
+    if p.mode == PlacementMode::None {
+        return Ok(0);
+    }
+    let key = "ftl.placement";
     let named = cfg.namespaces.iter().filter_map(|n| n.placement.as_ref()).flat_map(|h| h.list()).max();
-    let handles = match p.mode {
-        PlacementMode::None => 0,
-        _ => {
-            let need = named.map_or(0, |m| m + 1).max(p.default_handle + 1);
-            let h = p.handles.unwrap_or(need);
-            if h == 0 || h > MAX_HANDLES {
-                return Err(Error::config(
-                    &format!("{key}.handles"),
-                    format!("{h} is out of range; expected 1..={MAX_HANDLES}"),
-                ));
+    let need = named.map_or(0, |m| m + 1).max(p.default_handle + 1);
+    let h = p.handles.unwrap_or(need);
+    if h == 0 || h > MAX_HANDLES {
+        return Err(Error::config(
+            &format!("{key}.handles"),
+            format!("{h} is out of range; expected 1..={MAX_HANDLES}"),
+        ));
+    }
+    if p.default_handle >= h {
+        return Err(Error::config(
+            &format!("{key}.default_handle"),
+            format!("{} is not a handle (handles 0..{h})", p.default_handle),
+        ));
+    }
+    Ok(h.max(cfg.ftl.streams))
+}
+
+/// A namespace's sectors (whole mapping units), starting at sector `first`; `k` names its keys.
+fn namespace_sectors(n: &NamespaceConfig, d: &Drive, first: u64, k: &dyn Fn(&str) -> String) -> Result<u64> {
+    let bytes = match n.capacity {
+        NsCapacity::Bytes(b) => b as f64,
+        NsCapacity::Fraction(f) => {
+            if !(f > 0.0 && f <= 1.0) {
+                return Err(Error::config(&k("capacity"), format!("{f} is out of range; expected a share in (0, 1]")));
             }
-            if p.default_handle >= h {
-                return Err(Error::config(
-                    &format!("{key}.default_handle"),
-                    format!("{} is not a handle (handles 0..{h})", p.default_handle),
-                ));
-            }
-            h.max(cfg.ftl.streams)
+            f * d.user_sectors as f64 * d.sector
         }
     };
-    let mut first = 0u64;
-    let mut namespaces = Vec::with_capacity(cfg.namespaces.len());
-    let weights: Vec<f64> = cfg.namespaces.iter().map(|n| n.share.unwrap_or(1.0)).collect();
-    for (i, n) in cfg.namespaces.iter().enumerate() {
-        let k = |s: &str| format!("namespace[{i}].{s}");
-        let bytes = match n.capacity {
-            NsCapacity::Bytes(b) => b as f64,
-            NsCapacity::Fraction(f) => {
-                if !(f > 0.0 && f <= 1.0) {
-                    return Err(Error::config(
-                        &k("capacity"),
-                        format!("{f} is out of range; expected a share in (0, 1]"),
-                    ));
-                }
-                f * user_sectors as f64 * cfg.drive.sector_size as f64
-            }
-        };
-        let sector = cfg.drive.sector_size as f64;
-        let pages = (bytes / sector / page_sectors as f64).floor() as u64;
-        if pages == 0 {
-            return Err(Error::config(&k("capacity"), "is smaller than one mapping unit (page)"));
-        }
-        let sectors = pages * page_sectors;
-        if first + sectors > user_sectors {
-            return Err(Error::config(
-                &k("capacity"),
-                format!(
-                    "the namespaces so far need {} sectors, more than the drive's {user_sectors} user sectors",
-                    first + sectors
-                ),
-            ));
-        }
-        if let Some(s) = n.share {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(Error::config(&k("share"), format!("{s} must be a positive number")));
-            }
-            if interleave == Interleave::Timestamps {
-                return Err(Error::config(&k("share"), "is not used with run.interleave = \"timestamps\""));
-            }
-        }
-        if interleave == Interleave::Timestamps && n.workload.kind != super::WorkloadType::Trace {
-            return Err(Error::config(
-                &k("workload.type"),
-                "run.interleave = \"timestamps\" needs a trace in every namespace",
-            ));
-        }
-        if matches!(n.workload.kind, super::WorkloadType::SniaPts) {
-            return Err(Error::config(
-                &k("workload.type"),
-                "snia-pts runs its own stages on the whole drive; not in a namespace",
-            ));
-        }
-        let list = match (&n.placement, p.mode) {
-            (_, PlacementMode::None) => vec![],
-            (None, _) => vec![p.default_handle],
-            (Some(h), _) => {
-                let l = h.list();
-                if l.is_empty() {
-                    return Err(Error::config(&k("placement"), "names no handle"));
-                }
-                if let Some(bad) = l.iter().find(|&&x| x >= handles) {
-                    return Err(Error::config(
-                        &k("placement"),
-                        format!("handle {bad} does not exist (handles 0..{handles})"),
-                    ));
-                }
-                l
-            }
-        };
-        let total: f64 = weights.iter().sum();
-        namespaces.push(Namespace {
-            name: n.name.clone().unwrap_or_else(|| format!("ns{}", i + 1)),
-            first_sector: first,
-            sectors,
-            share: if interleave == Interleave::Timestamps { 0.0 } else { weights[i] / total },
-            handles: list,
-            workload: n.workload.clone(),
-        });
-        first += sectors;
+    let pages = (bytes / d.sector / d.page_sectors as f64).floor() as u64;
+    if pages == 0 {
+        return Err(Error::config(&k("capacity"), "is smaller than one mapping unit (page)"));
     }
-    Ok(Some(Resolved { mode: p.mode, isolation: p.isolation, handles, namespaces, interleave }))
+    let sectors = pages * d.page_sectors;
+    if first + sectors > d.user_sectors {
+        return Err(Error::config(
+            &k("capacity"),
+            format!(
+                "the namespaces so far need {} sectors, more than the drive's {} user sectors",
+                first + sectors,
+                d.user_sectors
+            ),
+        ));
+    }
+    Ok(sectors)
+}
+
+/// A namespace's share and workload against `run.interleave`, and no PTS in a namespace.
+fn check_namespace_workload(n: &NamespaceConfig, interleave: Interleave, k: &dyn Fn(&str) -> String) -> Result<()> {
+    if let Some(s) = n.share {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::config(&k("share"), format!("{s} must be a positive number")));
+        }
+        if interleave == Interleave::Timestamps {
+            return Err(Error::config(&k("share"), "is not used with run.interleave = \"timestamps\""));
+        }
+    }
+    if interleave == Interleave::Timestamps && n.workload.kind != super::WorkloadType::Trace {
+        return Err(Error::config(
+            &k("workload.type"),
+            "run.interleave = \"timestamps\" needs a trace in every namespace",
+        ));
+    }
+    if matches!(n.workload.kind, super::WorkloadType::SniaPts) {
+        return Err(Error::config(
+            &k("workload.type"),
+            "snia-pts runs its own stages on the whole drive; not in a namespace",
+        ));
+    }
+    Ok(())
+}
+
+/// The handle of each of a namespace's workload streams (none with mode none).
+fn namespace_handles(
+    n: &NamespaceConfig,
+    p: &PlacementConfig,
+    handles: u32,
+    k: &dyn Fn(&str) -> String,
+) -> Result<Vec<u32>> {
+    Ok(match (&n.placement, p.mode) {
+        (_, PlacementMode::None) => vec![],
+        (None, _) => vec![p.default_handle],
+        (Some(h), _) => {
+            let l = h.list();
+            if l.is_empty() {
+                return Err(Error::config(&k("placement"), "names no handle"));
+            }
+            if let Some(bad) = l.iter().find(|&&x| x >= handles) {
+                return Err(Error::config(
+                    &k("placement"),
+                    format!("handle {bad} does not exist (handles 0..{handles})"),
+                ));
+            }
+            l
+        }
+    })
 }

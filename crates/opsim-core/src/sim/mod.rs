@@ -4,7 +4,8 @@
 //! A `Simulator` is a plain owned value (no globals); the same config and seed give
 //! bit-identical results (only `SimResult::perf` depends on the machine).
 //!
-//! This room: the `Simulator` (its construction and checks, `prepare`, host commands, `run`).
+//! This room: the `Simulator` (its construction from a `config::ModelSpec`, host commands,
+//! `run`).
 //! Rooms: `report` (result types), `functional` (the functional run, rounds, measurement
 //! window), `precondition`, `timed` (the timed drivers).
 
@@ -12,11 +13,10 @@ use crate::config::gc::GcLayout;
 use crate::config::{Config, GcPolicy};
 use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, WindowedGreedy};
-use crate::geometry::{available_memory, Geometry, OpReport};
+use crate::geometry::{Geometry, OpReport};
 use crate::interrupt::Interrupt;
-use crate::memory::Limit;
+use crate::resolve::{memory_limit, ModelSpec};
 use crate::rng::Rng;
-use crate::units::{format_size, parse_size};
 
 pub enum AnyFtl {
     Greedy(Ftl<Greedy>),
@@ -51,50 +51,6 @@ pub use report::{
     DriveReport, GcLayoutReport, Perf, Round, SimResult, TimedLatency, TimedReport, TraceReplay, Victims, Wear, Window,
 };
 pub(crate) use timed::resolve_timing;
-
-/// Memory limit for the model: config, then `OPSIM_MEMORY_LIMIT`, then 90% of available;
-/// and in any case what the process's own limits leave (`ulimit -v`, the cgroup's
-/// memory.max), when that is less.
-fn memory_limit(cfg: &Config) -> Result<Limit> {
-    let set = |bytes, source: &str| Limit { bytes, source: source.into(), raise: "raise run.memory_limit" };
-    let soft = if let Some(m) = cfg.run.memory_limit {
-        set(m.0, "run.memory_limit")
-    } else if let Ok(v) = std::env::var("OPSIM_MEMORY_LIMIT") {
-        set(parse_size(&v).map_err(|e| Error::config("OPSIM_MEMORY_LIMIT", e))?, "OPSIM_MEMORY_LIMIT")
-    } else {
-        match available_memory() {
-            Some(a) => Limit {
-                bytes: a / 10 * 9,
-                source: format!("90% of the available memory, MemAvailable {}", format_size(a)),
-                raise: "free some memory or set run.memory_limit",
-            },
-            None => set(u64::MAX, "no limit known"),
-        }
-    };
-    Ok(match crate::memory::process_limit() {
-        Some(hard) if hard.bytes < soft.bytes => hard,
-        _ => soft,
-    })
-}
-
-/// A config checked and resolved against its drive, nothing allocated: the geometry, the
-/// mapping-table cache, the model's memory, the SLC cache's limits and the GC policy's
-/// parameter.  `Simulator::new` builds the FTL from it; `describe` reports it.
-pub(crate) struct Prepared {
-    pub geo: Geometry,
-    pub map_cache: Option<crate::timed::mapcache::MapCacheParams>,
-    pub memory: u64,
-    pub slc: Option<crate::ftl::SlcParams>,
-    pub policy_param: u32,
-    /// Namespaces and placement (None: off).
-    pub placement: Option<crate::config::placement::Resolved>,
-    /// Garbage collection's frontier, scope and reserve.
-    pub gc: GcLayout,
-}
-
-/// The advice of a refusal for memory: what makes the model smaller.
-const SMALLER_MODEL: &str = "use a smaller user_capacity, a larger page_size (the mapping unit), or a scale model \
-                             (a smaller drive with the same OP and workload: WAF depends on them, not on the size)";
 
 pub struct Simulator {
     cfg: Config,
@@ -137,145 +93,14 @@ impl Simulator {
         Simulator::new(Config::from_toml_str(text)?)
     }
 
-    /// Check `cfg` and resolve it against its drive without allocating the model.
-    /// `model_limits`: also refuse what the simulator cannot model (the memory limit and the
-    /// 32-bit mapping tables), as `new` does; false describes any drive.
-    pub(crate) fn prepare(cfg: &Config, model_limits: bool) -> Result<Prepared> {
-        let f = &cfg.ftl;
-        let gc = GcLayout::resolve(cfg)?;
-        if f.streams == 0 || f.streams > 16 {
-            return Err(Error::config("ftl.streams", format!("{} is out of range; expected 1..=16", f.streams)));
-        }
-        let param = match f.gc {
-            GcPolicy::DChoices => {
-                let d = f.d.ok_or_else(|| Error::config("ftl.d", "is required with gc = \"d-choices\""))?;
-                if d == 0 {
-                    return Err(Error::config("ftl.d", "must be at least 1"));
-                }
-                d
-            }
-            GcPolicy::WindowedGreedy => {
-                let w = f.window.unwrap_or(64);
-                if w == 0 {
-                    return Err(Error::config("ftl.window", "must be at least 1"));
-                }
-                w
-            }
-            GcPolicy::Random => 1,
-            _ => 0,
-        };
-        if f.d.is_some() && f.gc != GcPolicy::DChoices {
-            return Err(Error::config(
-                "ftl.d",
-                format!("is only used with gc = \"d-choices\", not \"{}\"", f.gc.name()),
-            ));
-        }
-        if f.window.is_some() && f.gc != GcPolicy::WindowedGreedy {
-            return Err(Error::config(
-                "ftl.window",
-                format!("is only used with gc = \"windowed-greedy\", not \"{}\"", f.gc.name()),
-            ));
-        }
-        if let Some(t) = &cfg.timing {
-            t.check_bounds()?; // before anything is built: docs/timed.md, "Bounds"
-        }
-        let r = &cfg.run;
-        for (k, v, allow0) in [
-            ("run.warmup_drive_writes", r.warmup_drive_writes, true),
-            ("run.measure_drive_writes", r.measure_drive_writes, false),
-            ("run.round_drive_writes", r.round_drive_writes, false),
-        ] {
-            if !v.is_finite() || v < 0.0 || (!allow0 && v == 0.0) || v > 1e6 {
-                return Err(Error::config(
-                    k,
-                    format!("{v} is out of range; expected a positive number of drive writes"),
-                ));
-            }
-        }
-        if r.max_rounds < 5 || r.max_rounds > 100_000 {
-            return Err(Error::config(
-                "run.max_rounds",
-                format!("{} is out of range; expected 5..=100000", r.max_rounds),
-            ));
-        }
-        // A drive that cannot be cut into blocks (too many pages for 32-bit page numbers)
-        // and would not fit in memory anyway is refused for its memory, with the numbers.
-        let caps = Geometry::capacities(&cfg.drive)?;
-        let limit = if model_limits {
-            memory_limit(cfg)?
-        } else {
-            Limit { bytes: u64::MAX, source: "no limit: a description only".into(), raise: "" }
-        };
-        let estimate = caps.memory_estimate(r.track_data);
-        let geo = Geometry::from_capacities(caps, f.streams, &gc, model_limits);
-        if geo.is_err() && estimate > limit.bytes as f64 {
-            return Err(Error::capacity(
-                "drive.user_capacity",
-                format!(
-                    "the model of this drive needs about {} of memory, more than the limit of {} ({}); {SMALLER_MODEL}; or {}",
-                    crate::memory::describe(estimate),
-                    format_size(limit.bytes),
-                    limit.source,
-                    limit.raise
-                ),
-            ));
-        }
-        let geo = geo?;
-        let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
-            Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
-            None => None,
-        };
-        let placement = crate::config::placement::resolve(
-            cfg,
-            geo.user_sectors(),
-            geo.sectors_per_page(),
-            geo.page_size * geo.pages_per_block as u64,
-        )?;
-        let pl_memory = placement
-            .as_ref()
-            .map_or(0, |p| geo.user_pages * crate::ftl::placement::bytes_per_page(p.handles) + geo.blocks as u64);
-        // each GC pool past the first keeps its own victim index heads (greedy: a bucket per
-        // valid count) and free queue
-        let groups_memory = (gc.groups as u64 - 1) * (geo.pages_per_block as u64 + 1 + 16) * 4;
-        let ftl_memory = geo.memory_estimate(r.track_data) + pl_memory + groups_memory;
-        let memory = ftl_memory + map_cache.as_ref().map_or(0, |m| m.model_memory_bytes);
-        if memory > limit.bytes {
-            let (key, part, advice) = match &map_cache {
-                Some(m) if ftl_memory <= limit.bytes => (
-                    "timing.map_cache",
-                    format!(" ({})", crate::timed::mapcache::describe_memory(m)),
-                    "use a larger timing.map_cache.translation_page, a smaller size or fraction",
-                ),
-                Some(m) => {
-                    ("drive.user_capacity", format!(" ({})", crate::timed::mapcache::describe_memory(m)), SMALLER_MODEL)
-                }
-                None => ("drive.user_capacity", String::new(), SMALLER_MODEL),
-            };
-            return Err(Error::capacity(
-                key,
-                format!(
-                    "the model of this drive needs about {}{part} of memory, more than the limit of {} ({}); {advice}; or {}",
-                    format_size(memory),
-                    format_size(limit.bytes),
-                    limit.source,
-                    limit.raise
-                ),
-            ));
-        }
-        // (the SLC-mode times of [timing] are ignored without a cache: a preset sets them
-        // and `enabled = false` turns its cache off)
-        let slc = match &f.slc_cache {
-            Some(c) if c.enabled => Some(slc_params(c, cfg, &geo, gc.reserve_blocks())?),
-            _ => None,
-        };
-        check_pts(cfg)?;
-        check_peer_knobs(cfg, &gc, placement.as_ref())?;
-        Ok(Prepared { geo, map_cache, memory, slc, policy_param: param, placement, gc })
+    pub fn new(cfg: Config) -> Result<Simulator> {
+        let spec = ModelSpec::resolve(&cfg, true)?;
+        Simulator::with_spec(cfg, spec)
     }
 
-    pub fn new(cfg: Config) -> Result<Simulator> {
-        let Prepared { geo, map_cache, memory, slc, policy_param: param, placement, gc } =
-            Simulator::prepare(&cfg, true)?;
+    /// Build the model of `cfg` as `spec` (resolved from it with the model's limits) describes it.
+    pub(crate) fn with_spec(cfg: Config, spec: ModelSpec) -> Result<Simulator> {
+        let ModelSpec { geo, map_cache, memory, slc, policy_param: param, placement, gc } = spec;
         let (f, r) = (&cfg.ftl, &cfg.run);
         let params = FtlParams {
             blocks: geo.blocks,
@@ -552,112 +377,4 @@ impl Simulator {
 
 fn ftl_placement_counters(ftl: &AnyFtl) -> crate::ftl::PlacementCounters {
     with_ftl!(ftl, f => f.placement_counters().cloned()).unwrap_or_default()
-}
-
-/// The peer-parity knobs against what they cannot be combined with: GC groups and the
-/// shared frontier with persistently isolated placement (a GC frontier per handle), and the
-/// preconditioning fill fraction.
-fn check_peer_knobs(cfg: &Config, gc: &GcLayout, placement: Option<&crate::config::placement::Resolved>) -> Result<()> {
-    if placement.is_some_and(|p| p.persistent()) {
-        if gc.groups > 1 {
-            return Err(Error::config(
-                "ftl.gc_scope",
-                format!("\"{}\" cannot be combined with persistently isolated placement", cfg.ftl.gc_scope.name()),
-            ));
-        }
-        if gc.shared {
-            return Err(Error::config(
-                "ftl.gc_frontier",
-                "\"shared\" cannot be combined with persistently isolated placement (GC copies stay with their handle)",
-            ));
-        }
-    }
-    if let Some(fill) = cfg.run.precondition_fill {
-        let key = "run.precondition_fill";
-        crate::config::check_fraction(key, fill.0, 0.0, 1.0, false, true)?;
-        if cfg.run.precondition != crate::config::Precondition::Fill {
-            return Err(Error::config(key, "is only used with run.precondition = \"fill\""));
-        }
-        if placement.is_some_and(|p| !p.namespaces.is_empty()) {
-            return Err(Error::config(key, "cannot be combined with [[namespace]] (each namespace is filled whole)"));
-        }
-    }
-    Ok(())
-}
-
-/// `[workload.pts]` of the workload and of every phase.
-fn check_pts(cfg: &Config) -> Result<()> {
-    crate::timed::pts::check(&cfg.workload, "workload")?;
-    for (i, p) in cfg.phases.iter().enumerate() {
-        crate::timed::pts::check(&p.workload, &format!("phase[{i}].workload"))?;
-    }
-    Ok(())
-}
-
-/// The SLC cache's limits in blocks, checked against the drive.
-/// `reserve`: the free-block reserve, blocks.
-fn slc_params(
-    c: &crate::config::SlcCacheConfig,
-    cfg: &Config,
-    geo: &Geometry,
-    reserve: u32,
-) -> Result<crate::ftl::SlcParams> {
-    use crate::config::timing::Cell;
-    use crate::config::{check_fraction, WhenFull};
-    let key = "ftl.slc_cache";
-    let max = check_fraction(&format!("{key}.max_fraction"), c.max_fraction.0, 0.0, 1.0, false, true)?;
-    let min = check_fraction(&format!("{key}.min_fraction"), c.min_fraction.0, 0.0, 1.0, true, true)?;
-    if min > max {
-        return Err(Error::config(&format!("{key}.min_fraction"), format!("{min} is above max_fraction {max}")));
-    }
-    let cell_bits = cfg.timing.as_ref().map(|t| t.cell.bits());
-    let bits = match (c.bits_per_cell, cell_bits) {
-        (Some(b), _) if !(2..=4).contains(&b) => {
-            return Err(Error::config(
-                &format!("{key}.bits_per_cell"),
-                format!("{b} is out of range 2..=4 (MLC, TLC, QLC)"),
-            ));
-        }
-        (Some(b), Some(cb)) if b != cb => {
-            return Err(Error::config(
-                &format!("{key}.bits_per_cell"),
-                format!("{b} disagrees with timing.cell ({cb} bits per cell)"),
-            ));
-        }
-        (Some(b), _) => b,
-        (None, Some(1)) => {
-            return Err(Error::config(key, "an SLC cache needs multi-level cells (timing.cell is \"slc\")"));
-        }
-        (None, Some(cb)) => cb,
-        (None, None) => Cell::Tlc.bits(),
-    };
-    if geo.pages_per_block < bits {
-        return Err(Error::config(
-            "drive.pages_per_block",
-            format!("{} is fewer than the {bits} pages an SLC-mode block needs", geo.pages_per_block),
-        ));
-    }
-    if !(c.idle_ms.is_finite() && c.idle_ms >= 0.0) {
-        return Err(Error::config(&format!("{key}.idle_ms"), format!("{} must be >= 0", c.idle_ms)));
-    }
-    let blocks = geo.blocks as f64;
-    let max_blocks = (max * blocks).floor() as u32;
-    let min_blocks = (min * blocks).floor() as u32;
-    // the static part comes out of the spare area: leave GC at least half of it
-    let spare = geo.blocks as i64 - geo.user_pages.div_ceil(geo.pages_per_block as u64) as i64 - reserve as i64;
-    if min_blocks as i64 > spare / 2 {
-        return Err(Error::config(
-            &format!("{key}.min_fraction"),
-            format!(
-                "{min}: a static SLC part of {min_blocks} blocks takes more than half of the {} blocks of spare area",
-                spare.max(0)
-            ),
-        ));
-    }
-    Ok(crate::ftl::SlcParams {
-        max_blocks: max_blocks.max(min_blocks),
-        min_blocks,
-        bits,
-        fold_when_full: c.when_full == WhenFull::Fold,
-    })
 }

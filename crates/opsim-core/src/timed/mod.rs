@@ -35,11 +35,11 @@
 //!   pages are looked up in an LRU; a miss reads its page from NAND before the data access, a
 //!   dirty eviction programs one (`mapcache`).
 //!
-//! Rooms: `resolved` (the `[timing]` table resolved to ns and counts), `device` (the resource
-//! timelines and what each NAND operation costs), `state` (a run's state and event loop),
-//! `record` (series, rounds, latency), `engine` and `stop` (the event queue and where a loop
-//! stops), `costs` (the per-command cost rules, closed form), `mapcache`, `urgent`, `pts`,
-//! `hist`.  The schema itself is `config::timing`.
+//! Rooms: `device` (the resource timelines and what each NAND operation costs), `state` (a
+//! run's state and event loop), `record` (series, rounds, latency), `engine` and `stop` (the
+//! event queue and where a loop stops), `costs` (the per-command cost rules, closed form),
+//! `mapcache`, `urgent`, `pts`, `hist`.  The schema itself is `config::timing`, resolved to ns
+//! and counts in `config::timing_resolved` (`Resolved`, re-exported here).
 
 pub mod costs;
 mod device;
@@ -48,13 +48,12 @@ pub mod hist;
 pub mod mapcache;
 pub mod pts;
 mod record;
-mod resolved;
 mod state;
 mod stop;
 pub mod urgent;
 
+pub use crate::config::timing_resolved::{PageTiming, Resolved, SlcTiming};
 use device::Device;
 pub use record::{phases, Phases, Recorder, RoundDone, SeriesAcc, SeriesPoint, TimedRound};
-pub use resolved::{PageTiming, Resolved, SlcTiming};
 pub use state::TimedState;
 pub use stop::Stop;

@@ -1,14 +1,15 @@
 //! The `[timing]` table resolved to the units the model charges: nanoseconds per operation,
 //! counts of dies, channels and mapping units (`Resolved`, with its page-type and SLC-mode
-//! parts), and the checks and arithmetic that turn the schema (`config::timing`) into it.
+//! parts), and the checks and arithmetic that turn the schema (`timing`) into it.  The timed
+//! model (`timed`) charges it.
 
-use super::mapcache;
-use crate::config::timing::{Cell, Interface, TimingConfig};
+use super::map_cache;
+use super::timing::{Cell, Interface, TimingConfig};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// Largest table of page types (`dies x units_per_program` entries, a byte each).
-pub(super) const MAX_PAGE_PERIOD: u64 = 1 << 24;
+const MAX_PAGE_PERIOD: u64 = 1 << 24;
 
 /// Timing parameters resolved to nanoseconds and counts.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -44,7 +45,7 @@ pub struct Resolved {
     pub pages: Option<PageTiming>,
     /// The mapping-table cache, when on (not read back: the cost model does not use it).
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
-    pub map_cache: Option<mapcache::MapCacheParams>,
+    pub map_cache: Option<map_cache::MapCacheParams>,
 }
 
 /// Page types of a word line: a program unit (`units_per_program` mapping units on a die)
@@ -75,16 +76,81 @@ pub struct SlcTiming {
     pub program_units_per_s: f64,
 }
 
+/// `v` when it is a positive number; else an error naming `k`.
+fn positive(k: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(Error::config(k, format!("{v} must be a positive number")))
+    }
+}
+
 impl TimingConfig {
     pub fn resolve(&self, page_size: u64) -> Result<Resolved> {
         self.check_bounds()?;
-        let pos = |k: &str, v: f64| -> Result<f64> {
-            if v.is_finite() && v > 0.0 {
-                Ok(v)
-            } else {
-                Err(Error::config(k, format!("{v} must be a positive number")))
+        self.check_queues_and_dies()?;
+        let nand_page = self.check_nand_sizes(page_size)?;
+        let (tr, tp, te) = self.cell.typical_us();
+        let tr = positive("timing.t_read_us", self.t_read_us.unwrap_or(tr))?;
+        let tp = positive("timing.t_prog_us", self.t_prog_us.unwrap_or(tp))?;
+        let te = positive("timing.t_erase_us", self.t_erase_us.unwrap_or(te))?;
+        let ch = positive("timing.channel_mbps", self.channel_mbps)?;
+        let fw = self.fw_overhead_us;
+        for (k, v) in [("timing.fw_overhead_us", fw), ("timing.gc_fw_us", self.gc_fw_us)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::config(k, format!("{v} must be >= 0")));
             }
-        };
+        }
+        let link = self.link_mbps()?;
+        self.check_run_knobs()?;
+        self.check_urgent()?;
+        let dies = self.channels * self.dies_per_channel;
+        let upp = (nand_page / page_size) as u32 * self.planes;
+        let pages = self.page_timing(nand_page / page_size, upp, dies)?;
+        let buffer_units = self.write_buffer.0 / page_size;
+        if self.write_cache && buffer_units == 0 {
+            return Err(Error::config("timing.write_buffer", "must hold at least one page with the write cache on"));
+        }
+        let mut t_read_ns = (tr * 1000.0).round() as u64;
+        let mut t_prog_ns = (tp * 1000.0).round() as u64;
+        if let Some(v) = pages.as_ref().and_then(|p| p.t_read_ns.as_ref()) {
+            t_read_ns = (v.iter().sum::<u64>() as f64 / v.len() as f64).round() as u64;
+        }
+        let mut tp_s = tp * 1e-6;
+        if let Some(v) = pages.as_ref().and_then(|p| p.t_prog_ns.as_ref()) {
+            t_prog_ns = v.iter().sum();
+            tp_s = t_prog_ns as f64 * 1e-9;
+        }
+        Ok(Resolved {
+            dies,
+            channels: self.channels,
+            units_per_program: upp,
+            t_read_ns,
+            t_prog_ns,
+            t_erase_ns: (te * 1000.0).round() as u64,
+            block_units: (self.nand_block_size.0 / page_size).max(1),
+            xfer_ns: (page_size as f64 / ch * 1000.0).round().max(1.0) as u64,
+            link_ps_per_byte: (1e6 / link).round().max(1.0) as u64,
+            fw_ns: (fw * 1000.0).round() as u64,
+            gc_fw_ns: (self.gc_fw_us * 1000.0).round() as u64,
+            suspend_ns: self.suspend_ns()?,
+            buffer_units,
+            outstanding: if self.interface == Interface::Nvme {
+                self.queue_depth * self.nvme_queues
+            } else {
+                self.queue_depth
+            },
+            program_units_per_s: dies as f64 * upp as f64 / tp_s,
+            link_mbps: link,
+            slc: None,
+            pages,
+            map_cache: None,
+        })
+    }
+
+    /// The queue depth and NVMe queues against the interface, and the counts of channels,
+    /// dies per channel and planes.
+    fn check_queues_and_dies(&self) -> Result<()> {
         if self.queue_depth == 0 || self.queue_depth > 65536 {
             return Err(Error::config("timing.queue_depth", format!("{} is out of range 1..=65536", self.queue_depth)));
         }
@@ -109,6 +175,12 @@ impl TimingConfig {
                 return Err(Error::config(k, format!("{v} is out of range 1..=1024")));
             }
         }
+        Ok(())
+    }
+
+    /// The NAND page (whole mapping units of `page_size`) and block (whole NAND pages);
+    /// the NAND page's bytes.
+    fn check_nand_sizes(&self, page_size: u64) -> Result<u64> {
         let nand_page = self.nand_page_size.0;
         if nand_page < page_size || nand_page % page_size != 0 {
             return Err(Error::config(
@@ -119,19 +191,13 @@ impl TimingConfig {
         if self.nand_block_size.0 < nand_page || self.nand_block_size.0 % nand_page != 0 {
             return Err(Error::config("timing.nand_block_size", "must be a whole number of NAND pages"));
         }
-        let (tr, tp, te) = self.cell.typical_us();
-        let tr = pos("timing.t_read_us", self.t_read_us.unwrap_or(tr))?;
-        let tp = pos("timing.t_prog_us", self.t_prog_us.unwrap_or(tp))?;
-        let te = pos("timing.t_erase_us", self.t_erase_us.unwrap_or(te))?;
-        let ch = pos("timing.channel_mbps", self.channel_mbps)?;
-        let fw = self.fw_overhead_us;
-        for (k, v) in [("timing.fw_overhead_us", fw), ("timing.gc_fw_us", self.gc_fw_us)] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(Error::config(k, format!("{v} must be >= 0")));
-            }
-        }
-        let link = match (self.link_mbps, self.interface) {
-            (Some(l), _) => pos("timing.link_mbps", l)?,
+        Ok(nand_page)
+    }
+
+    /// The host link's MB/s: given, SATA's 600, or the PCIe generation x lanes.
+    fn link_mbps(&self) -> Result<f64> {
+        Ok(match (self.link_mbps, self.interface) {
+            (Some(l), _) => positive("timing.link_mbps", l)?,
             (None, Interface::Sata) => 600.0,
             (None, Interface::Nvme) => {
                 let per_lane = match self.pcie_gen {
@@ -150,14 +216,23 @@ impl TimingConfig {
                 }
                 per_lane * self.pcie_lanes as f64
             }
-        };
-        pos("timing.series_interval_s", self.series_interval_s)?;
+        })
+    }
+
+    /// The series interval, the round length and the arrival rate: positive.
+    fn check_run_knobs(&self) -> Result<()> {
+        positive("timing.series_interval_s", self.series_interval_s)?;
         if let Some(r) = self.round_s {
-            pos("timing.round_s", r)?;
+            positive("timing.round_s", r)?;
         }
         if let Some(r) = self.arrival_iops {
-            pos("timing.arrival_iops", r)?;
+            positive("timing.arrival_iops", r)?;
         }
+        Ok(())
+    }
+
+    /// The urgent state's keys: in range, and only with `urgent_free_pct`.
+    fn check_urgent(&self) -> Result<()> {
         if let Some(u) = self.urgent_free_pct {
             if !(u > 0.0 && u < 100.0) {
                 return Err(Error::config("timing.urgent_free_pct", format!("{u} is out of range (0, 100)")));
@@ -193,63 +268,27 @@ impl TimingConfig {
             }
         }
         if let Some(m) = self.urgent_sustain_mbps {
-            pos("timing.urgent_sustain_mbps", m)?;
+            positive("timing.urgent_sustain_mbps", m)?;
         }
         if let Some(w) = self.urgent_sustain_window_s {
-            pos("timing.urgent_sustain_window_s", w)?;
+            positive("timing.urgent_sustain_window_s", w)?;
         }
-        let dies = self.channels * self.dies_per_channel;
-        let upp = (nand_page / page_size) as u32 * self.planes;
-        let pages = self.page_timing(nand_page / page_size, upp, dies)?;
-        let buffer_units = self.write_buffer.0 / page_size;
-        if self.write_cache && buffer_units == 0 {
-            return Err(Error::config("timing.write_buffer", "must hold at least one page with the write cache on"));
+        Ok(())
+    }
+
+    /// The program/erase suspend latency in ns, when given (>= 0).
+    fn suspend_ns(&self) -> Result<Option<u64>> {
+        match self.suspend_us {
+            Some(v) if v.is_finite() && v >= 0.0 => Ok(Some((v * 1000.0).round() as u64)),
+            Some(v) => Err(Error::config("timing.suspend_us", format!("{v} must be >= 0"))),
+            None => Ok(None),
         }
-        let mut t_read_ns = (tr * 1000.0).round() as u64;
-        let mut t_prog_ns = (tp * 1000.0).round() as u64;
-        if let Some(v) = pages.as_ref().and_then(|p| p.t_read_ns.as_ref()) {
-            t_read_ns = (v.iter().sum::<u64>() as f64 / v.len() as f64).round() as u64;
-        }
-        let mut tp_s = tp * 1e-6;
-        if let Some(v) = pages.as_ref().and_then(|p| p.t_prog_ns.as_ref()) {
-            t_prog_ns = v.iter().sum();
-            tp_s = t_prog_ns as f64 * 1e-9;
-        }
-        Ok(Resolved {
-            dies,
-            channels: self.channels,
-            units_per_program: upp,
-            t_read_ns,
-            t_prog_ns,
-            t_erase_ns: (te * 1000.0).round() as u64,
-            block_units: (self.nand_block_size.0 / page_size).max(1),
-            xfer_ns: (page_size as f64 / ch * 1000.0).round().max(1.0) as u64,
-            link_ps_per_byte: (1e6 / link).round().max(1.0) as u64,
-            fw_ns: (fw * 1000.0).round() as u64,
-            gc_fw_ns: (self.gc_fw_us * 1000.0).round() as u64,
-            suspend_ns: match self.suspend_us {
-                Some(v) if v.is_finite() && v >= 0.0 => Some((v * 1000.0).round() as u64),
-                Some(v) => return Err(Error::config("timing.suspend_us", format!("{v} must be >= 0"))),
-                None => None,
-            },
-            buffer_units,
-            outstanding: if self.interface == Interface::Nvme {
-                self.queue_depth * self.nvme_queues
-            } else {
-                self.queue_depth
-            },
-            program_units_per_s: dies as f64 * upp as f64 / tp_s,
-            link_mbps: link,
-            slc: None,
-            pages,
-            map_cache: None,
-        })
     }
 
     /// The per-page-type times, checked: one value per bit of the cell, each positive, and
     /// a NAND page (`nand_page_size`: a word line) of `units_per_plane` mapping units that
     /// splits into whole mapping units per page type.
-    pub(super) fn page_timing(&self, units_per_plane: u64, upp: u32, dies: u32) -> Result<Option<PageTiming>> {
+    fn page_timing(&self, units_per_plane: u64, upp: u32, dies: u32) -> Result<Option<PageTiming>> {
         let bits = self.cell.bits();
         let check = |k: &str, v: &Option<Vec<f64>>| -> Result<Option<Vec<u64>>> {
             let Some(v) = v else { return Ok(None) };
@@ -303,16 +342,9 @@ impl TimingConfig {
 
     /// Add the SLC-mode timing (for a cache whose native mode stores `bits` per cell).
     pub fn resolve_slc(&self, r: &mut Resolved, bits: u32) -> Result<()> {
-        let pos = |k: &str, v: f64| -> Result<f64> {
-            if v.is_finite() && v > 0.0 {
-                Ok(v)
-            } else {
-                Err(Error::config(k, format!("{v} must be a positive number")))
-            }
-        };
         let (tr, tp, _) = Cell::Slc.typical_us();
-        let tr = pos("timing.t_read_slc_us", self.t_read_slc_us.unwrap_or(tr))?;
-        let tp = pos("timing.t_prog_slc_us", self.t_prog_slc_us.unwrap_or(tp))?;
+        let tr = positive("timing.t_read_slc_us", self.t_read_slc_us.unwrap_or(tr))?;
+        let tp = positive("timing.t_prog_slc_us", self.t_prog_slc_us.unwrap_or(tp))?;
         let upp = (r.units_per_program / bits.max(1)).max(1);
         r.slc = Some(SlcTiming {
             units_per_program: upp,
