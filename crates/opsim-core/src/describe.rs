@@ -146,7 +146,7 @@ pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> 
 fn analytic_precondition(cfg: &Config, geo: &Geometry) -> bool {
     let mut analytic = cfg.clone();
     analytic.run.precondition = Precondition::Analytic;
-    if Simulator::prepare(&analytic, false).is_err() {
+    if ModelSpec::resolve(&analytic, false).is_err() {
         return false;
     }
     let w = &cfg.workload;
