@@ -19,10 +19,10 @@ pytestmark = [
 ]
 
 
-def _run(capsys, *argv) -> dict:
+def _run(capsys, *argv, ok=(0,)) -> dict:
     rc = main([*argv, "--json"])
     out = capsys.readouterr()
-    assert rc == 0, out.err
+    assert rc in ok, out.err
     return json.loads(out.out)
 
 
@@ -38,5 +38,10 @@ def test_measure_calibrate_advise(tmp_path, capsys, monkeypatch):
     drive = tomllib.loads((tmp_path / "drive.toml").read_text())
     assert "a file is not an SSD" in drive["preset"]["title"]
     assert drive["drive"]["user_capacity"] == "64MiB"
-    adv = _run(capsys, "advise", "--drive", "drive.toml", "--min-iops", "1.5x")
-    assert adv["recommendation"]["held_back"] > 0
+    # a file's fio figures vary from run to run, and so does the model fitted to them: 1.5x its
+    # IOPS is usually reached by holding capacity back, and sometimes by no OP at all (exit 1)
+    adv = _run(capsys, "advise", "--drive", "drive.toml", "--min-iops", "1.5x", ok=(0, 1))
+    if adv["feasible"]:
+        assert adv["recommendation"]["held_back"] > 0
+    else:
+        assert [r["target"] for r in adv["reasons"]] == ["iops"] and adv["reasons"][0]["reason"]
