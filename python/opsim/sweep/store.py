@@ -21,7 +21,8 @@ class _Store:
         self.grid = grid
         self.rows: dict[str, dict] = {}
         self.stale = 0
-        self._lock = None
+        self._lock: int | None = None
+        self._lock_path: str | None = None
         if path is None:
             return
         # a symbolic link is followed: the lock and the writes are on the file it names, so a
@@ -33,7 +34,7 @@ class _Store:
             raise InputError(f"output: directory {d} does not exist", key="output")
         if os.path.isdir(path):
             raise InputError(f"output: {path} is a directory; give a .parquet file path", key="output")
-        self._acquire_lock()
+        self._acquire_lock(path)
         if fresh or not os.path.exists(path):
             return
         try:
@@ -42,25 +43,27 @@ class _Store:
             self.close()
             raise
 
-    def _acquire_lock(self):
+    def _acquire_lock(self, path: str) -> None:
+        """The lock on ``path`` (the resolved results file), and the removal of temporary files
+        a killed writer left."""
         try:
             import fcntl
         except ImportError:  # pragma: no cover - not a POSIX system: no lock
             return
-        lock_path = os.path.join(os.path.dirname(self.path), f".{os.path.basename(self.path)}.lock")
+        lock_path = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.lock")
         while True:
             try:
                 fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as e:
                 raise InputError(
-                    f"output: cannot write in {os.path.dirname(self.path)}: {e.strerror}", key="output"
+                    f"output: cannot write in {os.path.dirname(path)}: {e.strerror}", key="output"
                 ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
                 raise InputError(
-                    f"output: another opsim sweep is writing {self.path} (lock {lock_path})", key="output"
+                    f"output: another opsim sweep is writing {path} (lock {lock_path})", key="output"
                 ) from None
             try:  # the holder before us may have removed the file after we opened it
                 same = os.stat(lock_path).st_ino == os.fstat(fd).st_ino
@@ -71,7 +74,7 @@ class _Store:
                 break
             os.close(fd)
         # temporary files of a writer that was killed mid-write (we hold the lock: no one else writes)
-        d, name = os.path.split(self.path)
+        d, name = os.path.split(path)
         for f in os.listdir(d):
             if f.startswith(f".{name}.") and f.endswith(".tmp"):
                 with contextlib.suppress(OSError):
@@ -79,8 +82,9 @@ class _Store:
 
     def close(self):
         if self._lock is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._lock_path)
+            if self._lock_path is not None:  # set with the lock
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self._lock_path)
             os.close(self._lock)
             self._lock = None
 

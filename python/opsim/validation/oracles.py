@@ -4,6 +4,8 @@ default suite): greedy, FIFO, random, d-choices and windowed greedy at 16,000+ b
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
 from .. import models
 from .._output import markdown_table
@@ -27,9 +29,13 @@ def _drive(op: float, b: int, gc: str, d=None, workload=None, seed=11, warmup=4.
     }
 
 
-def oracle_cases():
-    """(label, config, model function of the effective OP, model name)."""
-    cases = []
+#: a model's WAF as a function of the effective OP
+WafModel = Callable[[float], float]
+
+
+def oracle_cases() -> list[tuple[str, float, dict, WafModel, str]]:
+    """(label, OP, config, model function of the effective OP, model name)."""
+    cases: list[tuple[str, float, dict, WafModel, str]] = []
     for b in (32, 64, 256):
         for op in (0.07, 0.28, 0.50):
             cases.append(
@@ -37,7 +43,7 @@ def oracle_cases():
                     f"greedy b={b}",
                     op,
                     _drive(op, b, "greedy"),
-                    lambda e, b=b: models.waf_greedy(e, b),
+                    partial(models.waf_greedy, b=b),
                     "greedy mean field (Van Houdt 2013)",
                 )
             )
@@ -52,7 +58,7 @@ def oracle_cases():
                     f"d-choices d={d} b=64",
                     op,
                     _drive(op, 64, "d-choices", d=d),
-                    lambda e, d=d: models.waf_dchoices(e, 64, d),
+                    partial(models.waf_dchoices, b=64, d=d),
                     "d-choices mean field (Van Houdt 2013)",
                 )
             )
@@ -89,6 +95,7 @@ def run_oracles(progress=None) -> list[dict]:
         r = simulate(cfg)
         eff = r.op["effective"]
         m = model(eff)
+        assert r.waf is not None, f"{label}: no host writes measured"  # every case writes
         rows.append(
             {
                 "case": label,
