@@ -25,6 +25,29 @@ max_rounds = 100000
 """
 
 
+#: the timed model's [timing] table most timed tests start from: 4 channels x 2 dies x 2 planes
+#: of 16 KiB pages (60/1600/4000 us), an 800 MB/s channel, 1 us of controller time, QD32
+BASE_TIMING = {
+    "channels": 4,
+    "dies_per_channel": 2,
+    "planes": 2,
+    "nand_page_size": "16KiB",
+    "t_read_us": 60,
+    "t_prog_us": 1600,
+    "t_erase_us": 4000,
+    "channel_mbps": 800,
+    "fw_overhead_us": 1.0,
+    "queue_depth": 32,
+    "background_gc": False,
+}
+
+
+def timing_table(**changes) -> dict:
+    """:data:`BASE_TIMING` with ``changes``; a change to None leaves the key to the core's default."""
+    t = BASE_TIMING | changes
+    return {k: v for k, v in t.items() if v is not None}
+
+
 def drive_config(user_pages: int, op: float, b: int = 256, gc: str = "greedy", **sections):
     """A config dict for a drive of ``user_pages`` 4 KiB pages."""
     cfg = {

@@ -14,22 +14,11 @@ import sys
 
 import pytest
 
+from conftest import timing_table
 from opsim import simulate
 from opsim.errors import CapacityError, ConfigError
 
-TIMING = {
-    "channels": 4,
-    "dies_per_channel": 2,
-    "planes": 2,
-    "nand_page_size": "16KiB",
-    "t_read_us": 60,
-    "t_prog_us": 1600,
-    "t_erase_us": 4000,
-    "channel_mbps": 800,
-    "fw_overhead_us": 1.0,
-    "queue_depth": 32,
-    "background_gc": False,
-}
+TIMING = timing_table()
 TR_XFER_US = 60 + 4096 / 800
 PAGES = 128
 

@@ -12,24 +12,14 @@ import sys
 
 import pytest
 
+from conftest import timing_table
 from opsim import simulate
 from opsim.errors import ConfigError
 
 DIES, UPP, PER_PAGE = 4, 24, 8
-TIMING = {
-    "channels": 2,
-    "dies_per_channel": 2,
-    "planes": 2,
-    "cell": "tlc",
-    "nand_page_size": "48KiB",
-    "nand_block_size": "12MiB",
-    "t_read_us": 60,
-    "t_prog_us": 1800,
-    "t_erase_us": 4000,
-    "channel_mbps": 800,
-    "fw_overhead_us": 1.0,
-    "background_gc": False,
-}
+TIMING = timing_table(
+    channels=2, cell="tlc", nand_page_size="48KiB", nand_block_size="12MiB", t_prog_us=1800, queue_depth=None
+)
 USER_PAGES = (64 << 20) // 4096
 # firmware + channel transfer + SATA link of one unloaded 4 KiB read
 OVERHEAD_US = 1.0 + 4096 / 800 + 4096 / 600

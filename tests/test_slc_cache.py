@@ -8,27 +8,19 @@ programs it in TLC, with the controller's GC firmware time per page.
 
 import pytest
 
+from conftest import timing_table
 from opsim import simulate
 
-TIMING = {
-    "channels": 4,
-    "dies_per_channel": 2,
-    "planes": 2,
-    "nand_page_size": "48KiB",
-    "nand_block_size": "12MiB",
-    "cell": "tlc",
-    "t_read_us": 60,
-    "t_prog_us": 2400,
-    "t_erase_us": 4000,
-    "channel_mbps": 800,
-    "t_read_slc_us": 30,
-    "t_prog_slc_us": 200,
-    "fw_overhead_us": 1.0,
-    "queue_depth": 32,
-    "background_gc": False,
-    "link_mbps": 4000,
-    "write_buffer": "512KiB",
-}
+TIMING = timing_table(
+    nand_page_size="48KiB",
+    nand_block_size="12MiB",
+    cell="tlc",
+    t_prog_us=2400,
+    t_read_slc_us=30,
+    t_prog_slc_us=200,
+    link_mbps=4000,
+    write_buffer="512KiB",
+)
 
 
 def cfg(slc=None, timing=None, op=0.28, cap="1GiB", workload=None, **run):

@@ -4,20 +4,10 @@ Checked against first principles of the model's own parameters."""
 
 import pytest
 
+from conftest import timing_table
 from opsim import simulate
 
-TIMING = {
-    "channels": 4,
-    "dies_per_channel": 2,
-    "planes": 2,
-    "nand_page_size": "16KiB",
-    "t_read_us": 60,
-    "t_prog_us": 1600,
-    "t_erase_us": 4000,
-    "channel_mbps": 800,
-    "fw_overhead_us": 1.0,
-    "queue_depth": 32,
-}
+TIMING = timing_table(background_gc=None)
 
 
 def run(suspend=None, read_fraction=0.5):
