@@ -76,20 +76,23 @@ def level_config(drive: Drive, lv: Level, tenants: dict, mode: str, blocks: int,
     blocks holding the user pages that give the OP garbage collection sees at this level
     (the core's figure), functional model (no [timing])."""
     ppb, page = drive.pages_per_block, drive.page_size
-    op = drive.op_seen(lv.user_bytes)
-    user_pages = math.floor((blocks - drive.gc_low) * ppb / (1 + op))
+    geometry = {
+        "physical_capacity": blocks * ppb * page,
+        "page_size": page,
+        "pages_per_block": ppb,
+        "sector_size": drive.native.sector_size,
+    }
+    ftl = {"gc": drive.gc, "gc_low_watermark": drive.gc_low}
+    # the blocks garbage collection may fill on this model, as the core reserves them; the user
+    # pages that leave it the drive's OP seen by GC at this level (its definition: pool / user - 1)
+    pool = _gc_pool_blocks(geometry | {"user_capacity": page}, ftl)
+    user_pages = math.floor(pool * ppb / (1 + drive.op_seen(lv.user_bytes)))
     placement = {"mode": mode} | (tenants["placement"] if mode != "none" else {})
     if mode == "streams":
         placement.pop("isolation", None)
     return {
-        "drive": {
-            "user_capacity": user_pages * page,
-            "physical_capacity": blocks * ppb * page,
-            "page_size": page,
-            "pages_per_block": ppb,
-            "sector_size": drive.native.sector_size,
-        },
-        "ftl": {"gc": drive.gc, "gc_low_watermark": drive.gc_low, "placement": placement},
+        "drive": geometry | {"user_capacity": user_pages * page},
+        "ftl": ftl | {"placement": placement},
         "namespace": tenants["namespace"],
         "run": {
             "seed": seed,
@@ -100,6 +103,13 @@ def level_config(drive: Drive, lv: Level, tenants: dict, mode: str, blocks: int,
         }
         | tenants["run"],
     }
+
+
+def _gc_pool_blocks(drive_table: dict, ftl: dict) -> int:
+    """The core's GC pool (blocks outside the free-block reserve) of a drive with these tables."""
+    from ...sim import describe
+
+    return int(describe({"drive": drive_table, "ftl": ftl}, model_limits=False)["op"]["gc_pool_blocks"])
 
 
 def advise_tenants(
