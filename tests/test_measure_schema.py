@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import timing_table
 from opsim import simulate
 from opsim.cli import main
 from opsim.errors import InputError
@@ -26,19 +27,7 @@ FIO_DOC = parse_fio_json((FIX / "randwrite4k_qd32_libaio_jsonplus.json").read_te
 TINY_TIMED = {
     "drive": {"user_capacity": "256MiB", "op": 0.28, "pages_per_block": 256},
     "run": {"seed": 2, "warmup_drive_writes": 1, "measure_drive_writes": 1, "round_drive_writes": 0.25},
-    "timing": {
-        "channels": 4,
-        "dies_per_channel": 2,
-        "planes": 2,
-        "nand_page_size": "16KiB",
-        "t_read_us": 60,
-        "t_prog_us": 1600,
-        "t_erase_us": 4000,
-        "channel_mbps": 800,
-        "fw_overhead_us": 1.0,
-        "queue_depth": 32,
-        "series_interval_s": 0.01,
-    },
+    "timing": timing_table(background_gc=None, series_interval_s=0.01),
 }
 
 

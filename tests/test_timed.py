@@ -9,21 +9,8 @@ import json
 
 import pytest
 
+from conftest import BASE_TIMING
 from opsim import simulate
-
-BASE_TIMING = {
-    "channels": 4,
-    "dies_per_channel": 2,
-    "planes": 2,
-    "nand_page_size": "16KiB",
-    "t_read_us": 60,
-    "t_prog_us": 1600,
-    "t_erase_us": 4000,
-    "channel_mbps": 800,
-    "fw_overhead_us": 1.0,
-    "queue_depth": 32,
-    "background_gc": False,
-}
 
 
 def cfg(timing=None, workload=None, op=0.28, b=256, cap="2GiB", **run):
