@@ -241,3 +241,12 @@ def test_endurance_huge_tbw_is_computed_not_an_internal_error(capsys):
 def test_endurance_projection_options_without_pe_are_refused(capsys, opt):
     err = refused(capsys, "endurance", "--capacity", "480GB", "--tbw", "500", opt, "7")
     assert opt in err and "--pe" in err
+
+
+def test_sweep_workers_past_the_cap_is_an_input_error(tmp_path):
+    """sweep(workers=2**64) would try to start that many processes: refused before any work."""
+    import opsim
+    from opsim.errors import InputError
+
+    with pytest.raises(InputError, match="workers"):
+        opsim.sweep({"drive": {"user_capacity": "64MiB"}, "sweep": {"grid": {"drive.op": [0.07]}}}, workers=2**64)

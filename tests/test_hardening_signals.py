@@ -294,3 +294,11 @@ def test_every_child_process_is_started_through_childproc():
         if start_call.search(line)
     ]
     assert offenders == []
+
+
+def test_measure_size_with_a_device_is_refused_not_ignored(tmp_path):
+    """--size sizes a file target; beside --device it would be ignored, so it is refused (exit 2)."""
+    argv = ["measure", "iops", "--device", "/dev/nonexistent-opsim", "--size", "2GiB", "-o", str(tmp_path / "out")]
+    r = subprocess.run([sys.executable, "-m", "opsim.cli", *argv], capture_output=True, text=True)
+    assert r.returncode == 2 and "--size applies to file targets only" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

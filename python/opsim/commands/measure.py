@@ -74,7 +74,7 @@ def _target_options(p) -> None:
 
 def _workload_options(p) -> None:
     """The fio workload: size, span, queue depth, rounds, block sizes, mixes, stop rules."""
-    p.add_argument("--size", default="1GiB", help="file size for file targets (default 1GiB)")
+    p.add_argument("--size", help=f"file size for file targets (default {DEFAULT_FILE_SIZE})")
     p.add_argument("--span", help="active range: bytes (e.g. 8GiB) or a percentage of the target (e.g. 75%%)")
     p.add_argument("--qd", type=int, default=32, help="queue depth per job (default 32)")
     p.add_argument("--threads", type=int, default=1, help="fio numjobs (default 1)")
@@ -274,6 +274,9 @@ def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
 
 #: the options that apply to some tests only: option (argparse dest) -> the tests it applies to.
 #: Every other option applies to every test.  Given for another test, an option is refused.
+#: the size of a file target when --size is not given
+DEFAULT_FILE_SIZE = "1GiB"
+
 TEST_OPTIONS = {
     "max_rounds": ("iops",),
     "rwmix": ("iops",),
@@ -369,9 +372,10 @@ def _file_target(args, outdir: str) -> tuple[str, int, bool]:
     from ..devices.guard import probe_target
     from ..measure import scratch
 
-    total = parse_size(args.size, key="size")
+    size = args.size or DEFAULT_FILE_SIZE
+    total = parse_size(size, key="size")
     if total < 2**20:
-        raise ConfigError(f"--size: {args.size} is less than 1MiB", key="size")
+        raise ConfigError(f"--size: {size} is less than 1MiB", key="size")
     target = args.file or os.path.join(outdir, "opsim-measure.dat")
     if args.file:
         check_writable_file(target, key="file")
@@ -447,6 +451,8 @@ def run(args) -> Output:
     check_writable_dir(outdir, key="output-dir")
     previous = _previous_results(outdir, args.replace)
     if args.device:
+        if args.size is not None:  # it would be ignored: a device's size is its own
+            raise ConfigError("--size applies to file targets only; limit a device's range with --span", key="size")
         tgt, placement = _device_target(args)
         target, kind, total, create = args.device, "block", tgt.size_bytes or 0, False
     else:

@@ -169,11 +169,19 @@ def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], 
             _quietly(lambda: client.cancel([f for _, f in inflight.values()]))
 
 
+#: the most worker processes a sweep starts on this machine (each is a Python process)
+MAX_WORKERS = 1024
+
+
 def _check_run_options(workers, scheduler, client, limit) -> None:
     """``workers`` (0 or a count, not beside a cluster) and ``limit`` (0 or more)."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS
+    ):
         raise InputError(
-            f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})", key="workers"
+            f"workers: must be 0 (serial) or a number of worker processes up to {MAX_WORKERS} "
+            f"(got {workers!r}); a larger cluster is started on its own and given as a scheduler",
+            key="workers",
         )
     if workers is not None and (scheduler is not None or client is not None):
         raise InputError(
