@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 import operator
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .errors import InputError
+
+T = TypeVar("T")
 
 
 def _refuse(name: str, what: str) -> InputError:
@@ -46,11 +49,16 @@ def number(name: str, value: Any) -> float:
     return v
 
 
+def _each(name: str, values: Any, what: str, item: Callable[[str, Any], T]) -> list[T]:
+    """``values`` (an iterable, not a string or a mapping), each checked by ``item``."""
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise _refuse(name, f"must be a list of {what}, not {type(values).__name__}")
+    return [item(f"{name}[{i}]", v) for i, v in enumerate(values)]
+
+
 def numbers(name: str, values: Any) -> list[float]:
     """``values`` (an iterable, not a string or a mapping) as a list of finite floats."""
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
-        raise _refuse(name, f"must be a list of numbers, not {type(values).__name__}")
-    return [number(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    return _each(name, values, "numbers", number)
 
 
 def text(name: str, value: Any) -> str:
@@ -80,9 +88,7 @@ def flag(name: str, value: Any) -> bool:
 
 def flags(name: str, values: Any) -> list[bool]:
     """``values`` (an iterable, not a string or a mapping) as a list of bools."""
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
-        raise _refuse(name, f"must be a list of true/false values, not {type(values).__name__}")
-    return [flag(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    return _each(name, values, "true/false values", flag)
 
 
 def json_text(name: str, value: Any) -> str:
