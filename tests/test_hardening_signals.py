@@ -130,13 +130,14 @@ def test_sigkill_of_opsims_group_during_measure_leaves_no_fio(tmp_path):
 # --------------------------------------------------------------------------- item 7: SIGTERM is 143
 
 
-def test_sigterm_simulate_exits_143_and_json_file_keeps_the_rounds(tmp_path):
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_to_simulate_exits_128_plus_it_and_json_file_keeps_the_rounds(tmp_path, sig, code):
     cfg = tmp_path / "long.toml"
     cfg.write_text(LONG_RUN)
     doc = tmp_path / "partial.json"
     p = start(["simulate", str(cfg), "--json-file", str(doc)])
-    _, err = finish(p, signal.SIGTERM, 1.5)
-    assert p.returncode == 143, err
+    _, err = finish(p, sig, 1.5)
+    assert p.returncode == code, err
     d = json.loads(doc.read_text())
     assert d["interrupted"] is True and d["rounds"], "the rounds done are kept"
 
@@ -233,16 +234,6 @@ def test_measure_refuses_a_directory_with_results_unless_replace(tmp_path, capsy
     assert second["started_at"] and (out / "result.json").read_bytes() != first
     assert not (out / "round-007.json").exists()
     assert [r["fio_json"] for r in second["rounds"]] == ["round-001.json"]
-
-
-def test_sighup_simulate_exits_129(tmp_path):
-    cfg = tmp_path / "long.toml"
-    cfg.write_text(LONG_RUN)
-    doc = tmp_path / "partial.json"
-    p = start(["simulate", str(cfg), "--json-file", str(doc)])
-    _, err = finish(p, signal.SIGHUP, 1.5)
-    assert p.returncode == 129, err
-    assert json.loads(doc.read_text())["interrupted"] is True
 
 
 # --------------------------------------------------------------------------- every child dies with opsim
