@@ -285,6 +285,33 @@ mod tests {
     }
 
     #[test]
+    fn zones_are_whole_and_checked() {
+        use crate::units::ByteSize;
+        let cfg = |zone: u64, active: Option<u32>| WorkloadConfig {
+            kind: crate::config::WorkloadType::Zoned,
+            zone_size: Some(ByteSize(zone)),
+            active_zones: active,
+            ..Default::default()
+        };
+        // 100 pages of 4 KiB, zones of 12 KiB (3 pages): 33 zones, the last page never written
+        assert_eq!(zones_of(&cfg(12288, None), 100, 4096, 1, 4096).unwrap(), (33, 3, 1));
+        assert_eq!(zones_of(&cfg(12288, Some(33)), 100, 4096, 1, 4096).unwrap(), (33, 3, 33));
+        let key = |zone, active, len| zones_of(&cfg(zone, active), 100, 4096, len, 4096).unwrap_err().key.unwrap();
+        assert_eq!(key(0, None, 1), "workload.zone_size");
+        assert_eq!(key(6144, None, 1), "workload.zone_size"); // not whole pages
+        assert_eq!(key(12288, None, 2), "workload.zone_size"); // not whole 8 KiB requests
+        assert_eq!(key(404 * 1024, None, 1), "workload.zone_size"); // past the span
+        assert_eq!(key(12288, Some(0), 1), "workload.active_zones");
+        assert_eq!(key(12288, Some(34), 1), "workload.active_zones");
+        let none = WorkloadConfig { kind: crate::config::WorkloadType::Zoned, ..Default::default() };
+        assert_eq!(zones_of(&none, 100, 4096, 1, 4096).unwrap_err().key.as_deref(), Some("workload.zone_size"));
+        // zones past the remainder are never touched
+        let mut w = ZoneWriter::new(33, 3, 4, 1);
+        let mut rng = Rng::new(5);
+        assert!(drive(&mut w, &mut rng, 10_000).iter().all(|o| o.start + o.len as u64 <= 99));
+    }
+
+    #[test]
     fn nth_zero_finds_the_kth_free_bit() {
         assert_eq!(nth_zero(0, 0), 0);
         assert_eq!(nth_zero(0b1011, 0), 2);
