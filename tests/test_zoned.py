@@ -123,3 +123,23 @@ def test_results_label_the_zones():
 
     r = opsim.simulate(zoned(workload={"active_zones": 4}))
     assert results.workload_label(r.to_dict()) == "4 KiB zoned write (1MiB zones, 4 active)"
+
+
+def test_the_figure_generator_sweeps_zone_size_and_active_zones(tmp_path, capsys):
+    import json
+
+    from opsim.validation import zoned as gen
+
+    out = tmp_path / "z.svg"
+    args = ["--set", "drive.user_capacity=64MiB", "--zone-sizes", "256KiB,1MiB", "--active", "1,4,64"]
+    assert gen.main([*args, "--warmup", "2", "--measure", "1", "-o", str(out)]) == 0
+    data = json.loads((tmp_path / "z.json").read_text())
+    assert data["gc_unit_bytes"] == 1 << 20
+    waf = {(p["zone_size"], p["active_zones"]): p["waf"] for p in data["points"]}
+    # 64 active zones of 1 MiB on a 64 MiB drive: all zones open, kept (64 = zones); 256 KiB x 64 too
+    assert set(waf) == {(z, a) for z in (1 << 18, 1 << 20) for a in (1, 4, 64)}
+    assert waf[(1 << 20, 1)] == pytest.approx(1.0, abs=0.005)
+    assert waf[(1 << 18, 1)] > 1.2 and waf[(1 << 20, 4)] > 1.2
+    assert out.stat().st_size > 1000 and "active" in capsys.readouterr().out
+    with pytest.raises(ConfigError):
+        gen.base_config(sets=["drive=1"])
