@@ -143,3 +143,21 @@ def test_the_figure_generator_sweeps_zone_size_and_active_zones(tmp_path, capsys
     assert out.stat().st_size > 1000 and "active" in capsys.readouterr().out
     with pytest.raises(ConfigError):
         gen.base_config(sets=["drive=1"])
+
+
+def test_namespaces_run_zoned_workloads_and_name_their_keys():
+    cfg = {
+        "drive": BASE["drive"],
+        "ftl": BASE["ftl"],
+        "run": {"warmup_drive_writes": 2, "measure_drive_writes": 1},
+        "namespace": [
+            {"capacity": "50%", "workload": {"type": "zoned", "zone_size": "1MiB"}},
+            {"capacity": "50%", "workload": {"type": "zoned", "zone_size": "2MiB", "active_zones": 2}},
+        ],
+    }
+    r = opsim.simulate(cfg)
+    assert r.waf > 1.0 and all(n["host_write_bytes"] > 0 for n in r.namespaces)
+    cfg["namespace"][1]["workload"]["active_zones"] = 33  # 32 zones of 2 MiB in 64 MiB
+    with pytest.raises(WorkloadError) as e:
+        opsim.simulate(cfg)
+    assert e.value.key == "namespace[1].workload.active_zones"
