@@ -269,6 +269,9 @@ pub enum WorkloadType {
     SkHynix,
     /// Replay of a block trace (`[workload.trace]`).
     Trace,
+    /// Zoned and log-structured writers: `active_zones` zones of `zone_size` written
+    /// sequentially, each reset (one whole-zone TRIM) before it is rewritten.
+    Zoned,
 }
 
 impl WorkloadType {
@@ -282,6 +285,7 @@ impl WorkloadType {
             WorkloadType::Jesd219 => "jesd219",
             WorkloadType::SkHynix => "sk-hynix",
             WorkloadType::Trace => "trace",
+            WorkloadType::Zoned => "zoned",
         }
     }
 }
@@ -327,6 +331,12 @@ pub struct WorkloadConfig {
     /// ... and the sequential request size (default 512 KiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential_request_size: Option<ByteSize>,
+    /// zoned: bytes per zone (a whole number of pages and of request_size) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_size: Option<ByteSize>,
+    /// ... and zones open for writing at once (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_zones: Option<u32>,
     /// trace: the file and how to replay it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceConfig>,
@@ -405,6 +415,8 @@ impl Default for WorkloadConfig {
             sequential_chunk: None,
             random_chunk: None,
             sequential_request_size: None,
+            zone_size: None,
+            active_zones: None,
             trace: None,
             pts: None,
         }
