@@ -116,6 +116,25 @@ pub struct Mix {
     pub units_per_io: f64,
     /// Bytes an IO moves over the host link, on average.
     pub bytes_per_io: f64,
+    /// The reads are sequential: an IO's units are consecutive physical pages (striped over
+    /// the dies), so with `read_whole_pages` the units on one NAND page share a sense.
+    #[serde(default)]
+    pub sequential: bool,
+}
+
+/// Senses (tR) per read IO of `u` units: one per unit; with `read_whole_pages` and
+/// sequential reads, the units striped over `dies` land `u / dies` consecutive units on
+/// each die touched, and `n` consecutive units at a random offset in pages of `p` units
+/// touch `1 + (n - 1) / p` pages on average (Hermite's identity): `m + (u - m) / p` with
+/// `m = min(u, dies)` dies touched.
+pub(crate) fn senses_per_read(r: &Resolved, u: f64, sequential: bool) -> f64 {
+    match &r.reads {
+        Some(rt) if rt.read_whole_pages && sequential => {
+            let m = u.min(r.dies as f64);
+            m + (u - m) / rt.page_units as f64
+        }
+        _ => u,
+    }
 }
 
 /// One resource's load.
@@ -150,8 +169,10 @@ pub const FLASH_CHANNELS: &str = "flash channels";
 /// per command and per copied or folded page; the host link per byte; on the dies, host
 /// units programmed (aggregated, or padded with the write cache off; in SLC mode when the
 /// cache folds), folds (SLC read, native program), GC copies (read, program on their die),
-/// erases (every die's share of each FTL block) and host reads; on the channels, every unit
-/// moved (GC copies and folds twice).
+/// erases (every die's share of each FTL block) and host reads (a sense per unit, or per
+/// NAND page a sequential read touches with `read_whole_pages`, shared by the die's
+/// `read_planes` independent groups); on the channels, every unit moved (GC copies and
+/// folds twice).
 pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let w = mix.write_fraction;
     if !(w.is_finite() && (0.0..=1.0).contains(&w)) {
@@ -189,6 +210,9 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
         Some(k) => k.mean(&k.read_ns),
         None => r.t_read_ns as f64,
     };
+    // a read sense occupies one of the die's independent read groups
+    let read_groups = r.reads.as_ref().map_or(1.0, |x| x.read_planes as f64);
+    let senses = senses_per_read(r, u, mix.sequential);
     let dies = r.dies as f64;
     let erases = (u + copies) / m.ftl_block_units as f64;
     let erase_die_ns = r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units) * dies;
@@ -197,7 +221,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
             + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
             + copies * (r.t_read_ns as f64 + xfer + prog_unit)
             + erases * erase_die_ns)
-        + (1.0 - w) * u * host_read;
+        + (1.0 - w) * senses * host_read / read_groups;
     let ch_ns = w * (u * xfer + (copies + folds) * 2.0 * xfer) + (1.0 - w) * u * xfer;
     let loads = [
         (CONTROLLER, r.fw_ns as f64 + w * (copies + folds) * r.gc_fw_ns as f64),
@@ -240,7 +264,7 @@ mod tests {
     }
 
     fn mix(w: f64) -> Mix {
-        Mix { write_fraction: w, units_per_io: 1.0, bytes_per_io: 4096.0 }
+        Mix { write_fraction: w, units_per_io: 1.0, bytes_per_io: 4096.0, sequential: false }
     }
 
     fn load(c: &Costs, name: &str) -> f64 {
@@ -296,11 +320,11 @@ mod tests {
     #[test]
     fn bad_mix_is_refused_with_its_key() {
         let m = model(resolved(""), true, false);
-        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0 }, 1.0).unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0, sequential: false }, 1.0).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.write_fraction"));
         let e = costs(&m, &mix(0.5), 0.5).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("waf"));
-        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0 }, 1.0).unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0, sequential: false }, 1.0).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.units_per_io"));
     }
 }
