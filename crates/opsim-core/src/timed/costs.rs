@@ -123,17 +123,45 @@ pub struct Mix {
 }
 
 /// Senses (tR) per read IO of `u` units: one per unit; with `read_whole_pages` and
-/// sequential reads, the units striped over `dies` land `u / dies` consecutive units on
-/// each die touched, and `n` consecutive units at a random offset in pages of `p` units
-/// touch `1 + (n - 1) / p` pages on average (Hermite's identity): `m + (u - m) / p` with
-/// `m = min(u, dies)` dies touched.
+/// sequential reads, one per NAND page the IO's consecutive physical pages touch
+/// ([`pages_touched`]).
 pub(crate) fn senses_per_read(r: &Resolved, u: f64, sequential: bool) -> f64 {
     match &r.reads {
-        Some(rt) if rt.read_whole_pages && sequential => {
-            let m = u.min(r.dies as f64);
-            m + (u - m) / rt.page_units as f64
-        }
+        Some(rt) if rt.read_whole_pages && sequential => pages_touched(u, r.dies as u64, rt.page_units as u64),
         _ => u,
+    }
+}
+
+/// NAND pages `u` consecutive physical pages touch, on average, with `dies` dies striped
+/// (ppn % dies) and `p` units per NAND page.  The pages of every die at one page index make
+/// a stripe of `dies x p` consecutive physical pages, one page per die, so a run of `l`
+/// physical pages inside a stripe touches `min(l, dies)` pages.  A whole `u` averages over
+/// the starts of IOs laid out back to back from a stripe's start (`c x u`, as sequential
+/// writes leave them; more than 65,536 distinct starts: as a fractional `u`); a fractional
+/// `u` averages over every start: `m + (u - m) / p` with
+/// `m = min(u, dies)` (Hermite's identity).
+pub(crate) fn pages_touched(u: f64, dies: u64, p: u64) -> f64 {
+    let stripe = dies * p;
+    let whole = u.fract() == 0.0 && (1.0..=1e12).contains(&u);
+    if !whole || stripe / gcd(u as u64 % stripe, stripe) > 1 << 16 {
+        let m = u.min(dies as f64);
+        return m + (u - m) / p as f64;
+    }
+    let u = u as u64;
+    let touched = |a: u64| {
+        let first = u.min(stripe - a);
+        let rest = u - first;
+        first.min(dies) + rest / stripe * dies + (rest % stripe).min(dies)
+    };
+    let starts = stripe / gcd(u % stripe, stripe);
+    (0..starts).map(|c| touched(c * (u % stripe) % stripe)).sum::<u64>() as f64 / starts as f64
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if a == 0 {
+        b
+    } else {
+        gcd(b % a, a)
     }
 }
 

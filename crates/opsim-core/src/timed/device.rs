@@ -445,4 +445,61 @@ mod tests {
         assert_eq!(d.prog_ns_any(true, false), 1_800_000);
         assert_eq!(d.read_ns(40, false), 100_000);
     }
+
+    /// 4 dies, 2 planes, a 48 KiB TLC word line: a sense reads 16 KiB (4 units) of one
+    /// plane; die 0's units at positions 0..4 are its plane 0's LSB page, 4..8 plane 1's.
+    #[test]
+    fn a_read_on_plane_1_overlaps_one_on_plane_0() {
+        let (p0, p1) = (0u32, 4 * 4);
+        for (extra, second) in [("", 120_000), ("read_planes = 1", 120_000), ("read_planes = 2", 60_000)] {
+            let mut d = device(&format!("channel_mbps = 1000000
+{extra}"));
+            assert_eq!(d.r.reads.as_ref().map(|x| x.page_units), if extra.ends_with('2') { Some(4) } else { None });
+            let a = d.host_read(p0, 0, 60_000);
+            let b = d.host_read(p1, 0, 60_000);
+            // both on channel 0: overlapped, the second waits for the first's data out
+            let x = d.r.xfer_ns;
+            assert_eq!((a, b), (60_000 + x, second + if second == 60_000 { 2 * x } else { x }), "{extra}");
+            // two reads on one plane still queue
+            let c = d.host_read(p0 + 4, 0, 60_000);
+            assert_eq!(c - d.r.xfer_ns, if second == 60_000 { 120_000 } else { 180_000 }, "{extra}");
+        }
+    }
+
+    /// Programs occupy the whole die: they wait for every read group, and reads wait for them.
+    #[test]
+    fn programs_wait_for_reads_in_flight_and_reads_for_programs() {
+        let mut d = device("read_planes = 2
+channel_mbps = 1000000");
+        d.host_read(0, 0, 60_000);
+        d.host_read(16, 10_000, 60_000);
+        let end = d.program(0, 0, 1_000_000);
+        assert_eq!(end, 70_000 + 2 * d.r.xfer_ns + 1_000_000, "after both groups' reads (and their data out)");
+        let r = d.host_read(16 + 4, 0, 60_000);
+        assert_eq!(r, end + 60_000 + d.r.xfer_ns, "a read on either group waits for the program");
+        // an erase too
+        d.gc(0, 1, 0);
+        assert!(d.host_read(0, 0, 60_000) > end + 60_000 + d.r.t_erase_ns / 100);
+    }
+
+    /// With `read_whole_pages`, a command's two units of one NAND page cost one tR; a next
+    /// command senses again; units of another page of the die sense again.
+    #[test]
+    fn two_units_of_one_nand_page_in_one_command_cost_one_t_r() {
+        for (whole, want) in [(false, 120_000), (true, 60_000)] {
+            let mut d = device(&format!("read_whole_pages = {whole}
+channel_mbps = 1000000"));
+            let x = d.r.xfer_ns;
+            d.begin_read();
+            let a = d.host_read(0, 0, 60_000);
+            let b = d.host_read(4, 0, 60_000);
+            assert_eq!((a, b), (60_000 + x, want + if whole { 2 * x } else { x }), "whole {whole}");
+            assert_eq!(d.die_free[0], want);
+            d.host_read(16, 0, 60_000); // plane 1's page: sensed
+            assert_eq!(d.die_free[0], want + 60_000);
+            d.begin_read();
+            d.host_read(8, 0, 60_000); // the first page again, a new command
+            assert_eq!(d.die_free[0], want + 120_000);
+        }
+    }
 }
