@@ -15,7 +15,8 @@ fn run(timing: &str, workload: &str, request: f64, read: f64) -> (f64, f64, &'st
     let cfg = Config::from_toml_str(&text).unwrap();
     let model = describe(cfg.clone(), true).unwrap().cost_model.unwrap();
     let r = Simulator::new(cfg).unwrap().run().unwrap();
-    let mix = Mix { write_fraction: 1.0 - read, units_per_io: request / 4096.0, bytes_per_io: request, sequential: false };
+    let mix =
+        Mix { write_fraction: 1.0 - read, units_per_io: request / 4096.0, bytes_per_io: request, sequential: false };
     let c = costs(&model, &mix, r.waf).unwrap();
     (r.timed.unwrap().measured_iops, c.iops, c.bottleneck)
 }

@@ -348,11 +348,13 @@ mod tests {
     #[test]
     fn bad_mix_is_refused_with_its_key() {
         let m = model(resolved(""), true, false);
-        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0, sequential: false }, 1.0).unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0, sequential: false }, 1.0)
+            .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.write_fraction"));
         let e = costs(&m, &mix(0.5), 0.5).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("waf"));
-        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0, sequential: false }, 1.0).unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0, sequential: false }, 1.0)
+            .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.units_per_io"));
     }
 
@@ -388,7 +390,7 @@ mod tests {
         // 32 units over 4 dies: 8 a die, 2 pages each
         assert_eq!(pages_touched(32.0, 4, 4), 8.0);
         // 6 units over 4 dies, 4-unit pages (a stripe of 16): starts 0, 6, 12, 2, 8, 14, 4, 10
-        let want = [4 + 0, 4, 4 + 2, 4, 4, 2 + 4, 4, 4].iter().sum::<u64>() as f64 / 8.0;
+        let want = [4, 4, 4 + 2, 4, 4, 2 + 4, 4, 4].iter().sum::<u64>() as f64 / 8.0;
         assert_eq!(pages_touched(6.0, 4, 4), want);
         // a fractional mean: every start
         assert!((pages_touched(2.5, 4, 4) - 2.5).abs() < 1e-12);
@@ -429,7 +431,9 @@ mod tests {
     fn random_read_iops_event_model_vs_costs() {
         let mut last = 0.0;
         for planes in [1, 2] {
-            let r = resolved(&format!("read_planes = {planes}\nfw_overhead_us = 0.1\nchannel_mbps = 100000\nlink_mbps = 100000"));
+            let r = resolved(&format!(
+                "read_planes = {planes}\nfw_overhead_us = 0.1\nchannel_mbps = 100000\nlink_mbps = 100000"
+            ));
             let c = costs(&model(r.clone(), true, false), &read_mix(1.0, false), 1.0).unwrap();
             assert_eq!(c.bottleneck, NAND_DIES);
             assert!((c.iops - 4.0 * planes as f64 / 60e-6).abs() < 1e-6 * c.iops);

@@ -452,8 +452,7 @@ mod tests {
     fn a_read_on_plane_1_overlaps_one_on_plane_0() {
         let (p0, p1) = (0u32, 4 * 4);
         for (extra, second) in [("", 120_000), ("read_planes = 1", 120_000), ("read_planes = 2", 60_000)] {
-            let mut d = device(&format!("channel_mbps = 1000000
-{extra}"));
+            let mut d = device(&format!("channel_mbps = 1000000\n{extra}"));
             assert_eq!(d.r.reads.as_ref().map(|x| x.page_units), if extra.ends_with('2') { Some(4) } else { None });
             let a = d.host_read(p0, 0, 60_000);
             let b = d.host_read(p1, 0, 60_000);
@@ -469,8 +468,7 @@ mod tests {
     /// Programs occupy the whole die: they wait for every read group, and reads wait for them.
     #[test]
     fn programs_wait_for_reads_in_flight_and_reads_for_programs() {
-        let mut d = device("read_planes = 2
-channel_mbps = 1000000");
+        let mut d = device("read_planes = 2\nchannel_mbps = 1000000");
         d.host_read(0, 0, 60_000);
         d.host_read(16, 10_000, 60_000);
         let end = d.program(0, 0, 1_000_000);
@@ -487,8 +485,7 @@ channel_mbps = 1000000");
     #[test]
     fn two_units_of_one_nand_page_in_one_command_cost_one_t_r() {
         for (whole, want) in [(false, 120_000), (true, 60_000)] {
-            let mut d = device(&format!("read_whole_pages = {whole}
-channel_mbps = 1000000"));
+            let mut d = device(&format!("read_whole_pages = {whole}\nchannel_mbps = 1000000"));
             let x = d.r.xfer_ns;
             d.begin_read();
             let a = d.host_read(0, 0, 60_000);
