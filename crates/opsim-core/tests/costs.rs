@@ -7,6 +7,11 @@ use opsim_core::{Config, Simulator};
 
 /// (measured IOPS, the bound, the bottleneck) of a run of `timing` and `workload`.
 fn run(timing: &str, workload: &str, request: f64, read: f64) -> (f64, f64, &'static str) {
+    run_mix(timing, workload, request, read, false)
+}
+
+/// The same, the reads `sequential` in the cost model's mix.
+fn run_mix(timing: &str, workload: &str, request: f64, read: f64, sequential: bool) -> (f64, f64, &'static str) {
     let text = format!(
         "[drive]\nuser_capacity = \"48MiB\"\nphysical_capacity = \"64MiB\"\npages_per_block = 64\n\
          [timing]\n{timing}\n[workload]\n{workload}\n\
@@ -15,8 +20,7 @@ fn run(timing: &str, workload: &str, request: f64, read: f64) -> (f64, f64, &'st
     let cfg = Config::from_toml_str(&text).unwrap();
     let model = describe(cfg.clone(), true).unwrap().cost_model.unwrap();
     let r = Simulator::new(cfg).unwrap().run().unwrap();
-    let mix =
-        Mix { write_fraction: 1.0 - read, units_per_io: request / 4096.0, bytes_per_io: request, sequential: false };
+    let mix = Mix { write_fraction: 1.0 - read, units_per_io: request / 4096.0, bytes_per_io: request, sequential };
     let c = costs(&model, &mix, r.waf).unwrap();
     (r.timed.unwrap().measured_iops, c.iops, c.bottleneck)
 }
@@ -50,4 +54,21 @@ fn host_link_bound_is_approached() {
     );
     assert_eq!(who, "host link");
     assert!(m <= b * 1.001 && m >= 0.85 * b, "{m} vs {b}");
+}
+
+/// Sequential 128 KiB reads (1% writes) with four independent read planes and whole-page
+/// reads: the NAND bound (16 senses an IO over 16 dies x 4 groups) is approached; without
+/// whole pages every unit is sensed (32 an IO) and the bound halves with the measurement.
+#[test]
+fn sequential_read_nand_bound_is_approached() {
+    let nand = "interface = \"nvme\"\nqueue_depth = 64\nnvme_queues = 4\nplanes = 4\nread_planes = 4\n\
+                channel_mbps = 3200\nlink_mbps = 100000\nfw_overhead_us = 0.5\nt_read_us = 60";
+    let wl = "type = \"sequential\"\nrequest_size = \"128KiB\"\nread_fraction = 0.99";
+    let (m, b, who) = run_mix(&format!("{nand}\nread_whole_pages = true"), wl, 131072.0, 0.99, true);
+    assert_eq!(who, "NAND dies");
+    assert!(m <= b * 1.001 && m >= 0.85 * b, "{m} vs {b}");
+    let (m1, b1, who) = run_mix(nand, wl, 131072.0, 0.99, true);
+    assert_eq!(who, "NAND dies");
+    assert!(m1 <= b1 * 1.001 && m1 >= 0.85 * b1, "{m1} vs {b1}");
+    assert!(b > 1.7 * b1 && m > 1.7 * m1, "{m} {b} vs {m1} {b1}");
 }
