@@ -72,3 +72,21 @@ fn sequential_read_nand_bound_is_approached() {
     assert!(m1 <= b1 * 1.001 && m1 >= 0.85 * b1, "{m1} vs {b1}");
     assert!(b > 1.7 * b1 && m > 1.7 * m1, "{m} {b} vs {m1} {b1}");
 }
+
+/// Random 4 KiB reads (0.1% writes) at a high queue depth with four independent read
+/// planes: the NAND bound of `dies x read_planes / tR` is approached, four times that of the
+/// planes reading together.  Not closer: a program holds the whole die, so it waits for
+/// every group's reads in flight and the reads after it wait for it (no suspend here).
+#[test]
+fn random_read_nand_bound_with_read_planes_is_approached() {
+    let timing = "interface = \"nvme\"\nqueue_depth = 64\nnvme_queues = 8\nplanes = 4\n\
+                  channel_mbps = 3200\nlink_mbps = 100000\nfw_overhead_us = 0.1\nt_read_us = 60\nt_prog_us = 100\nt_erase_us = 100";
+    let wl = "type = \"uniform\"\nread_fraction = 0.999";
+    let (m, b, who) = run(&format!("{timing}\nread_planes = 4"), wl, 4096.0, 0.999);
+    assert_eq!(who, "NAND dies");
+    assert!(m <= b * 1.001 && m >= 0.7 * b, "{m} vs {b}");
+    assert!(b > 0.95 * 16.0 * 4.0 / 60e-6, "{b}");
+    let (m1, b1, _) = run(timing, wl, 4096.0, 0.999);
+    assert!(m1 <= b1 * 1.001 && m1 >= 0.85 * b1, "{m1} vs {b1}");
+    assert!((b / b1 - 4.0).abs() < 0.2 && m > 2.5 * m1, "{m} {b} vs {m1} {b1}");
+}

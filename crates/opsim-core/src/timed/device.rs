@@ -499,4 +499,18 @@ mod tests {
             assert_eq!(d.die_free[0], want + 120_000);
         }
     }
+
+    /// Cache reads: a die senses its next page while the last page's data is still moving
+    /// out over the channel (a slow one here: 4 KiB at 40 MB/s, ~102 us per unit).
+    #[test]
+    fn the_next_sense_overlaps_the_last_pages_data_out() {
+        let mut d = device("channel_mbps = 40");
+        let x = d.r.xfer_ns;
+        assert!(x > 60_000);
+        let a = d.read(0, 0, 60_000);
+        assert_eq!(a, 60_000 + x);
+        let b = d.read(0, 0, 60_000);
+        assert_eq!(d.die_free[0], 120_000, "the second sense starts when the first ends");
+        assert_eq!(b, a + x, "its data out waits only for the channel");
+    }
 }
