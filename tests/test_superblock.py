@@ -21,9 +21,7 @@ SB = {
 
 
 def with_(cfg: dict, **sections) -> dict:
-    return {k: dict(v) for k, v in cfg.items()} | {
-        s: {**cfg.get(s, {}), **kv} for s, kv in sections.items()
-    }
+    return {k: dict(v) for k, v in cfg.items()} | {s: {**cfg.get(s, {}), **kv} for s, kv in sections.items()}
 
 
 def test_describe_says_the_unit():

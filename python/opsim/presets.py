@@ -21,7 +21,6 @@ from .errors import ConfigError, OpsimError
 from .units import parse_size
 
 
-
 @lru_cache(maxsize=1)
 def _all() -> tuple[dict, ...]:
     from .sim import _core
