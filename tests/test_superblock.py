@@ -108,3 +108,15 @@ def test_scale_model_and_full_drive_agree_on_waf():
     waf_small = opsim.simulate(small | run).waf
     assert waf_full > 1.5
     assert abs(waf_small / waf_full - 1) < 0.01, (waf_full, waf_small)
+
+
+def test_simulate_prints_the_superblock(tmp_path):
+    import tomli_w
+
+    cfg = with_(SB, ftl={"superblock_scale": 64}, run={"warmup_drive_writes": 0.5, "measure_drive_writes": 0.5})
+    cfg["drive"] = {"user_capacity": "256MiB", "op": 0.25}
+    path = tmp_path / "sb.toml"
+    path.write_bytes(tomli_w.dumps(cfg).encode())
+    p = subprocess.run([sys.executable, "-m", "opsim.cli", "simulate", str(path)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "superblock of 1,536 pages (6MiB): 16 dies x 2 planes, scale model 1/64; open: 1 host, 1 GC" in p.stdout
