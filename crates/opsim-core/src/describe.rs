@@ -94,13 +94,10 @@ pub struct Scaled {
     pub user_capacity: u64,
     /// `ftl.superblock_scale` of the model (superblock drives; None for blocks).
     pub superblock_scale: Option<u32>,
-}
-
-impl Scaled {
-    /// A size measured against the GC unit (a zone), at the model's scale.
-    pub fn size(&self, bytes: u64) -> u64 {
-        bytes / self.scale
-    }
+    /// `workload.zone_size` of the model: a size measured against the GC unit (a zone) is
+    /// divided by the scale, as the unit is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_size: Option<u64>,
 }
 
 /// OP in every basis for the drive's own user capacity.
@@ -257,6 +254,7 @@ impl Description {
             return bad("must be at least 1".into());
         }
         let user = user_bytes.unwrap_or(d.user_bytes);
+        let zone_size = self.config.workload.zone_size.map(|z| z.0 / scale);
         if u.kind == crate::config::gc::GcUnitKind::Block {
             let physical = self.config.drive.physical_capacity.map_or(d.physical_bytes, |p| p.0);
             return Ok(Scaled {
@@ -264,6 +262,7 @@ impl Description {
                 physical_capacity: physical / scale,
                 user_capacity: user / scale / 4096 * 4096,
                 superblock_scale: None,
+                zone_size,
             });
         }
         let total = u.scale as u64 * scale;
@@ -279,6 +278,7 @@ impl Description {
             physical_capacity: d.blocks as u64 * unit_bytes,
             user_capacity: user / scale / d.page_size * d.page_size,
             superblock_scale: Some(total as u32),
+            zone_size,
         })
     }
 
@@ -290,6 +290,9 @@ impl Description {
         c.user_capacity = Some(ByteSize(s.user_capacity));
         (c.op, c.native_capacity, c.native_op, c.op_basis) = (None, None, None, OpBasis::User);
         cfg.ftl.superblock_scale = s.superblock_scale;
+        if let Some(z) = s.zone_size {
+            cfg.workload.zone_size = Some(ByteSize(z));
+        }
         cfg
     }
 
