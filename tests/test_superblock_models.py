@@ -4,7 +4,8 @@ result's victim histogram (docs/config.md "Scale models", docs/timed.md, docs/pl
 * the advisor's scale model of a superblock drive follows the core's scale rule (its
   superblocks kept, each smaller), not "fewer units of 98,304 pages";
 * a scale model and its full superblock drive charge the same erase time per page;
-* a superblock's victim histogram is reported in at most 1,025 bins, exact for smaller units."""
+* a superblock's victim histogram is reported in at most 1,025 bins; smaller superblocks and
+  FTL blocks of any size exactly, as before."""
 
 from __future__ import annotations
 
@@ -62,6 +63,25 @@ def test_advisor_scale_model_of_many_superblocks(tmp_path):
     assert m.precondition == "analytic"
 
 
+def test_tenants_scale_model_of_a_superblock_drive(tmp_path):
+    # the tenants' functional model: the core's scale model as FTL blocks of its pages (a
+    # superblock drive's 98,304-page unit was sent as drive.pages_per_block and refused)
+    from opsim.planner.advise.tenants import level_config, model_shape
+
+    drive = _drive_file(tmp_path, "60GB", "64GiB")
+    blocks, ppb = model_shape(drive, 2048)
+    assert (blocks, ppb) == (170, 3072)
+    tenants = {"namespace": [{"name": "a", "capacity": "50%"}, {"name": "b", "capacity": "50%"}], "placement": {}, "run": {}}
+    lv = grid(drive, Fraction(1, 20), Fraction(1, 10))[1]
+    cfg = level_config(drive, lv, tenants, "fdp", blocks, 1, ppb)
+    core = describe(cfg)
+    assert (core["drive"]["blocks"], core["drive"]["pages_per_block"]) == (170, 3072)
+    assert core["op"]["seen_by_gc"] >= drive.op_seen(lv.user_bytes) - 1e-12
+    # the superblock drive's own scale model (the core's) holds the same pages
+    sm = drive.scale_model(lv.user_bytes, 2048)
+    assert (sm["user_bytes"], sm["physical_bytes"]) == (cfg["drive"]["user_capacity"], cfg["drive"]["physical_capacity"])
+
+
 def test_advisor_scale_model_of_blocks_is_as_before():
     drive = load_drive(preset="micron-7450-pro-960gb")
     m = plan_model(drive, Workload(read_fraction=0.0), 2048, 1_000_000)
@@ -117,6 +137,9 @@ def test_victim_histogram_of_a_superblock_is_binned():
 
 
 def test_victim_histogram_of_blocks_is_exact():
-    r = opsim.simulate({"drive": {"user_capacity": "48MiB", "op": 0.25, "pages_per_block": 64}} | RUN).data
-    v = r["victims"]
-    assert len(v["valid_histogram"]) == 65 and "valid_histogram_bin_pages" not in v
+    # FTL blocks stay exact at any size (the AnandTech presets have 32,768-page blocks)
+    for ppb, user in ((64, "48MiB"), (2048, "480MiB")):
+        r = opsim.simulate({"drive": {"user_capacity": user, "op": 0.25, "pages_per_block": ppb}} | RUN).data
+        v = r["victims"]
+        assert len(v["valid_histogram"]) == ppb + 1 and "valid_histogram_bin_pages" not in v
+        assert v["count"] > 0

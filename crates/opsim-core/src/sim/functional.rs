@@ -392,7 +392,7 @@ impl Simulator {
             rounds: self.rounds.clone(),
             steady_state: steady::detect(&[], None, SteadyRule::default()),
             wear: self.wear(),
-            victims: Victims::new(&hist, self.geo.pages_per_block),
+            victims: Victims::new(&hist, self.geo.pages_per_block, self.geo.unit.kind),
             free_blocks_min: self.rounds.iter().map(|r| r.free_blocks_min).min().unwrap_or(0),
             trace: self.trace.clone(),
             timed: None,
