@@ -71,7 +71,11 @@ def test_tenants_scale_model_of_a_superblock_drive(tmp_path):
     drive = _drive_file(tmp_path, "60GB", "64GiB")
     blocks, ppb = model_shape(drive, 2048)
     assert (blocks, ppb) == (170, 3072)
-    tenants = {"namespace": [{"name": "a", "capacity": "50%"}, {"name": "b", "capacity": "50%"}], "placement": {}, "run": {}}
+    tenants = {
+        "namespace": [{"name": "a", "capacity": "50%"}, {"name": "b", "capacity": "50%"}],
+        "placement": {},
+        "run": {},
+    }
     lv = grid(drive, Fraction(1, 20), Fraction(1, 10))[1]
     cfg = level_config(drive, lv, tenants, "fdp", blocks, 1, ppb)
     core = describe(cfg)
@@ -79,7 +83,10 @@ def test_tenants_scale_model_of_a_superblock_drive(tmp_path):
     assert core["op"]["seen_by_gc"] >= drive.op_seen(lv.user_bytes) - 1e-12
     # the superblock drive's own scale model (the core's) holds the same pages
     sm = drive.scale_model(lv.user_bytes, 2048)
-    assert (sm["user_bytes"], sm["physical_bytes"]) == (cfg["drive"]["user_capacity"], cfg["drive"]["physical_capacity"])
+    assert (sm["user_bytes"], sm["physical_bytes"]) == (
+        cfg["drive"]["user_capacity"],
+        cfg["drive"]["physical_capacity"],
+    )
 
 
 def test_advisor_scale_model_of_blocks_is_as_before():

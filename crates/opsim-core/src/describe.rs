@@ -502,8 +502,7 @@ mod tests {
         assert_eq!((m.blocks, m.pages_per_block, m.gc_pool_blocks), (53, 98_304, d.op.gc_pool_blocks));
         // the 7450 PRO preset with superblocks: 2,960 superblocks, asked as 2,048 blocks:
         // 2,048 of 256 pages, not 2,048 x 98,304 pages
-        let p = describe(cfg(&format!("preset = \"micron-7450-pro-960gb\"\n[ftl]\ngc_unit = \"superblock\"\n")), false)
-            .unwrap();
+        let p = describe(cfg("preset = \"micron-7450-pro-960gb\"\n[ftl]\ngc_unit = \"superblock\"\n"), false).unwrap();
         assert_eq!(p.drive.pages_per_block, 98_304);
         let m = p.scale_model(2048, p.op.seen_by_gc).unwrap();
         assert_eq!((m.blocks, m.pages_per_block, m.superblock_scale), (2048, 256, Some(384)));

@@ -373,7 +373,9 @@ def _superblock_model(drive, model) -> str:
         if units == drive.blocks
         else f"{units:,} of the drive's {drive.blocks:,} superblocks"
     )
-    return f"a scale model of {units:,} superblocks of {pages:,} pages ({which}, each 1/{b // pages} of its {b:,} pages)"
+    return (
+        f"a scale model of {units:,} superblocks of {pages:,} pages ({which}, each 1/{b // pages} of its {b:,} pages)"
+    )
 
 
 def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step) -> list[str]:
