@@ -93,6 +93,15 @@ def test_advisor_scale_model_of_blocks_is_as_before():
     drive = load_drive(preset="micron-7450-pro-960gb")
     m = plan_model(drive, Workload(read_fraction=0.0), 2048, 1_000_000)
     assert (m.blocks, m.units, m.unit_pages, m.superblock_scale) == (2048, 2048, 256, None)
+    # the advisor's JSON of it as before
+    assert set(m.to_dict()) == {
+        "blocks",
+        "precondition",
+        "aging_drive_writes",
+        "warmup_drive_writes",
+        "measure_drive_writes",
+        "notes",
+    }
     cfg = sim_config(drive, Workload(read_fraction=0.0), grid(drive, Fraction(1, 20), Fraction(0))[0], m, seed=1)
     assert cfg["ftl"] == {"gc": "greedy"}
 

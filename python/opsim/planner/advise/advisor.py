@@ -74,7 +74,7 @@ def advise(
             "max_held_back": float(max_held_back),
             "levels": len(levels),
             "allowed_levels": len(allowed),
-            "scale_model": None if model is None else model.__dict__,
+            "scale_model": None if model is None else model.to_dict(),
             "seed": seed,
             "simulated_levels": sorted(sim.rows),
             "confirmed": confirm,

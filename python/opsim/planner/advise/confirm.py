@@ -42,6 +42,15 @@ class ScaleModel:
     unit_pages: int | None = None  # pages per unit of the model; None: the drive's
     superblock_scale: int | None = None  # ftl.superblock_scale of the model (superblocks)
 
+    def to_dict(self) -> dict:
+        """The JSON of ``opsim advise`` (``search.scale_model``): a block drive's as before,
+        a superblock drive's with its ``units``, ``unit_pages`` and ``superblock_scale``."""
+        d = dict(self.__dict__)
+        if self.superblock_scale is None:
+            for k in ("units", "unit_pages", "superblock_scale"):
+                d.pop(k)
+        return d
+
 
 def model_blocks_asked(drive: Drive, model_blocks: int) -> int:
     """The blocks to ask the core's scale model for: at most the drive's own FTL blocks; a
