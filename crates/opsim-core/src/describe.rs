@@ -139,6 +139,7 @@ pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
 /// Describe the drive `cfg` as `spec` (resolved from it) describes it; `fits_model`: whether
 /// the simulator can model it.
 pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> Result<Description> {
+    let cfg = cfg.echoed();
     let ModelSpec { geo, map_cache, memory, slc, gc, .. } = spec;
     let gc_low = gc.reserve_blocks();
     let slc_static = slc.map_or(0, |s| s.min_blocks);
