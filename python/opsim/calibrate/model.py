@@ -301,6 +301,21 @@ def parts(f: Figure) -> list[Figure]:
     return [f]
 
 
+def mix_of(f: Figure, page: int, read_fraction: float | None = None) -> dict:
+    """The cost model's workload mix of figure ``f`` on a drive of mapping unit ``page``
+    (``read_fraction``: instead of the figure's); a sequential read senses each NAND page once
+    for the units of a command in it (``sequential``: the core's sequential-read model)."""
+    rf = f.read_fraction if read_fraction is None else read_fraction
+    mix: dict = {
+        "write_fraction": 1.0 - rf,
+        "units_per_io": max(1.0, f.block_size / page),
+        "bytes_per_io": float(f.block_size),
+    }
+    if f.kind == "seq_read":
+        mix["sequential"] = True
+    return mix
+
+
 def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> list[Prediction]:
     """Each figure's value at ``values``, from the core (see the module's text)."""
     cfg = model.config(values)
@@ -320,11 +335,7 @@ def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> li
             waf, waf_gc = 1.0, 1.0
         if not math.isfinite(waf_gc):
             return Prediction(math.nan, math.inf, math.inf, math.nan, "-")
-        mix = {
-            "write_fraction": 1.0 - f.read_fraction,
-            "units_per_io": max(1.0, f.block_size / page),
-            "bytes_per_io": float(f.block_size),
-        }
+        mix = mix_of(f, page)
         # a fresh drive (burst, sequential fill) has nothing to fold yet: the cost model's
         # steady-state SLC folding applies only to the steady figures
         bound = costs(cm if steady else cm | {"slc_folds": False}, mix, waf_gc)

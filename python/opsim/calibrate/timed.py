@@ -18,15 +18,17 @@ from dataclasses import dataclass
 
 from ..sim import costs, describe, simulate
 from .inputs import Figure
-from .model import _queue
+from .model import _queue, mix_of
 
 #: NAND of the scale model a timed figure is simulated on, at least
 MIN_MODEL_BYTES = 2 << 30
 #: runs on a fresh drive: figure kind -> (workload type, warm-up and measured drive writes)
 FRESH = {"fob_iops": ("uniform", 0.0, 0.1), "seq_write": ("sequential", 0.05, 0.3)}
-#: host commands of a random-read run
+#: host commands of a read run
 READ_IOS = 200_000
-#: the core's workloads need some writes: a random-read figure is simulated at this read share
+#: read figures: kind -> the workload type of their run
+READS = {"rand_read": "uniform", "seq_read": "sequential"}
+#: the core's workloads need some writes: a read figure is simulated at this read share
 #: (its efficiency, timed IOPS over the bound at the same mix, carries to pure reads)
 READ_SHARE = 0.99
 
@@ -92,14 +94,15 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
             "measure_drive_writes": measure,
             "round_drive_writes": measure / 5,
         }
-    elif f.kind == "rand_read":
+    elif f.kind in READS:
+        # the drive filled sequentially, then read (random or sequential) at READ_SHARE
         model["run"] = {"seed": seed, "precondition": "fill", "warmup_drive_writes": 0.0}
         model["phase"] = [
             {
                 "name": "read",
                 "ios": READ_IOS,
                 "measure": True,
-                "workload": {"type": "uniform", "request_size": f.block_size, "read_fraction": READ_SHARE},
+                "workload": {"type": READS[f.kind], "request_size": f.block_size, "read_fraction": READ_SHARE},
             }
         ]
     else:  # pragma: no cover - Figure kinds are closed
@@ -109,12 +112,7 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
     host = max(1, m["host_write_pages"])
     waf_gc = 1.0 + m["gc_copy_pages"] / host if m["host_write_pages"] else 1.0
     iops = float(r.timed["measured_iops"])
-    rf = READ_SHARE if f.kind == "rand_read" else f.read_fraction
-    mix = {
-        "write_fraction": 1.0 - rf,
-        "units_per_io": max(1.0, f.block_size / page),
-        "bytes_per_io": float(f.block_size),
-    }
+    mix = mix_of(f, page, READ_SHARE if f.kind in READS else None)
     cm = describe(model, model_limits=False)["cost_model"]
     if f.kind not in ("steady_iops", "waf"):
         cm["slc_folds"] = False  # fresh: nothing folded yet (as model.predict)
