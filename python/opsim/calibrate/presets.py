@@ -42,10 +42,12 @@ def preset_inputs() -> list[str]:
 
 
 def _whole(name: str) -> bool:
-    """A preset written whole by calibrate (an input without [model]: today's drives, from
-    their datasheets); the seed presets keep their hand-written estimates and sources, and
+    """A preset written whole by calibrate (``[calibration] whole = true``, or an input without
+    ``[model]``: today's drives, from their datasheets and the estimates their ``[model]``
+    gives with sources); the seed presets keep their hand-written estimates and sources, and
     only their fitted keys are rewritten."""
-    return "model" not in tomllib.loads((INPUTS / f"{name}.toml").read_text())
+    doc = tomllib.loads((INPUTS / f"{name}.toml").read_text())
+    return bool(doc.get("calibration", {}).get("whole", "model" not in doc))
 
 
 @cache
