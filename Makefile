@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Debian packages the tests and the measurement harness use: command -> package.
 SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux chromium:chromium
 
-.PHONY: all setup sysdeps venv build test test-rust test-python lint fuzz bench demo clean fmt
+.PHONY: all setup sysdeps venv build test test-rust test-python lint fuzz bench demo clean fmt docs-figures
 
 all: build
 
@@ -49,6 +49,10 @@ lint: venv
 	$(VENV)/bin/ruff format --check python tests
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/mypy
+
+# The figures of the docs that are generated (docs/figures/; each with its data as JSON).
+docs-figures: build
+	$(PY) -m opsim.validation.zoned -o docs/figures/zoned-waf.svg
 
 test-rust:
 	cargo test --workspace --exclude opsim-py -q

@@ -20,9 +20,6 @@ from functools import lru_cache
 from .errors import ConfigError, OpsimError
 from .units import parse_size
 
-#: the byte granularity a scale model's user capacity is rounded down to (one 4 KiB mapping unit)
-UNIT = 4096
-
 
 @lru_cache(maxsize=1)
 def _all() -> tuple[dict, ...]:
@@ -115,15 +112,24 @@ def scale_model(name_or_path, scale: int, user: int | None = None, drive: dict |
     """A config for a model of preset ``name_or_path`` (a name or a drive file) ``scale``
     times smaller: the NAND divided by ``scale``, the user capacity (``user`` bytes of the
     full-size drive, default the preset's) divided by ``scale`` and rounded down to a mapping
-    unit, so OP and the block geometry stay as on the full drive.  ``drive`` adds or
+    unit, so OP and the block geometry stay as on the full drive; a drive whose GC unit is a
+    superblock keeps its superblocks, each ``scale`` times smaller (the core's rule,
+    ``describe(..., scale=)``; docs/config.md, "Scale models").  ``drive`` adds or
     overrides drive keys (already at model size).  A drive file is named by its absolute
     path, so the config resolves from anywhere."""
     if scale < 1:
         raise ConfigError(f"scale must be at least 1, not {scale}", key="scale")
+    from .sim import describe
+
     p = get(name_or_path)
     full_user = _drive_size(p, "user_capacity") if user is None else int(user)
-    model = {
-        "user_capacity": full_user // scale // UNIT * UNIT,
-        "physical_capacity": _drive_size(p, "physical_capacity") // scale,
-    }
-    return {"preset": p.get("path", p["name"]), "drive": model | (drive or {})}
+    _drive_size(p, "physical_capacity")
+    preset = p.get("path", p["name"])
+    # the core's scale rule (Description::scaled): fewer FTL blocks, or as many superblocks
+    # each `scale` times smaller
+    s = describe({"preset": preset}, model_limits=False, scale=scale, scale_user=full_user)["scaled"]
+    model = {"user_capacity": s["user_capacity"], "physical_capacity": s["physical_capacity"]}
+    cfg = {"preset": preset, "drive": model | (drive or {})}
+    if s["superblock_scale"] is not None:
+        cfg["ftl"] = {"superblock_scale": s["superblock_scale"]}
+    return cfg

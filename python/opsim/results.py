@@ -20,6 +20,7 @@ from typing import Any
 
 from . import userfile
 from .errors import InputError
+from .units import fmt_bytes
 
 #: the largest result file read (a result of many thousands of rounds is tens of MB)
 MAX_RESULT = 512 << 20
@@ -128,6 +129,8 @@ def workload_label(doc: dict) -> str:
         out = f"{size_s} {pattern} {mix}"
     else:
         out = f"{size_s} {pattern} write"
+    if kind == "zoned" and wl.get("zone_size"):
+        out += f" ({fmt_bytes(wl['zone_size'])} zones, {wl.get('active_zones') or 1} active)"
     span = wl.get("span", 1.0)
     if span is not None and span < 1.0:
         out += f", span {span * 100:g}%"

@@ -138,7 +138,7 @@ def simulate(config, *, on_interrupt: str = "raise") -> SimResult:
     return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep)))
 
 
-def describe(config, *, model_limits: bool = True, users=None, scale_blocks=None) -> dict:
+def describe(config, *, model_limits: bool = True, users=None, scale_blocks=None, scale=None, scale_user=None) -> dict:
     """Validate ``config`` and return the drive as the core resolves it, without building its
     model (instant whatever the capacity): ``config`` (preset applied, defaults filled),
     ``drive`` (geometry), ``op`` (every basis, ``added``, ``seen_by_gc``), ``slc_cache``,
@@ -152,14 +152,19 @@ def describe(config, *, model_limits: bool = True, users=None, scale_blocks=None
     (bytes, whole sectors).  ``scale_blocks``: also ``scale_model`` (and one in each level): a
     drive of that many blocks of the same NAND giving garbage collection the same OP
     (``blocks``, ``physical_bytes``, ``user_pages``, ``user_bytes``, ``gc_pool_blocks``: the
-    reserve and SLC cache as the core keeps them at that size).  A drive file ``preset``
+    reserve and SLC cache as the core keeps them at that size).  ``scale``: also ``scaled``, the
+    core's scale model that many times smaller (of a full-size drive of ``scale_user`` user bytes,
+    default its own): ``physical_capacity``, ``user_capacity``, ``superblock_scale`` (FTL blocks:
+    fewer blocks; superblocks: as many, each ``scale`` times smaller).  A drive file ``preset``
     names is relative to the config file's directory (for a path), else to the current
     directory."""
     text, fmt = _config_text(config)
     limits = _args.flag("model_limits", model_limits)
     us = None if users is None else _users(users)
     blocks = None if scale_blocks is None else _args.uint("scale_blocks", scale_blocks, 32, lo=1)
-    return json.loads(_core().describe(text, fmt, limits, us, _base_dir(config), blocks))
+    k = None if scale is None else _args.uint("scale", scale, 64, lo=1)
+    su = None if scale_user is None else _args.uint("scale_user", scale_user, 64, lo=1)
+    return json.loads(_core().describe(text, fmt, limits, us, _base_dir(config), blocks, k, su))
 
 
 def _users(users) -> list[int]:

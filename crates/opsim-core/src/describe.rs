@@ -79,6 +79,30 @@ pub struct ScaleModel {
     pub gc_pool_blocks: u64,
 }
 
+/// The scale rule (`Description::scaled`): what a model `scale` times smaller than the drive
+/// sets.  A drive of FTL blocks (`gc_unit = "block"`) keeps its block and has `scale` times
+/// fewer of them; a superblock drive keeps its number of superblocks and each holds `scale`
+/// times fewer pages (`ftl.superblock_scale`), so the number of units GC chooses among, the
+/// open units and what a zone or a stream fills of a unit stay as on the full drive.  Either
+/// way the physical and user capacities are divided by `scale`, and so is any size measured
+/// against the unit (`size`: a zoned workload's `zone_size`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Scaled {
+    pub scale: u64,
+    /// `drive.physical_capacity` and `drive.user_capacity` of the model, bytes.
+    pub physical_capacity: u64,
+    pub user_capacity: u64,
+    /// `ftl.superblock_scale` of the model (superblock drives; None for blocks).
+    pub superblock_scale: Option<u32>,
+}
+
+impl Scaled {
+    /// A size measured against the GC unit (a zone), at the model's scale.
+    pub fn size(&self, bytes: u64) -> u64 {
+        bytes / self.scale
+    }
+}
+
 /// OP in every basis for the drive's own user capacity.
 pub fn op_bases(geo: &Geometry, gc_low: u32, slc_static: u32) -> OpBases {
     let report = geo.op_report(gc_low);
@@ -183,6 +207,7 @@ impl Description {
             user_bytes,
             user_pages: user_bytes.div_ceil(d.page_size),
             native_bytes: d.native_bytes,
+            unit: d.gc_unit,
         };
         let slc_static = self.slc_cache.as_ref().map_or(0, |s| s.min_blocks);
         let reserve = crate::config::gc::GcLayout::resolve(&self.config)?.reserve_blocks();
@@ -219,6 +244,53 @@ impl Description {
             user_bytes: user_pages * d.page_size,
             gc_pool_blocks: pool,
         })
+    }
+
+    /// The scale model `scale` times smaller than this drive ([`Scaled`]); `user_bytes`: the
+    /// full-size drive's user capacity (default its own).  User capacity is rounded down to
+    /// whole 4 KiB (the FTL block rule, as before) or whole mapping units (superblocks).
+    pub fn scaled(&self, scale: u64, user_bytes: Option<u64>) -> Result<Scaled> {
+        let d = &self.drive;
+        let u = &d.gc_unit;
+        let bad = |why: String| Err(Error::config("scale", why));
+        if scale == 0 {
+            return bad("must be at least 1".into());
+        }
+        let user = user_bytes.unwrap_or(d.user_bytes);
+        if u.kind == crate::config::gc::GcUnitKind::Block {
+            let physical = self.config.drive.physical_capacity.map_or(d.physical_bytes, |p| p.0);
+            return Ok(Scaled {
+                scale,
+                physical_capacity: physical / scale,
+                user_capacity: user / scale / 4096 * 4096,
+                superblock_scale: None,
+            });
+        }
+        let total = u.scale as u64 * scale;
+        if u.pages as u64 % scale != 0 || u.pages as u64 / scale < 2 || total > u32::MAX as u64 {
+            return bad(format!(
+                "{scale} does not divide the superblock's {} mapping units into a unit of 2 or more",
+                u.pages
+            ));
+        }
+        let unit_bytes = u.bytes / scale;
+        Ok(Scaled {
+            scale,
+            physical_capacity: d.blocks as u64 * unit_bytes,
+            user_capacity: user / scale / d.page_size * d.page_size,
+            superblock_scale: Some(total as u32),
+        })
+    }
+
+    /// This drive's config with the scale model `s` applied.
+    pub fn scaled_config(&self, s: &Scaled) -> Config {
+        let mut cfg = self.config.clone();
+        let c = &mut cfg.drive;
+        c.physical_capacity = Some(ByteSize(s.physical_capacity));
+        c.user_capacity = Some(ByteSize(s.user_capacity));
+        (c.op, c.native_capacity, c.native_op, c.op_basis) = (None, None, None, OpBasis::User);
+        cfg.ftl.superblock_scale = s.superblock_scale;
+        cfg
     }
 
     /// This drive's config cut to `blocks` blocks, set to the share of its user capacity

@@ -6,7 +6,7 @@
 //! is the OP garbage collection actually sees: the physical pages outside the free-block
 //! reserve, over the user pages.
 
-use crate::config::gc::GcLayout;
+use crate::config::gc::{GcLayout, GcUnitKind};
 use crate::config::{check_fraction, DriveConfig, OpBasis};
 use crate::error::{Error, Result};
 pub use crate::memory::available_memory;
@@ -29,6 +29,46 @@ pub struct Geometry {
     pub user_pages: u64,
     /// The native user capacity, when known (for the `native` OP basis).
     pub native_bytes: Option<u64>,
+    /// What a block is: the unit garbage collection collects and erases.
+    pub unit: GcUnit,
+}
+
+/// The unit garbage collection collects and erases, the FTL's block (`resolve::unit`
+/// resolves it): `pages_per_block` mapping units, and for a superblock the NAND it stripes.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct GcUnit {
+    pub kind: GcUnitKind,
+    /// Mapping units per unit (the geometry's `pages_per_block`).
+    pub pages: u32,
+    pub bytes: u64,
+    /// A superblock's stripe: dies, planes per die, NAND blocks (dies x planes); None for a block.
+    pub dies: Option<u32>,
+    pub planes: Option<u32>,
+    pub nand_blocks: Option<u32>,
+    /// Scale factor of a scale model (1: the full-size drive): a superblock's pages are the
+    /// full drive's divided by it.
+    pub scale: u32,
+    /// Units open at once for host writes (one per host stream or placement handle, in each
+    /// GC group) and for GC copies (one per GC group, and per handle with persistent isolation).
+    pub open_host: u32,
+    pub open_gc: u32,
+}
+
+impl GcUnit {
+    /// The FTL block of `pages` mapping units of `page_size` bytes (open units not yet known).
+    pub fn block(pages: u32, page_size: u64) -> GcUnit {
+        GcUnit {
+            kind: GcUnitKind::Block,
+            pages,
+            bytes: pages as u64 * page_size,
+            dies: None,
+            planes: None,
+            nand_blocks: None,
+            scale: 1,
+            open_host: 0,
+            open_gc: 0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -118,6 +158,7 @@ impl Geometry {
         Ok(Capacities {
             page_size: page,
             pages_per_block: ppb,
+            unit: GcUnit::block(ppb, page),
             sector_size: sector,
             user_bytes,
             physical_bytes,
@@ -134,15 +175,22 @@ impl Geometry {
         let Capacities {
             page_size: page,
             pages_per_block: ppb,
+            unit,
             sector_size: sector,
             user_bytes,
             physical_bytes,
             native_bytes,
         } = c;
         let block_bytes = page * ppb as u64;
-        let blocks_f = (physical_bytes / block_bytes as f64).round();
+        // a superblock drive holds whole superblocks (the remainder is lost: less than one
+        // superblock); FTL blocks round to the nearest, as before
+        let blocks_f = match unit.kind {
+            GcUnitKind::Superblock => (physical_bytes / block_bytes as f64).floor(),
+            GcUnitKind::Block => (physical_bytes / block_bytes as f64).round(),
+        };
         if blocks_f.is_nan() || blocks_f < 1.0 {
-            return Err(Error::capacity("drive.physical_capacity", "gives no whole NAND block"));
+            let what = if unit.kind == GcUnitKind::Superblock { "superblock" } else { "NAND block" };
+            return Err(Error::capacity("drive.physical_capacity", format!("gives no whole {what}")));
         }
         let user_pages = user_bytes.div_ceil(page);
         let physical_pages = blocks_f * ppb as f64;
@@ -173,6 +221,7 @@ impl Geometry {
             user_bytes,
             user_pages,
             native_bytes,
+            unit,
         };
         if model_limits {
             geo.check_room_for_gc(streams, gc)?;
@@ -236,6 +285,8 @@ impl Geometry {
 pub struct Capacities {
     pub page_size: u64,
     pub pages_per_block: u32,
+    /// The GC unit those pages per block make (`resolve::unit` sets a superblock).
+    pub unit: GcUnit,
     pub sector_size: u64,
     pub user_bytes: u64,
     /// Physical bytes asked for (whole blocks are made of it).
@@ -284,7 +335,7 @@ fn check_units(d: &DriveConfig) -> Result<(u64, u64, u32)> {
     if page > MAX_PAGE_SIZE {
         return Err(Error::capacity("drive.page_size", format!("{page} bytes is larger than 1 MiB")));
     }
-    let ppb = d.pages_per_block;
+    let ppb = d.pages_per_block();
     if !(2..=65536).contains(&ppb) {
         return Err(Error::capacity("drive.pages_per_block", format!("{ppb} is out of range; expected 2..=65536")));
     }

@@ -48,12 +48,16 @@ fn harmonic(n: usize) -> f64 {
 pub fn greedy(rho: f64, b: usize) -> Option<Occupancy> {
     let bf = b as f64;
     let hb = harmonic(b);
+    // H(js + 1) summed as it goes (the same additions in the same order as `harmonic`: linear
+    // in b, for superblocks of 100K pages and more)
+    let mut h = 0.0;
     for js in 0..b {
+        h += 1.0 / (js + 1) as f64;
         let den = rho * bf / (js as f64 + 1.0) - 1.0;
         if den.abs() < 1e-15 {
             continue;
         }
-        let q = (bf - js as f64 - 1.0 - rho * bf * (hb - harmonic(js + 1))) / den;
+        let q = (bf - js as f64 - 1.0 - rho * bf * (hb - h)) / den;
         if q > 0.0 && q <= 1.0 + 1e-12 {
             let c = (q + bf - js as f64 - 1.0) / (rho * bf);
             let mut x = vec![0.0; b + 1];

@@ -7,6 +7,11 @@ use opsim_core::{Config, Simulator};
 
 /// (measured IOPS, the bound, the bottleneck) of a run of `timing` and `workload`.
 fn run(timing: &str, workload: &str, request: f64, read: f64) -> (f64, f64, &'static str) {
+    run_mix(timing, workload, request, read, false)
+}
+
+/// The same, the reads `sequential` in the cost model's mix.
+fn run_mix(timing: &str, workload: &str, request: f64, read: f64, sequential: bool) -> (f64, f64, &'static str) {
     let text = format!(
         "[drive]\nuser_capacity = \"48MiB\"\nphysical_capacity = \"64MiB\"\npages_per_block = 64\n\
          [timing]\n{timing}\n[workload]\n{workload}\n\
@@ -15,7 +20,7 @@ fn run(timing: &str, workload: &str, request: f64, read: f64) -> (f64, f64, &'st
     let cfg = Config::from_toml_str(&text).unwrap();
     let model = describe(cfg.clone(), true).unwrap().cost_model.unwrap();
     let r = Simulator::new(cfg).unwrap().run().unwrap();
-    let mix = Mix { write_fraction: 1.0 - read, units_per_io: request / 4096.0, bytes_per_io: request };
+    let mix = Mix { write_fraction: 1.0 - read, units_per_io: request / 4096.0, bytes_per_io: request, sequential };
     let c = costs(&model, &mix, r.waf).unwrap();
     (r.timed.unwrap().measured_iops, c.iops, c.bottleneck)
 }
@@ -49,4 +54,39 @@ fn host_link_bound_is_approached() {
     );
     assert_eq!(who, "host link");
     assert!(m <= b * 1.001 && m >= 0.85 * b, "{m} vs {b}");
+}
+
+/// Sequential 128 KiB reads (1% writes) with four independent read planes and whole-page
+/// reads: the NAND bound (16 senses an IO over 16 dies x 4 groups) is approached; without
+/// whole pages every unit is sensed (32 an IO) and the bound halves with the measurement.
+#[test]
+fn sequential_read_nand_bound_is_approached() {
+    let nand = "interface = \"nvme\"\nqueue_depth = 64\nnvme_queues = 4\nplanes = 4\nread_planes = 4\n\
+                channel_mbps = 3200\nlink_mbps = 100000\nfw_overhead_us = 0.5\nt_read_us = 60";
+    let wl = "type = \"sequential\"\nrequest_size = \"128KiB\"\nread_fraction = 0.99";
+    let (m, b, who) = run_mix(&format!("{nand}\nread_whole_pages = true"), wl, 131072.0, 0.99, true);
+    assert_eq!(who, "NAND dies");
+    assert!(m <= b * 1.001 && m >= 0.85 * b, "{m} vs {b}");
+    let (m1, b1, who) = run_mix(nand, wl, 131072.0, 0.99, true);
+    assert_eq!(who, "NAND dies");
+    assert!(m1 <= b1 * 1.001 && m1 >= 0.85 * b1, "{m1} vs {b1}");
+    assert!(b > 1.7 * b1 && m > 1.7 * m1, "{m} {b} vs {m1} {b1}");
+}
+
+/// Random 4 KiB reads (0.1% writes) at a high queue depth with four independent read
+/// planes: the NAND bound of `dies x read_planes / tR` is approached, four times that of the
+/// planes reading together.  Not closer: a program holds the whole die, so it waits for
+/// every group's reads in flight and the reads after it wait for it (no suspend here).
+#[test]
+fn random_read_nand_bound_with_read_planes_is_approached() {
+    let timing = "interface = \"nvme\"\nqueue_depth = 64\nnvme_queues = 8\nplanes = 4\n\
+                  channel_mbps = 3200\nlink_mbps = 100000\nfw_overhead_us = 0.1\nt_read_us = 60\nt_prog_us = 100\nt_erase_us = 100";
+    let wl = "type = \"uniform\"\nread_fraction = 0.999";
+    let (m, b, who) = run(&format!("{timing}\nread_planes = 4"), wl, 4096.0, 0.999);
+    assert_eq!(who, "NAND dies");
+    assert!(m <= b * 1.001 && m >= 0.7 * b, "{m} vs {b}");
+    assert!(b > 0.95 * 16.0 * 4.0 / 60e-6, "{b}");
+    let (m1, b1, _) = run(timing, wl, 4096.0, 0.999);
+    assert!(m1 <= b1 * 1.001 && m1 >= 0.85 * b1, "{m1} vs {b1}");
+    assert!((b / b1 - 4.0).abs() < 0.2 && m > 2.5 * m1, "{m} {b} vs {m1} {b1}");
 }

@@ -171,9 +171,12 @@ fn simulate(
 /// `users`: also the OP in every basis at each of these user capacities (bytes), `levels`;
 /// `scale_blocks`: also each level's `scale_model` (and the drive's own, `scale_model`): a drive
 /// of that many blocks giving GC the same OP (`Description::scale_model`);
-/// `base_dir`: what a relative drive-file path is relative to (default: the current directory).
+/// `base_dir`: what a relative drive-file path is relative to (default: the current directory);
+/// `scale`: also `scaled`, the scale model that many times smaller (`Description::scaled`, the
+/// core's scale rule), of a full-size drive of `scale_user` user bytes (default its own).
 #[pyfunction]
-#[pyo3(signature = (config, format = "json", model_limits = true, users = None, base_dir = None, scale_blocks = None))]
+#[pyo3(signature = (config, format = "json", model_limits = true, users = None, base_dir = None, scale_blocks = None, scale = None, scale_user = None))]
+#[allow(clippy::too_many_arguments)]
 fn describe(
     py: Python<'_>,
     config: String,
@@ -182,11 +185,16 @@ fn describe(
     users: Option<Vec<u64>>,
     base_dir: Option<String>,
     scale_blocks: Option<u32>,
+    scale: Option<u64>,
+    scale_user: Option<u64>,
 ) -> PyResult<String> {
     let format = format.to_owned();
     guarded(py, move |_| {
         let d = opsim_core::describe::describe(parse_config(&config, &format, base_dir.as_deref())?, model_limits)?;
         let mut v = json_value(&d)?;
+        if let Some(k) = scale {
+            v["scaled"] = json_value(&d.scaled(k, scale_user)?)?;
+        }
         let scale = |op: &opsim_core::describe::OpBases| -> opsim_core::Result<serde_json::Value> {
             match scale_blocks {
                 Some(b) => json_value(&d.scale_model(b, op.seen_by_gc)?),

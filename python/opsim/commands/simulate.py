@@ -53,6 +53,21 @@ def gc_layout_rows(d: dict) -> list[tuple[str, str]]:
     ]
 
 
+def gc_unit_rows(drv: dict) -> list[tuple[str, str]]:
+    """The superblock GC collects in, when the config asked for one (docs/config.md)."""
+    u = drv.get("gc_unit")
+    if not u or u["kind"] != "superblock":
+        return []
+    scaled = f", scale model 1/{u['scale']}" if u["scale"] > 1 else ""
+    return [
+        (
+            "GC unit",
+            f"superblock of {u['pages']:,} pages ({fmt_bytes(u['bytes'])}): {u['dies']} dies x {u['planes']} planes"
+            f"{scaled}; open: {u['open_host']} host, {u['open_gc']} GC",
+        )
+    ]
+
+
 def _trace_rows(d: dict) -> list[tuple[str, str]]:
     """The replayed trace's requests, passes and skipped lines (none without a trace)."""
     tr = d.get("trace")
@@ -82,6 +97,7 @@ def _run_rows(d: dict) -> list:
         ("OP (native basis)", pct(op["native"]) if op.get("native") is not None else "-"),
         ("OP seen by GC (user basis)", pct(op["effective"])),
         ("GC policy", d["gc"]),
+        *gc_unit_rows(drv),
         *gc_layout_rows(d),
         ("workload", workload_text(d["config"])),
         *placement_rows(d),

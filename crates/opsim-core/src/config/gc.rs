@@ -30,6 +30,27 @@ pub enum GcFrontier {
     Shared,
 }
 
+/// `ftl.gc_unit`: what garbage collection collects and erases.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum GcUnitKind {
+    /// The FTL block of `drive.pages_per_block` mapping units (the old model).
+    #[default]
+    Block,
+    /// A superblock: one NAND block on each plane of each die of a stripe
+    /// (`resolve::unit`).
+    Superblock,
+}
+
+impl GcUnitKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            GcUnitKind::Block => "block",
+            GcUnitKind::Superblock => "superblock",
+        }
+    }
+}
+
 /// The NAND unit GC works within, or a reserve is counted per.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]

@@ -86,8 +86,10 @@ pub struct DriveConfig {
     pub op_basis: OpBasis,
     #[serde(default = "default_page_size")]
     pub page_size: ByteSize,
-    #[serde(default = "default_ppb")]
-    pub pages_per_block: u32,
+    /// Mapping units per FTL block (default 256); with `ftl.gc_unit = "superblock"` the
+    /// superblock sets it and this key is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages_per_block: Option<u32>,
     #[serde(default = "default_sector")]
     pub sector_size: u32,
     /// NAND dies (for `ftl.gc_scope` and `ftl.gc_reserve` per die or plane in the
@@ -102,8 +104,14 @@ pub struct DriveConfig {
 fn default_page_size() -> ByteSize {
     ByteSize(4096)
 }
-fn default_ppb() -> u32 {
-    256
+/// `drive.pages_per_block` when not given.
+pub const DEFAULT_PAGES_PER_BLOCK: u32 = 256;
+
+impl DriveConfig {
+    /// `pages_per_block`, or its default.
+    pub fn pages_per_block(&self) -> u32 {
+        self.pages_per_block.unwrap_or(DEFAULT_PAGES_PER_BLOCK)
+    }
 }
 fn default_sector() -> u32 {
     512
@@ -169,6 +177,17 @@ pub struct FtlConfig {
     /// Free-block reserve, "<N> blocks per plane|die|drive" (instead of the watermarks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_reserve: Option<gc::GcReserve>,
+    /// The unit GC collects and erases: the FTL block (`drive.pages_per_block`, "block") or
+    /// a superblock striped over the NAND's dies and planes ("superblock", from `[timing]`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub gc_unit: gc::GcUnitKind,
+    /// Dies a superblock stripes over (1..=dies; default every die).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superblock_dies: Option<u32>,
+    /// A scale model by this factor: the superblock's pages divided by it (set by the core's
+    /// scale rule, `describe::Description::scaled`; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superblock_scale: Option<u32>,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -248,6 +267,9 @@ impl Default for FtlConfig {
             gc_frontier: gc::GcFrontier::Separate,
             gc_scope: gc::GcScope::Drive,
             gc_reserve: None,
+            gc_unit: gc::GcUnitKind::Block,
+            superblock_dies: None,
+            superblock_scale: None,
         }
     }
 }
@@ -269,6 +291,9 @@ pub enum WorkloadType {
     SkHynix,
     /// Replay of a block trace (`[workload.trace]`).
     Trace,
+    /// Zoned and log-structured writers: `active_zones` zones of `zone_size` written
+    /// sequentially, each reset (one whole-zone TRIM) before it is rewritten.
+    Zoned,
 }
 
 impl WorkloadType {
@@ -282,6 +307,7 @@ impl WorkloadType {
             WorkloadType::Jesd219 => "jesd219",
             WorkloadType::SkHynix => "sk-hynix",
             WorkloadType::Trace => "trace",
+            WorkloadType::Zoned => "zoned",
         }
     }
 }
@@ -327,6 +353,12 @@ pub struct WorkloadConfig {
     /// ... and the sequential request size (default 512 KiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential_request_size: Option<ByteSize>,
+    /// zoned: bytes per zone (a whole number of pages and of request_size) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_size: Option<ByteSize>,
+    /// ... and zones open for writing at once (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_zones: Option<u32>,
     /// trace: the file and how to replay it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceConfig>,
@@ -405,6 +437,8 @@ impl Default for WorkloadConfig {
             sequential_chunk: None,
             random_chunk: None,
             sequential_request_size: None,
+            zone_size: None,
+            active_zones: None,
             trace: None,
             pts: None,
         }

@@ -104,6 +104,15 @@ pub struct TimingConfig {
     pub dies_per_channel: u32,
     #[serde(default = "default_planes")]
     pub planes: u32,
+    /// Independent read plane groups per die (1..=`planes`; default 1: the planes read
+    /// together): a host read occupies only its group for tR; programs and erases still
+    /// occupy the whole die.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_planes: Option<u32>,
+    /// A read command's units in one NAND page (same die, plane and page) are sensed once
+    /// and transferred unit by unit (default false: every unit sensed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_whole_pages: Option<bool>,
     #[serde(default)]
     pub cell: Cell,
     pub t_read_us: Option<f64>,
@@ -278,6 +287,8 @@ pub mod bounds {
     pub const MAX_OUTSTANDING: u64 = 1 << 16;
     /// Dies (`channels` x `dies_per_channel`).
     pub const MAX_DIES: u64 = 1 << 16;
+    /// `read_planes`: at least 1, at most `planes` (a group holds at least one plane).
+    pub const MIN_READ_PLANES: u32 = 1;
     /// `nand_page_size` (a word line on one plane) and `nand_block_size`, bytes.
     pub const MAX_NAND_PAGE: u64 = 64 << 20;
     pub const MAX_NAND_BLOCK: u64 = 64 << 30;
@@ -379,6 +390,12 @@ impl TimingConfig {
             return Err(Error::config(
                 "timing.dies_per_channel",
                 format!("{} channels x {} = {dies} dies; at most {MAX_DIES}", self.channels, self.dies_per_channel),
+            ));
+        }
+        if let Some(n) = self.read_planes.filter(|&n| n < MIN_READ_PLANES || n > self.planes) {
+            return Err(Error::config(
+                "timing.read_planes",
+                format!("{n} is out of range {MIN_READ_PLANES}..=timing.planes ({})", self.planes),
             ));
         }
         if let Some(t) = self.max_time_s.filter(|t| t.is_nan() || *t <= 0.0) {

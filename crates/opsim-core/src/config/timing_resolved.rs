@@ -43,6 +43,10 @@ pub struct Resolved {
     /// is then their mean (GC copies' reads) and `t_prog_ns` their sum (a word line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages: Option<PageTiming>,
+    /// Independent plane reads and whole-page reads (`read_planes`, `read_whole_pages`),
+    /// when either is on (absent: the planes read together, every unit sensed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<ReadTiming>,
     /// The mapping-table cache, when on (not read back: the cost model does not use it).
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub map_cache: Option<map_cache::MapCacheParams>,
@@ -63,6 +67,36 @@ pub struct PageTiming {
     /// Program time of each page type (page by page), lowest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub t_prog_ns: Option<Vec<u64>>,
+}
+
+/// Where a mapping unit is read from.  A unit at position `k = ppn / dies` on its die is at
+/// `j = k % units_per_program` in its program unit (a word line on every plane); the program
+/// unit is laid out page by page (LSB first, as `PageTiming`), each page plane 0 first:
+/// `page_units` units of one plane's page, then the next plane's.  One sense (tR) reads one
+/// page of one plane: the unit's NAND page is `k / page_units`, its plane
+/// `(j / page_units) % planes`, its read group `plane x read_planes / planes`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReadTiming {
+    /// Independent read plane groups per die (1..=planes).
+    pub read_planes: u32,
+    /// A command's units in one NAND page are sensed once.
+    pub read_whole_pages: bool,
+    pub planes: u32,
+    /// Mapping units one sense reads: `nand_page_size / page_size / bits` (one page of a
+    /// word line on one plane), or the whole word line of a plane when it does not split
+    /// into whole mapping units per page.
+    pub page_units: u32,
+}
+
+impl ReadTiming {
+    /// `(read group, NAND page on its die)` of the unit at physical page `ppn`.
+    #[inline(always)]
+    pub fn place(&self, ppn: u32, dies: u32, units_per_program: u32) -> (usize, u64) {
+        let k = ppn / dies;
+        let plane = (k % units_per_program) / self.page_units % self.planes;
+        ((plane * self.read_planes / self.planes) as usize, (k / self.page_units) as u64)
+    }
 }
 
 /// SLC-mode NAND timing: a program writes `units_per_program` mapping units (a native
@@ -107,6 +141,7 @@ impl TimingConfig {
         let dies = self.channels * self.dies_per_channel;
         let upp = (nand_page / page_size) as u32 * self.planes;
         let pages = self.page_timing(nand_page / page_size, upp, dies)?;
+        let reads = self.read_timing(nand_page / page_size);
         let buffer_units = self.write_buffer.0 / page_size;
         if self.write_cache && buffer_units == 0 {
             return Err(Error::config("timing.write_buffer", "must hold at least one page with the write cache on"));
@@ -144,6 +179,7 @@ impl TimingConfig {
             link_mbps: link,
             slc: None,
             pages,
+            reads,
             map_cache: None,
         })
     }
@@ -274,6 +310,19 @@ impl TimingConfig {
             positive("timing.urgent_sustain_window_s", w)?;
         }
         Ok(())
+    }
+
+    /// The read layout when `read_planes` > 1 or `read_whole_pages` (bounds checked before):
+    /// a sense reads one page of a plane's word line of `units_per_plane` units.
+    fn read_timing(&self, units_per_plane: u64) -> Option<ReadTiming> {
+        let read_planes = self.read_planes.unwrap_or(1);
+        let read_whole_pages = self.read_whole_pages.unwrap_or(false);
+        if read_planes == 1 && !read_whole_pages {
+            return None;
+        }
+        let bits = self.cell.bits() as u64;
+        let page = if units_per_plane % bits == 0 { units_per_plane / bits } else { units_per_plane };
+        Some(ReadTiming { read_planes, read_whole_pages, planes: self.planes, page_units: page as u32 })
     }
 
     /// The program/erase suspend latency in ns, when given (>= 0).

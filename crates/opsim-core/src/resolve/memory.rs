@@ -43,7 +43,7 @@ pub(crate) fn memory_limit(cfg: &Config) -> Result<Limit> {
 /// A drive that cannot be cut into blocks (too many pages for 32-bit page numbers) and would
 /// not fit in memory anyway is refused for its memory, with the numbers.
 pub(super) fn geometry(cfg: &Config, gc: &GcLayout, model_limits: bool) -> Result<(Geometry, Limit)> {
-    let caps = Geometry::capacities(&cfg.drive)?;
+    let caps = super::unit::apply(cfg, Geometry::capacities(&cfg.drive)?)?;
     let limit = if model_limits {
         memory_limit(cfg)?
     } else {

@@ -4,10 +4,12 @@
 //! first error is reported).  This room sits above `config` and `geometry` (the drive cut into
 //! blocks, itself computed from the config) and below `sim` and `describe`.
 //!
-//! Rooms: `memory` (the model's memory and its limit), `slc` (the SLC cache in blocks).
+//! Rooms: `memory` (the model's memory and its limit), `slc` (the SLC cache in blocks),
+//! `unit` (the GC unit: FTL block or superblock).
 
 mod memory;
 mod slc;
+pub mod unit;
 
 pub(crate) use memory::memory_limit;
 
@@ -46,13 +48,14 @@ impl ModelSpec {
             t.check_bounds()?; // before anything is built: docs/timed.md, "Bounds"
         }
         checks::run_lengths(&cfg.run)?;
-        let (geo, limit) = memory::geometry(cfg, &gc, model_limits)?;
+        let (mut geo, limit) = memory::geometry(cfg, &gc, model_limits)?;
         let map_cache = match cfg.timing.as_ref().and_then(|t| t.map_cache.as_ref().map(|m| (t, m))) {
             Some((t, m)) => m.resolve(geo.page_size, geo.user_pages, t.nand_page_size.0)?,
             None => None,
         };
         let block_bytes = geo.page_size * geo.pages_per_block as u64;
         let placement = placement::resolve(cfg, geo.user_sectors(), geo.sectors_per_page(), block_bytes)?;
+        (geo.unit.open_host, geo.unit.open_gc) = open_units(cfg, &gc, placement.as_ref());
         let memory = memory::model_memory(cfg, &geo, &gc, placement.as_ref(), map_cache.as_ref(), &limit)?;
         // (the SLC-mode times of [timing] are ignored without a cache: a preset sets them
         // and `enabled = false` turns its cache off)
@@ -64,4 +67,18 @@ impl ModelSpec {
         checks::peer_knobs(cfg, &gc, placement.as_ref())?;
         Ok(ModelSpec { geo, map_cache, memory, slc, policy_param, placement, gc })
     }
+}
+
+/// Units (blocks or superblocks) the FTL keeps open, as `ftl::Ftl` keeps them: (host, GC).
+/// Host writes: one per host stream, or per placement handle, in each GC group; GC copies:
+/// one per GC group (none with `gc_frontier = "shared"`, which copies into the host's), or
+/// with FDP persistent isolation one per handle.
+fn open_units(cfg: &Config, gc: &GcLayout, placement: Option<&placement::Resolved>) -> (u32, u32) {
+    let streams = placement.map_or(cfg.ftl.streams, |p| if p.placed() { p.handles } else { cfg.ftl.streams });
+    let gc_open = match placement {
+        _ if gc.shared => 0,
+        Some(p) if p.persistent() => p.handles.max(1),
+        _ => gc.groups,
+    };
+    (streams.saturating_mul(gc.groups), gc_open)
 }

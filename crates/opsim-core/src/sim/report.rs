@@ -53,6 +53,8 @@ pub struct DriveReport {
     pub max_lba: u64,
     pub native_bytes: Option<u64>,
     pub model_memory_bytes: u64,
+    /// The unit garbage collection collects and erases (a block is one of them).
+    pub gc_unit: crate::geometry::GcUnit,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -196,6 +198,7 @@ pub(crate) fn drive_report(g: &Geometry, memory: u64) -> DriveReport {
         max_lba: g.user_sectors() - 1,
         native_bytes: g.native_bytes,
         model_memory_bytes: memory,
+        gc_unit: g.unit,
     }
 }
 

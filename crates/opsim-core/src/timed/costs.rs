@@ -116,6 +116,53 @@ pub struct Mix {
     pub units_per_io: f64,
     /// Bytes an IO moves over the host link, on average.
     pub bytes_per_io: f64,
+    /// The reads are sequential: an IO's units are consecutive physical pages (striped over
+    /// the dies), so with `read_whole_pages` the units on one NAND page share a sense.
+    #[serde(default)]
+    pub sequential: bool,
+}
+
+/// Senses (tR) per read IO of `u` units: one per unit; with `read_whole_pages` and
+/// sequential reads, one per NAND page the IO's consecutive physical pages touch
+/// ([`pages_touched`]).
+pub(crate) fn senses_per_read(r: &Resolved, u: f64, sequential: bool) -> f64 {
+    match &r.reads {
+        Some(rt) if rt.read_whole_pages && sequential => pages_touched(u, r.dies as u64, rt.page_units as u64),
+        _ => u,
+    }
+}
+
+/// NAND pages `u` consecutive physical pages touch, on average, with `dies` dies striped
+/// (ppn % dies) and `p` units per NAND page.  The pages of every die at one page index make
+/// a stripe of `dies x p` consecutive physical pages, one page per die, so a run of `l`
+/// physical pages inside a stripe touches `min(l, dies)` pages.  A whole `u` averages over
+/// the starts of IOs laid out back to back from a stripe's start (`c x u`, as sequential
+/// writes leave them; more than 65,536 distinct starts: as a fractional `u`); a fractional
+/// `u` averages over every start: `m + (u - m) / p` with
+/// `m = min(u, dies)` (Hermite's identity).
+pub(crate) fn pages_touched(u: f64, dies: u64, p: u64) -> f64 {
+    let stripe = dies * p;
+    let whole = u.fract() == 0.0 && (1.0..=1e12).contains(&u);
+    if !whole || stripe / gcd(u as u64 % stripe, stripe) > 1 << 16 {
+        let m = u.min(dies as f64);
+        return m + (u - m) / p as f64;
+    }
+    let u = u as u64;
+    let touched = |a: u64| {
+        let first = u.min(stripe - a);
+        let rest = u - first;
+        first.min(dies) + rest / stripe * dies + (rest % stripe).min(dies)
+    };
+    let starts = stripe / gcd(u % stripe, stripe);
+    (0..starts).map(|c| touched(c * (u % stripe) % stripe)).sum::<u64>() as f64 / starts as f64
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if a == 0 {
+        b
+    } else {
+        gcd(b % a, a)
+    }
 }
 
 /// One resource's load.
@@ -150,8 +197,10 @@ pub const FLASH_CHANNELS: &str = "flash channels";
 /// per command and per copied or folded page; the host link per byte; on the dies, host
 /// units programmed (aggregated, or padded with the write cache off; in SLC mode when the
 /// cache folds), folds (SLC read, native program), GC copies (read, program on their die),
-/// erases (every die's share of each FTL block) and host reads; on the channels, every unit
-/// moved (GC copies and folds twice).
+/// erases (every die's share of each FTL block) and host reads (a sense per unit, or per
+/// NAND page a sequential read touches with `read_whole_pages`, shared by the die's
+/// `read_planes` independent groups); on the channels, every unit moved (GC copies and
+/// folds twice).
 pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let w = mix.write_fraction;
     if !(w.is_finite() && (0.0..=1.0).contains(&w)) {
@@ -189,6 +238,9 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
         Some(k) => k.mean(&k.read_ns),
         None => r.t_read_ns as f64,
     };
+    // a read sense occupies one of the die's independent read groups
+    let read_groups = r.reads.as_ref().map_or(1.0, |x| x.read_planes as f64);
+    let senses = senses_per_read(r, u, mix.sequential);
     let dies = r.dies as f64;
     let erases = (u + copies) / m.ftl_block_units as f64;
     let erase_die_ns = r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units) * dies;
@@ -197,7 +249,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
             + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
             + copies * (r.t_read_ns as f64 + xfer + prog_unit)
             + erases * erase_die_ns)
-        + (1.0 - w) * u * host_read;
+        + (1.0 - w) * senses * host_read / read_groups;
     let ch_ns = w * (u * xfer + (copies + folds) * 2.0 * xfer) + (1.0 - w) * u * xfer;
     let loads = [
         (CONTROLLER, r.fw_ns as f64 + w * (copies + folds) * r.gc_fw_ns as f64),
@@ -240,7 +292,7 @@ mod tests {
     }
 
     fn mix(w: f64) -> Mix {
-        Mix { write_fraction: w, units_per_io: 1.0, bytes_per_io: 4096.0 }
+        Mix { write_fraction: w, units_per_io: 1.0, bytes_per_io: 4096.0, sequential: false }
     }
 
     fn load(c: &Costs, name: &str) -> f64 {
@@ -296,11 +348,99 @@ mod tests {
     #[test]
     fn bad_mix_is_refused_with_its_key() {
         let m = model(resolved(""), true, false);
-        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0 }, 1.0).unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0, sequential: false }, 1.0)
+            .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.write_fraction"));
         let e = costs(&m, &mix(0.5), 0.5).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("waf"));
-        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0 }, 1.0).unwrap_err();
+        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0, sequential: false }, 1.0)
+            .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.units_per_io"));
+    }
+
+    fn read_mix(units: f64, sequential: bool) -> Mix {
+        Mix { write_fraction: 0.0, units_per_io: units, bytes_per_io: units * 4096.0, sequential }
+    }
+
+    /// `cmds` read commands of `units` units all issued at 0 through the event model's
+    /// charges (firmware, senses and data out, link): ns per command at saturation.
+    /// Sequential: units `c x units ..` back to back; random: scattered pages.
+    fn drain(r: &Resolved, cmds: u64, units: u32, sequential: bool) -> f64 {
+        let mut d = Device::new(r.clone(), true, 256);
+        let mut end = 0;
+        let mut x: u64 = 12345;
+        for c in 0..cmds {
+            let t = d.firmware(0);
+            d.begin_read();
+            let mut ready = t;
+            for i in 0..units {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let p = if sequential { c as u32 * units + i } else { (x >> 33) as u32 % (1 << 24) };
+                ready = ready.max(d.host_read(p, t, d.read_ns(p, false)));
+            }
+            end = end.max(d.link(ready, units as u64 * 4096));
+        }
+        end as f64 / cmds as f64
+    }
+
+    #[test]
+    fn pages_a_sequential_read_touches() {
+        // 32 units over 16 dies, 4-unit pages, back to back: 2 units a die, in one page
+        assert_eq!(pages_touched(32.0, 16, 4), 16.0);
+        // 32 units over 4 dies: 8 a die, 2 pages each
+        assert_eq!(pages_touched(32.0, 4, 4), 8.0);
+        // 6 units over 4 dies, 4-unit pages (a stripe of 16): starts 0, 6, 12, 2, 8, 14, 4, 10
+        let want = [4, 4, 4 + 2, 4, 4, 2 + 4, 4, 4].iter().sum::<u64>() as f64 / 8.0;
+        assert_eq!(pages_touched(6.0, 4, 4), want);
+        // a fractional mean: every start
+        assert!((pages_touched(2.5, 4, 4) - 2.5).abs() < 1e-12);
+        assert!((pages_touched(32.5, 4, 4) - (4.0 + 28.5 / 4.0)).abs() < 1e-12);
+    }
+
+    /// Sequential 128 KiB reads with independent planes and whole-page reads: the event
+    /// model's saturated rate matches `costs()`, whichever resource bounds it.
+    #[test]
+    fn sequential_read_bandwidth_event_model_vs_costs() {
+        let base = "read_planes = 2\nread_whole_pages = true\nfw_overhead_us = 0.1\n";
+        for (extra, bound) in [
+            ("channel_mbps = 100000\nlink_mbps = 100000", NAND_DIES),
+            ("channel_mbps = 200\nlink_mbps = 100000", FLASH_CHANNELS),
+            ("channel_mbps = 100000\nlink_mbps = 1000", HOST_LINK),
+        ] {
+            let r = resolved(&format!("{base}{extra}"));
+            let c = costs(&model(r.clone(), true, false), &read_mix(32.0, true), 1.0).unwrap();
+            assert_eq!(c.bottleneck, bound, "{extra}");
+            let ns = drain(&r, 4000, 32, true);
+            let rel = ns * c.iops / 1e9;
+            assert!((1.0..1.03).contains(&rel), "{extra}: event {ns} ns per IO, costs {} ns: {rel}", 1e9 / c.iops);
+        }
+        // the dies' bound: 4 dies x 2 planes of 16 KiB per 60 us
+        let r = resolved(&format!("{base}channel_mbps = 100000\nlink_mbps = 100000"));
+        let c = costs(&model(r, true, false), &read_mix(32.0, true), 1.0).unwrap();
+        let mbps = c.iops * 131072.0 / 1e6;
+        assert!((mbps - 4.0 * 2.0 * 16384.0 / 60.0).abs() < 1.0, "{mbps}");
+        // without whole pages, 32 senses an IO; without plane groups, twice the die time
+        let r = resolved("channel_mbps = 100000\nlink_mbps = 100000\nfw_overhead_us = 0.1");
+        let c1 = costs(&model(r, true, false), &read_mix(32.0, true), 1.0).unwrap();
+        assert!((c1.iops * 32.0 / 8.0 * 2.0 - c.iops).abs() < 1e-6 * c.iops);
+    }
+
+    /// Random 4 KiB reads at saturation: the event model reaches the dies' bound within a
+    /// few %, which independent plane groups raise by their number.
+    #[test]
+    fn random_read_iops_event_model_vs_costs() {
+        let mut last = 0.0;
+        for planes in [1, 2] {
+            let r = resolved(&format!(
+                "read_planes = {planes}\nfw_overhead_us = 0.1\nchannel_mbps = 100000\nlink_mbps = 100000"
+            ));
+            let c = costs(&model(r.clone(), true, false), &read_mix(1.0, false), 1.0).unwrap();
+            assert_eq!(c.bottleneck, NAND_DIES);
+            assert!((c.iops - 4.0 * planes as f64 / 60e-6).abs() < 1e-6 * c.iops);
+            let iops = 1e9 / drain(&r, 40_000, 1, false);
+            assert!(iops <= c.iops * 1.001 && iops > 0.95 * c.iops, "planes {planes}: {iops} vs {}", c.iops);
+            assert!(iops > 1.9 * last);
+            last = iops;
+        }
     }
 }

@@ -27,6 +27,16 @@ pub(super) struct Device {
     pub(super) ftl_block_units: u64,
     /// Per-page-type costs, with `t_read_page_us` or `t_prog_page_us`.
     pub(super) pages: Option<PageCosts>,
+    /// Independent read plane groups per die (`read_planes`; 1: reads occupy the die).
+    /// With more than one, `die_free` stays the end of everything on the die (programs
+    /// and erases wait for the reads in flight), `pe_free` the end of its program/erase
+    /// work (reads wait for it) and `group_free` each group's reads.
+    pub(super) groups: usize,
+    pub(super) pe_free: Vec<u64>,
+    pub(super) group_free: Vec<u64>,
+    /// With `read_whole_pages`: the NAND pages the current read command has sensed, as
+    /// `(die + dies x page, sensed at)`.
+    pub(super) sensed: Vec<(u64, u64)>,
 }
 
 /// Costs by page type, precomputed: the page type of every position `ppn % period` (the
@@ -68,7 +78,14 @@ impl PageCosts {
 impl Device {
     pub(super) fn new(r: Resolved, write_cache: bool, ftl_block_units: u64) -> Self {
         let costs::UnitCosts { prog_unit_ns, slc_prog_unit_ns, slc_read_ns, slc_program } = costs::UnitCosts::new(&r);
+        let groups = r.reads.as_ref().map_or(1, |x| x.read_planes as usize);
+        let (pe_free, group_free) =
+            if groups > 1 { (vec![0; r.dies as usize], vec![0; r.dies as usize * groups]) } else { (vec![], vec![]) };
         Device {
+            groups,
+            pe_free,
+            group_free,
+            sensed: Vec::new(),
             pages: r.pages.as_ref().map(|p| PageCosts::new(&r, p)),
             slc_prog_unit_ns,
             slc_read_ns,
@@ -152,42 +169,101 @@ impl Device {
         self.ch_free[c] = xfer_end;
         let end = xfer_end + busy;
         self.die_free[die] = end;
+        if self.groups > 1 {
+            self.pe_free[die] = end;
+        }
         end
     }
 
-    /// Read one mapping unit from `die`, sensed in `t_r` ns; returns when its data is out
-    /// on the channel.
-    #[inline]
-    pub(super) fn read(&mut self, die: usize, ready: u64, t_r: u64) -> u64 {
+    /// Sense a page on `die`'s read group `g` from `ready` in `t_r` ns; returns when it is
+    /// sensed.  The die is free to sense again then: the page's data-out on the channel
+    /// overlaps the next sense (as a cache read does).
+    #[inline(always)]
+    fn sense(&mut self, die: usize, g: usize, ready: u64, t_r: u64) -> u64 {
+        if self.groups == 1 {
+            let sensed = ready.max(self.die_free[die]) + t_r;
+            self.die_free[die] = sensed;
+            return sensed;
+        }
+        let i = die * self.groups + g;
+        let sensed = ready.max(self.pe_free[die]).max(self.group_free[i]) + t_r;
+        self.group_free[i] = sensed;
+        self.die_free[die] = self.die_free[die].max(sensed);
+        sensed
+    }
+
+    /// Move one mapping unit sensed at `sensed` on `die` out over its channel; returns when
+    /// it is out.
+    #[inline(always)]
+    fn data_out(&mut self, die: usize, sensed: u64) -> u64 {
         let c = self.channel_of(die);
-        let sensed = ready.max(self.die_free[die]) + t_r;
-        self.die_free[die] = sensed;
         let out = sensed.max(self.ch_free[c]) + self.r.xfer_ns;
         self.ch_free[c] = out;
         out
     }
 
-    /// A host read of one mapping unit from `die`, sensed in `t_r` ns: with program/erase
-    /// suspend, when the die has work queued past `ready` the read suspends it (after
-    /// `suspend_ns`) and goes first, on the die and on the channel; the suspended work
-    /// resumes after it (its timeline moves back by the read's time).  Returns when the
-    /// data is out.
+    /// Read one mapping unit from `die` (its first read group), sensed in `t_r` ns;
+    /// returns when its data is out on the channel.
     #[inline]
-    pub(super) fn host_read(&mut self, die: usize, ready: u64, t_r: u64) -> u64 {
-        let Some(sus) = self.r.suspend_ns else { return self.read(die, ready, t_r) };
-        if self.die_free[die] <= ready + sus {
-            return self.read(die, ready, t_r);
-        }
+    pub(super) fn read(&mut self, die: usize, ready: u64, t_r: u64) -> u64 {
+        let sensed = self.sense(die, 0, ready, t_r);
+        self.data_out(die, sensed)
+    }
+
+    /// A host read of one mapping unit from read group `g` of `die`, sensed in `t_r` ns:
+    /// with program/erase suspend, when the die has program/erase work queued past `ready`
+    /// the read suspends it (after `suspend_ns`) and goes first, on the die and on the
+    /// channel; the suspended work resumes after it (its timeline moves back by the read's
+    /// time).  Returns `(sensed, out)`: when the page is sensed and when the data is out.
+    #[inline]
+    pub(super) fn host_read_at(&mut self, die: usize, g: usize, ready: u64, t_r: u64) -> (u64, u64) {
+        let pe_free = if self.groups == 1 { self.die_free[die] } else { self.pe_free[die] };
+        let Some(sus) = self.r.suspend_ns.filter(|&sus| pe_free > ready + sus) else {
+            let sensed = self.sense(die, g, ready, t_r);
+            return (sensed, self.data_out(die, sensed));
+        };
         let c = self.channel_of(die);
         let sensed = ready + sus + t_r;
         self.die_free[die] += sus + t_r;
+        if self.groups > 1 {
+            self.pe_free[die] += sus + t_r;
+            let i = die * self.groups + g;
+            self.group_free[i] = self.group_free[i].max(sensed);
+        }
         let out = sensed + self.r.xfer_ns;
         if self.ch_free[c] > sensed {
             self.ch_free[c] += self.r.xfer_ns;
         } else {
             self.ch_free[c] = out;
         }
+        (sensed, out)
+    }
+
+    /// A host read of the mapping unit at physical page `ppn`, sensed in `t_r` ns, on its
+    /// die's read group; with `read_whole_pages`, a NAND page the command has sensed
+    /// already is only moved out (`begin_read` starts a command).  Returns when it is out.
+    #[inline]
+    pub(super) fn host_read(&mut self, ppn: u32, ready: u64, t_r: u64) -> u64 {
+        let dies = self.r.dies;
+        let die = (ppn % dies) as usize;
+        let Some(rt) = &self.r.reads else { return self.host_read_at(die, 0, ready, t_r).1 };
+        let (g, page) = rt.place(ppn, dies, self.r.units_per_program);
+        if !rt.read_whole_pages {
+            return self.host_read_at(die, g, ready, t_r).1;
+        }
+        let key = die as u64 + dies as u64 * page;
+        if let Some(&(_, sensed)) = self.sensed.iter().find(|&&(k, _)| k == key) {
+            return self.data_out(die, sensed);
+        }
+        let (sensed, out) = self.host_read_at(die, g, ready, t_r);
+        self.sensed.push((key, sensed));
         out
+    }
+
+    /// Start a host read command (forget the pages the last one sensed).
+    #[inline]
+    pub(super) fn begin_read(&mut self) {
+        self.sensed.clear();
     }
 
     /// Charge garbage-collection work (copies, erases of superblocks) from `ready`; returns
@@ -216,6 +292,9 @@ impl Device {
             for d in 0..dies {
                 let s = ready.max(self.die_free[d]);
                 self.die_free[d] = s + t;
+                if self.groups > 1 {
+                    self.pe_free[d] = s + t;
+                }
                 done = done.max(self.die_free[d]);
             }
         }
@@ -365,5 +444,73 @@ mod tests {
         assert_eq!(d.prog_ns(40, false, false), 75_000);
         assert_eq!(d.prog_ns_any(true, false), 1_800_000);
         assert_eq!(d.read_ns(40, false), 100_000);
+    }
+
+    /// 4 dies, 2 planes, a 48 KiB TLC word line: a sense reads 16 KiB (4 units) of one
+    /// plane; die 0's units at positions 0..4 are its plane 0's LSB page, 4..8 plane 1's.
+    #[test]
+    fn a_read_on_plane_1_overlaps_one_on_plane_0() {
+        let (p0, p1) = (0u32, 4 * 4);
+        for (extra, second) in [("", 120_000), ("read_planes = 1", 120_000), ("read_planes = 2", 60_000)] {
+            let mut d = device(&format!("channel_mbps = 1000000\n{extra}"));
+            assert_eq!(d.r.reads.as_ref().map(|x| x.page_units), if extra.ends_with('2') { Some(4) } else { None });
+            let a = d.host_read(p0, 0, 60_000);
+            let b = d.host_read(p1, 0, 60_000);
+            // both on channel 0: overlapped, the second waits for the first's data out
+            let x = d.r.xfer_ns;
+            assert_eq!((a, b), (60_000 + x, second + if second == 60_000 { 2 * x } else { x }), "{extra}");
+            // two reads on one plane still queue
+            let c = d.host_read(p0 + 4, 0, 60_000);
+            assert_eq!(c - d.r.xfer_ns, if second == 60_000 { 120_000 } else { 180_000 }, "{extra}");
+        }
+    }
+
+    /// Programs occupy the whole die: they wait for every read group, and reads wait for them.
+    #[test]
+    fn programs_wait_for_reads_in_flight_and_reads_for_programs() {
+        let mut d = device("read_planes = 2\nchannel_mbps = 1000000");
+        d.host_read(0, 0, 60_000);
+        d.host_read(16, 10_000, 60_000);
+        let end = d.program(0, 0, 1_000_000);
+        assert_eq!(end, 70_000 + 2 * d.r.xfer_ns + 1_000_000, "after both groups' reads (and their data out)");
+        let r = d.host_read(16 + 4, 0, 60_000);
+        assert_eq!(r, end + 60_000 + d.r.xfer_ns, "a read on either group waits for the program");
+        // an erase too
+        d.gc(0, 1, 0);
+        assert!(d.host_read(0, 0, 60_000) > end + 60_000 + d.r.t_erase_ns / 100);
+    }
+
+    /// With `read_whole_pages`, a command's two units of one NAND page cost one tR; a next
+    /// command senses again; units of another page of the die sense again.
+    #[test]
+    fn two_units_of_one_nand_page_in_one_command_cost_one_t_r() {
+        for (whole, want) in [(false, 120_000), (true, 60_000)] {
+            let mut d = device(&format!("read_whole_pages = {whole}\nchannel_mbps = 1000000"));
+            let x = d.r.xfer_ns;
+            d.begin_read();
+            let a = d.host_read(0, 0, 60_000);
+            let b = d.host_read(4, 0, 60_000);
+            assert_eq!((a, b), (60_000 + x, want + if whole { 2 * x } else { x }), "whole {whole}");
+            assert_eq!(d.die_free[0], want);
+            d.host_read(16, 0, 60_000); // plane 1's page: sensed
+            assert_eq!(d.die_free[0], want + 60_000);
+            d.begin_read();
+            d.host_read(8, 0, 60_000); // the first page again, a new command
+            assert_eq!(d.die_free[0], want + 120_000);
+        }
+    }
+
+    /// Cache reads: a die senses its next page while the last page's data is still moving
+    /// out over the channel (a slow one here: 4 KiB at 40 MB/s, ~102 us per unit).
+    #[test]
+    fn the_next_sense_overlaps_the_last_pages_data_out() {
+        let mut d = device("channel_mbps = 40");
+        let x = d.r.xfer_ns;
+        assert!(x > 60_000);
+        let a = d.read(0, 0, 60_000);
+        assert_eq!(a, 60_000 + x);
+        let b = d.read(0, 0, 60_000);
+        assert_eq!(d.die_free[0], 120_000, "the second sense starts when the first ends");
+        assert_eq!(b, a + x, "its data out waits only for the channel");
     }
 }

@@ -263,7 +263,7 @@ impl Device {
     #[inline]
     fn map_read(&mut self, die: usize, ready: u64, units: u64, host: bool) -> u64 {
         let t_r = self.r.t_read_ns;
-        let out = if host { self.host_read(die, ready, t_r) } else { self.read(die, ready, t_r) };
+        let out = if host { self.host_read_at(die, 0, ready, t_r).1 } else { self.read(die, ready, t_r) };
         if units <= 1 {
             return out;
         }

@@ -19,6 +19,10 @@
 //!   on every plane, its units LSB first; a unit's place on its die gives its page type,
 //!   whose tR a read costs; programmed page by page, a word line costs the sum of its
 //!   pages' tPROG (the cache off pads one page).  Precomputed per position (`PageCosts`).
+//! * Reads (optional `read_planes`, `read_whole_pages`): a sense reads one page of one
+//!   plane; a die's planes split into `read_planes` groups that sense independently (programs
+//!   and erases still hold the whole die), and a command's units in one NAND page share one
+//!   sense (`ReadTiming` gives a unit's group and page from its position on the die).
 //! * Garbage-collection copies are spread over the dies round-robin, each read and
 //!   programmed on its own die (copyback style), so dies collect in parallel;
 //!   foreground GC delays the host pages that needed its free block.  Background GC runs

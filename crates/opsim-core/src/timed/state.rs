@@ -460,11 +460,11 @@ impl TimedState {
         // the translation pages first (mapping-table cache), then the data
         let map_ready = self.map_lookup(first, count, false, true, t1);
         let mut ready = map_ready;
-        let dies = self.dev.r.dies as usize;
+        self.dev.begin_read();
         for lpn in first..first + count {
             if let Some(p) = f.lookup(lpn as u32) {
                 let t_r = self.dev.read_ns(p, f.in_slc(p));
-                ready = ready.max(self.dev.host_read(p as usize % dies, map_ready, t_r));
+                ready = ready.max(self.dev.host_read(p, map_ready, t_r));
             }
         }
         let t_out = self.dev.link(ready, bytes);

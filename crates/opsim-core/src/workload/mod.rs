@@ -11,6 +11,7 @@ use crate::rng::Rng;
 use crate::trace::{self, Remap, TraceConfig};
 
 pub mod tenants;
+pub mod zoned;
 
 /// Uniform random over `slots` aligned positions.
 #[derive(Clone, Debug)]
@@ -294,6 +295,8 @@ pub enum Pattern {
     Trace(Box<TraceFeed>),
     /// Namespaces' workloads interleaved (`[[namespace]]`).
     Tenants(Box<tenants::Tenants>),
+    /// `type = "zoned"`: open zones written sequentially, reset before each rewrite.
+    ZoneWriter(zoned::ZoneWriter),
 }
 
 /// A configured workload: an address pattern, request lengths and a read/trim mix.
@@ -494,6 +497,7 @@ impl Workload {
                     (rng.below(slots) * len as u64, 0)
                 }
             }
+            Pattern::ZoneWriter(z) => return z.next_op(rng),
             Pattern::Tenants(t) => {
                 return match t.next_op(rng) {
                     Ok(Some(op)) => op,
@@ -675,6 +679,18 @@ fn check_unused_keys(w: &WorkloadConfig, kind: WorkloadType, unused: &impl Fn(&s
     ] {
         unused(k, v && kind != T::SkHynix)?;
     }
+    unused("workload.zone_size", w.zone_size.is_some() && kind != T::Zoned)?;
+    unused("workload.active_zones", w.active_zones.is_some() && kind != T::Zoned)?;
+    if kind == T::Zoned {
+        // the zoned writer makes its own commands: writes, and a TRIM per zone reset
+        for (k, v) in [
+            ("workload.align", w.align.is_some()),
+            ("workload.read_fraction", w.read_fraction.0 > 0.0),
+            ("workload.trim_fraction", w.trim_fraction.0 > 0.0),
+        ] {
+            unused(k, v)?;
+        }
+    }
     unused("workload.trace", w.trace.is_some() && kind != T::Trace)
 }
 
@@ -830,6 +846,10 @@ fn pattern(
             Pattern::Zipf(Zipf::new(0, sh.slots, align_u, s))
         }
         T::SkHynix => sk_hynix(w, sh, page_size)?,
+        T::Zoned => {
+            let (zones, zone_units, active) = zoned::zones_of(w, span_units, unit, len, page_size)?;
+            Pattern::ZoneWriter(zoned::ZoneWriter::new(zones, zone_units, active, len as u32))
+        }
         T::Trace => unreachable!(),
     };
     Ok((pattern, sizes))
