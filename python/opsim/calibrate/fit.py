@@ -63,7 +63,7 @@ class Fitted:
         base = math.log(fn(self.values))
         g = np.zeros(len(self.free))
         for i, p in enumerate(self.free):
-            h = 1e-3
+            h = p.step or 1e-3
             v = dict(self.values)
             v[p.name] = p.value(z0[i] + h)
             g[i] = (math.log(fn(v)) - base) / h
@@ -124,12 +124,14 @@ def _scan(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 STEP = 1e-3
 
 
-def _jacobian(fn, z: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Forward differences of ``fn`` at ``z`` (backward where a bound is within a step)."""
+def _jacobian(fn, z: np.ndarray, hi: np.ndarray, steps: list[float | None]) -> np.ndarray:
+    """Forward differences of ``fn`` at ``z`` (backward where a bound is within a step); each
+    parameter's own step, or ``STEP``."""
     f0 = fn(z)
     J = np.empty((len(f0), len(z)))
     for i in range(len(z)):
-        h = STEP if z[i] + STEP <= hi[i] else -STEP
+        step = steps[i] or STEP
+        h = step if z[i] + step <= hi[i] else -step
         t = z.copy()
         t[i] += h
         J[:, i] = (fn(t) - f0) / h
@@ -150,10 +152,11 @@ def _solve(
     lo = np.array([p.z_bounds()[0] for p in free])
     hi = np.array([p.z_bounds()[1] for p in free])
     z0 = np.clip(np.array([p.z(start[p.name]) for p in free]), lo + 1e-9, hi - 1e-9)
+    steps = [p.step for p in free]
     if scan:
         z0 = _scan(fn, z0, lo, hi)
     res = least_squares(
-        fn, z0, jac=lambda z: _jacobian(fn, z, hi), bounds=(lo, hi), x_scale=1.0, xtol=1e-10, ftol=1e-12, gtol=1e-12
+        fn, z0, jac=lambda z: _jacobian(fn, z, hi, steps), bounds=(lo, hi), x_scale=1.0, xtol=1e-10, ftol=1e-12, gtol=1e-12
     )
     J = res.jac
     cov = np.linalg.pinv(J.T @ J)

@@ -11,6 +11,7 @@ figure on a rounding boundary can round either way on two machines)::
 
     python -m opsim.calibrate.presets --check      # exit 1 when a preset differs beyond that precision
     python -m opsim.calibrate.presets --write      # rewrite the fitted keys of every preset (this machine's)
+    python -m opsim.calibrate.presets --table      # the fit table of the presets written whole (docs/calibrate.md)
 """
 
 from __future__ import annotations
@@ -115,10 +116,38 @@ def render(name: str) -> str:
     return text
 
 
+def fit_table() -> str:
+    """Each preset written whole against its own datasheet: every figure, the model's value (the
+    fitted model's, at the efficiencies of its last timed runs), the error, the busiest resource
+    and the parameters the figures fitted (docs/calibrate.md, "Presets of today's drives")."""
+    from .._output import markdown_table
+
+    rows = []
+    for name in (n for n in preset_inputs() if _whole(n)):
+        report = _calibration(name).fit_report()
+        fitted = ", ".join(report["fitted"])
+        for i, r in enumerate(report["figures"]):
+            rows.append(
+                (
+                    f"`{name}`" if i == 0 else "",
+                    r["figure"],
+                    f"{r['observed']:,.0f}",
+                    f"{r['model']:,.0f}",
+                    f"{r['error']:+.1%}",
+                    r["bottleneck"] or "",
+                    fitted if i == 0 else "",
+                )
+            )
+    return markdown_table(["preset", "figure", "datasheet", "model", "error", "bound by", "fitted"], "llrrrll", rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--table"]:
+        print(fit_table())
+        return 0
     if argv not in (["--check"], ["--write"]):
-        print("usage: python -m opsim.calibrate.presets --check | --write", file=sys.stderr)
+        print("usage: python -m opsim.calibrate.presets --check | --write | --table", file=sys.stderr)
         return 2
     differ = []
     for name in preset_inputs():
