@@ -92,8 +92,43 @@ SCAN = tuple(float(z) for z in np.linspace(-3.0, 3.0, 25))
 SCAN_SWEEPS = 2
 
 
+#: a pair's diagonal move is taken only when it lowers the cost (the sum of squared residuals)
+#: by more than this: one figure's uncertainty; the local fit finds smaller gains
+DIAGONAL_GAIN = 1.0
+
+
+def _diagonals(fn, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Moves of two parameters at once, along (1, 1) and (1, -1) in z, over the scan's grid:
+    two resources that bind different figures (the program time the sequential writes, the
+    NAND capacity the random writes through WAF) can need to move together, out of a valley
+    no single parameter leaves."""
+    best = float(np.sum(fn(z) ** 2))
+    for i in range(len(z)):
+        for j in range(i + 1, len(z)):
+            for sign in (1.0, -1.0):
+                for d in SCAN:
+                    t = z.copy()
+                    t[i], t[j] = z[i] + d, z[j] + sign * d
+                    if not (lo[i] < t[i] < hi[i] and lo[j] < t[j] < hi[j]):
+                        continue
+                    c = float(np.sum(fn(t) ** 2))
+                    if c < best - DIAGONAL_GAIN:
+                        best, z = c, t
+    return z
+
+
 def _scan(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Coordinate search (two sweeps over the parameters): the start of the local fit."""
+    """Coordinate search (two sweeps over the parameters), then moves of pairs
+    (:func:`_diagonals`) and a coordinate sweep after any: the start of the local fit."""
+    z = _coordinates(fn, z0, lo, hi)
+    moved = _diagonals(fn, z, lo, hi)
+    if np.array_equal(moved, z):
+        return z
+    return _coordinates(fn, moved, lo, hi)
+
+
+def _coordinates(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Coordinate search (two sweeps over the parameters)."""
     z = z0.copy()
 
     def cost_at(i: int, v: float) -> float:
