@@ -112,14 +112,16 @@ def build(spec: DriveSpec) -> Model:
 
 def _physical_prior(tables: dict, sources: dict, binary: int) -> tuple[int, str]:
     """Where the fit of the NAND capacity starts: the NAND of the dies the model gave the drive
-    (their count by the default rule, of the cell's common die), else the binary capacity for
-    the decimal one."""
+    (their count by the default rule, of the cell's common die) when that is the binary
+    capacity rounded up to whole dies per channel (at most 1.5 times it: not a drive of fewer
+    dies than channels), else the binary capacity for the decimal one."""
     t = tables["timing"]
     cell = t.get("cell", "tlc")
-    if sources.get("timing.dies_per_channel", "").startswith("default:"):
-        dies = int(t["channels"]) * int(t["dies_per_channel"])
+    dies = int(t["channels"]) * int(t["dies_per_channel"])
+    nand = dies * DIE_GBIT[cell] * 2**30 // 8
+    if sources.get("timing.dies_per_channel", "").startswith("default:") and binary <= nand <= 1.5 * binary:
         return (
-            dies * DIE_GBIT[cell] * 2**30 // 8,
+            nand,
             f"the NAND of the model's dies: {dies} dies of {DIE_GBIT[cell]} Gbit {cell.upper()} (the die count's "
             "source), the binary capacity for the decimal one rounded to whole dies per channel",
         )
