@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from opsim.calibrate import scale, timed
-from opsim.calibrate.model import build
 from opsim.calibrate.inputs import DriveSpec
+from opsim.calibrate.model import build
 from opsim.sim import describe
 
 #: a 7450 PRO-like drive: 12 MiB blocks x 4 planes x 16 dies = 196,608 pages of 4 KiB a superblock

@@ -63,9 +63,7 @@ UNIT_TIMING = ("cell", "nand_page_size", "nand_block_size", "planes", "channels"
 
 
 def _ftl_key(drive: dict, ftl: dict, block_size: int, timing_cell: str | None, unit: dict | None) -> str:
-    return json.dumps(
-        {"drive": drive, "ftl": ftl, "bs": block_size, "cell": timing_cell, "unit": unit}, sort_keys=True
-    )
+    return json.dumps({"drive": drive, "ftl": ftl, "bs": block_size, "cell": timing_cell, "unit": unit}, sort_keys=True)
 
 
 def curve(

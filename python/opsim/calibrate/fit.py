@@ -191,7 +191,14 @@ def _solve(
     if scan:
         z0 = _scan(fn, z0, lo, hi)
     res = least_squares(
-        fn, z0, jac=lambda z: _jacobian(fn, z, hi, steps), bounds=(lo, hi), x_scale=1.0, xtol=1e-10, ftol=1e-12, gtol=1e-12
+        fn,
+        z0,
+        jac=lambda z: _jacobian(fn, z, hi, steps),
+        bounds=(lo, hi),
+        x_scale=1.0,
+        xtol=1e-10,
+        ftol=1e-12,
+        gtol=1e-12,
     )
     J = res.jac
     cov = np.linalg.pinv(J.T @ J)

@@ -281,7 +281,11 @@ def _physical_step(tables: dict, prior_physical: int, sigma: float) -> float | N
     (the core cuts the capacity into whole superblocks: a smaller step sees no change)."""
     if tables.get("ftl", {}).get("gc_unit") != "superblock":
         return None
-    cfg = {"drive": tables["drive"] | {"physical_capacity": prior_physical}, "ftl": tables["ftl"], "timing": tables["timing"]}
+    cfg = {
+        "drive": tables["drive"] | {"physical_capacity": prior_physical},
+        "ftl": tables["ftl"],
+        "timing": tables["timing"],
+    }
     unit = describe(cfg, model_limits=False)["drive"]["gc_unit"]["bytes"]
     return 4 * unit / (prior_physical * sigma)
 
