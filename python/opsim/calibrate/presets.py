@@ -117,28 +117,34 @@ def render(name: str) -> str:
 
 
 def fit_table() -> str:
-    """Each preset written whole against its own datasheet: every figure, the model's value (the
-    fitted model's, at the efficiencies of its last timed runs), the error, the busiest resource
-    and the parameters the figures fitted (docs/calibrate.md, "Presets of today's drives")."""
+    """Each preset written whole against its own datasheet: every figure, the fit's value (the
+    cost model's bound at the fitted values times the efficiency of the last timed run), the
+    event model's figure on the preset as stored (a timed run of the figure's condition), their
+    errors, the busiest resource and the parameters the figures fitted (docs/calibrate.md,
+    "Presets of today's drives")."""
     from .._output import markdown_table
+    from . import timed
 
     rows = []
     for name in (n for n in preset_inputs() if _whole(n)):
-        report = _calibration(name).fit_report()
+        cal = _calibration(name)
+        report = cal.fit_report()
         fitted = ", ".join(report["fitted"])
-        for i, r in enumerate(report["figures"]):
+        for i, (f, r) in enumerate(zip(cal.fitted.figures, report["figures"])):
+            event = timed.run(cal.config(), f, cal.user_bytes).iops
             rows.append(
                 (
                     f"`{name}`" if i == 0 else "",
                     r["figure"],
                     f"{r['observed']:,.0f}",
-                    f"{r['model']:,.0f}",
-                    f"{r['error']:+.1%}",
+                    f"{r['model']:,.0f} ({r['error']:+.1%})",
+                    f"{event:,.0f} ({event / r['observed'] - 1:+.1%})",
                     r["bottleneck"] or "",
                     fitted if i == 0 else "",
                 )
             )
-    return markdown_table(["preset", "figure", "datasheet", "model", "error", "bound by", "fitted"], "llrrrll", rows)
+    headers = ["preset", "figure", "datasheet", "fit (error)", "event model (error)", "bound by", "fitted"]
+    return markdown_table(headers, "llrrrll", rows)
 
 
 def main(argv: list[str] | None = None) -> int:
