@@ -124,3 +124,15 @@ def test_bench_timed_with_extra_timing():
     a = bench_timed("256MiB", 100_000, 1, "greedy")
     b = bench_timed("256MiB", 100_000, 1, "greedy", {"map_cache": {"fraction": 0.1}})
     assert "map_cache" in b["scenario"] and a["waf"] == b["waf"] and b["host_pages_per_second"] > 0
+
+
+def test_bench_superblock_scenarios_collect_in_superblocks():
+    """The superblock scenarios run the 7450's NAND with 384 MiB superblocks as the GC unit:
+    a different WAF from 256-page blocks at the same OP (few, large units), in both models."""
+    from opsim.commands.bench import SCENARIOS, bench_one, bench_timed
+
+    assert SCENARIOS["64GiB-superblocks"]["superblocks"] and SCENARIOS["timed-64GiB-qd32-superblocks"]["timed"]
+    blocks, sb = bench_one("64GiB", 100_000, 1, "greedy"), bench_one("64GiB", 100_000, 1, "greedy", True)
+    assert "superblocks" in sb["scenario"] and sb["waf"] != blocks["waf"] and sb["host_pages_per_second"] > 0
+    t = bench_timed("64GiB", 20_000, 1, "greedy", None, True)
+    assert "superblocks" in t["scenario"] and t["host_pages_per_second"] > 0

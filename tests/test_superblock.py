@@ -120,3 +120,18 @@ def test_simulate_prints_the_superblock(tmp_path):
     p = subprocess.run([sys.executable, "-m", "opsim.cli", "simulate", str(path)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "superblock of 1,536 pages (6MiB): 16 dies x 2 planes, scale model 1/64; open: 1 host, 1 GC" in p.stdout
+
+
+def test_results_echo_the_block_default_as_before_superblocks():
+    """With FTL blocks (the default GC unit) a result's config says `drive.pages_per_block`
+    (256 when not given), as results did before superblocks; with superblocks it is absent
+    (the key is refused there), and the echo runs again unchanged."""
+    import opsim
+
+    run = {"warmup_drive_writes": 0.1, "measure_drive_writes": 0.1}
+    r = opsim.simulate({"drive": {"user_capacity": "64MiB", "op": 0.1}, "run": run}).to_dict()
+    assert r["config"]["drive"]["pages_per_block"] == 256
+    assert opsim.simulate(r["config"]).waf == r["waf"]
+    sb = {"drive": {"user_capacity": "1GiB", "op": 0.1}, "ftl": {"gc_unit": "superblock", "superblock_scale": 64}}
+    d = opsim.sim.describe(sb | {"timing": {}})
+    assert "pages_per_block" not in d["config"]["drive"]

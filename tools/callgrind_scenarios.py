@@ -1,9 +1,12 @@
-"""Deterministic cost of the simulator's hot loops: run one scenario under
-``valgrind --tool=callgrind --toggle-collect='*Simulator*run*'`` and read the instruction count.
+"""Deterministic cost of the simulator's hot loops: run one scenario under callgrind and read
+the inclusive instruction count of ``Simulator::run``.
 
-    valgrind --tool=callgrind --toggle-collect='*Simulator*run*' --callgrind-out-file=cg.out \\
+    PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file=cg.out \\
         .venv/bin/python tools/callgrind_scenarios.py functional
-    callgrind_annotate cg.out | grep 'PROGRAM TOTALS'
+    callgrind_annotate --inclusive=yes cg.out | grep -m1 'Simulator::run'
+
+(``--toggle-collect='*Simulator*run*'`` does not catch the timed run's frames: read the
+inclusive count instead.)
 
 Instruction counts, unlike wall-clock seconds, do not move with the machine's load; BENCHMARKS.md
 compares builds with them.  Scenarios: functional (1 GiB, OP 7%, 2 drive writes measured),

@@ -1155,10 +1155,14 @@ def _draw_victims(ax, rec, doc: dict, label: str, color, bins: int) -> None:
     if h.sum() == 0:
         _skip(rec, label, "no block was collected in the measurement window")
         return
-    b = len(h) - 1
-    nb = min(bins, b + 1)
+    # entry i counts the victims with i x w .. i x w + w - 1 valid pages (w = 1: exact; units of
+    # more than 1,024 pages are reported in bins of w)
+    w = int(doc["victims"].get("valid_histogram_bin_pages", 1))
+    b = len(h) - 1 if w == 1 else int(doc["drive"]["pages_per_block"])
+    nb = min(bins, len(h))
     edges = np.linspace(0, b + 1, nb + 1)
-    idx = np.minimum((np.arange(b + 1) * nb) // (b + 1), nb - 1)
+    mid = np.minimum(np.arange(len(h)) * w + (w - 1) // 2, b)  # an entry's (middle) valid count
+    idx = np.minimum((mid * nb) // (b + 1), nb - 1)
     counts = np.bincount(idx, weights=h, minlength=nb)
     centers = ((edges[:-1] + edges[1:]) / 2 - 0.5) / b
     share = counts / counts.sum()

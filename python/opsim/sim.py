@@ -151,8 +151,10 @@ def describe(config, *, model_limits: bool = True, users=None, scale_blocks=None
     drive.  ``users``: also ``levels``, the ``op`` figures at each of these user capacities
     (bytes, whole sectors).  ``scale_blocks``: also ``scale_model`` (and one in each level): a
     drive of that many blocks of the same NAND giving garbage collection the same OP
-    (``blocks``, ``physical_bytes``, ``user_pages``, ``user_bytes``, ``gc_pool_blocks``: the
-    reserve and SLC cache as the core keeps them at that size).  ``scale``: also ``scaled``, the
+    (``blocks``, ``pages_per_block``, ``superblock_scale``, ``physical_bytes``, ``user_pages``,
+    ``user_bytes``, ``gc_pool_blocks``: the reserve and SLC cache as the core keeps them at
+    that size; a superblock drive's superblocks kept, at most that many, each divided so the
+    model holds at most ``scale_blocks`` x 256 pages).  ``scale``: also ``scaled``, the
     core's scale model that many times smaller (of a full-size drive of ``scale_user`` user bytes,
     default its own): ``physical_capacity``, ``user_capacity``, ``superblock_scale`` (FTL blocks:
     fewer blocks; superblocks: as many, each ``scale`` times smaller).  A drive file ``preset``

@@ -65,19 +65,32 @@ pub struct SlcReport {
     pub steady_folds: bool,
 }
 
-/// A scale model of the drive: fewer blocks of the same NAND (page, block, dies, planes and
-/// timing), its free-block reserve and SLC cache's static part as the core keeps them at that
-/// size (GC groups, `ftl.gc_reserve`, the SLC share of the blocks), holding the user pages that
-/// give garbage collection a given OP (`seen_by_gc`, user basis).
+/// A scale model of the drive ([`Description::scale_model`]): the same NAND (page, dies,
+/// planes and timing) in fewer pages, its free-block reserve and SLC cache's static part as
+/// the core keeps them at that size (GC groups, `ftl.gc_reserve`, the SLC share of the
+/// blocks), holding the user pages that give garbage collection a given OP (`seen_by_gc`,
+/// user basis).  FTL blocks: fewer blocks of the drive's size; superblocks: as many as the
+/// drive has (at most the blocks asked for), each holding fewer pages.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ScaleModel {
+    /// GC units (blocks or superblocks) of the model.
     pub blocks: u32,
+    /// Mapping units per GC unit of the model: the drive's for FTL blocks, the superblock's
+    /// / the scale for superblocks.
+    pub pages_per_block: u32,
+    /// `ftl.superblock_scale` of the model (superblock drives; None for blocks).
+    pub superblock_scale: Option<u32>,
     pub physical_bytes: u64,
     pub user_pages: u64,
     pub user_bytes: u64,
     /// Blocks of the pool GC collects in (`blocks` less the reserve and the SLC static part).
     pub gc_pool_blocks: u64,
 }
+
+/// The pages a superblock drive's scale model of `blocks` blocks holds at most, per block
+/// asked for: as many as that many FTL blocks of 256 pages (`drive.pages_per_block`'s
+/// default), so a model asked in blocks costs about the same whatever the drive's unit.
+pub const SCALE_MODEL_BLOCK_PAGES: u64 = 256;
 
 /// The scale rule (`Description::scaled`): what a model `scale` times smaller than the drive
 /// sets.  A drive of FTL blocks (`gc_unit = "block"`) keeps its block and has `scale` times
@@ -94,13 +107,10 @@ pub struct Scaled {
     pub user_capacity: u64,
     /// `ftl.superblock_scale` of the model (superblock drives; None for blocks).
     pub superblock_scale: Option<u32>,
-}
-
-impl Scaled {
-    /// A size measured against the GC unit (a zone), at the model's scale.
-    pub fn size(&self, bytes: u64) -> u64 {
-        bytes / self.scale
-    }
+    /// `workload.zone_size` of the model: a size measured against the GC unit (a zone) is
+    /// divided by the scale, as the unit is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_size: Option<u64>,
 }
 
 /// OP in every basis for the drive's own user capacity.
@@ -129,6 +139,7 @@ pub fn describe(cfg: Config, model_limits: bool) -> Result<Description> {
 /// Describe the drive `cfg` as `spec` (resolved from it) describes it; `fits_model`: whether
 /// the simulator can model it.
 pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> Result<Description> {
+    let cfg = cfg.echoed();
     let ModelSpec { geo, map_cache, memory, slc, gc, .. } = spec;
     let gc_low = gc.reserve_blocks();
     let slc_static = slc.map_or(0, |s| s.min_blocks);
@@ -149,6 +160,7 @@ pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> 
             write_cache: tc.write_cache,
             slc_folds: slc_cache.as_ref().is_some_and(|s| s.steady_folds),
             ftl_block_units: geo.physical_pages() / geo.blocks.max(1) as u64,
+            superblock: crate::timed::costs::SuperblockErase::of(&geo.unit),
         }),
         _ => None,
     };
@@ -216,8 +228,15 @@ impl Description {
 
     /// The scale model of `blocks` blocks whose user pages give garbage collection the OP
     /// `seen_by_gc` (user basis): the most user pages with (pool pages - user pages) / user
-    /// pages at least `seen_by_gc`, the pool as the core resolves it for a drive of `blocks`
-    /// blocks (this drive's config with its physical capacity cut to them).
+    /// pages at least `seen_by_gc`, the pool as the core resolves it for the model (this
+    /// drive's config with its physical capacity cut to the model's units).
+    ///
+    /// FTL blocks (`gc_unit = "block"`): `blocks` blocks of the drive's size.  Superblocks:
+    /// the scale rule ([`Scaled`]): the drive's superblocks, or `blocks` of them if it has
+    /// more, each divided by the smallest `k` (a divisor of its pages) that leaves the model
+    /// at most `blocks` x [`SCALE_MODEL_BLOCK_PAGES`] pages (`ftl.superblock_scale` = the
+    /// drive's x `k`): a 7450 PRO's 2,960 superblocks of 98,304 pages asked as 2,048 blocks
+    /// are 2,048 superblocks of 256 pages; a 64 GiB drive's 211 of them, 211 of 2,048.
     pub fn scale_model(&self, blocks: u32, seen_by_gc: f64) -> Result<ScaleModel> {
         let key = "scale_blocks";
         let d = &self.drive;
@@ -227,18 +246,24 @@ impl Description {
                 format!("{blocks} blocks at an OP seen by GC of {seen_by_gc} is no drive"),
             ));
         }
-        let ppb = d.pages_per_block as u64;
-        let physical_bytes = blocks as u64 * ppb * d.page_size;
-        let pool = describe(self.config_with_blocks(blocks), false)?.op.gc_pool_blocks;
+        let (units, ppb, superblock_scale) = match self.superblock_model(blocks)? {
+            Some((units, k)) => (units, d.pages_per_block / k, Some(d.gc_unit.scale * k)),
+            None => (blocks, d.pages_per_block, None),
+        };
+        let ppb = ppb as u64;
+        let physical_bytes = units as u64 * ppb * d.page_size;
+        let pool = describe(self.config_with_blocks(units, ppb, superblock_scale), false)?.op.gc_pool_blocks;
         let user_pages = (pool as f64 * ppb as f64 / (1.0 + seen_by_gc)).floor() as u64;
         if user_pages == 0 {
             return Err(Error::capacity(
                 key,
-                format!("a scale model of {blocks} blocks leaves garbage collection {pool} blocks: no user page fits"),
+                format!("a scale model of {units} blocks leaves garbage collection {pool} blocks: no user page fits"),
             ));
         }
         Ok(ScaleModel {
-            blocks,
+            blocks: units,
+            pages_per_block: ppb as u32,
+            superblock_scale,
             physical_bytes,
             user_pages,
             user_bytes: user_pages * d.page_size,
@@ -246,6 +271,30 @@ impl Description {
         })
     }
 
+    /// A superblock drive's scale model of `blocks` blocks ([`Description::scale_model`]):
+    /// (superblocks, the factor `k` dividing each); None for FTL blocks.
+    fn superblock_model(&self, blocks: u32) -> Result<Option<(u32, u32)>> {
+        let d = &self.drive;
+        let u = &d.gc_unit;
+        if u.kind == crate::config::gc::GcUnitKind::Block {
+            return Ok(None);
+        }
+        let units = d.blocks.min(blocks).max(1);
+        let most = (blocks as u64 * SCALE_MODEL_BLOCK_PAGES / units as u64).max(2);
+        let pages = u.pages;
+        // the smallest k leaving a unit of at most `most` pages (and 2 or more); a unit with
+        // no such divisor stays as it is
+        let k = (1..=pages / 2).find(|&k| pages % k == 0 && (pages / k) as u64 <= most).unwrap_or(1);
+        if u.scale as u64 * k as u64 > u32::MAX as u64 {
+            return Err(Error::capacity(
+                "scale_blocks",
+                format!(
+                    "a scale model of {blocks} blocks divides the superblock by more than ftl.superblock_scale holds"
+                ),
+            ));
+        }
+        Ok(Some((units, k)))
+    }
     /// The scale model `scale` times smaller than this drive ([`Scaled`]); `user_bytes`: the
     /// full-size drive's user capacity (default its own).  User capacity is rounded down to
     /// whole 4 KiB (the FTL block rule, as before) or whole mapping units (superblocks).
@@ -257,6 +306,7 @@ impl Description {
             return bad("must be at least 1".into());
         }
         let user = user_bytes.unwrap_or(d.user_bytes);
+        let zone_size = self.config.workload.zone_size.map(|z| z.0 / scale);
         if u.kind == crate::config::gc::GcUnitKind::Block {
             let physical = self.config.drive.physical_capacity.map_or(d.physical_bytes, |p| p.0);
             return Ok(Scaled {
@@ -264,6 +314,7 @@ impl Description {
                 physical_capacity: physical / scale,
                 user_capacity: user / scale / 4096 * 4096,
                 superblock_scale: None,
+                zone_size,
             });
         }
         let total = u.scale as u64 * scale;
@@ -279,6 +330,7 @@ impl Description {
             physical_capacity: d.blocks as u64 * unit_bytes,
             user_capacity: user / scale / d.page_size * d.page_size,
             superblock_scale: Some(total as u32),
+            zone_size,
         })
     }
 
@@ -290,20 +342,28 @@ impl Description {
         c.user_capacity = Some(ByteSize(s.user_capacity));
         (c.op, c.native_capacity, c.native_op, c.op_basis) = (None, None, None, OpBasis::User);
         cfg.ftl.superblock_scale = s.superblock_scale;
+        if let Some(z) = s.zone_size {
+            cfg.workload.zone_size = Some(ByteSize(z));
+        }
         cfg
     }
 
-    /// This drive's config cut to `blocks` blocks, set to the share of its user capacity
-    /// (whole pages, at least one) those blocks hold: the pool does not depend on it.
-    fn config_with_blocks(&self, blocks: u32) -> Config {
+    /// This drive's config cut to `blocks` blocks of `ppb` pages (with `superblock_scale`,
+    /// superblocks that much smaller), set to the share of its user capacity (whole pages, at
+    /// least one) those pages hold: the pool does not depend on it.
+    fn config_with_blocks(&self, blocks: u32, ppb: u64, superblock_scale: Option<u32>) -> Config {
         let d = &self.drive;
-        let block_bytes = d.pages_per_block as u64 * d.page_size;
-        let share = (d.user_bytes as u128 * blocks as u128 / d.blocks.max(1) as u128) as u64;
+        let block_bytes = ppb * d.page_size;
+        let (model, drive) = (blocks as u128 * ppb as u128, d.blocks.max(1) as u128 * d.pages_per_block as u128);
+        let share = (d.user_bytes as u128 * model / drive) as u64;
         let mut cfg = self.config.clone();
         let c = &mut cfg.drive;
         c.physical_capacity = Some(ByteSize(blocks as u64 * block_bytes));
         c.user_capacity = Some(ByteSize((share / d.page_size).max(1) * d.page_size));
         (c.op, c.native_capacity, c.native_op, c.op_basis) = (None, None, None, OpBasis::User);
+        if superblock_scale.is_some() {
+            cfg.ftl.superblock_scale = superblock_scale;
+        }
         cfg
     }
 }
@@ -411,6 +471,57 @@ mod tests {
         assert_eq!((m.gc_pool_blocks, m.physical_bytes), (100 - 2 - 5, 100 * 64 * 4096));
         let plain = describe(cfg("[drive]\nuser_capacity = \"48MiB\"\nphysical_capacity = \"64MiB\"\n"), true).unwrap();
         assert_eq!(plain.scale_model(2, 0.2).unwrap_err().key.as_deref(), Some("scale_blocks"));
+    }
+
+    /// A superblock drive's scale model follows the scale rule: its superblocks kept (at most
+    /// the blocks asked for), each divided so the model holds at most blocks x 256 pages.
+    #[test]
+    fn scale_model_of_superblocks_keeps_them_smaller() {
+        let sb = "[ftl]\ngc_unit = \"superblock\"\n[timing]\nnand_block_size = \"12MiB\"\nplanes = 2\nchannels = 8\ndies_per_channel = 2\n";
+        // 53 superblocks of 98,304 pages: all kept, 8,192 pages each (98,304 / 12)
+        let d =
+            describe(cfg(&format!("[drive]\nuser_capacity = \"16GiB\"\nphysical_capacity = \"20GiB\"\n{sb}")), false)
+                .unwrap();
+        assert_eq!((d.drive.blocks, d.drive.pages_per_block), (53, 98_304));
+        let m = d.scale_model(2048, d.op.seen_by_gc).unwrap();
+        assert_eq!((m.blocks, m.pages_per_block, m.superblock_scale), (53, 8192, Some(12)));
+        assert_eq!(m.physical_bytes, 53 * 8192 * 4096);
+        // the model is a drive the core builds: its pool and OP seen by GC are the model's
+        let mut c = d.config.clone();
+        (c.drive.physical_capacity, c.drive.user_capacity) =
+            (Some(ByteSize(m.physical_bytes)), Some(ByteSize(m.user_bytes)));
+        (c.drive.op, c.drive.native_capacity, c.drive.native_op) = (None, None, None);
+        c.ftl.superblock_scale = m.superblock_scale;
+        let model = describe(c, true).unwrap();
+        assert_eq!((model.drive.blocks, model.drive.pages_per_block), (53, 8192));
+        assert_eq!(model.op.gc_pool_blocks, m.gc_pool_blocks);
+        assert_eq!(m.gc_pool_blocks, 53 - 2);
+        assert!(model.op.seen_by_gc >= d.op.seen_by_gc);
+        assert_eq!(m.user_pages, (51.0 * 8192.0 / (1.0 + d.op.seen_by_gc)).floor() as u64);
+        // fewer blocks asked: fewer, smaller superblocks
+        let m = d.scale_model(16, d.op.seen_by_gc).unwrap();
+        assert_eq!((m.blocks, m.pages_per_block, m.superblock_scale), (16, 256, Some(384)));
+        // the whole drive as its own model
+        let m = d.scale_model(53 * 384, d.op.seen_by_gc).unwrap();
+        assert_eq!((m.blocks, m.pages_per_block, m.gc_pool_blocks), (53, 98_304, d.op.gc_pool_blocks));
+        // the 7450 PRO preset with superblocks: 2,960 superblocks, asked as 2,048 blocks:
+        // 2,048 of 256 pages, not 2,048 x 98,304 pages
+        let p = describe(cfg("preset = \"micron-7450-pro-960gb\"\n[ftl]\ngc_unit = \"superblock\"\n"), false).unwrap();
+        assert_eq!(p.drive.pages_per_block, 98_304);
+        let m = p.scale_model(2048, p.op.seen_by_gc).unwrap();
+        assert_eq!((m.blocks, m.pages_per_block, m.superblock_scale), (2048, 256, Some(384)));
+        assert!(m.blocks as u64 * m.pages_per_block as u64 <= 2048 * SCALE_MODEL_BLOCK_PAGES);
+        // a drive already scaled (106 superblocks of 49,152 pages): the factors multiply
+        let half = describe(
+            cfg(&format!(
+                "[drive]\nuser_capacity = \"16GiB\"\nphysical_capacity = \"20GiB\"\n{}",
+                sb.replace("[timing]", "superblock_scale = 2\n[timing]")
+            )),
+            false,
+        )
+        .unwrap();
+        let m = half.scale_model(2048, half.op.seen_by_gc).unwrap();
+        assert_eq!((m.blocks, m.pages_per_block, m.superblock_scale), (106, 4096, Some(24)));
     }
 
     #[test]

@@ -488,6 +488,13 @@ def _screen_table(d: dict, extra: _ExtraColumns) -> str:
     )
 
 
+def _model_shape(sm: dict) -> str:
+    """The scale model's GC units: "2,048-block", or its superblocks and their pages."""
+    if sm.get("superblock_scale") is None:
+        return f"{sm['blocks']:,}-block"
+    return f"{sm['units']:,}-superblock ({sm['unit_pages']:,} pages each)"
+
+
 def _simulated_table(d: dict, tg: dict, lat_hdr: str, extra: _ExtraColumns) -> str:
     sm = d["search"]["scale_model"]
     hdr = ["held back", "usable", "WAF", "IOPS", f"{lat_hdr} us", *extra.header(), "steady", "misses"]
@@ -508,6 +515,6 @@ def _simulated_table(d: dict, tg: dict, lat_hdr: str, extra: _ExtraColumns) -> s
         hdr,
         rows,
         align="l" + "r" * (len(hdr) - 2) + "l",
-        title=f"Simulator confirmation (timed model, {sm['blocks']:,}-block scale model, "
+        title=f"Simulator confirmation (timed model, {_model_shape(sm)} scale model, "
         f"seed {d['search']['seed']}; 'steady': SNIA rule on per-round IOPS)",
     )

@@ -25,7 +25,21 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "timing": {"map_cache": {"fraction": 0.1}},
     },
     "trace-msr-1GiB": {"user_capacity": "1GiB", "pages": 4_000_000, "trace": True},
+    # garbage collection in superblocks of the Micron 7450's NAND (12 MiB blocks x 2 planes x 16
+    # dies: 384 MiB, 98,304 pages of 4 KiB) instead of 256-page blocks
+    "64GiB-superblocks": {"user_capacity": "64GiB", "pages": 40_000_000, "superblocks": True},
+    "timed-64GiB-qd32-superblocks": {"user_capacity": "64GiB", "pages": 8_000_000, "timed": True, "superblocks": True},
 }
+
+#: the NAND of the superblock scenarios ([timing]) and their GC unit ([ftl])
+SUPERBLOCK_NAND = {"nand_block_size": "12MiB", "planes": 2, "channels": 8, "dies_per_channel": 2}
+
+
+def _unit(superblocks: bool) -> tuple[dict, dict, dict, str]:
+    """([drive], [ftl], [timing]) keys of a scenario's GC unit, and its label."""
+    if superblocks:
+        return {}, {"gc_unit": "superblock"}, SUPERBLOCK_NAND, "384 MiB superblocks"
+    return {"pages_per_block": 256}, {}, {}, "256 pages/block"
 
 
 def register(sub, common):
@@ -54,18 +68,20 @@ def machine() -> dict:
     }
 
 
-def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
+def bench_one(capacity: str, pages: int, repeat: int, gc: str, superblocks: bool = False) -> dict:
     from ..errors import InputError
     from ..sim import Simulator
 
     if repeat < 1:
         raise InputError("--repeat must be at least 1", key="repeat")
+    drive, ftl, timing, unit = _unit(superblocks)
     s = Simulator(
         {
-            "drive": {"user_capacity": capacity, "op": 0.07, "pages_per_block": 256},
-            "ftl": {"gc": gc},
+            "drive": {"user_capacity": capacity, "op": 0.07} | drive,
+            "ftl": {"gc": gc} | ftl,
             "run": {"seed": 7, "precondition": "analytic"},
         }
+        | ({"timing": timing} if timing else {})
     )
     user = s.describe()["drive"]["user_bytes"]
     s.precondition()
@@ -80,7 +96,7 @@ def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
     waf = (c1["nand_write_pages"] - c0["nand_write_pages"]) * 4096 / (c1["host_write_bytes"] - c0["host_write_bytes"])
     best = min(times)
     return {
-        "scenario": f"uniform 4 KiB, {gc}, OP 7%, 256 pages/block, {capacity}",
+        "scenario": f"uniform 4 KiB, {gc}, OP 7%, {unit}, {capacity}",
         "capacity": capacity,
         "host_pages": pages,
         "best_seconds": best,
@@ -90,18 +106,21 @@ def bench_one(capacity: str, pages: int, repeat: int, gc: str) -> dict:
     }
 
 
-def bench_timed(capacity: str, pages: int, repeat: int, gc: str, timing: dict | None = None) -> dict:
+def bench_timed(
+    capacity: str, pages: int, repeat: int, gc: str, timing: dict | None = None, superblocks: bool = False
+) -> dict:
     """The timed model: 4 KiB random writes at QD32 in steady state (analytic
     preconditioning); simulated host commands per wall second of the timed rounds.
     ``timing``: more [timing] settings (e.g. a mapping-table cache)."""
     from ..sim import simulate
 
+    drive, ftl, nand, unit = _unit(superblocks)
     rates = []
     for _ in range(repeat):
         r = simulate(
             {
-                "drive": {"user_capacity": capacity, "op": 0.07, "pages_per_block": 256},
-                "ftl": {"gc": gc},
+                "drive": {"user_capacity": capacity, "op": 0.07} | drive,
+                "ftl": {"gc": gc} | ftl,
                 "run": {
                     "seed": 7,
                     "precondition": "analytic",
@@ -109,12 +128,13 @@ def bench_timed(capacity: str, pages: int, repeat: int, gc: str, timing: dict | 
                     "measure_drive_writes": pages * 4096 / r_user(capacity),
                     "round_drive_writes": 0.05,
                 },
-                "timing": {"queue_depth": 32} | (timing or {}),
+                "timing": {"queue_depth": 32} | nand | (timing or {}),
             }
         )
         rates.append(r.perf["timed_ios_per_second"])
     best = max(rates)
     extra = "".join(f", {k} {v}" for k, v in (timing or {}).items())
+    extra += f", {unit}" if superblocks else ""
     return {
         "scenario": f"timed: 4 KiB random writes QD32, {gc}, OP 7%, {capacity}{extra}",
         "capacity": capacity,
@@ -185,11 +205,13 @@ def run(args) -> Output:
     rows = []
     for n in names:
         sc = SCENARIOS[n]
+        sb = bool(sc.get("superblocks"))
         if sc.get("timed"):
-            rows.append(bench_timed(sc["user_capacity"], sc["pages"], args.repeat, args.gc, sc.get("timing")))
-            continue
-        fn = bench_trace if sc.get("trace") else bench_one
-        rows.append(fn(sc["user_capacity"], sc["pages"], args.repeat, args.gc))
+            rows.append(bench_timed(sc["user_capacity"], sc["pages"], args.repeat, args.gc, sc.get("timing"), sb))
+        elif sc.get("trace"):
+            rows.append(bench_trace(sc["user_capacity"], sc["pages"], args.repeat, args.gc))
+        else:
+            rows.append(bench_one(sc["user_capacity"], sc["pages"], args.repeat, args.gc, sb))
     data: dict[str, Any] = {"machine": machine(), "results": rows}
     text = table(
         ["scenario", "M host pages (or records)/s", "WAF", "best s"],

@@ -1,14 +1,15 @@
 """WAF of the zoned workload (``[workload] type = "zoned"``) against zone size and active zones:
 the figure of docs/workloads.md.
 
-Each point is a functional (or, with a preset, timed) run on a scale model: preconditioning
+Each point is a functional (or, with a preset, timed) run on the core's scale model of the
+drive (``--scale``; zone sizes are the full-size drive's and scale with its GC unit): preconditioning
 fills the drive, then the zones are rewritten for ``warmup`` drive writes and measured over
 ``measure`` more.  Zone sizes are given in bytes or, by default, as multiples of the drive's
-GC unit (``drive.pages_per_block`` pages, as the core describes the drive).
+GC unit (a block or a superblock, as the core describes the drive).
 
     python -m opsim.validation.zoned -o docs/figures/zoned-waf.svg            # generic scale model
-    python -m opsim.validation.zoned --preset micron-7450-pro-960gb --scale 256 \\
-        --zone-sizes 64MiB,...,16GiB --set ftl.gc_unit=superblock -o docs/figures/zoned-waf-7450.svg
+    python -m opsim.validation.zoned --preset micron-7450-pro-960gb --scale 64 \\
+        --zone-sizes 96MiB,...,16GiB --set ftl.gc_unit=superblock -o docs/figures/zoned-waf-7450.svg
 
 (``make docs-figures`` runs the first.)  A JSON file beside the figure (same name, ``.json``)
 holds every point, so the table in docs/workloads.md can be checked against it.
@@ -36,15 +37,13 @@ UNITS = (0.25, 0.5, 1, 2, 4, 16)
 ACTIVE = (1, 4, 16)
 
 
-def base_config(preset: str | None = None, scale: int = 1, sets: Sequence[str] = ()) -> dict:
-    """The drive the sweep runs on: a preset's scale model (with its timing) or the generic
-    model, with ``sets`` ("table.key=value", the value parsed as JSON when it is JSON)
-    applied."""
+def base_config(preset: str | None = None, sets: Sequence[str] = ()) -> dict:
+    """The full-size drive the sweep is about: a preset (with its timing) or the generic model,
+    with ``sets`` ("table.key=value", the value parsed as JSON when it is JSON) applied."""
     if preset:
         from .. import presets
 
-        cfg = presets.scale_model(preset, scale)
-        cfg.setdefault("ftl", {})["gc"] = "greedy"
+        cfg: dict = {"preset": presets.get(preset).get("path", preset), "ftl": {"gc": "greedy"}}
     else:
         cfg = copy.deepcopy(GENERIC)
     for s in sets:
@@ -61,19 +60,37 @@ def base_config(preset: str | None = None, scale: int = 1, sets: Sequence[str] =
 
 
 def gc_unit_bytes(cfg: dict) -> int:
-    """The drive's GC unit in bytes, as the core describes the drive (pages per block x page)."""
+    """The drive's GC unit in bytes, as the core describes the drive (a block or a superblock)."""
     from ..sim import describe
 
-    d = describe(cfg)["drive"]
-    return int(d["pages_per_block"]) * int(d["page_size"])
+    return int(describe(cfg)["drive"]["gc_unit"]["bytes"])
 
 
-def run_point(cfg: dict, zone: int, active: int, warmup: float, measure: float, seed: int) -> dict:
-    """One run: WAF and the measured commands of ``active`` open zones of ``zone`` bytes."""
-    from ..sim import simulate
+def model_config(cfg: dict, zone: int, active: int, scale: int) -> dict:
+    """The config of one point: ``cfg`` with ``active`` open zones of ``zone`` bytes, as the
+    core's scale model ``scale`` times smaller (``describe(..., scale=)``: fewer blocks, or as
+    many superblocks each smaller, and the zone divided with them)."""
+    from ..sim import describe
 
     c = copy.deepcopy(cfg)
     c["workload"] = {"type": "zoned", "zone_size": zone, "active_zones": active}
+    if scale == 1:
+        return c
+    s = describe(c, model_limits=False, scale=scale)["scaled"]
+    c["drive"] = {k: v for k, v in c.get("drive", {}).items() if k not in ("op", "native_capacity", "native_op")}
+    c["drive"] |= {"user_capacity": s["user_capacity"], "physical_capacity": s["physical_capacity"], "op_basis": "user"}
+    if s["superblock_scale"] is not None:
+        c["ftl"] = c.get("ftl", {}) | {"superblock_scale": s["superblock_scale"]}
+    c["workload"]["zone_size"] = s["zone_size"]
+    return c
+
+
+def run_point(cfg: dict, zone: int, active: int, warmup: float, measure: float, seed: int, scale: int = 1) -> dict:
+    """One run on the scale model: WAF and the measured commands of ``active`` open zones of
+    ``zone`` bytes (of the full-size drive)."""
+    from ..sim import simulate
+
+    c = model_config(cfg, zone, active, scale)
     c["run"] = c.get("run", {}) | {
         "seed": seed,
         "warmup_drive_writes": warmup,
@@ -84,6 +101,7 @@ def run_point(cfg: dict, zone: int, active: int, warmup: float, measure: float, 
     m = r.measure_counters
     return {
         "zone_size": zone,
+        "model_zone_size": c["workload"]["zone_size"],
         "active_zones": active,
         "waf": r.waf,
         "resets": m["trim_cmds"],
@@ -99,18 +117,19 @@ def sweep(
     warmup: float = 3.0,
     measure: float = 2.0,
     seed: int = 1,
+    scale: int = 1,
 ) -> list[dict]:
-    """Every zone size x active-zone count that fits the drive (more active zones than zones
-    is skipped)."""
+    """Every zone size x active-zone count that fits the full-size drive (more active zones
+    than zones is skipped), each run on the scale model."""
     from ..sim import describe
 
-    d = describe(cfg)["drive"]
+    d = describe(cfg, model_limits=False)["drive"]
     user = int(d["user_pages"]) * int(d["page_size"])
     rows = []
     for zone in zone_sizes:
         for a in actives:
             if a <= user // zone:
-                rows.append(run_point(cfg, zone, a, warmup, measure, seed) | {"zones": user // zone})
+                rows.append(run_point(cfg, zone, a, warmup, measure, seed, scale) | {"zones": user // zone})
     return rows
 
 
@@ -145,7 +164,7 @@ def _zone_sizes(text: str | None, unit: int) -> list[int]:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m opsim.validation.zoned", description=__doc__.split("\n")[0])
     p.add_argument("--preset", help="a preset's scale model (default: the generic 256 MiB model)")
-    p.add_argument("--scale", type=int, default=1, help="with --preset: capacities divided by N")
+    p.add_argument("--scale", type=int, default=1, help="run on the core's scale model N times smaller")
     p.add_argument("--zone-sizes", help="comma-separated sizes (default: 1/4 to 16 GC units)")
     p.add_argument("--active", default=",".join(map(str, ACTIVE)), help="comma-separated active-zone counts")
     p.add_argument("--set", action="append", default=[], help="TABLE.KEY=VALUE added to the config")
@@ -153,16 +172,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--measure", type=float, default=2.0, help="drive writes measured")
     p.add_argument("-o", "--output", required=True, help="the figure (.svg, .png or .pdf); data beside it (.json)")
     a = p.parse_args(argv)
-    cfg = base_config(a.preset, a.scale, a.set)
+    cfg = base_config(a.preset, a.set)
     unit = gc_unit_bytes(cfg)
     actives = [int(x) for x in a.active.split(",")]
-    rows = sweep(cfg, _zone_sizes(a.zone_sizes, unit), actives, a.warmup, a.measure)
+    rows = sweep(cfg, _zone_sizes(a.zone_sizes, unit), actives, a.warmup, a.measure, scale=a.scale)
     what = a.preset or "generic scale model"
     title = f"zoned workload, {what}: WAF against zone size (greedy GC)"
     from .. import plots
 
     plots.save(figure(rows, unit, title), a.output)
-    data = {"config": cfg, "gc_unit_bytes": unit, "warmup": a.warmup, "measure": a.measure, "points": rows}
+    data = {
+        "config": cfg,
+        "scale": a.scale,
+        "gc_unit_bytes": unit,
+        "warmup": a.warmup,
+        "measure": a.measure,
+        "points": rows,
+    }
     with open(os.path.splitext(a.output)[0] + ".json", "w") as f:
         json.dump(data, f, indent=1)
         f.write("\n")

@@ -716,6 +716,15 @@ fn toml_ready(v: serde_json::Value) -> serde_json::Value {
 }
 
 impl Config {
+    /// The config as results and descriptions echo it: with FTL blocks as the GC unit,
+    /// `drive.pages_per_block` written out (its default included), as before superblocks.
+    pub(crate) fn echoed(mut self) -> Config {
+        if self.ftl.gc_unit == gc::GcUnitKind::Block {
+            self.drive.pages_per_block.get_or_insert(DEFAULT_PAGES_PER_BLOCK);
+        }
+        self
+    }
+
     /// A config from TOML text; a drive file it names (`preset = "./drive.toml"`) is
     /// relative to the current directory.
     pub fn from_toml_str(text: &str) -> Result<Config> {

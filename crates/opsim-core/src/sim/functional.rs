@@ -375,13 +375,6 @@ impl Simulator {
         let now = self.counters();
         let measure_counters = now.minus(self.round_start.get(measure_first).unwrap_or(&now));
         let hist = with_ftl!(&mut self.ftl, f => f.take_victim_hist());
-        let vcount: u64 = hist.iter().sum();
-        let b = self.geo.pages_per_block as f64;
-        let mean_valid = if vcount > 0 {
-            Some(hist.iter().enumerate().map(|(j, &n)| j as f64 * n as f64).sum::<f64>() / vcount as f64 / b)
-        } else {
-            None
-        };
         let (namespaces, handles, placement, fdp_stats) =
             self.placement_report(self.pl_start.get(measure_first).or(Some(&self.pl_last)));
         let wall = t0.elapsed().as_secs_f64();
@@ -399,7 +392,7 @@ impl Simulator {
             rounds: self.rounds.clone(),
             steady_state: steady::detect(&[], None, SteadyRule::default()),
             wear: self.wear(),
-            victims: Victims { valid_histogram: hist, count: vcount, mean_valid_fraction: mean_valid },
+            victims: Victims::new(&hist, self.geo.pages_per_block, self.geo.unit.kind),
             free_blocks_min: self.rounds.iter().map(|r| r.free_blocks_min).min().unwrap_or(0),
             trace: self.trace.clone(),
             timed: None,

@@ -100,6 +100,7 @@ impl Simulator {
 
     /// Build the model of `cfg` as `spec` (resolved from it with the model's limits) describes it.
     pub(crate) fn with_spec(cfg: Config, spec: ModelSpec) -> Result<Simulator> {
+        let cfg = cfg.echoed();
         let ModelSpec { geo, map_cache, memory, slc, policy_param: param, placement, gc } = spec;
         let (f, r) = (&cfg.ftl, &cfg.run);
         let params = FtlParams {

@@ -2,6 +2,7 @@
 //! drive report, measurement window and wall-clock figures, trace-replay figures and the timed
 //! model's report (`TimedReport`).
 
+use crate::config::gc::GcUnitKind;
 use crate::config::Config;
 use crate::ftl::Counters;
 use crate::geometry::{Geometry, OpReport};
@@ -34,10 +35,50 @@ pub struct Wear {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Victims {
-    /// victims collected in the measurement window, by their valid-page count (0..=b).
+    /// victims collected in the measurement window, by their valid-page count: entry `i`
+    /// counts the victims with `i x w` to `i x w + w - 1` valid pages, `w` =
+    /// `valid_histogram_bin_pages` (1, exact: entries 0..=b, for FTL blocks and superblocks
+    /// of up to [`VICTIM_HISTOGRAM_BINS`] pages).
     pub valid_histogram: Vec<u64>,
+    /// The valid pages one entry of `valid_histogram` spans, when more than one (superblocks
+    /// of more than [`VICTIM_HISTOGRAM_BINS`] pages); absent when exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_histogram_bin_pages: Option<u32>,
     pub count: u64,
+    /// From the exact counts, whatever the bins.
     pub mean_valid_fraction: Option<f64>,
+}
+
+/// The most bins (+1, for a unit wholly valid) the victim histogram of a superblock
+/// reports: larger superblocks are reported in bins of several valid-page counts.
+pub const VICTIM_HISTOGRAM_BINS: u32 = 1024;
+
+impl Victims {
+    /// The victims of a measurement window from `hist`, the FTL's exact count of victims by
+    /// valid pages (0..=`pages_per_block`).  A superblock (`kind`) of more than
+    /// [`VICTIM_HISTOGRAM_BINS`] pages is binned to at most that many + 1 entries of
+    /// `ceil(pages_per_block / VICTIM_HISTOGRAM_BINS)` valid pages each; FTL blocks stay
+    /// exact at any size (every result of a block drive as before).
+    pub fn new(hist: &[u64], pages_per_block: u32, kind: GcUnitKind) -> Victims {
+        let count: u64 = hist.iter().sum();
+        let b = pages_per_block as f64;
+        let mean_valid_fraction = (count > 0)
+            .then(|| hist.iter().enumerate().map(|(j, &n)| j as f64 * n as f64).sum::<f64>() / count as f64 / b);
+        let width = match kind {
+            GcUnitKind::Block => 1,
+            GcUnitKind::Superblock => pages_per_block.div_ceil(VICTIM_HISTOGRAM_BINS).max(1),
+        };
+        let valid_histogram = if width == 1 {
+            hist.to_vec()
+        } else {
+            let mut bins = vec![0; (pages_per_block / width) as usize + 1];
+            for (j, &n) in hist.iter().enumerate() {
+                bins[j / width as usize] += n;
+            }
+            bins
+        };
+        Victims { valid_histogram, valid_histogram_bin_pages: (width > 1).then_some(width), count, mean_valid_fraction }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -206,4 +247,51 @@ pub(super) fn shift(mut s: SteadyState, by: usize) -> SteadyState {
     s.round = s.round.map(|r| r + by);
     s.window = s.window.map(|(a, b)| (a + by, b + by));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn victim_histogram_of_a_superblock_is_exact_up_to_1024_pages() {
+        let hist: Vec<u64> = (0..=1024).map(|j| j % 7).collect();
+        let v = Victims::new(&hist, 1024, GcUnitKind::Superblock);
+        assert_eq!((v.valid_histogram.clone(), v.valid_histogram_bin_pages), (hist.clone(), None));
+        assert_eq!(v.count, hist.iter().sum::<u64>());
+        // the JSON of an exact histogram is as before: no bin width
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(
+            json.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["count", "mean_valid_fraction", "valid_histogram"]
+        );
+    }
+
+    #[test]
+    fn victim_histogram_of_a_superblock_is_binned() {
+        // 98,304 pages: bins of 96 valid pages, 1,025 of them (the last: a wholly valid unit)
+        let b = 98_304u32;
+        let mut hist = vec![0u64; b as usize + 1];
+        (hist[0], hist[95], hist[96], hist[50_000], hist[98_303], hist[98_304]) = (1, 2, 3, 4, 5, 6);
+        let v = Victims::new(&hist, b, GcUnitKind::Superblock);
+        assert_eq!(v.valid_histogram_bin_pages, Some(96));
+        assert_eq!(v.valid_histogram.len(), 1025);
+        assert_eq!(&v.valid_histogram[..2], &[3, 3]);
+        assert_eq!(v.valid_histogram[50_000 / 96], 4);
+        assert_eq!(&v.valid_histogram[1023..], &[5, 6]);
+        assert_eq!(v.valid_histogram.iter().sum::<u64>(), v.count);
+        // the mean from the exact counts
+        let exact = (95.0 * 2.0 + 96.0 * 3.0 + 50_000.0 * 4.0 + 98_303.0 * 5.0 + 98_304.0 * 6.0) / 21.0 / b as f64;
+        assert!((v.mean_valid_fraction.unwrap() - exact).abs() < 1e-15);
+        // a width that does not divide the unit: 1,536 pages in bins of 2, 769 entries
+        let v = Victims::new(&vec![1; 1537], 1536, GcUnitKind::Superblock);
+        assert_eq!((v.valid_histogram.len(), v.valid_histogram_bin_pages), (769, Some(2)));
+        assert_eq!((v.valid_histogram[0], v.valid_histogram[768]), (2, 1));
+        // 1,025 pages: bins of 2
+        assert_eq!(Victims::new(&vec![1; 1026], 1025, GcUnitKind::Superblock).valid_histogram.len(), 513);
+        assert_eq!(Victims::new(&[], 4, GcUnitKind::Superblock).mean_valid_fraction, None);
+        // FTL blocks: exact at any size (the AnandTech presets' 32,768-page blocks as before)
+        let v = Victims::new(&vec![1; 32_769], 32_768, GcUnitKind::Block);
+        assert_eq!((v.valid_histogram.len(), v.valid_histogram_bin_pages), (32_769, None));
+    }
 }

@@ -578,6 +578,7 @@ impl Simulator {
             r,
             self.geo.physical_pages(),
             self.geo.blocks,
+            crate::timed::costs::SuperblockErase::of(&self.geo.unit),
             self.gc.low,
             page,
             self.geo.sector_size as u64,

@@ -6,7 +6,9 @@
 //! achieved figure.  The advisor's analytic screen asks this function; it restates nothing.
 
 use super::{PageTiming, Resolved};
+use crate::config::gc::GcUnitKind;
 use crate::error::{Error, Result};
+use crate::geometry::GcUnit;
 use serde::{Deserialize, Serialize};
 
 /// Per-unit charges resolved from the timing, in integer nanoseconds as the event loop
@@ -79,11 +81,38 @@ impl KindCosts {
     }
 }
 
-/// Share of a physical block erase (tBERS) each die spends per FTL block erased: an FTL
-/// block of `ftl_block_units` spans that many units / dies on each die.
+/// A superblock as its erase is charged: the dies of its stripe, each of which erases one
+/// NAND block on every plane at once (one multi-plane erase, tBERS), and the scale model's
+/// factor (1: the full drive), a unit holding 1/`scale` of the stripe's pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuperblockErase {
+    pub dies: u32,
+    pub scale: u32,
+}
+
+impl SuperblockErase {
+    /// The erase of the GC unit `u`: None for an FTL block.
+    pub fn of(u: &GcUnit) -> Option<SuperblockErase> {
+        match u.kind {
+            GcUnitKind::Block => None,
+            GcUnitKind::Superblock => Some(SuperblockErase { dies: u.dies.unwrap_or(1), scale: u.scale.max(1) }),
+        }
+    }
+}
+
+/// Share of a physical block erase (tBERS) each die spends per GC unit erased (the timed
+/// model stripes every unit over all `dies`).  An FTL block of `ftl_block_units` spans that
+/// many units / dies on each die, one tBERS per `block_units` (a NAND block on one plane),
+/// at most one per die.  A superblock (`sb`) costs one multi-plane erase on each die of its
+/// stripe: `sb.dies / dies` per die, and 1/`sb.scale` of that in a scale model, so a scale
+/// model and its full drive charge the same erase time per page.
 #[inline]
-pub(crate) fn erase_share(ftl_block_units: u64, dies: u32, block_units: u64) -> f64 {
-    (ftl_block_units as f64 / dies as f64 / block_units as f64).min(1.0)
+pub(crate) fn erase_share(ftl_block_units: u64, dies: u32, block_units: u64, sb: Option<SuperblockErase>) -> f64 {
+    match sb {
+        None => (ftl_block_units as f64 / dies as f64 / block_units as f64).min(1.0),
+        Some(s) => s.dies as f64 / dies as f64 / s.scale as f64,
+    }
 }
 
 /// Host link time of `bytes` (integer ns, as a command is charged).
@@ -104,6 +133,10 @@ pub struct CostModel {
     pub slc_folds: bool,
     /// Mapping units per FTL block (superblock): pages per block.
     pub ftl_block_units: u64,
+    /// With `ftl.gc_unit = "superblock"`: its stripe and scale, which set the erase charge
+    /// ([`erase_share`]); absent for FTL blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superblock: Option<SuperblockErase>,
 }
 
 /// A workload mix, per IO on average.
@@ -243,7 +276,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let senses = senses_per_read(r, u, mix.sequential);
     let dies = r.dies as f64;
     let erases = (u + copies) / m.ftl_block_units as f64;
-    let erase_die_ns = r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units) * dies;
+    let erase_die_ns = r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units, m.superblock) * dies;
     let die_ns = w
         * (u * (xfer + host_prog)
             + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
@@ -288,7 +321,7 @@ mod tests {
     }
 
     fn model(r: Resolved, write_cache: bool, slc_folds: bool) -> CostModel {
-        CostModel { timing: r, write_cache, slc_folds, ftl_block_units: 256 }
+        CostModel { timing: r, write_cache, slc_folds, ftl_block_units: 256, superblock: None }
     }
 
     fn mix(w: f64) -> Mix {
@@ -305,7 +338,7 @@ mod tests {
     fn unit_charges_are_the_devices() {
         for extra in ["", "t_read_page_us = [50, 100, 150]\nt_prog_page_us = [400, 1200, 2000]"] {
             let r = resolved(extra);
-            let d = Device::new(r.clone(), true, 256);
+            let d = Device::new(r.clone(), true, 256, None);
             let period = (r.dies * r.units_per_program) as u64;
             let mean = |f: &dyn Fn(u32) -> u64| (0..period as u32).map(f).sum::<u64>() as f64 / period as f64;
             let (agg, pad, read) = (
@@ -319,7 +352,7 @@ mod tests {
             let c = costs(&model(r.clone(), true, false), &mix(0.0), 1.0).unwrap();
             assert!((load(&c, NAND_DIES) * dies - read).abs() < 1e-9, "{extra}");
             // writes without GC: transfer + program + the erase share of 1/256 of a block
-            let erase = r.t_erase_ns as f64 * erase_share(256, r.dies, r.block_units) * dies / 256.0;
+            let erase = r.t_erase_ns as f64 * erase_share(256, r.dies, r.block_units, None) * dies / 256.0;
             let c = costs(&model(r.clone(), true, false), &mix(1.0), 1.0).unwrap();
             assert!((load(&c, NAND_DIES) * dies - (xfer + agg + erase)).abs() < 1e-6, "{extra}");
             let c = costs(&model(r.clone(), false, false), &mix(1.0), 1.0).unwrap();
@@ -330,6 +363,44 @@ mod tests {
             let want = xfer + d.prog_ns(0, false, true) as f64 + fold + erase;
             assert!((load(&c, NAND_DIES) * dies - want).abs() < 1e-6, "{extra}");
         }
+    }
+
+    /// The erase charged per page written: a superblock drive and its scale models by the
+    /// core's rule (each superblock `k` times smaller) charge the same, and it is one
+    /// multi-plane erase per die of the stripe; FTL blocks keep one tBERS per NAND block.
+    #[test]
+    fn superblock_erase_per_page_is_the_scale_models() {
+        let text = "[drive]\nuser_capacity = \"16GiB\"\nop = 0.25\n[ftl]\ngc_unit = \"superblock\"\n\
+                    [timing]\nnand_block_size = \"12MiB\"\nplanes = 2\nchannels = 8\ndies_per_channel = 2\n";
+        let full = crate::describe::describe(crate::Config::from_toml_str(text).unwrap(), false).unwrap();
+        let erase_per_page = |d: &crate::describe::Description| {
+            let m = d.cost_model.clone().unwrap();
+            let load = |waf| load(&costs(&m, &mix(1.0), waf).unwrap(), NAND_DIES);
+            // copies cost (read + transfer + program) per page, erases per page written
+            let copy =
+                m.timing.t_read_ns as f64 + m.timing.xfer_ns as f64 + UnitCosts::new(&m.timing).prog_unit_ns as f64;
+            let per_copy = (load(2.0) - load(1.0)) * m.timing.dies as f64;
+            per_copy - copy
+        };
+        let r = full.timing.as_ref().unwrap();
+        // the full superblock: 98,304 pages, one tBERS on each of its 16 dies
+        let want = r.t_erase_ns as f64 * 16.0 / 98_304.0;
+        assert_eq!(full.cost_model.as_ref().unwrap().superblock, Some(SuperblockErase { dies: 16, scale: 1 }));
+        assert!((erase_per_page(&full) / want - 1.0).abs() < 1e-9, "{} vs {want}", erase_per_page(&full));
+        for k in [2u64, 4, 64, 1024] {
+            let cfg = full.scaled_config(&full.scaled(k, None).unwrap());
+            let model = crate::describe::describe(cfg, false).unwrap();
+            assert_eq!(model.drive.pages_per_block as u64 * k, 98_304);
+            let got = erase_per_page(&model);
+            assert!((got / want - 1.0).abs() < 1e-9, "scale {k}: {got} vs {want} ns of erase per page");
+        }
+        // a stripe over 4 of the 16 dies: one tBERS on each of the 4, per 24,576 pages
+        let part = text.replace("[timing]", "superblock_dies = 4\n[timing]");
+        let d = crate::describe::describe(crate::Config::from_toml_str(&part).unwrap(), false).unwrap();
+        assert!((erase_per_page(&d) / want - 1.0).abs() < 1e-9);
+        // FTL blocks as before: a 256-page block is 1/12 of a 3,072-unit NAND block
+        assert_eq!(erase_share(256, 16, 3072, None), 256.0 / 16.0 / 3072.0);
+        assert_eq!(erase_share(3072 * 32, 16, 3072, None), 1.0);
     }
 
     #[test]
@@ -366,7 +437,7 @@ mod tests {
     /// charges (firmware, senses and data out, link): ns per command at saturation.
     /// Sequential: units `c x units ..` back to back; random: scattered pages.
     fn drain(r: &Resolved, cmds: u64, units: u32, sequential: bool) -> f64 {
-        let mut d = Device::new(r.clone(), true, 256);
+        let mut d = Device::new(r.clone(), true, 256, None);
         let mut end = 0;
         let mut x: u64 = 12345;
         for c in 0..cmds {

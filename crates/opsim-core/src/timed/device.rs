@@ -25,6 +25,8 @@ pub(super) struct Device {
     pub(super) slc_program: (u64, u64),
     /// Mapping units per FTL block (superblock).
     pub(super) ftl_block_units: u64,
+    /// A superblock's stripe and scale (its erase charge); None for FTL blocks.
+    pub(super) superblock: Option<costs::SuperblockErase>,
     /// Per-page-type costs, with `t_read_page_us` or `t_prog_page_us`.
     pub(super) pages: Option<PageCosts>,
     /// Independent read plane groups per die (`read_planes`; 1: reads occupy the die).
@@ -76,7 +78,12 @@ impl PageCosts {
 }
 
 impl Device {
-    pub(super) fn new(r: Resolved, write_cache: bool, ftl_block_units: u64) -> Self {
+    pub(super) fn new(
+        r: Resolved,
+        write_cache: bool,
+        ftl_block_units: u64,
+        superblock: Option<costs::SuperblockErase>,
+    ) -> Self {
         let costs::UnitCosts { prog_unit_ns, slc_prog_unit_ns, slc_read_ns, slc_program } = costs::UnitCosts::new(&r);
         let groups = r.reads.as_ref().map_or(1, |x| x.read_planes as usize);
         let (pe_free, group_free) =
@@ -99,6 +106,7 @@ impl Device {
             write_cache,
             prog_unit_ns,
             ftl_block_units,
+            superblock,
             r,
         }
     }
@@ -286,8 +294,9 @@ impl Device {
         }
         if erases > 0 {
             // an FTL block of `ftl_block_units` spans that many units / dies on each die:
-            // charge the share of a physical block erase it frees
-            let per_die = costs::erase_share(self.ftl_block_units, self.r.dies, self.r.block_units);
+            // charge the share of a physical block erase it frees (a superblock: one
+            // multi-plane erase per die of its stripe, over the scale)
+            let per_die = costs::erase_share(self.ftl_block_units, self.r.dies, self.r.block_units, self.superblock);
             let t = (self.r.t_erase_ns as f64 * per_die * erases as f64).round() as u64;
             for d in 0..dies {
                 let s = ready.max(self.die_free[d]);
@@ -401,7 +410,27 @@ mod tests {
 
     fn device(extra: &str) -> Device {
         let r = timing(extra).resolve(4096).unwrap();
-        Device::new(r, true, 256)
+        Device::new(r, true, 256, None)
+    }
+
+    /// The event model's erase of a superblock over the 4 dies x 2 planes (6,144 units): one
+    /// tBERS on every die; its scale models by `k` erase `k` times as many units, each
+    /// charging 1/k of it, so every die is as busy per page written.
+    #[test]
+    fn scaled_superblocks_erase_as_the_full_one_per_page() {
+        let r = timing("").resolve(4096).unwrap();
+        let full = 3072 * 2 * 4;
+        for k in [1u32, 2, 8, 64] {
+            let mut d =
+                Device::new(r.clone(), true, full / k as u64, Some(costs::SuperblockErase { dies: 4, scale: k }));
+            let done = d.gc(0, k as u64, 0);
+            assert_eq!(done, r.t_erase_ns, "scale {k}");
+            assert!(d.die_free.iter().all(|&t| t == r.t_erase_ns), "scale {k}");
+        }
+        // FTL blocks: unchanged, one tBERS per NAND block a 256-unit block spans on a die
+        let mut d = Device::new(r.clone(), true, 256, None);
+        d.gc(0, 1, 0);
+        assert_eq!(d.die_free[0], (r.t_erase_ns as f64 * 256.0 / 4.0 / 3072.0).round() as u64);
     }
 
     /// 4 dies, a program unit of 12 x 2 = 24 units per die, 8 per page type: physical page

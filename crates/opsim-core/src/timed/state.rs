@@ -85,6 +85,7 @@ impl TimedState {
         r: Resolved,
         physical_pages: u64,
         blocks: u32,
+        superblock: Option<super::costs::SuperblockErase>,
         gc_low: u32,
         page_size: u64,
         sector: u64,
@@ -111,7 +112,7 @@ impl TimedState {
             idle_fold_ns: None,
             last_done: 0,
             map: r.map_cache.as_ref().map(mapcache::MapCache::new),
-            dev: Device::new(r, t.write_cache, ftl_block_units),
+            dev: Device::new(r, t.write_cache, ftl_block_units, superblock),
             interrupt: Default::default(),
         }
     }

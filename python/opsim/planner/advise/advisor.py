@@ -74,7 +74,7 @@ def advise(
             "max_held_back": float(max_held_back),
             "levels": len(levels),
             "allowed_levels": len(allowed),
-            "scale_model": None if model is None else model.__dict__,
+            "scale_model": None if model is None else model.to_dict(),
             "seed": seed,
             "simulated_levels": sorted(sim.rows),
             "confirmed": confirm,
@@ -365,6 +365,19 @@ def _timing_note(drive: Drive) -> str:
     )
 
 
+def _superblock_model(drive, model) -> str:
+    """The scale model of a superblock drive, as the core's scale rule made it."""
+    b, units, pages = drive.pages_per_block, model.units, model.unit_pages
+    which = (
+        f"the drive's {units:,} superblocks"
+        if units == drive.blocks
+        else f"{units:,} of the drive's {drive.blocks:,} superblocks"
+    )
+    return (
+        f"a scale model of {units:,} superblocks of {pages:,} pages ({which}, each 1/{b // pages} of its {b:,} pages)"
+    )
+
+
 def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step) -> list[str]:
     b = drive.pages_per_block
     out = [
@@ -413,9 +426,14 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
             "pages, so its skew differs slightly"
         )
     if confirm and model is not None:
+        shape = (
+            _superblock_model(drive, model)
+            if drive.superblocks
+            else f"a {model.blocks:,}-block scale model ({b} pages per block, "
+            f"1/{max(1, drive.blocks // model.blocks)} of the drive's blocks)"
+        )
         out.append(
-            f"simulator: timed model on a {model.blocks:,}-block scale model ({b} pages per block, "
-            f"1/{max(1, drive.blocks // model.blocks)} of the drive's blocks) with the same OP seen by GC and every "
+            f"simulator: timed model on {shape} with the same OP seen by GC and every "
             f"timing and die count kept; preconditioning: {model.precondition}"
             + (
                 " (the mean-field steady state placed directly)"

@@ -1,6 +1,7 @@
 """The simulator's confirmation: the timed model on a scale model of the drive (every timing
-and die count kept, the same OP seen by GC, fewer blocks), and the search for the smallest
-level that passes in simulation."""
+and die count kept, the same OP seen by GC; fewer blocks, or as many superblocks each
+smaller: the core's ``scale_model``), and the search for the smallest level that passes in
+simulation."""
 
 from __future__ import annotations
 
@@ -31,12 +32,38 @@ MIN_WINDOW_BLOCKS = 128  # the measured host writes fill this many blocks
 
 @dataclass
 class ScaleModel:
-    blocks: int
+    blocks: int  # asked of the core (``scale_blocks``); with superblocks, a budget of 256-page blocks
     precondition: str  # "analytic" or "fill + aging"
     aging_drive_writes: float
     warmup_drive_writes: float
     measure_drive_writes: float
     notes: list
+    units: int | None = None  # GC units of the model (the core's); None: ``blocks``
+    unit_pages: int | None = None  # pages per unit of the model; None: the drive's
+    superblock_scale: int | None = None  # ftl.superblock_scale of the model (superblocks)
+
+    def to_dict(self) -> dict:
+        """The JSON of ``opsim advise`` (``search.scale_model``): a block drive's as before,
+        a superblock drive's with its ``units``, ``unit_pages`` and ``superblock_scale``."""
+        d = dict(self.__dict__)
+        if self.superblock_scale is None:
+            for k in ("units", "unit_pages", "superblock_scale"):
+                d.pop(k)
+        return d
+
+
+def model_blocks_asked(drive: Drive, model_blocks: int) -> int:
+    """The blocks to ask the core's scale model for: at most the drive's own FTL blocks; a
+    superblock drive's model keeps its superblocks and shrinks each (the core's rule), so the
+    whole budget is asked."""
+    return model_blocks if drive.superblocks else min(drive.blocks, model_blocks)
+
+
+def model_geometry(drive: Drive, blocks: int) -> tuple[int, int, int | None]:
+    """(units, pages per unit, ftl.superblock_scale) of the core's scale model of ``blocks``
+    blocks (the same at every level: only its user pages follow the OP)."""
+    g = drive.scale_model(drive.native.bytes, blocks)
+    return g["blocks"], g["pages_per_block"], g["superblock_scale"]
 
 
 def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) -> ScaleModel:
@@ -54,18 +81,20 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
       reach only what its sequential stream has written), so it ages in the timed run itself,
       after the core's fill."""
     notes = []
-    blocks = min(drive.blocks, model_blocks)
-    analytic = drive.analytic_precondition(wl.sim_workload(drive.page_size, drive.pages_per_block))
-    analytic = analytic and blocks >= 2 * drive.pages_per_block
+    blocks = model_blocks_asked(drive, model_blocks)
+    units, ppb, _ = model_geometry(drive, blocks)
+    analytic = drive.analytic_precondition(wl.sim_workload(drive.page_size, ppb))
+    analytic = analytic and units >= 2 * ppb
     w = wl.write_fraction
     bpw = wl.bytes_per_io()
-    per_block_ios = drive.pages_per_block * drive.page_size * 0.8 / (w * bpw)  # IOs per drive write per block
+    # IOs per drive write per block asked (the model's pages per block asked: a block drive's own)
+    per_block_ios = (units * ppb / blocks) * drive.page_size * 0.8 / (w * bpw)
     aging = 0.0
     if analytic:
         kind = "analytic"
     elif 0 < wl.sequential < 1:
         kind = "fill + timed aging"
-        seq, rnd = wl.mix_chunks(drive.page_size, drive.pages_per_block)
+        seq, rnd = wl.mix_chunks(drive.page_size, ppb)
         aging = AGING_DRIVE_WRITES["uniform"] + (seq + rnd) / seq
         cap = TIMED_OPS_CAP
     else:
@@ -77,6 +106,7 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
         if new < blocks:
             notes.append(f"scale model cut to {new:,} blocks to keep the aging run short")
             blocks = new
+            units, ppb, _ = model_geometry(drive, blocks)
     # about io_budget IOs, and at least MIN_WINDOW_BLOCKS blocks of host writes measured
     measure = max(2 / 3 * io_budget / (blocks * per_block_ios), MIN_WINDOW_BLOCKS / (0.8 * blocks))
     measure = min(0.5, measure)
@@ -87,6 +117,9 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
         warmup_drive_writes=measure / 2,
         measure_drive_writes=measure,
         notes=notes,
+        units=units,
+        unit_pages=ppb,
+        superblock_scale=model_geometry(drive, blocks)[2],
     )
 
 
@@ -96,7 +129,7 @@ def sim_config(
     """The scale model of ``lv``: ``model.blocks`` blocks holding the user pages that give
     the same OP seen by GC as the real drive at this capacity (the core's scale model: its
     reserve, GC groups and SLC cache as the core keeps them)."""
-    ppb, page = drive.pages_per_block, drive.page_size
+    page = drive.page_size
     scale = drive.scale_model(lv.user_bytes, model.blocks)
     cfg: dict = {}
     if drive.preset:
@@ -107,7 +140,9 @@ def sim_config(
         "sector_size": drive.native.sector_size,
     }
     cfg["ftl"] = {"gc": drive.gc}
-    cfg["workload"] = wl.sim_workload(page, ppb)
+    if scale["superblock_scale"] is not None:  # superblocks: as many, each that many times smaller
+        cfg["ftl"]["superblock_scale"] = scale["superblock_scale"]
+    cfg["workload"] = wl.sim_workload(page, scale["pages_per_block"])
     t = dict(drive.timing_overrides)
     if arrival_iops is not None:
         t["arrival_iops"] = arrival_iops

@@ -50,6 +50,11 @@ class Drive:
         return self.description["drive"]["blocks"]
 
     @property
+    def superblocks(self) -> bool:
+        """Whether garbage collection works in superblocks (``ftl.gc_unit``, as the core resolves it)."""
+        return self.description["drive"]["gc_unit"]["kind"] == "superblock"
+
+    @property
     def slc_static_blocks(self) -> int:
         s = self.description.get("slc_cache")
         return s["min_blocks"] if s else 0
@@ -81,8 +86,10 @@ class Drive:
 
     def scale_model(self, user_bytes: int, blocks: int) -> dict:
         """The core's scale model of ``blocks`` blocks giving garbage collection the OP it sees
-        at ``user_bytes`` (``blocks``, ``physical_bytes``, ``user_pages``, ``user_bytes``,
-        ``gc_pool_blocks``): the reserve, GC groups and SLC cache as the core keeps them."""
+        at ``user_bytes`` (``blocks``, ``pages_per_block``, ``superblock_scale``,
+        ``physical_bytes``, ``user_pages``, ``user_bytes``, ``gc_pool_blocks``): the reserve,
+        GC groups and SLC cache as the core keeps them; a superblock drive's superblocks kept,
+        each smaller (``Description::scale_model``)."""
         from ...sim import describe
 
         key = (int(user_bytes), int(blocks))

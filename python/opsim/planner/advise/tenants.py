@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from ... import userfile
 from ...errors import InputError
-from .confirm import smallest_passing
+from .confirm import model_blocks_asked, model_geometry, smallest_passing
 from .drive import Drive
 from .options import _bad
 from .screen import Level, check, endurance, failing, level_ops
@@ -71,11 +71,25 @@ def load_tenants(path: str) -> dict:
     return {"namespace": ns, "placement": placement, "run": run}
 
 
-def level_config(drive: Drive, lv: Level, tenants: dict, mode: str, blocks: int, seed: int) -> dict:
+def model_shape(drive: Drive, model_blocks: int) -> tuple[int, int]:
+    """(GC units, pages per unit) of the tenants' scale model: ``model_blocks`` of the drive's
+    blocks (at most its own); a superblock drive's, the core's scale model of it (its
+    superblocks kept, each smaller), run in the functional model as FTL blocks of that many
+    pages: without dies a superblock is a block of its pages (the same GC, reserve and open
+    units), and a superblock needs [timing], which would make the run timed."""
+    if not drive.superblocks:
+        return min(drive.blocks, model_blocks), drive.pages_per_block
+    units, ppb, _ = model_geometry(drive, model_blocks_asked(drive, model_blocks))
+    return units, ppb
+
+
+def level_config(
+    drive: Drive, lv: Level, tenants: dict, mode: str, blocks: int, seed: int, ppb: int | None = None
+) -> dict:
     """The scale model of ``lv`` running the tenants with placement ``mode``: ``blocks``
-    blocks holding the user pages that give the OP garbage collection sees at this level
-    (the core's figure), functional model (no [timing])."""
-    ppb, page = drive.pages_per_block, drive.page_size
+    blocks (of ``ppb`` pages, default the drive's) holding the user pages that give the OP
+    garbage collection sees at this level (the core's figure), functional model (no [timing])."""
+    ppb, page = ppb or drive.pages_per_block, drive.page_size
     geometry = {
         "physical_capacity": blocks * ppb * page,
         "page_size": page,
@@ -142,11 +156,11 @@ def advise_tenants(
         levels = [lv for lv in levels if lv.user_bytes >= targets.min_capacity]
         if not levels:
             raise _bad("min_capacity", "no candidate level keeps this much capacity")
-    blocks = min(drive.blocks, model_blocks)
+    blocks, ppb = model_shape(drive, model_blocks)
     modes = ["none", placement] if placement != "none" else ["none", "fdp"]
     # every config checked by the core before any simulation (errors name namespace[i].*)
     for m in modes:
-        describe(level_config(drive, levels[0], tenants, m, blocks, seed))
+        describe(level_config(drive, levels[0], tenants, m, blocks, seed, ppb))
     wl = Workload()
     cache: dict[tuple[str, int], dict] = {}
 
@@ -154,7 +168,7 @@ def advise_tenants(
         if (mode, i) not in cache:
             lv = levels[i]
             progress(f"{mode}: {100 * float(lv.held_back):.1f}% held back")
-            res = simulate(level_config(drive, lv, tenants, mode, blocks, seed)).data
+            res = simulate(level_config(drive, lv, tenants, mode, blocks, seed, ppb)).data
             r = {
                 "index": i,
                 "user_bytes": lv.user_bytes,
