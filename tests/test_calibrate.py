@@ -164,3 +164,17 @@ def test_measured_smart_interval_is_a_waf_figure(tmp_path):
     p.write_text(json.dumps({"mode": "interval", "waf": 0.5}))
     with pytest.raises(InputError, match="below 1"):
         read_measured(str(p))
+
+
+def test_every_read_figure_is_fitted_with_the_writes(micron_7450_pro):
+    """The 7450's datasheet carries its read figures (SSD-iq: 6,800 MB/s, 530,000 IOPS); both
+    are figures of the fit (a 128 KiB sequential read, a 4 KiB random read), none unused."""
+    figs = {f.kind: f for f in micron_7450_pro.fitted.figures}
+    assert figs["seq_read"].block_size == 128 << 10 and figs["seq_read"].read_fraction == 1.0
+    assert figs["seq_read"].value == pytest.approx(6800e6 / (128 << 10))
+    assert figs["rand_read"].value == 530_000
+    report = micron_7450_pro.fit_report()
+    assert report["unused"] == {}
+    assert {r["figure"] for r in report["figures"]} >= {"128KiB sequential-read IOPS", "4KiB random-read IOPS"}
+    # the sequential read is timed as one (a sequential workload), its efficiency kept apart
+    assert any(c[0] == "seq_read" for c in micron_7450_pro.fitted.timed_runs)

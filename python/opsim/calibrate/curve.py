@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..sim import describe, simulate
+from .scale import superblock_pages, unit_scale
 
 #: FTL blocks of the small drive the curve is simulated on
 CURVE_BLOCKS = 1024
@@ -57,15 +58,27 @@ class Curve:
         return 1.0 + c + self.extra, 1.0 + c
 
 
-def _ftl_key(drive: dict, ftl: dict, block_size: int, timing_cell: str | None) -> str:
-    return json.dumps({"drive": drive, "ftl": ftl, "bs": block_size, "cell": timing_cell}, sort_keys=True)
+#: the ``[timing]`` keys a superblock's size comes from (the rest of the timing has no say in WAF)
+UNIT_TIMING = ("cell", "nand_page_size", "nand_block_size", "planes", "channels", "dies_per_channel")
 
 
-def curve(drive: dict, ftl: dict, block_size: int, cell: str | None = None, seed: int = 1) -> Curve:
+def _ftl_key(drive: dict, ftl: dict, block_size: int, timing_cell: str | None, unit: dict | None) -> str:
+    return json.dumps({"drive": drive, "ftl": ftl, "bs": block_size, "cell": timing_cell, "unit": unit}, sort_keys=True)
+
+
+def curve(
+    drive: dict, ftl: dict, block_size: int, cell: str | None = None, seed: int = 1, timing: dict | None = None
+) -> Curve:
     """The WAF curve of an FTL: ``drive`` holds ``page_size`` and ``pages_per_block`` (and
-    ``sector_size``), ``ftl`` the ``[ftl]`` table (policy, watermarks, SLC cache)."""
+    ``sector_size``), ``ftl`` the ``[ftl]`` table (policy, watermarks, SLC cache); a drive whose
+    GC unit is a superblock takes its size from ``timing`` (the keys of ``UNIT_TIMING``), and the
+    curve is simulated on superblocks of the same count per drive, each scaled down
+    (:mod:`.scale`)."""
     keep = {k: drive[k] for k in ("page_size", "pages_per_block", "sector_size") if k in drive}
-    return _curve(_ftl_key(keep, ftl, block_size, cell), seed)
+    unit = None
+    if ftl.get("gc_unit") == "superblock":
+        unit = {k: (timing or {})[k] for k in UNIT_TIMING if k in (timing or {})}
+    return _curve(_ftl_key(keep, ftl, block_size, cell, unit), seed)
 
 
 @lru_cache(maxsize=64)
@@ -73,6 +86,14 @@ def _curve(key: str, seed: int) -> Curve:
     k = json.loads(key)
     drive, ftl, bs, cell = k["drive"], k["ftl"], k["bs"], k["cell"]
     base = {"drive": dict(drive), "ftl": dict(ftl)}
+    if k["unit"] is not None:
+        # superblocks: the drive's unit, scaled to about MIN_UNIT_PAGES pages (greedy's WAF hardly
+        # depends on the pages per unit above that), CURVE_BLOCKS of them
+        base["timing"] = dict(k["unit"])
+        probe = base | {"drive": drive | {"user_capacity": 1 << 20, "physical_capacity": 1 << 50}}
+        pages = superblock_pages(probe)
+        assert pages is not None
+        base["ftl"]["superblock_scale"] = unit_scale(pages, pages)
     if cell:
         # an SLC cache takes its bits per cell from the timing's cell; the functional model needs
         # no other timing key

@@ -59,7 +59,8 @@ class Figure:
 
     ``kind``: ``steady_iops`` (random IOPS in steady state over ``span`` bytes), ``waf``
     (steady WAF over ``span``), ``fob_iops`` (random-write IOPS fresh out of box),
-    ``seq_write`` (sequential-write IOPS of ``block_size``), ``rand_read`` (random-read IOPS)."""
+    ``seq_write`` (sequential-write IOPS of ``block_size``), ``seq_read`` (sequential-read IOPS of
+    ``block_size``), ``rand_read`` (random-read IOPS)."""
 
     kind: str
     value: float
@@ -91,6 +92,7 @@ class Figure:
             "waf": f"steady WAF{where}",
             "fob_iops": f"fresh-out-of-box {bs} random-write IOPS",
             "seq_write": f"{bs} sequential-write IOPS",
+            "seq_read": f"{bs} sequential-read IOPS",
             "rand_read": f"{bs} random-read IOPS",
             "steady_ratio": f"steady {bs} random IOPS{where}{mix}, relative to "
             + (self.ref.label().replace("steady ", "", 1) if self.ref else "?")
@@ -254,12 +256,13 @@ def _read_datasheet_table(path: str, doc: dict, spec: DriveSpec) -> list[Figure]
     if "rand_read_iops" in values:
         figures.append(Figure("rand_read", values["rand_read_iops"], src("rand_read_iops"), read_fraction=1.0))
     if "seq_read_mbps" in values:
-        spec.unused["seq_read_mbps"] = (
-            "not fitted: the model charges a NAND read per mapping unit and no read-ahead, so a sequential "
-            "read is not modelled beyond the host link (it raises the PCIe generation when the default link "
-            "could not carry it)"
+        bs = 128 << 10
+        figures.append(
+            Figure(
+                "seq_read", values["seq_read_mbps"] * 1e6 / bs, src("seq_read_mbps"), block_size=bs, read_fraction=1.0
+            )
         )
-        spec.source["seq_read_mbps"] = values["seq_read_mbps"]
+        spec.source["seq_read_mbps"] = values["seq_read_mbps"]  # also sets the PCIe generation (model.build)
     if (
         "fob_write_iops" in values
         and "rand_write_iops" in values

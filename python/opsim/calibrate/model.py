@@ -44,6 +44,9 @@ class Param:
     lower: float = 0.0
     upper: float = math.inf
     prior_source: str = "default"
+    #: the finite-difference step of the fit's Jacobian (z units; None: the fit's own): wider
+    #: where the core resolves the value coarsely (the NAND capacity in whole superblocks)
+    step: float | None = None
 
     def value(self, z: float) -> float:
         return self.prior * math.exp(z * self.sigma) if self.log else self.prior + z * self.sigma
@@ -103,7 +106,26 @@ def build(spec: DriveSpec) -> Model:
     prior_physical = spec.physical or spec.native * 2**30 // 10**9
     _put_nand_defaults(tables, sources, prior_physical)
     _put_host_defaults(spec, tables, sources)
-    return Model(tables, sources, _params(spec, tables, sources, prior_physical), spec)
+    prior = _physical_prior(tables, sources, prior_physical)
+    return Model(tables, sources, _params(spec, tables, sources, prior), spec)
+
+
+def _physical_prior(tables: dict, sources: dict, binary: int) -> tuple[int, str]:
+    """Where the fit of the NAND capacity starts: the NAND of the dies the model gave the drive
+    (their count by the default rule, of the cell's common die) when that is the binary
+    capacity rounded up to whole dies per channel (at most 1.5 times it: not a drive of fewer
+    dies than channels), else the binary capacity for the decimal one."""
+    t = tables["timing"]
+    cell = t.get("cell", "tlc")
+    dies = int(t["channels"]) * int(t["dies_per_channel"])
+    nand = dies * DIE_GBIT[cell] * 2**30 // 8
+    if sources.get("timing.dies_per_channel", "").startswith("default:") and binary <= nand <= 1.5 * binary:
+        return (
+            nand,
+            f"the NAND of the model's dies: {dies} dies of {DIE_GBIT[cell]} Gbit {cell.upper()} (the die count's "
+            "source), the binary capacity for the decimal one rounded to whole dies per channel",
+        )
+    return binary, "the binary capacity for the decimal one (N GB of user capacity on N GiB of NAND)"
 
 
 def _put_given(spec: DriveSpec, tables: dict, sources: dict) -> None:
@@ -191,9 +213,10 @@ def _put_host_defaults(spec: DriveSpec, tables: dict, sources: dict) -> None:
             _put(tables, sources, "timing.nvme_queues", queues, f"datasheet: QD{spec.rand_write_qd} as {queues} queues")
 
 
-def _params(spec: DriveSpec, tables: dict, sources: dict, prior_physical: int) -> list[Param]:
+def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str]) -> list[Param]:
     """The parameters to fit: what nobody gave, each with its prior (the core's default)."""
     assert spec.native is not None  # build refuses a spec without it
+    prior_physical, physical_source = prior
     t = tables["timing"]
     cell = t.get("cell", "tlc")
     d = describe({"drive": tables["drive"] | {"physical_capacity": prior_physical}, "timing": t}, model_limits=False)
@@ -209,7 +232,8 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior_physical: int) -
                 0.10,
                 lower=spec.native * 1.003,
                 upper=spec.native * 3.0,
-                prior_source="the binary capacity for the decimal one (N GB of user capacity on N GiB of NAND)",
+                prior_source=physical_source,
+                step=_physical_step(tables, prior_physical, 0.10),
             )
         )
     for name, what, core, sigma in (
@@ -250,6 +274,20 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior_physical: int) -
             )
         )
     return params
+
+
+def _physical_step(tables: dict, prior_physical: int, sigma: float) -> float | None:
+    """A Jacobian step of the NAND capacity spanning 4 GC units when the unit is a superblock
+    (the core cuts the capacity into whole superblocks: a smaller step sees no change)."""
+    if tables.get("ftl", {}).get("gc_unit") != "superblock":
+        return None
+    cfg = {
+        "drive": tables["drive"] | {"physical_capacity": prior_physical},
+        "ftl": tables["ftl"],
+        "timing": tables["timing"],
+    }
+    unit = describe(cfg, model_limits=False)["drive"]["gc_unit"]["bytes"]
+    return 4 * unit / (prior_physical * sigma)
 
 
 def _core_timing_default(tables: dict, key: str) -> int:
@@ -301,6 +339,21 @@ def parts(f: Figure) -> list[Figure]:
     return [f]
 
 
+def mix_of(f: Figure, page: int, read_fraction: float | None = None) -> dict:
+    """The cost model's workload mix of figure ``f`` on a drive of mapping unit ``page``
+    (``read_fraction``: instead of the figure's); a sequential read senses each NAND page once
+    for the units of a command in it (``sequential``: the core's sequential-read model)."""
+    rf = f.read_fraction if read_fraction is None else read_fraction
+    mix: dict = {
+        "write_fraction": 1.0 - rf,
+        "units_per_io": max(1.0, f.block_size / page),
+        "bytes_per_io": float(f.block_size),
+    }
+    if f.kind == "seq_read":
+        mix["sequential"] = True
+    return mix
+
+
 def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> list[Prediction]:
     """Each figure's value at ``values``, from the core (see the module's text)."""
     cfg = model.config(values)
@@ -314,17 +367,13 @@ def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> li
     def one(f: Figure) -> Prediction:
         steady = f.kind in ("steady_iops", "waf")
         if steady:
-            c = curve(cfg["drive"], cfg.get("ftl", {}), f.block_size, cfg["timing"].get("cell"))
+            c = curve(cfg["drive"], cfg.get("ftl", {}), f.block_size, cfg["timing"].get("cell"), timing=cfg["timing"])
             waf, waf_gc = c.at(seen[f.span or model.user_bytes])
         else:
             waf, waf_gc = 1.0, 1.0
         if not math.isfinite(waf_gc):
             return Prediction(math.nan, math.inf, math.inf, math.nan, "-")
-        mix = {
-            "write_fraction": 1.0 - f.read_fraction,
-            "units_per_io": max(1.0, f.block_size / page),
-            "bytes_per_io": float(f.block_size),
-        }
+        mix = mix_of(f, page)
         # a fresh drive (burst, sequential fill) has nothing to fold yet: the cost model's
         # steady-state SLC folding applies only to the steady figures
         bound = costs(cm if steady else cm | {"slc_folds": False}, mix, waf_gc)

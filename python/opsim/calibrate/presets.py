@@ -11,6 +11,7 @@ figure on a rounding boundary can round either way on two machines)::
 
     python -m opsim.calibrate.presets --check      # exit 1 when a preset differs beyond that precision
     python -m opsim.calibrate.presets --write      # rewrite the fitted keys of every preset (this machine's)
+    python -m opsim.calibrate.presets --table      # the fit table of the presets written whole (docs/calibrate.md)
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ def preset_inputs() -> list[str]:
 
 
 def _whole(name: str) -> bool:
-    """A preset written whole by calibrate (an input without [model]: today's drives, from
-    their datasheets); the seed presets keep their hand-written estimates and sources, and
+    """A preset written whole by calibrate (``[calibration] whole = true``, or an input without
+    ``[model]``: today's drives, from their datasheets and the estimates their ``[model]``
+    gives with sources); the seed presets keep their hand-written estimates and sources, and
     only their fitted keys are rewritten."""
-    return "model" not in tomllib.loads((INPUTS / f"{name}.toml").read_text())
+    doc = tomllib.loads((INPUTS / f"{name}.toml").read_text())
+    return bool(doc.get("calibration", {}).get("whole", "model" not in doc))
 
 
 @cache
@@ -113,10 +116,44 @@ def render(name: str) -> str:
     return text
 
 
+def fit_table() -> str:
+    """Each preset written whole against its own datasheet: every figure, the fit's value (the
+    cost model's bound at the fitted values times the efficiency of the last timed run), the
+    event model's figure on the preset as stored (a timed run of the figure's condition), their
+    errors, the busiest resource and the parameters the figures fitted (docs/calibrate.md,
+    "Presets of today's drives")."""
+    from .._output import markdown_table
+    from . import timed
+
+    rows = []
+    for name in (n for n in preset_inputs() if _whole(n)):
+        cal = _calibration(name)
+        report = cal.fit_report()
+        fitted = ", ".join(report["fitted"])
+        for i, (f, r) in enumerate(zip(cal.fitted.figures, report["figures"])):
+            event = timed.run(cal.config(), f, cal.user_bytes).iops
+            rows.append(
+                (
+                    f"`{name}`" if i == 0 else "",
+                    r["figure"],
+                    f"{r['observed']:,.0f}",
+                    f"{r['model']:,.0f} ({r['error']:+.1%})",
+                    f"{event:,.0f} ({event / r['observed'] - 1:+.1%})",
+                    r["bottleneck"] or "",
+                    fitted if i == 0 else "",
+                )
+            )
+    headers = ["preset", "figure", "datasheet", "fit (error)", "event model (error)", "bound by", "fitted"]
+    return markdown_table(headers, "llrrrll", rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--table"]:
+        print(fit_table())
+        return 0
     if argv not in (["--check"], ["--write"]):
-        print("usage: python -m opsim.calibrate.presets --check | --write", file=sys.stderr)
+        print("usage: python -m opsim.calibrate.presets --check | --write | --table", file=sys.stderr)
         return 2
     differ = []
     for name in preset_inputs():
