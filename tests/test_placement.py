@@ -284,7 +284,9 @@ def test_blender_on_the_timed_model(tmp_path):
         "warmup_drive_writes = 1\nmeasure_drive_writes = 0.5\nround_drive_writes = 0.25",
     )
     text = 'preset = "micron-7450-pro-960gb"\n' + text
-    assert "1150MiB" in text and "0.25" in text and "pages_per_block" not in text
+    # the preset's 768 MiB superblocks, 64 times smaller (the core's scale rule): 95 of 12 MiB
+    text = text.replace("[ftl]\n", "[ftl]\nsuperblock_scale = 64\n", 1)
+    assert "1150MiB" in text and "0.25" in text and "pages_per_block" not in text and "superblock_scale" in text
     res = {}
     for mode in ("none", "fdp"):
         f = tmp_path / f"{mode}.toml"

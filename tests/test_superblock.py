@@ -30,7 +30,11 @@ def test_describe_says_the_unit():
     assert (u["open_host"], u["open_gc"], u["scale"]) == (1, 1, 1)
     d = describe(with_(SB, ftl={"superblock_dies": 4, "streams": 2}))["drive"]
     assert (d["pages_per_block"], d["gc_unit"]["dies"], d["gc_unit"]["open_host"]) == (24576, 4, 2)
-    assert describe({"preset": "micron-7450-pro-960gb"})["drive"]["gc_unit"]["kind"] == "block"
+    # today's NVMe presets collect in superblocks (12 MiB x 4 planes x 16 dies on the 7450 PRO);
+    # the seed presets in FTL blocks, as before
+    u = describe({"preset": "micron-7450-pro-960gb"})["drive"]["gc_unit"]
+    assert (u["kind"], u["bytes"], u["planes"], u["dies"]) == ("superblock", 768 << 20, 4, 16)
+    assert describe({"preset": "micron-1100-1tb"})["drive"]["gc_unit"]["kind"] == "block"
 
 
 @pytest.mark.parametrize(
@@ -67,10 +71,14 @@ def test_superblock_needs_timing(tmp_path):
 
 def test_scale_model_of_blocks_is_unchanged():
     # the old rule: NAND and user capacity divided, rounded down to 4 KiB
-    m = presets.scale_model("micron-7450-pro-960gb", 64)
+    name = "micron-1100-1tb"
+    m = presets.scale_model(name, 64)
     assert m == {
-        "preset": "micron-7450-pro-960gb",
-        "drive": {"user_capacity": 960_000_000_000 // 64 // 4096 * 4096, "physical_capacity": 1164153948 * 1024 // 64},
+        "preset": name,
+        "drive": {
+            "user_capacity": presets.user_bytes(name) // 64 // 4096 * 4096,
+            "physical_capacity": presets.physical_bytes(name) // 64,
+        },
     }
 
 

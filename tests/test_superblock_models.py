@@ -90,9 +90,9 @@ def test_tenants_scale_model_of_a_superblock_drive(tmp_path):
 
 
 def test_advisor_scale_model_of_blocks_is_as_before():
-    drive = load_drive(preset="micron-7450-pro-960gb")
+    drive = load_drive(preset="micron-1100-1tb")
     m = plan_model(drive, Workload(read_fraction=0.0), 2048, 1_000_000)
-    assert (m.blocks, m.units, m.unit_pages, m.superblock_scale) == (2048, 2048, 256, None)
+    assert (m.blocks, m.units, m.unit_pages, m.superblock_scale) == (2048, 2048, 1024, None)
     # the advisor's JSON of it as before
     assert set(m.to_dict()) == {
         "blocks",

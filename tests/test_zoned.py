@@ -164,20 +164,20 @@ def test_namespaces_run_zoned_workloads_and_name_their_keys():
 
 
 def test_the_7450_pro_superblock_scale_model_keeps_zones_against_the_superblock():
-    """The 7450 PRO with superblocks (384 MiB: 12 MiB x 2 planes x 16 dies) at scale 256: the
-    core divides the superblock and the zone alike.  One open zone of 16 GiB (42.7
-    superblocks) is rewritten at WAF 1; a zone of a quarter superblock, or four open zones of
-    16 GiB sharing the open superblock, are not."""
+    """The 7450 PRO preset collects in superblocks (768 MiB: 12 MiB x 4 planes x 16 dies); at
+    scale 256 the core divides the superblock and the zone alike.  One open zone of 16 GiB
+    (21.3 superblocks) is rewritten at WAF 1; a zone of a quarter superblock, or four open
+    zones of 16 GiB sharing the open superblock, are not."""
     from opsim.validation import zoned as gen
 
-    cfg = gen.base_config("micron-7450-pro-960gb", ["ftl.gc_unit=superblock"])
-    assert gen.gc_unit_bytes(cfg) == 384 << 20
+    cfg = gen.base_config("micron-7450-pro-960gb")
+    assert gen.gc_unit_bytes(cfg) == 768 << 20
     m = gen.model_config(cfg, 16 << 30, 1, 256)
     assert m["workload"]["zone_size"] == 64 << 20 and m["ftl"]["superblock_scale"] == 256
-    assert opsim.sim.describe(m)["drive"]["gc_unit"]["bytes"] == (384 << 20) // 256
+    assert opsim.sim.describe(m)["drive"]["gc_unit"]["bytes"] == (768 << 20) // 256
     waf = {
         (z, a): gen.run_point(cfg, z, a, 2.0, 1.0, 1, 256)["waf"]
-        for z, a in ((16 << 30, 1), (16 << 30, 4), (96 << 20, 1))
+        for z, a in ((16 << 30, 1), (16 << 30, 4), (192 << 20, 1))
     }
     assert waf[(16 << 30, 1)] == pytest.approx(1.0, abs=0.03)
-    assert waf[(16 << 30, 4)] > 1.1 and waf[(96 << 20, 1)] > 1.1
+    assert waf[(16 << 30, 4)] > 1.1 and waf[(192 << 20, 1)] > 1.1, waf
