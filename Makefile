@@ -53,8 +53,8 @@ lint: venv
 # The figures of the docs that are generated (docs/figures/; each with its data as JSON).
 docs-figures: build
 	$(PY) -m opsim.validation.zoned -o docs/figures/zoned-waf.svg
-	$(PY) -m opsim.validation.zoned --preset micron-7450-pro-960gb --set ftl.gc_unit=superblock --scale 16 \
-	  --zone-sizes 96MiB,192MiB,384MiB,1536MiB,6GiB,16GiB --active 1,4,16 -o docs/figures/zoned-waf-7450.svg
+	$(PY) -m opsim.validation.zoned --preset micron-7450-pro-960gb --scale 16 \
+	  --zone-sizes 192MiB,384MiB,768MiB,3GiB,12GiB,16GiB --active 1,4,16 -o docs/figures/zoned-waf-7450.svg
 
 test-rust:
 	cargo test --workspace --exclude opsim-py -q

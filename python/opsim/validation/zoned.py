@@ -8,10 +8,10 @@ fills the drive, then the zones are rewritten for ``warmup`` drive writes and me
 GC unit (a block or a superblock, as the core describes the drive).
 
     python -m opsim.validation.zoned -o docs/figures/zoned-waf.svg            # generic scale model
-    python -m opsim.validation.zoned --preset micron-7450-pro-960gb --scale 64 \\
-        --zone-sizes 96MiB,...,16GiB --set ftl.gc_unit=superblock -o docs/figures/zoned-waf-7450.svg
+    python -m opsim.validation.zoned --preset micron-7450-pro-960gb --scale 16 \\
+        --zone-sizes 192MiB,...,16GiB -o docs/figures/zoned-waf-7450.svg
 
-(``make docs-figures`` runs the first.)  A JSON file beside the figure (same name, ``.json``)
+(``make docs-figures`` runs both.)  A JSON file beside the figure (same name, ``.json``)
 holds every point, so the table in docs/workloads.md can be checked against it.
 """
 
