@@ -45,6 +45,7 @@
 //! `mapcache`, `urgent`, `pts`, `hist`.  The schema itself is `config::timing`, resolved to ns
 //! and counts in `config::timing_resolved` (`Resolved`, re-exported here).
 
+mod channel;
 pub mod costs;
 mod device;
 pub mod engine;
