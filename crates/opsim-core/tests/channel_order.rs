@@ -36,3 +36,17 @@ fn ready_order_reaches_a_higher_share_of_the_random_read_bound() {
     assert!(sr <= 1.001, "ready order passes the bound: {sr}");
     assert!(sr > si * 1.01, "ready {sr:.3} vs issue {si:.3} of the bound");
 }
+
+#[test]
+fn a_bad_channel_order_is_a_config_error_naming_the_key() {
+    for v in ["\"fifo\"", "1", "\"\"", "\"Ready\""] {
+        let text = format!("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\n[timing]\nchannel_order = {v}\n");
+        let e = Config::from_toml_str(&text).expect_err(&text);
+        assert_eq!(e.kind, opsim_core::ErrorKind::Config, "{e}");
+        assert_eq!(e.key.as_deref(), Some("timing.channel_order"), "{v}: {e}");
+    }
+    for v in ["issue", "ready"] {
+        let text = format!("[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\n[timing]\nchannel_order = \"{v}\"\n");
+        assert!(Config::from_toml_str(&text).is_ok(), "{v}");
+    }
+}
