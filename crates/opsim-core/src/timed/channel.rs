@@ -125,11 +125,6 @@ impl Channels {
         }
         self.busy[c].place(ready, xfer)
     }
-
-    #[cfg(test)]
-    pub(super) fn busy(&self, c: usize) -> Option<&Busy> {
-        self.busy.get(c)
-    }
 }
 
 #[cfg(test)]

@@ -425,6 +425,26 @@ mod tests {
         assert_eq!(d.die_free[0], (r.t_erase_ns as f64 * 256.0 / 4.0 / 3072.0).round() as u64);
     }
 
+    /// Dies 0 and 2 share channel 0.  Die 0 programs a whole word line (1800 us), then a
+    /// read on die 0 waits for it; a read on die 2, issued after, is sensed at 60 us.  In issue order it waits on the channel behind die 0's late
+    /// transfer; in ready order it goes out when it is sensed.
+    #[test]
+    fn a_read_of_an_idle_die_passes_one_waiting_for_a_busy_die_in_ready_order() {
+        for (order, waits) in [("issue", true), ("ready", false)] {
+            let mut d = device(&format!("channel_order = \"{order}\""));
+            let busy = d.program(0, 0, d.r.t_prog_ns);
+            let late = d.read(0, 0, d.r.t_read_ns);
+            assert_eq!(late, busy + d.r.t_read_ns + d.r.xfer_ns, "{order}");
+            let early = d.read(2, 0, d.r.t_read_ns);
+            let now = d.r.xfer_ns + d.r.t_read_ns + d.r.xfer_ns;
+            if waits {
+                assert_eq!(early, late + d.r.xfer_ns, "{order}");
+            } else {
+                assert!(early <= now, "{order}: {early} vs {now}");
+            }
+        }
+    }
+
     /// 4 dies, a program unit of 12 x 2 = 24 units per die, 8 per page type: physical page
     /// `ppn` is on die ppn % 4, the (ppn / 4 % 24 / 8)th page of its word line.
     #[test]
