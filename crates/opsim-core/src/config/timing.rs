@@ -13,6 +13,18 @@ pub enum Interface {
     Nvme,
 }
 
+/// The order in which a flash channel moves transfers (`timing.channel_order`): in the
+/// order the model issues them, each after the last ("issue", the default: head-of-line
+/// blocking behind a transfer whose data is ready late), or in the earliest free time at or
+/// after each one's data is ready ("ready": a controller that moves whichever page is ready).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelOrder {
+    #[default]
+    Issue,
+    Ready,
+}
+
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Cell {
@@ -142,6 +154,10 @@ pub struct TimingConfig {
     /// Flash channel transfer rate, MB/s.
     #[serde(default = "default_channel_mbps")]
     pub channel_mbps: f64,
+    /// The order a flash channel moves transfers in (default "issue"; "ready": each in the
+    /// earliest free time at or after its data is ready).  The timed model only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_order: Option<ChannelOrder>,
     /// Background GC in idle time, up to this many free blocks (default: low watermark + 1%).
     #[serde(default = "super::default_true")]
     pub background_gc: bool,

@@ -4,7 +4,7 @@
 //! model (`timed`) charges it.
 
 use super::map_cache;
-use super::timing::{Cell, Interface, TimingConfig};
+use super::timing::{Cell, ChannelOrder, Interface, TimingConfig};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +47,10 @@ pub struct Resolved {
     /// when either is on (absent: the planes read together, every unit sensed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<ReadTiming>,
+    /// The order a flash channel moves transfers in (not part of the cost model, which has
+    /// no channel order: not written out).
+    #[serde(skip, default)]
+    pub channel_order: ChannelOrder,
     /// The mapping-table cache, when on (not read back: the cost model does not use it).
     #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub map_cache: Option<map_cache::MapCacheParams>,
@@ -180,6 +184,7 @@ impl TimingConfig {
             slc: None,
             pages,
             reads,
+            channel_order: self.channel_order.unwrap_or_default(),
             map_cache: None,
         })
     }

@@ -2,6 +2,7 @@
 //! channel and each die, the write buffer, and the per-page-type costs; it charges NAND
 //! reads, programs, erases, garbage collection and folds and says when each is done.
 
+use super::channel::Channels;
 use super::{costs, PageTiming, Resolved};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -10,7 +11,8 @@ use std::collections::BinaryHeap;
 pub(super) struct Device {
     pub(super) r: Resolved,
     pub(super) die_free: Vec<u64>,
-    pub(super) ch_free: Vec<u64>,
+    /// The flash channels' timelines (`timing.channel_order`).
+    pub(super) ch: Channels,
     pub(super) ctrl_free: u64,
     pub(super) link_free: u64,
     /// Release times of the units in the write buffer.
@@ -98,7 +100,7 @@ impl Device {
             slc_read_ns,
             slc_program,
             die_free: vec![0; r.dies as usize],
-            ch_free: vec![0; r.channels as usize],
+            ch: Channels::new(r.channels as usize, r.channel_order),
             ctrl_free: 0,
             link_free: 0,
             buffer: BinaryHeap::new(),
@@ -172,9 +174,7 @@ impl Device {
     #[inline]
     pub(super) fn program(&mut self, die: usize, ready: u64, busy: u64) -> u64 {
         let c = self.channel_of(die);
-        let start = ready.max(self.ch_free[c]).max(self.die_free[die]);
-        let xfer_end = start + self.r.xfer_ns;
-        self.ch_free[c] = xfer_end;
+        let xfer_end = self.ch.channel(c, ready.max(self.die_free[die]), self.r.xfer_ns);
         let end = xfer_end + busy;
         self.die_free[die] = end;
         if self.groups > 1 {
@@ -205,9 +205,7 @@ impl Device {
     #[inline(always)]
     fn data_out(&mut self, die: usize, sensed: u64) -> u64 {
         let c = self.channel_of(die);
-        let out = sensed.max(self.ch_free[c]) + self.r.xfer_ns;
-        self.ch_free[c] = out;
-        out
+        self.ch.channel(c, sensed, self.r.xfer_ns)
     }
 
     /// Read one mapping unit from `die` (its first read group), sensed in `t_r` ns;
@@ -238,13 +236,7 @@ impl Device {
             let i = die * self.groups + g;
             self.group_free[i] = self.group_free[i].max(sensed);
         }
-        let out = sensed + self.r.xfer_ns;
-        if self.ch_free[c] > sensed {
-            self.ch_free[c] += self.r.xfer_ns;
-        } else {
-            self.ch_free[c] = out;
-        }
-        (sensed, out)
+        (sensed, self.ch.channel_first(c, sensed, self.r.xfer_ns))
     }
 
     /// A host read of the mapping unit at physical page `ppn`, sensed in `t_r` ns, on its
@@ -431,6 +423,26 @@ mod tests {
         let mut d = Device::new(r.clone(), true, 256, None);
         d.gc(0, 1, 0);
         assert_eq!(d.die_free[0], (r.t_erase_ns as f64 * 256.0 / 4.0 / 3072.0).round() as u64);
+    }
+
+    /// Dies 0 and 2 share channel 0.  Die 0 programs a whole word line (1800 us), then a
+    /// read on die 0 waits for it; a read on die 2, issued after, is sensed at 60 us.  In issue order it waits on the channel behind die 0's late
+    /// transfer; in ready order it goes out when it is sensed.
+    #[test]
+    fn a_read_of_an_idle_die_passes_one_waiting_for_a_busy_die_in_ready_order() {
+        for (order, waits) in [("issue", true), ("ready", false)] {
+            let mut d = device(&format!("channel_order = \"{order}\""));
+            let busy = d.program(0, 0, d.r.t_prog_ns);
+            let late = d.read(0, 0, d.r.t_read_ns);
+            assert_eq!(late, busy + d.r.t_read_ns + d.r.xfer_ns, "{order}");
+            let early = d.read(2, 0, d.r.t_read_ns);
+            let now = d.r.xfer_ns + d.r.t_read_ns + d.r.xfer_ns;
+            if waits {
+                assert_eq!(early, late + d.r.xfer_ns, "{order}");
+            } else {
+                assert!(early <= now, "{order}: {early} vs {now}");
+            }
+        }
     }
 
     /// 4 dies, a program unit of 12 x 2 = 24 units per die, 8 per page type: physical page

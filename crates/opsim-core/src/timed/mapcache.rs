@@ -268,13 +268,7 @@ impl Device {
             return out;
         }
         let c = self.channel_of(die);
-        let extra = (units - 1) * self.r.xfer_ns;
-        if self.ch_free[c] > out {
-            self.ch_free[c] += extra;
-        } else {
-            self.ch_free[c] = out + extra;
-        }
-        out + extra
+        self.ch.channel_first(c, out, (units - 1) * self.r.xfer_ns)
     }
 
     /// Program an evicted dirty translation page of `units` mapping units on `die`

@@ -39,12 +39,14 @@
 //!   pages are looked up in an LRU; a miss reads its page from NAND before the data access, a
 //!   dirty eviction programs one (`mapcache`).
 //!
-//! Rooms: `device` (the resource timelines and what each NAND operation costs), `state` (a
+//! Rooms: `device` (the resource timelines and what each NAND operation costs), `channel`
+//! (the flash channels' timelines in issue or ready order), `state` (a
 //! run's state and event loop), `record` (series, rounds, latency), `engine` and `stop` (the
 //! event queue and where a loop stops), `costs` (the per-command cost rules, closed form),
 //! `mapcache`, `urgent`, `pts`, `hist`.  The schema itself is `config::timing`, resolved to ns
 //! and counts in `config::timing_resolved` (`Resolved`, re-exported here).
 
+mod channel;
 pub mod costs;
 mod device;
 pub mod engine;
