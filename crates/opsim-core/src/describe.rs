@@ -504,12 +504,14 @@ mod tests {
         // the whole drive as its own model
         let m = d.scale_model(53 * 384, d.op.seen_by_gc).unwrap();
         assert_eq!((m.blocks, m.pages_per_block, m.gc_pool_blocks), (53, 98_304, d.op.gc_pool_blocks));
-        // the 7450 PRO preset with superblocks: 2,960 superblocks, asked as 2,048 blocks:
-        // 2,048 of 256 pages, not 2,048 x 98,304 pages
-        let p = describe(cfg("preset = \"micron-7450-pro-960gb\"\n[ftl]\ngc_unit = \"superblock\"\n"), false).unwrap();
-        assert_eq!(p.drive.pages_per_block, 98_304);
+        // the 7450 PRO preset (superblocks of 12 MiB x 4 planes x 16 dies: 196,608 pages), asked
+        // as 2,048 blocks: its superblocks kept (fewer than 2,048), each of 256 pages, not
+        // 196,608
+        let p = describe(cfg("preset = \"micron-7450-pro-960gb\"\n"), false).unwrap();
+        assert_eq!(p.drive.pages_per_block, 196_608);
+        assert!(p.drive.blocks < 2048);
         let m = p.scale_model(2048, p.op.seen_by_gc).unwrap();
-        assert_eq!((m.blocks, m.pages_per_block, m.superblock_scale), (2048, 256, Some(384)));
+        assert_eq!((m.blocks, m.pages_per_block, m.superblock_scale), (p.drive.blocks, 256, Some(768)));
         assert!(m.blocks as u64 * m.pages_per_block as u64 <= 2048 * SCALE_MODEL_BLOCK_PAGES);
         // a drive already scaled (106 superblocks of 49,152 pages): the factors multiply
         let half = describe(
