@@ -29,9 +29,12 @@ NAND = 'interface = "nvme"\nplanes = 4\nnand_page_size = "48KiB"\nnand_block_siz
         ("read_planes = 1.5", "timing.read_planes"),
         ('read_whole_pages = "yes"', "timing.read_whole_pages"),
         ("read_whole_pages = 1", "timing.read_whole_pages"),
+        ('channel_order = "fifo"', "timing.channel_order"),
+        ("channel_order = 1", "timing.channel_order"),
+        ('channel_order = ""', "timing.channel_order"),
     ],
 )
-def test_a_bad_read_knob_exits_2_naming_the_key(tmp_path, line, key):
+def test_a_bad_read_or_channel_knob_exits_2_naming_the_key(tmp_path, line, key):
     cfg = tmp_path / "c.toml"
     cfg.write_text(f"{SMALL}[timing]\n{NAND}{line}\n")
     env = os.environ | {"PYTHONPATH": ""}
