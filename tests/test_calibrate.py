@@ -178,3 +178,14 @@ def test_every_read_figure_is_fitted_with_the_writes(micron_7450_pro):
     assert {r["figure"] for r in report["figures"]} >= {"128KiB sequential-read IOPS", "4KiB random-read IOPS"}
     # the sequential read is timed as one (a sequential workload), its efficiency kept apart
     assert any(c[0] == "seq_read" for c in micron_7450_pro.fitted.timed_runs)
+
+def test_measured_file_whose_fit_tries_a_pool_of_74_blocks(tmp_path):
+    """A recorded `measure wsat` of a 64 MiB file (fixtures/measure/README.md) whose fit tries a
+    GC pool of 74 blocks: the analytic precondition strode through the blocks 37 at a time and
+    reached only 2 of the 74, so calibrate exited 2 ("cannot lay out the span"); CI hit it."""
+    fixture = ROOT / "tests" / "fixtures" / "measure" / "wsat-file-64mib-74-blocks.json"
+    out = tmp_path / "d.toml"
+    r = _opsim("calibrate", "--measured", str(fixture), "--predict", "80%", "-o", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["fit"]["figures"][0]["observed"] == pytest.approx(113737.262737)
+    assert tomllib.loads(out.read_text())["drive"]["user_capacity"] == "64MiB"

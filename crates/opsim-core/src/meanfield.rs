@@ -160,6 +160,9 @@ pub fn fix_total(counts: &mut [u32], total: u64, b: u32) -> bool {
     if n == 0 {
         return target == 0;
     }
+    // stride through the blocks so the change is spread out; 37 is prime, so the stride
+    // visits every block unless n is a multiple of 37, where it would cycle through n/37
+    let step = if n % 37 == 0 { 1 } else { 37 };
     let mut i = 0usize;
     let mut idle = 0usize;
     while sum != target && idle < 2 * n {
@@ -174,7 +177,7 @@ pub fn fix_total(counts: &mut [u32], total: u64, b: u32) -> bool {
         } else {
             idle += 1;
         }
-        i = (i + 37) % n; // stride through the blocks so the change is spread out
+        i = (i + step) % n;
     }
     sum == target
 }
@@ -220,5 +223,19 @@ mod tests {
         assert!(fix_total(&mut v, 95, 16));
         assert_eq!(v.iter().map(|&c| c as u64).sum::<u64>(), 95);
         assert!(v.iter().all(|&c| c <= 16));
+    }
+
+    #[test]
+    fn totals_reach_every_block_when_the_count_is_a_multiple_of_the_stride() {
+        // 74 blocks: a stride of 37 alone would only ever visit blocks 0 and 37
+        for n in [37usize, 74, 111] {
+            let mut v = vec![200u32; n];
+            let total = n as u64 * 256 - 3;
+            assert!(fix_total(&mut v, total, 256), "n={n}");
+            assert_eq!(v.iter().map(|&c| c as u64).sum::<u64>(), total);
+            let mut w = vec![56u32; n];
+            assert!(fix_total(&mut w, 2, 256), "n={n}");
+            assert_eq!(w.iter().map(|&c| c as u64).sum::<u64>(), 2);
+        }
     }
 }
