@@ -179,6 +179,7 @@ def test_every_read_figure_is_fitted_with_the_writes(micron_7450_pro):
     # the sequential read is timed as one (a sequential workload), its efficiency kept apart
     assert any(c[0] == "seq_read" for c in micron_7450_pro.fitted.timed_runs)
 
+
 def test_measured_file_whose_fit_tries_a_pool_of_74_blocks(tmp_path):
     """A recorded `measure wsat` of a 64 MiB file (fixtures/measure/README.md) whose fit tries a
     GC pool of 74 blocks: the analytic precondition strode through the blocks 37 at a time and
