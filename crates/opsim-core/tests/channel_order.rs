@@ -21,7 +21,8 @@ fn random_reads(order: &str) -> (f64, f64) {
     let cfg = Config::from_toml_str(&text).unwrap();
     let model = describe(cfg.clone(), true).unwrap().cost_model.unwrap();
     let r = Simulator::new(cfg).unwrap().run().unwrap();
-    let mix = Mix { write_fraction: 0.01, units_per_io: 1.0, bytes_per_io: 4096.0, sequential: false };
+    let mix =
+        Mix { write_fraction: 0.001, units_per_io: 1.0, bytes_per_io: 4096.0, sequential: false, queue_depth: None };
     let c = costs(&model, &mix, r.waf).unwrap();
     (r.timed.unwrap().measured_iops, c.iops)
 }

@@ -20,7 +20,13 @@ fn run_mix(timing: &str, workload: &str, request: f64, read: f64, sequential: bo
     let cfg = Config::from_toml_str(&text).unwrap();
     let model = describe(cfg.clone(), true).unwrap().cost_model.unwrap();
     let r = Simulator::new(cfg).unwrap().run().unwrap();
-    let mix = Mix { write_fraction: 1.0 - read, units_per_io: request / 4096.0, bytes_per_io: request, sequential };
+    let mix = Mix {
+        write_fraction: 1.0 - read,
+        units_per_io: request / 4096.0,
+        bytes_per_io: request,
+        sequential,
+        queue_depth: None,
+    };
     let c = costs(&model, &mix, r.waf).unwrap();
     (r.timed.unwrap().measured_iops, c.iops, c.bottleneck)
 }
@@ -34,7 +40,9 @@ fn controller_bound_is_met() {
         0.5,
     );
     assert_eq!(who, "controller");
-    assert!((m / b - 1.0).abs() < 1e-3, "{m} vs {b}");
+    // every read senses a written page (the fill writes them all): the controller idles now
+    // and then while a program holds the die its next command needs
+    assert!(m <= b * 1.001 && m >= 0.98 * b, "{m} vs {b}");
 }
 
 #[test]
@@ -59,6 +67,8 @@ fn host_link_bound_is_approached() {
 /// Sequential 128 KiB reads (1% writes) with four independent read planes and whole-page
 /// reads: the NAND bound (16 senses an IO over 16 dies x 4 groups) is approached; without
 /// whole pages every unit is sensed (32 an IO) and the bound halves with the measurement.
+/// Not closer than 0.8: the 1% writes are 128 KiB too, and a program holds its die while
+/// the reads behind it wait (no suspend here).
 #[test]
 fn sequential_read_nand_bound_is_approached() {
     let nand = "interface = \"nvme\"\nqueue_depth = 64\nnvme_queues = 4\nplanes = 4\nread_planes = 4\n\
@@ -66,10 +76,10 @@ fn sequential_read_nand_bound_is_approached() {
     let wl = "type = \"sequential\"\nrequest_size = \"128KiB\"\nread_fraction = 0.99";
     let (m, b, who) = run_mix(&format!("{nand}\nread_whole_pages = true"), wl, 131072.0, 0.99, true);
     assert_eq!(who, "NAND dies");
-    assert!(m <= b * 1.001 && m >= 0.85 * b, "{m} vs {b}");
+    assert!(m <= b * 1.001 && m >= 0.78 * b, "{m} vs {b}");
     let (m1, b1, who) = run_mix(nand, wl, 131072.0, 0.99, true);
     assert_eq!(who, "NAND dies");
-    assert!(m1 <= b1 * 1.001 && m1 >= 0.85 * b1, "{m1} vs {b1}");
+    assert!(m1 <= b1 * 1.001 && m1 >= 0.78 * b1, "{m1} vs {b1}");
     assert!(b > 1.7 * b1 && m > 1.7 * m1, "{m} {b} vs {m1} {b1}");
 }
 
@@ -89,4 +99,30 @@ fn random_read_nand_bound_with_read_planes_is_approached() {
     let (m1, b1, _) = run(timing, wl, 4096.0, 0.999);
     assert!(m1 <= b1 * 1.001 && m1 >= 0.85 * b1, "{m1} vs {b1}");
     assert!((b / b1 - 4.0).abs() < 0.2 && m > 2.5 * m1, "{m} {b} vs {m1} {b1}");
+}
+
+/// A fill writes every address, whatever the workload's read and trim mix: a workload of
+/// 99.9% reads once turned its own fill into 99.9% reads of a cursor that moved on, leaving a
+/// third of the span unwritten (reads of it cost no NAND time, so the event model passed
+/// its bound).  Functional and timed runs alike.
+#[test]
+fn a_fill_writes_the_whole_span_under_a_read_heavy_workload() {
+    for (timing, mix) in [("", "read_fraction = 0.999"), ("[timing]\n", "read_fraction = 0.5\ntrim_fraction = 0.3")] {
+        let text = format!(
+            "[drive]\nuser_capacity = \"48MiB\"\nphysical_capacity = \"64MiB\"\npages_per_block = 64\n{timing}\
+             [workload]\ntype = \"uniform\"\n{mix}\n\
+             [run]\nprecondition = \"fill\"\nwarmup_drive_writes = 0\nmeasure_drive_writes = 0.02\nround_drive_writes = 0.01\n"
+        );
+        let r = Simulator::new(Config::from_toml_str(&text).unwrap()).unwrap().run().unwrap();
+        let pages = 48 * 256;
+        let (all, m) = (&r.counters, &r.measure_counters);
+        // the fill: one pass of writes, nothing read or trimmed before the measurement
+        assert_eq!(all.host_write_pages - m.host_write_pages, pages, "{mix}");
+        assert_eq!(all.host_read_cmds, m.host_read_cmds, "{mix}");
+        if mix.contains("trim") {
+            assert!(m.trim_cmds > 0);
+        } else {
+            assert_eq!(m.unmapped_read_pages, 0, "{mix}");
+        }
+    }
 }

@@ -339,10 +339,12 @@ def parts(f: Figure) -> list[Figure]:
     return [f]
 
 
-def mix_of(f: Figure, page: int, read_fraction: float | None = None) -> dict:
+def mix_of(f: Figure, page: int, interface: str, read_fraction: float | None = None) -> dict:
     """The cost model's workload mix of figure ``f`` on a drive of mapping unit ``page``
     (``read_fraction``: instead of the figure's); a sequential read senses each NAND page once
-    for the units of a command in it (``sequential``: the core's sequential-read model)."""
+    for the units of a command in it (``sequential``: the core's sequential-read model); the
+    commands in flight of the figure's queue depth on ``interface`` (as :func:`_queue` runs
+    it), at which the core bounds random reads by their latency too."""
     rf = f.read_fraction if read_fraction is None else read_fraction
     mix: dict = {
         "write_fraction": 1.0 - rf,
@@ -351,6 +353,9 @@ def mix_of(f: Figure, page: int, read_fraction: float | None = None) -> dict:
     }
     if f.kind == "seq_read":
         mix["sequential"] = True
+    if f.queue_depth:
+        qd, queues = _queue(f.queue_depth, interface)
+        mix["queue_depth"] = qd * queues  # random reads are bound by their latency at it too
     return mix
 
 
@@ -373,7 +378,7 @@ def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> li
             waf, waf_gc = 1.0, 1.0
         if not math.isfinite(waf_gc):
             return Prediction(math.nan, math.inf, math.inf, math.nan, "-")
-        mix = mix_of(f, page)
+        mix = mix_of(f, page, d["config"]["timing"]["interface"])
         # a fresh drive (burst, sequential fill) has nothing to fold yet: the cost model's
         # steady-state SLC folding applies only to the steady figures
         bound = costs(cm if steady else cm | {"slc_folds": False}, mix, waf_gc)

@@ -129,8 +129,9 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
     host = max(1, m["host_write_pages"])
     waf_gc = 1.0 + m["gc_copy_pages"] / host if m["host_write_pages"] else 1.0
     iops = float(r.timed["measured_iops"])
-    mix = mix_of(f, page, READ_SHARE if f.kind in READS else None)
-    cm = describe(model, model_limits=False)["cost_model"]
+    d = describe(model, model_limits=False)
+    mix = mix_of(f, page, d["config"]["timing"]["interface"], READ_SHARE if f.kind in READS else None)
+    cm = d["cost_model"]
     if f.kind not in ("steady_iops", "waf"):
         cm["slc_folds"] = False  # fresh: nothing folded yet (as model.predict)
     bound = costs(cm, mix, waf_gc)["iops"]

@@ -13,7 +13,8 @@ impl Simulator {
     /// Write the workload's span sequentially `passes` times in `request`-byte commands; a
     /// pass writes the first `share` of it (1: all).
     pub(super) fn fill(&mut self, passes: u64, request: u64, share: f64, phase: &str) -> Result<()> {
-        let mut wl = self.build_workload(WorkloadType::Sequential, Some(request))?;
+        // a fill writes every address once a pass, whatever reads or trims the workload mixes in
+        let mut wl = self.build_workload(WorkloadType::Sequential, Some(request))?.writes_only();
         let span_bytes = match &wl.pattern {
             workload::Pattern::Sequential(s) => {
                 s.span * if wl.pages { self.geo.page_size } else { self.geo.sector_size as u64 }

@@ -153,7 +153,14 @@ pub struct Mix {
     /// the dies), so with `read_whole_pages` the units on one NAND page share a sense.
     #[serde(default)]
     pub sequential: bool,
+    /// Commands in flight (the host's queue depth).  With it, random reads are also bound by
+    /// their latency at that depth ([`read_latency_iops`]); without it, by throughput alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
 }
+
+/// Largest `mix.queue_depth` the latency bound takes (its mean-value analysis is linear in it).
+pub const MAX_QUEUE_DEPTH: u32 = 1 << 20;
 
 /// Senses (tR) per read IO of `u` units: one per unit; with `read_whole_pages` and
 /// sequential reads, one per NAND page the IO's consecutive physical pages touch
@@ -212,7 +219,8 @@ pub struct ResourceCost {
 #[derive(Clone, Debug, Serialize)]
 pub struct Costs {
     /// Every resource with a positive load, in the order controller, host link, NAND dies,
-    /// flash channels.
+    /// flash channels; then, for random reads at a `queue_depth`, their latency at that depth
+    /// ([`READ_LATENCY`]: `ns_per_io` is 1e9 / its IOPS, not one resource's time).
     pub resources: Vec<ResourceCost>,
     /// The busiest resource (the first of equals) and the IOPS it allows.
     pub bottleneck: &'static str,
@@ -224,6 +232,29 @@ pub const CONTROLLER: &str = "controller";
 pub const HOST_LINK: &str = "host link";
 pub const NAND_DIES: &str = "NAND dies";
 pub const FLASH_CHANNELS: &str = "flash channels";
+pub const READ_LATENCY: &str = "read latency";
+
+/// Random reads' IOPS with `n` commands in flight, by exact mean-value analysis of a closed
+/// queueing network (Reiser and Lavenberg, JACM 27(2), 1980; Lazowska et al., "Quantitative
+/// System Performance", 1984, ch. 6).  `stations`: (one read's total demand in ns, number of
+/// identical servers it is spread over at random).  Each server is a single queue, so `k`
+/// servers of total demand `d` each carry `d / k` a read, and a read waits behind the
+/// commands already at the one it is routed to:
+/// `R(n) = d (1 + Q(n - 1))` per station kind, `X(n) = n / sum R(n)`,
+/// `Q(n) = X(n) d / k (1 + Q(n - 1))`.  Below the busiest server's bound for every `n`, and
+/// approaches it as `n` grows; at `n = 1`, one read's unloaded time.
+pub(crate) fn read_latency_iops(n: u32, stations: &[(f64, f64)]) -> f64 {
+    let mut q = vec![0.0f64; stations.len()];
+    let mut x = 0.0;
+    for i in 1..=n {
+        let total: f64 = stations.iter().zip(&q).map(|(&(d, _), &qk)| d * (1.0 + qk)).sum();
+        x = i as f64 / total;
+        for (k, &(d, servers)) in stations.iter().enumerate() {
+            q[k] = x * d / servers * (1.0 + q[k]);
+        }
+    }
+    x * 1e9
+}
 
 /// Time per IO on each resource for `mix` at garbage-collection WAF `waf_gc` (NAND pages
 /// programmed per host page, >= 1), charged as the event loop charges: controller firmware
@@ -246,6 +277,9 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     }
     if !(waf_gc.is_finite() && waf_gc >= 1.0) {
         return Err(Error::workload("waf", format!("{waf_gc} must be a number >= 1")));
+    }
+    if let Some(n) = mix.queue_depth.filter(|&n| n == 0 || n > MAX_QUEUE_DEPTH) {
+        return Err(Error::workload("mix.queue_depth", format!("{n} is out of range 1..={MAX_QUEUE_DEPTH}")));
     }
     let r = &m.timing;
     if r.dies == 0 || r.channels == 0 || r.units_per_program == 0 || r.block_units == 0 || m.ftl_block_units == 0 {
@@ -290,11 +324,24 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
         (NAND_DIES, die_ns / dies),
         (FLASH_CHANNELS, ch_ns / r.channels as f64),
     ];
-    let resources: Vec<ResourceCost> = loads
+    let mut resources: Vec<ResourceCost> = loads
         .iter()
         .filter(|(_, v)| *v > 0.0)
         .map(|&(name, v)| ResourceCost { resource: name, ns_per_io: v, iops: 1e9 / v })
         .collect();
+    // random reads at a queue depth: each holds a command slot from the controller through
+    // its sense on one read group and its transfer on one channel to the host link (writes are
+    // acknowledged from the write cache and hold none), so their latency bounds them too
+    if let Some(n) = mix.queue_depth.filter(|_| w < 1.0 && !mix.sequential) {
+        let stations = [
+            (r.fw_ns as f64, 1.0),
+            (mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0, 1.0),
+            (senses * host_read, dies * read_groups),
+            (u * xfer, r.channels as f64),
+        ];
+        let iops = read_latency_iops(n, &stations) / (1.0 - w);
+        resources.push(ResourceCost { resource: READ_LATENCY, ns_per_io: 1e9 / iops, iops });
+    }
     let mut worst = &resources[0];
     for c in &resources[1..] {
         if c.ns_per_io > worst.ns_per_io {
@@ -325,7 +372,7 @@ mod tests {
     }
 
     fn mix(w: f64) -> Mix {
-        Mix { write_fraction: w, units_per_io: 1.0, bytes_per_io: 4096.0, sequential: false }
+        Mix { write_fraction: w, units_per_io: 1.0, bytes_per_io: 4096.0, sequential: false, queue_depth: None }
     }
 
     fn load(c: &Costs, name: &str) -> f64 {
@@ -416,21 +463,81 @@ mod tests {
         assert!(b.iops < a.iops);
     }
 
+    /// Mean-value analysis against its closed forms: one read's unloaded time at one command;
+    /// `k` identical servers alone keep `n / (n + k - 1)` of their bound (the product form of
+    /// `n` commands routed at random over `k` queues: a server is idle in `(k - 1) / (n + k - 1)`
+    /// of the states); rising in `n`, below the busiest server's bound, and approaching it.
+    #[test]
+    fn read_latency_is_the_closed_networks() {
+        let st = [(500.0, 1.0), (60_000.0, 64.0), (3_000.0, 8.0)];
+        assert!((read_latency_iops(1, &st) - 1e9 / 63_500.0).abs() < 1e-6);
+        for (n, k) in [(1u32, 1.0), (16, 64.0), (256, 256.0), (1000, 7.0)] {
+            let x = read_latency_iops(n, &[(60_000.0, k)]);
+            let want = k / 60e-6 * n as f64 / (n as f64 + k - 1.0);
+            assert!((x / want - 1.0).abs() < 1e-9, "n {n} k {k}: {x} vs {want}");
+        }
+        let bound = 64.0 / 60e-6;
+        let mut last = 0.0;
+        for n in [1, 2, 8, 64, 256, 4096, 65_536] {
+            let x = read_latency_iops(n, &st);
+            assert!(x > last && x < bound, "{n}: {x}");
+            last = x;
+        }
+        assert!(last > 0.99 * bound, "{last}");
+    }
+
+    /// With a queue depth, random reads gain the latency bound (and it can bind); writes,
+    /// sequential reads and mixes without a depth keep the throughput bounds alone.
+    #[test]
+    fn queue_depth_bounds_random_reads_only() {
+        let m = model(resolved("read_planes = 2\nfw_overhead_us = 0.1"), true, false);
+        let with = |mut x: Mix, n| {
+            x.queue_depth = Some(n);
+            costs(&m, &x, 1.0).unwrap()
+        };
+        let plain = costs(&m, &read_mix(1.0, false), 1.0).unwrap();
+        assert!(plain.resources.iter().all(|r| r.resource != READ_LATENCY));
+        // 4 dies x 2 groups: at one command, one read's unloaded time binds
+        let one = with(read_mix(1.0, false), 1);
+        assert_eq!(one.bottleneck, READ_LATENCY);
+        assert!(one.iops < 0.2 * plain.iops);
+        let deep = with(read_mix(1.0, false), 4096);
+        assert!(deep.iops < plain.iops && deep.iops > 0.99 * plain.iops, "{} vs {}", deep.iops, plain.iops);
+        for x in [mix(1.0), read_mix(32.0, true)] {
+            let c = with(x.clone(), 1);
+            assert!(c.resources.iter().all(|r| r.resource != READ_LATENCY));
+            assert_eq!(c.iops, costs(&m, &x, 1.0).unwrap().iops);
+        }
+        for n in [0, MAX_QUEUE_DEPTH + 1] {
+            let mut x = read_mix(1.0, false);
+            x.queue_depth = Some(n);
+            assert_eq!(costs(&m, &x, 1.0).unwrap_err().key.as_deref(), Some("mix.queue_depth"));
+        }
+    }
+
     #[test]
     fn bad_mix_is_refused_with_its_key() {
         let m = model(resolved(""), true, false);
-        let e = costs(&m, &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0, sequential: false }, 1.0)
-            .unwrap_err();
+        let e = costs(
+            &m,
+            &Mix { write_fraction: 1.5, units_per_io: 1.0, bytes_per_io: 1.0, sequential: false, queue_depth: None },
+            1.0,
+        )
+        .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.write_fraction"));
         let e = costs(&m, &mix(0.5), 0.5).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("waf"));
-        let e = costs(&m, &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0, sequential: false }, 1.0)
-            .unwrap_err();
+        let e = costs(
+            &m,
+            &Mix { write_fraction: 0.5, units_per_io: 0.0, bytes_per_io: 1.0, sequential: false, queue_depth: None },
+            1.0,
+        )
+        .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("mix.units_per_io"));
     }
 
     fn read_mix(units: f64, sequential: bool) -> Mix {
-        Mix { write_fraction: 0.0, units_per_io: units, bytes_per_io: units * 4096.0, sequential }
+        Mix { write_fraction: 0.0, units_per_io: units, bytes_per_io: units * 4096.0, sequential, queue_depth: None }
     }
 
     /// `cmds` read commands of `units` units all issued at 0 through the event model's

@@ -14,7 +14,10 @@ pub(super) struct Device {
     /// The flash channels' timelines (`timing.channel_order`).
     pub(super) ch: Channels,
     pub(super) ctrl_free: u64,
-    pub(super) link_free: u64,
+    /// The host link's timeline, one channel in the same order as the flash channels: in
+    /// ready order a command's data goes out when it is ready, not behind an earlier-issued
+    /// command still waiting for its die (NVMe completes out of order).
+    pub(super) link: Channels,
     /// Release times of the units in the write buffer.
     pub(super) buffer: BinaryHeap<Reverse<u64>>,
     pub(super) rr: usize,
@@ -102,7 +105,7 @@ impl Device {
             die_free: vec![0; r.dies as usize],
             ch: Channels::new(r.channels as usize, r.channel_order),
             ctrl_free: 0,
-            link_free: 0,
+            link: Channels::new(1, r.channel_order),
             buffer: BinaryHeap::new(),
             rr: 0,
             write_cache,
@@ -356,9 +359,7 @@ impl Device {
     /// Host link transfer of `bytes` starting no earlier than `ready`.
     #[inline]
     pub(super) fn link(&mut self, ready: u64, bytes: u64) -> u64 {
-        let s = ready.max(self.link_free);
-        self.link_free = s + costs::link_ns(bytes, self.r.link_ps_per_byte);
-        self.link_free
+        self.link.channel(0, ready, costs::link_ns(bytes, self.r.link_ps_per_byte))
     }
 
     #[inline]
@@ -442,6 +443,25 @@ mod tests {
             } else {
                 assert!(early <= now, "{order}: {early} vs {now}");
             }
+        }
+    }
+
+    /// The host link keeps the flash channels' order: a command whose data is ready early goes
+    /// out at once in ready order, while in issue order it waits behind an earlier-issued
+    /// command whose read is still on its die (in-order completion).
+    #[test]
+    fn the_host_link_moves_ready_data_first_in_ready_order() {
+        for (order, waits) in [("issue", true), ("ready", false)] {
+            let mut d = device(&format!("channel_order = \"{order}\""));
+            let t = costs::link_ns(4096, d.r.link_ps_per_byte);
+            assert!(t > 0);
+            let late = d.link(500_000, 4096);
+            assert_eq!(late, 500_000 + t, "{order}");
+            let early = d.link(1_000, 4096);
+            assert_eq!(early, if waits { late + t } else { 1_000 + t }, "{order}");
+            // ready order still never overlaps two transfers: one ready inside the first waits
+            let inside = d.link(500_000 + t / 2, 4096);
+            assert!(inside >= late + t, "{order}: {inside}");
         }
     }
 

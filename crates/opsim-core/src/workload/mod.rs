@@ -419,6 +419,14 @@ impl Workload {
         }
     }
 
+    /// The same addresses, every command a write (a preconditioning fill: the configured
+    /// read and trim mix is the measured workload's, not the fill's).
+    pub fn writes_only(mut self) -> Self {
+        self.read_threshold = 0;
+        self.trim_threshold = 0;
+        self
+    }
+
     /// The end of the stream, or the error that ended it.
     pub fn finish(&mut self) -> Result<()> {
         match self.error.take() {
