@@ -35,8 +35,9 @@ NVME64 = {"interface": "nvme", "queue_depth": 64}
 @pytest.mark.parametrize(
     "timing,workload,bottleneck,floor",
     [
-        # firmware time per command: the controller is the whole story, the bound is met
-        (NVME64 | {"fw_overhead_us": 50}, {"type": "uniform", "read_fraction": 0.5}, "controller", 0.999),
+        # firmware time per command: the controller binds; it idles now and then while a
+        # program holds the die its next read needs (the fill writes every page the reads sense)
+        (NVME64 | {"fw_overhead_us": 50}, {"type": "uniform", "read_fraction": 0.5}, "controller", 0.98),
         # random writes with garbage collection (at the run's own WAF): the dies
         ({}, {"type": "uniform"}, "NAND dies", 0.93),
         # slow reads on two dies

@@ -28,6 +28,9 @@ from .model import Model, Param, condition, parts, predict
 
 #: a parameter counts as fitted when the figures leave less than this share of its prior's width
 INFORMED = 0.9
+#: ... or when holding the others at their priors raises the figures' cost (sum of squared
+#: residuals in figure uncertainties) by more than this: one figure's worth
+NEEDED = 1.0
 #: timed-simulator corrections of the efficiency (each one a fit and a timed run per condition)
 TIMED_ROUNDS = 2
 #: then the efficiencies are checked at the fitted values: a figure whose efficiency moved by
@@ -234,6 +237,24 @@ def _timed_round(
     return moved
 
 
+def _needed(
+    model: Model, figures: list[Figure], informed: list[Param], start: dict[str, float], cost: float
+) -> list[Param]:
+    """The parameters to fit: ``informed``, and the others too when holding them all at their
+    priors costs the figures more than NEEDED (the figures' cost at pass A was ``cost``).
+    Two parameters that trade against each other in one figure (the read time and the
+    controller time in a random read at a queue depth; the NAND capacity and the read time in
+    the GC copies of random writes) each look uninformed alone, while the figures need the
+    pair away from its priors: fitted, their intervals say how little each is pinned."""
+    rest = [p for p in model.params if p not in informed]
+    if not rest or not informed:
+        return informed
+    _, _, fun = _solve(model, figures, informed, {p.name: p.prior for p in rest}, start)
+    if float(np.sum(fun[: len(figures)] ** 2)) > cost + NEEDED:
+        return list(model.params)
+    return informed
+
+
 def fit(model: Model, figures: list[Figure], *, timed_rounds: int = TIMED_ROUNDS, progress=None) -> Fitted:
     """Fit ``model``'s parameters to ``figures`` (see the module's text)."""
     if not figures:
@@ -245,11 +266,12 @@ def fit(model: Model, figures: list[Figure], *, timed_rounds: int = TIMED_ROUNDS
         )
     priors = {p.name: p.prior for p in model.params}
     # pass A: every parameter free, to see which ones the figures inform
-    vals, cov, _ = _solve(model, figures, model.params, {}, priors, scan=True)
+    vals, cov, fun = _solve(model, figures, model.params, {}, priors, scan=True)
     sd = np.sqrt(np.clip(np.diag(cov), 0, None)) if len(model.params) else np.zeros(0)
     # informed: the figures narrow it, or moved it more than a prior width (a resource that
     # binds only away from its prior has no slope at the optimum, yet the figures need it there)
     informed = [p for p, s in zip(model.params, sd) if s < INFORMED or abs(p.z(vals[p.name])) > 1.0]
+    informed = _needed(model, figures, informed, priors | vals, float(np.sum(fun[: len(figures)] ** 2)))
     status = {p.name: ("fitted" if p in informed else "default") for p in model.params}
     fixed = {p.name: p.prior for p in model.params if p not in informed}
     start = priors | vals
