@@ -111,6 +111,12 @@ impl Placement {
         }
     }
 
+    /// A metadata page written for the host write of `lpn` (counted as its namespace's).
+    #[inline(always)]
+    pub(super) fn meta_page(&mut self, lpn: u32) {
+        self.c.ns_nand_write_pages[self.ns_of[lpn as usize] as usize] += 1;
+    }
+
     /// A page of `lpn` moved by garbage collection (or a fold).
     #[inline(always)]
     pub(super) fn moved(&mut self, lpn: u32) {
