@@ -123,3 +123,26 @@ def test_calibrate_fits_the_floor_from_two_waf_points_and_holds_it_with_one():
     one = calibrate(spec, sheet + wafs[1:], timed_rounds=0)
     assert "meta_writes" not in one.fitted.values
     assert "ftl.meta_writes" not in {p["name"] for p in one.parameters()}
+
+
+def test_simulate_prints_the_share(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[drive]\nuser_capacity = "32MiB"\nop = 0.15\npages_per_block = 64\n[ftl]\nmeta_writes = 0.04\n')
+    r = subprocess.run(
+        [sys.executable, "-m", "opsim.cli", "simulate", str(cfg)],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": ""},
+    )
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("metadata pages"))
+    share = float(line.split()[-5].rstrip("%")) / 100
+    assert 0.0 < share < 0.04
+    cfg.write_text('[drive]\nuser_capacity = "32MiB"\nop = 0.15\npages_per_block = 64\n')
+    r = subprocess.run(
+        [sys.executable, "-m", "opsim.cli", "simulate", str(cfg)],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": ""},
+    )
+    assert r.returncode == 0 and "metadata" not in r.stdout
