@@ -35,10 +35,10 @@ CURVE_BLOCKS = 1024
 #: the ladder of GC-visible OP levels (user basis) simulated
 LADDER = tuple(float(x) for x in np.geomspace(0.02, 3.0, 14))
 #: the WAF floors (``ftl.meta_writes``) the curve is simulated at; a floor between two is interpolated
-META_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
+META_GRID: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
 #: the ladder's levels (indices) a floor's curve is simulated at: its GC copies over the curve's
 #: without a floor, a smooth ratio, interpolated in log OP between them
-META_LEVELS = (0, 3, 6, 9, 12, 13)
+META_LEVELS: tuple[int, ...] = (0, 3, 6, 9, 12, 13)
 
 
 @dataclass(frozen=True)
