@@ -102,6 +102,12 @@ fn every_layout_keeps_its_invariants() {
         let r = run(&text);
         assert_counted(&r, meta);
         assert!(r.waf > 1.0 + meta, "{extra}: {}", r.waf);
+        assert_eq!(r.handles.is_empty(), !extra.contains("fdp"), "{extra}");
+        if !r.handles.is_empty() {
+            // each handle carries the metadata of its own writes: the handles add up to the drive
+            let nand: u64 = r.handles.iter().map(|h| h.nand_write_bytes).sum();
+            assert_eq!(nand, r.measure_counters.nand_write_pages * r.drive.page_size, "{extra}");
+        }
     }
     // superblocks: 64 KiB x 2 planes x 2 dies of 4 KiB pages, scaled down by 2
     let sb = "[drive]\nuser_capacity = \"3MiB\"\nphysical_capacity = \"4MiB\"\n\

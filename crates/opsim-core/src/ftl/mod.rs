@@ -1026,7 +1026,7 @@ impl<P: Policy> Ftl<P> {
         self.c.nand_write_pages += 1;
         self.c.meta_pages += 1;
         if let Some(pl) = self.pl.as_deref_mut() {
-            pl.meta_page(lpn);
+            pl.meta_page(lpn, stream);
         }
         Ok(())
     }
