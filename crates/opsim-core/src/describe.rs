@@ -161,6 +161,7 @@ pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> 
             slc_folds: slc_cache.as_ref().is_some_and(|s| s.steady_folds),
             ftl_block_units: geo.physical_pages() / geo.blocks.max(1) as u64,
             superblock: crate::timed::costs::SuperblockErase::of(&geo.unit),
+            meta_writes: cfg.ftl.meta_writes,
         }),
         _ => None,
     };

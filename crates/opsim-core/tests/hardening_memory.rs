@@ -24,6 +24,7 @@ fn an_ftl_too_large_to_allocate_is_a_capacity_error() {
         placement: None,
         groups: 1,
         shared_frontier: false,
+        meta_rate: 0,
     };
     let e = Ftl::<Greedy>::try_new(&params).err().expect("refused");
     assert_eq!(e.kind, ErrorKind::Capacity);

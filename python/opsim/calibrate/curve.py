@@ -8,6 +8,14 @@ hundred blocks.  So the calibration simulates a small drive of the same FTL at a
 user capacities once, reads each point's ``seen_by_gc`` from the core, and interpolates
 between them (log of GC copies per host page against log of ``seen_by_gc``).  Every WAF the
 calibration uses comes from these simulations.
+
+A WAF floor (``ftl.meta_writes``: metadata pages per host page, programmed into the host blocks and
+invalid at once) takes NAND space as well as writes, so it raises GC's copies too: the curve of a
+drive with a floor is simulated with it.  The fit moves the floor continuously, so the curve is
+simulated at the floors of ``META_GRID`` around it (each once, cached), at six of the ladder's
+levels (``META_LEVELS``: the ratio of its GC copies to the curve's without a floor is smooth in
+the OP and interpolated in log OP between them), and the GC copies interpolated between the two
+floors (log of copies, linear in the floor); the floor itself is in the drive WAF exactly.
 """
 
 from __future__ import annotations
@@ -26,6 +34,11 @@ from .scale import superblock_pages, unit_scale
 CURVE_BLOCKS = 1024
 #: the ladder of GC-visible OP levels (user basis) simulated
 LADDER = tuple(float(x) for x in np.geomspace(0.02, 3.0, 14))
+#: the WAF floors (``ftl.meta_writes``) the curve is simulated at; a floor between two is interpolated
+META_GRID: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
+#: the ladder's levels (indices) a floor's curve is simulated at: its GC copies over the curve's
+#: without a floor, a smooth ratio, interpolated in log OP between them
+META_LEVELS: tuple[int, ...] = (0, 3, 6, 9, 12, 13)
 
 
 @dataclass(frozen=True)
@@ -78,11 +91,52 @@ def curve(
     unit = None
     if ftl.get("gc_unit") == "superblock":
         unit = {k: (timing or {})[k] for k in UNIT_TIMING if k in (timing or {})}
-    return _curve(_ftl_key(keep, ftl, block_size, cell, unit), seed)
+    meta = float(ftl.get("meta_writes") or 0.0)
+    if meta == 0.0:
+        return _curve(_ftl_key(keep, ftl, block_size, cell, unit), seed)
+    base = {k: v for k, v in ftl.items() if k != "meta_writes"}
+
+    def at(m: float) -> Curve:
+        plain = _curve(_ftl_key(keep, base, block_size, cell, unit), seed)
+        if m == 0.0:
+            return plain
+        few = _curve(_ftl_key(keep, base | {"meta_writes": m}, block_size, cell, unit), seed, META_LEVELS)
+        return with_floor(plain, few, m)
+
+    if meta in META_GRID or not 0.0 < meta < META_GRID[-1]:
+        return at(meta)
+    i = next(k for k, m in enumerate(META_GRID) if m > meta)
+    return blend(at(META_GRID[i - 1]), at(META_GRID[i]), META_GRID[i - 1], META_GRID[i], meta)
+
+
+def with_floor(plain: Curve, few: Curve, meta: float) -> Curve:
+    """The curve of floor ``meta`` from the curve without it (``plain``) and the floor's simulated at
+    ``META_LEVELS`` (``few``): the ratio of their GC copies interpolated in log OP (constant past
+    the ends)."""
+    ratio = np.log(np.maximum(np.asarray(few.copies), 1e-9)) - np.log(
+        np.maximum(np.asarray([plain.copies[i] for i in META_LEVELS]), 1e-9)
+    )
+    r = np.interp(np.log(np.asarray(plain.seen)), np.log(np.asarray(few.seen)), ratio)
+    copies = np.exp(np.log(np.maximum(np.asarray(plain.copies), 1e-9)) + r)
+    extra = few.extra
+    return Curve(plain.seen, tuple(float(c) for c in copies), tuple(float(1 + c + extra) for c in copies), extra)
+
+
+def blend(a: Curve, b: Curve, ma: float, mb: float, meta: float) -> Curve:
+    """The curve at floor ``meta`` between the curves ``a`` (at floor ``ma``) and ``b`` (at
+    ``mb``): the log of the GC copies linear in the floor, the SLC cache's programs as simulated
+    and the floor itself exact."""
+    t = (meta - ma) / (mb - ma)
+    ca, cb = np.maximum(np.asarray(a.copies), 1e-9), np.maximum(np.asarray(b.copies), 1e-9)
+    copies = np.exp((1 - t) * np.log(ca) + t * np.log(cb))
+    slc = (1 - t) * max(0.0, a.extra - ma) + t * max(0.0, b.extra - mb)
+    extra = slc + meta
+    return Curve(a.seen, tuple(float(c) for c in copies), tuple(float(1 + c + extra) for c in copies), extra)
 
 
 @lru_cache(maxsize=64)
-def _curve(key: str, seed: int) -> Curve:
+def _curve(key: str, seed: int, levels: tuple[int, ...] | None = None) -> Curve:
+    """The curve simulated at the ``LADDER`` levels of index ``levels`` (None: every one)."""
     k = json.loads(key)
     drive, ftl, bs, cell = k["drive"], k["ftl"], k["bs"], k["cell"]
     base = {"drive": dict(drive), "ftl": dict(ftl)}
@@ -112,7 +166,7 @@ def _curve(key: str, seed: int) -> Curve:
     workload = {"type": "uniform", "request_size": bs}
     analytic = describe(cfg0 | {"workload": workload}, model_limits=False)["analytic_precondition"]
     seen, copies, wafs, extras = [], [], [], []
-    for s in LADDER:
+    for s in LADDER if levels is None else [LADDER[i] for i in levels]:
         user = int(pool_pages / (1 + s)) * page
         cfg = base | {
             "drive": drive | {"physical_capacity": physical, "user_capacity": user},

@@ -28,6 +28,13 @@ DIE_GBIT = {"slc": 64, "mlc": 256, "tlc": 512, "qlc": 1024}
 NAND_PAGE = 16 << 10
 #: word lines per physical block (estimate: sets the block size, hence each erase's share)
 WORDLINES_PER_BLOCK = 256
+#: the WAF floor (``ftl.meta_writes``: NAND pages of metadata, journal and parity per host page) is
+#: fitted only when the figures hold steady WAFs at this many spans; else the core's default, none.
+#: Prior: 0, width META_SIGMA, an estimate (docs/calibrate.md): die-stripe parity of 1 page in 16 to
+#: 32 (3-6%) and map and journal checkpoints (about 1%) lie well inside one width, and two measured
+#: WAFs (5% each) outweigh it; a width of 0.05 held a true floor of 0.07 to 0.03 in the synthetic check
+META_SPANS = 2
+META_SIGMA = 0.1
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,7 @@ class Model:
             if values and p.name in values:
                 section, k = p.key.split(".", 1)
                 v = values[p.name]
-                cfg[section][k] = int(v) // 4096 * 4096 if p.name == "physical" else v
+                cfg.setdefault(section, {})[k] = int(v) // 4096 * 4096 if p.name == "physical" else v
         return cfg
 
     @property
@@ -95,9 +102,10 @@ def _put(tables: dict, sources: dict, key: str, value: Any, source: str) -> None
     sources[key] = source
 
 
-def build(spec: DriveSpec) -> Model:
+def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
     """The model of ``spec``: given values, the rules for what nobody gave, and the parameters
-    to fit (each with its prior)."""
+    to fit (each with its prior); the WAF floor is one of them when ``figures`` can pin it
+    (:func:`pins_floor`)."""
     if spec.native is None:
         raise InputError("the drive's native (user) capacity is needed: --native 960GB or [drive] native", key="native")
     tables: dict = {"drive": {}, "timing": {}}
@@ -107,7 +115,28 @@ def build(spec: DriveSpec) -> Model:
     _put_nand_defaults(tables, sources, prior_physical)
     _put_host_defaults(spec, tables, sources)
     prior = _physical_prior(tables, sources, prior_physical)
-    return Model(tables, sources, _params(spec, tables, sources, prior), spec)
+    params = _params(spec, tables, sources, prior)
+    if pins_floor(figures or [], spec.native) and "ftl.meta_writes" not in sources:
+        params.append(
+            Param(
+                "meta_writes",
+                "ftl.meta_writes",
+                "NAND pages of metadata, journal and parity per host page (the WAF floor)",
+                0.0,
+                META_SIGMA,
+                log=False,
+                lower=0.0,
+                upper=1.0,
+                prior_source="the core's default (none; the prior's width is an estimate, docs/calibrate.md)",
+            )
+        )
+    return Model(tables, sources, params, spec)
+
+
+def pins_floor(figures: list[Figure], user_bytes: int) -> bool:
+    """Whether ``figures`` can pin the WAF floor: steady WAFs at ``META_SPANS`` spans or more (a
+    floor and the spare NAND shape the WAF-against-span curve differently; one WAF fits either)."""
+    return len({(f.span or user_bytes, f.user) for f in figures if f.kind == "waf"}) >= META_SPANS
 
 
 def _physical_prior(tables: dict, sources: dict, binary: int) -> tuple[int, str]:

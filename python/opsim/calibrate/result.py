@@ -286,7 +286,7 @@ def _toml_value(key: str, v: Any) -> Any:
 def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_rounds: int | None = None) -> Calibration:
     """Fit the drive model of ``spec`` to ``figures`` and derive its P/E rating from the
     datasheet's endurance."""
-    model = build(spec)
+    model = build(spec, figures)
     kw = {} if timed_rounds is None else {"timed_rounds": timed_rounds}
     fitted = fit(model, figures, progress=progress, **kw)
     fitted.values = {k: stored.value(k, v) for k, v in fitted.values.items()}  # what the drive file runs

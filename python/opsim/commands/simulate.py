@@ -102,6 +102,11 @@ def _run_rows(d: dict) -> list:
         ("workload", workload_text(d["config"])),
         *placement_rows(d),
         ("WAF (measurement window)", waf_text(d)),
+        *(
+            [("metadata pages (ftl.meta_writes)", f"{d['meta_share']:.2%} of NAND page writes")]
+            if d.get("meta_share") is not None
+            else []
+        ),
         ("measured", window_text(d)),
         ("steady state (SNIA rule on WAF)", f"reached at round {ss['round']}" if ss["reached"] else "not reached"),
         ("erase count min / mean / max", f"{d['wear']['min']} / {d['wear']['mean']:.2f} / {d['wear']['max']}"),

@@ -188,7 +188,15 @@ pub struct FtlConfig {
     /// scale rule, `describe::Description::scaled`; default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superblock_scale: Option<u32>,
+    /// NAND pages written per host page beyond the data and GC copies (metadata, journal,
+    /// parity: the WAF floor), 0..=[`MAX_META_WRITES`]; default 0 (off).  Each whole page
+    /// owed is programmed into the host frontier and is invalid at once (`ftl::Ftl`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub meta_writes: f64,
 }
+
+/// The most `ftl.meta_writes`: one metadata page per host page (a WAF floor of 2).
+pub const MAX_META_WRITES: f64 = 1.0;
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
@@ -270,6 +278,7 @@ impl Default for FtlConfig {
             gc_unit: gc::GcUnitKind::Block,
             superblock_dies: None,
             superblock_scale: None,
+            meta_writes: 0.0,
         }
     }
 }

@@ -88,6 +88,10 @@ pub struct Counters {
     /// SLC cache: SLC-mode blocks folded and erased (included in `erases`).
     #[serde(skip_serializing_if = "is_zero")]
     pub folds: u64,
+    /// Metadata pages (`ftl.meta_writes`): programmed into host frontiers, invalid at once
+    /// (included in `nand_write_pages`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub meta_pages: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -126,7 +130,8 @@ impl Counters {
             rmw_pages,
             unmapped_read_pages,
             fold_pages,
-            folds
+            folds,
+            meta_pages
         }
     );
 
@@ -279,6 +284,18 @@ pub struct FtlParams {
     pub groups: u32,
     /// GC copies go into the triggering host frontier (compact in place and refill).
     pub shared_frontier: bool,
+    /// Metadata pages per host page (`ftl.meta_writes`) in units of 2^-32 (see
+    /// [`meta_rate`]); 0: off.
+    pub meta_rate: u64,
+}
+
+/// One metadata page in the fixed point of [`FtlParams::meta_rate`].
+pub const META_ONE: u64 = 1 << 32;
+
+/// `ftl.meta_writes` (pages per host page, 0..=1) in the fixed point of
+/// [`FtlParams::meta_rate`]: integer arithmetic keeps every run exact and seed-free.
+pub fn meta_rate(meta_writes: f64) -> u64 {
+    (meta_writes * META_ONE as f64).round() as u64
 }
 
 /// The SLC cache's limits, resolved to blocks.
@@ -358,6 +375,12 @@ pub struct Ftl<P: Policy> {
     gc_tokens: Vec<u64>,
     /// Namespaces and placement handles (None: off).
     pl: Option<Box<placement::Placement>>,
+    /// Metadata pages per host page (fixed point, [`META_ONE`] = one) and the part of a page
+    /// owed so far.
+    meta_rate: u64,
+    meta_owed: u64,
+    /// The physical page of the last metadata page written.
+    last_meta: u32,
 }
 
 impl<P: Policy> Ftl<P> {
@@ -443,6 +466,9 @@ impl<P: Policy> Ftl<P> {
                 Some(pp) => Some(Box::new(placement::Placement::new(pp, p.lpns, p.blocks)?)),
                 None => None,
             },
+            meta_rate: p.meta_rate,
+            meta_owed: 0,
+            last_meta: NONE,
         })
     }
 
@@ -463,6 +489,10 @@ impl<P: Policy> Ftl<P> {
     }
     pub fn lpns(&self) -> u32 {
         self.lpns
+    }
+    /// The physical page the last metadata page (`ftl.meta_writes`) went to ([`NONE`]: none yet).
+    pub fn last_meta_page(&self) -> u32 {
+        self.last_meta
     }
     pub fn free_blocks(&self) -> u32 {
         self.nfree
@@ -976,7 +1006,29 @@ impl<P: Policy> Ftl<P> {
         if let Some(d) = self.data.as_mut() {
             d[ppn as usize] = self.c.host_write_cmds;
         }
+        if self.meta_rate > 0 {
+            self.meta_owed += self.meta_rate;
+            while self.meta_owed >= META_ONE {
+                self.meta_owed -= META_ONE;
+                self.write_meta(lpn, stream)?;
+            }
+        }
         Ok(ppn)
+    }
+
+    /// One metadata page (`ftl.meta_writes`) owed by the host write of `lpn` on `stream`:
+    /// programmed at the next page of that write's host frontier and invalid at once (a
+    /// journal or mapping page superseded soon after), so it takes NAND space and erase
+    /// cycles and GC never copies it.
+    #[inline(never)]
+    fn write_meta(&mut self, lpn: u32, stream: u32) -> Result<()> {
+        self.last_meta = self.alloc_host(stream, lpn)?;
+        self.c.nand_write_pages += 1;
+        self.c.meta_pages += 1;
+        if let Some(pl) = self.pl.as_deref_mut() {
+            pl.meta_page(lpn, stream);
+        }
+        Ok(())
     }
 
     /// Host write of `n` whole pages (one command).

@@ -33,6 +33,8 @@ pub struct PlacementCounters {
     pub handle_media_reallocated_pages: Vec<u64>,
     /// Reclaim units (blocks) opened for the handle's host writes.
     pub handle_reclaim_units: Vec<u64>,
+    /// Metadata pages (`ftl.meta_writes`) written with the handle's host writes.
+    pub handle_meta_pages: Vec<u64>,
 }
 
 impl PlacementCounters {
@@ -45,6 +47,7 @@ impl PlacementCounters {
             handle_host_write_pages: d(&self.handle_host_write_pages, &o.handle_host_write_pages),
             handle_media_reallocated_pages: d(&self.handle_media_reallocated_pages, &o.handle_media_reallocated_pages),
             handle_reclaim_units: d(&self.handle_reclaim_units, &o.handle_reclaim_units),
+            handle_meta_pages: d(&self.handle_meta_pages, &o.handle_meta_pages),
         }
     }
 }
@@ -89,6 +92,7 @@ impl Placement {
                 handle_host_write_pages: vec![0; h],
                 handle_media_reallocated_pages: vec![0; h],
                 handle_reclaim_units: vec![0; h],
+                handle_meta_pages: vec![0; h],
             },
             gc: if p.persistent { vec![EMPTY_FRONTIER; h] } else { Vec::new() },
             block_handle: try_vec(blocks as usize, SHARED, "block handle tags")?,
@@ -108,6 +112,16 @@ impl Placement {
         if let Some(h) = self.handle_of.get_mut(lpn as usize) {
             *h = stream as u8;
             self.c.handle_host_write_pages[stream as usize] += 1;
+        }
+    }
+
+    /// A metadata page written for the host write of `lpn` by handle `stream` (counted as its
+    /// namespace's and its handle's).
+    #[inline(always)]
+    pub(super) fn meta_page(&mut self, lpn: u32, stream: u32) {
+        self.c.ns_nand_write_pages[self.ns_of[lpn as usize] as usize] += 1;
+        if let Some(m) = self.c.handle_meta_pages.get_mut(stream as usize) {
+            *m += 1;
         }
     }
 

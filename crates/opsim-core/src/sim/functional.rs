@@ -386,6 +386,8 @@ impl Simulator {
             op: self.op_report(),
             gc: self.cfg.ftl.gc.name(),
             waf: nand as f64 / host as f64,
+            meta_share: (self.cfg.ftl.meta_writes > 0.0)
+                .then(|| measure_counters.meta_pages as f64 / measure_counters.nand_write_pages.max(1) as f64),
             measure_window: window,
             counters: now,
             measure_counters,

@@ -114,6 +114,7 @@ impl Simulator {
             gc_high: gc.high,
             groups: gc.groups,
             shared_frontier: gc.shared,
+            meta_rate: crate::ftl::meta_rate(f.meta_writes),
             policy_param: param,
             check: f.check_invariants,
             track_data: r.track_data,

@@ -35,7 +35,7 @@ pub struct NamespaceReport {
 pub struct HandleReport {
     pub handle: u32,
     pub host_write_bytes: u64,
-    /// Host bytes programmed plus the handle's data moved by GC.
+    /// Host bytes programmed plus the handle's data moved by GC and its metadata pages.
     pub nand_write_bytes: u64,
     /// The handle's data moved by garbage collection (the FDP "media reallocated" event).
     pub media_reallocated_bytes: u64,
@@ -170,7 +170,7 @@ impl Simulator {
         let handles = (0..d.handle_host_write_pages.len())
             .map(|h| {
                 let host = d.handle_host_write_pages[h] * page;
-                let nand = host + d.handle_media_reallocated_pages[h] * page;
+                let nand = host + (d.handle_media_reallocated_pages[h] + d.handle_meta_pages[h]) * page;
                 HandleReport {
                     handle: h as u32,
                     host_write_bytes: host,

@@ -125,6 +125,10 @@ pub struct SimResult {
     pub gc: &'static str,
     /// WAF over the measurement window (NAND bytes programmed / host bytes written).
     pub waf: f64,
+    /// With `ftl.meta_writes`: the share of the measurement window's NAND page writes that
+    /// are metadata pages (`measure_counters.meta_pages / nand_write_pages`).  Absent when off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta_share: Option<f64>,
     pub measure_window: Window,
     pub counters: Counters,
     pub measure_counters: Counters,

@@ -137,6 +137,14 @@ pub struct CostModel {
     /// ([`erase_share`]); absent for FTL blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superblock: Option<SuperblockErase>,
+    /// `ftl.meta_writes`: metadata pages programmed per host unit, beyond the data and GC
+    /// copies (each a transfer and an aggregated unit program, and its share of erases).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub meta_writes: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// A workload mix, per IO on average.
@@ -268,14 +276,15 @@ pub(crate) fn read_latency_iops(n: u32, stations: &[(f64, f64)], c2: f64) -> f64
 }
 
 /// Time per IO on each resource for `mix` at garbage-collection WAF `waf_gc` (NAND pages
-/// programmed per host page, >= 1), charged as the event loop charges: controller firmware
+/// programmed per host page for the data and its GC copies, >= 1: without the metadata pages
+/// of `m.meta_writes`, which are charged on top), charged as the event loop charges: controller firmware
 /// per command and per copied or folded page; the host link per byte; on the dies, host
 /// units programmed (aggregated, or padded with the write cache off; in SLC mode when the
 /// cache folds), folds (SLC read, native program), GC copies (read, program on their die),
 /// erases (every die's share of each FTL block) and host reads (a sense per unit, or per
 /// NAND page a sequential read touches with `read_whole_pages`, shared by the die's
-/// `read_planes` independent groups); on the channels, every unit moved (GC copies and
-/// folds twice).
+/// `read_planes` independent groups), metadata pages (transfer and program, as the event
+/// loop's `Device::meta`); on the channels, every unit moved (GC copies and folds twice).
 pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let w = mix.write_fraction;
     if !(w.is_finite() && (0.0..=1.0).contains(&w)) {
@@ -301,6 +310,13 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let u = mix.units_per_io;
     let copies = u * (waf_gc - 1.0);
     let folds = if m.slc_folds { u } else { 0.0 };
+    if !(m.meta_writes.is_finite() && (0.0..=crate::config::MAX_META_WRITES).contains(&m.meta_writes)) {
+        return Err(Error::config(
+            "ftl.meta_writes",
+            format!("{} is out of range; expected a value in [0, {}]", m.meta_writes, crate::config::MAX_META_WRITES),
+        ));
+    }
+    let meta = u * m.meta_writes;
     let xfer = r.xfer_ns as f64;
     let prog_unit = uc.prog_unit_ns as f64;
     // a host unit's program: at its place on the die, i.e. the mean over the page types
@@ -320,15 +336,16 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let read_groups = r.reads.as_ref().map_or(1.0, |x| x.read_planes as f64);
     let senses = senses_per_read(r, u, mix.sequential);
     let dies = r.dies as f64;
-    let erases = (u + copies) / m.ftl_block_units as f64;
+    let erases = (u + copies + meta) / m.ftl_block_units as f64;
     let erase_die_ns = r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units, m.superblock) * dies;
     let die_ns = w
         * (u * (xfer + host_prog)
             + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
             + copies * (r.t_read_ns as f64 + xfer + prog_unit)
+            + meta * (xfer + prog_unit)
             + erases * erase_die_ns)
         + (1.0 - w) * senses * host_read / read_groups;
-    let ch_ns = w * (u * xfer + (copies + folds) * 2.0 * xfer) + (1.0 - w) * u * xfer;
+    let ch_ns = w * ((u + meta) * xfer + (copies + folds) * 2.0 * xfer) + (1.0 - w) * u * xfer;
     let loads = [
         (CONTROLLER, r.fw_ns as f64 + w * (copies + folds) * r.gc_fw_ns as f64),
         (HOST_LINK, mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0),
@@ -379,7 +396,7 @@ mod tests {
     }
 
     fn model(r: Resolved, write_cache: bool, slc_folds: bool) -> CostModel {
-        CostModel { timing: r, write_cache, slc_folds, ftl_block_units: 256, superblock: None }
+        CostModel { timing: r, write_cache, slc_folds, ftl_block_units: 256, superblock: None, meta_writes: 0.0 }
     }
 
     fn mix(w: f64) -> Mix {
@@ -459,6 +476,45 @@ mod tests {
         // FTL blocks as before: a 256-page block is 1/12 of a 3,072-unit NAND block
         assert_eq!(erase_share(256, 16, 3072, None), 256.0 / 16.0 / 3072.0);
         assert_eq!(erase_share(3072 * 32, 16, 3072, None), 1.0);
+    }
+
+    /// `ftl.meta_writes`: each metadata unit costs the dies a transfer and an aggregated
+    /// program (the device's `meta` charge) and its share of erases, the channels a transfer;
+    /// the controller and the host link nothing.  Out of range: refused naming the key.
+    #[test]
+    fn meta_writes_cost_a_transfer_a_program_and_their_erases() {
+        for extra in ["", "t_read_page_us = [50, 100, 150]\nt_prog_page_us = [400, 1200, 2000]"] {
+            let r = resolved(extra);
+            let d = Device::new(r.clone(), true, 256, None);
+            let (xfer, dies) = (r.xfer_ns as f64, r.dies as f64);
+            let erase = r.t_erase_ns as f64 * erase_share(256, r.dies, r.block_units, None) * dies / 256.0;
+            for waf_gc in [1.0, 2.5] {
+                let plain = costs(&model(r.clone(), true, false), &mix(1.0), waf_gc).unwrap();
+                let mut m = model(r.clone(), true, false);
+                m.meta_writes = 0.25;
+                let with = costs(&m, &mix(1.0), waf_gc).unwrap();
+                let die = (load(&with, NAND_DIES) - load(&plain, NAND_DIES)) * dies;
+                let want = 0.25 * (xfer + d.prog_unit_ns as f64 + erase);
+                assert!((die - want).abs() < 1e-6, "{extra} {waf_gc}: {die} vs {want}");
+                let ch = (load(&with, FLASH_CHANNELS) - load(&plain, FLASH_CHANNELS)) * r.channels as f64;
+                assert!((ch - 0.25 * xfer).abs() < 1e-9);
+                assert_eq!(load(&with, CONTROLLER), load(&plain, CONTROLLER));
+                assert_eq!(load(&with, HOST_LINK), load(&plain, HOST_LINK));
+                assert!(with.iops < plain.iops);
+            }
+        }
+        for bad in [-0.1, 1.5, f64::NAN] {
+            let mut m = model(resolved(""), true, false);
+            m.meta_writes = bad;
+            assert_eq!(costs(&m, &mix(1.0), 1.0).unwrap_err().key.as_deref(), Some("ftl.meta_writes"));
+        }
+        // a cost model written before the knob reads as off
+        let m = model(resolved(""), true, false);
+        let mut v = serde_json::to_value(&m).unwrap();
+        assert!(v.get("meta_writes").is_none());
+        v.as_object_mut().unwrap().remove("meta_writes");
+        let back: CostModel = serde_json::from_value(v).unwrap();
+        assert_eq!(back.meta_writes, 0.0);
     }
 
     #[test]

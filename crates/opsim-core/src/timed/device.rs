@@ -308,6 +308,24 @@ impl Device {
     /// Charge folds of `pages` SLC pages into native mode from `ready`: each read in SLC
     /// mode and programmed in native mode on its die (on-die, as GC copies), with the
     /// controller's firmware per page as for GC copies; returns when they are done.
+    /// Metadata pages (`ftl.meta_writes`): each a transfer and an aggregated unit program
+    /// after `ready`, one on the die of `last` (the page the FTL put the last one on), more
+    /// round-robin over the dies as GC copies are.  Returns when the last ends.
+    pub(super) fn meta(&mut self, pages: u64, last: u32, ready: u64) -> u64 {
+        let dies = self.r.dies as usize;
+        let mut done = ready;
+        for k in 0..pages {
+            let die = if k + 1 == pages && last != crate::ftl::NONE {
+                last as usize % dies
+            } else {
+                let d = self.rr;
+                self.rr = (self.rr + 1) % dies;
+                d
+            };
+            done = done.max(self.program(die, ready, self.prog_unit_ns));
+        }
+        done
+    }
     pub(super) fn fold(&mut self, pages: u64, ready: u64) -> u64 {
         let dies = self.r.dies as usize;
         let mut done = ready;

@@ -21,6 +21,7 @@ pub(super) struct Work {
     pub(super) gc_copy_pages: u64,
     pub(super) erases: u64,
     pub(super) fold_pages: u64,
+    pub(super) meta_pages: u64,
 }
 
 impl Work {
@@ -32,9 +33,17 @@ impl Work {
             gc_copy_pages: c.gc_copy_pages,
             erases: c.erases,
             fold_pages: c.fold_pages,
+            meta_pages: c.meta_pages,
         }
     }
-    crate::ftl::fieldwise_minus!(pub(super), Work { host_write_pages, nand_write_pages, gc_copy_pages, erases, fold_pages });
+    crate::ftl::fieldwise_minus!(pub(super), Work {
+        host_write_pages,
+        nand_write_pages,
+        gc_copy_pages,
+        erases,
+        fold_pages,
+        meta_pages
+    });
 }
 
 /// Command in flight.
@@ -358,7 +367,11 @@ impl TimedState {
         }
         let host_pages = d.host_write_pages;
         let gc_done = gc_done.max(map_ready);
-        let end = self.program_host_pages(f, op, pages, &ppns[..n], host_pages, &rmw, gc_done, t3, map_ready)?;
+        let mut end = self.program_host_pages(f, op, pages, &ppns[..n], host_pages, &rmw, gc_done, t3, map_ready)?;
+        if d.meta_pages > 0 {
+            // the write's metadata pages (`ftl.meta_writes`): programs of their own
+            end = end.max(self.dev.meta(d.meta_pages, f.last_meta_page(), gc_done));
+        }
         let done = if self.dev.write_cache { t3 } else { end };
         let inflight = InFlight {
             issued: now,
