@@ -13,7 +13,7 @@ from ..capacity import (
 from .options import _bad
 
 #: the workload a DWPD target is rated under by default: JEDEC's for data-center drives
-JESD219_RATING = "the JESD219 enterprise workload (JEDEC's rating workload; the default with --min-dwpd)"
+JESD219_RATING = "the JESD219 enterprise workload (JEDEC's rating workload, the default for --min-dwpd)"
 
 LATENCY_KEYS = ("mean", "p50", "p90", "p99", "p99.9", "p99.99", "max")
 
