@@ -486,3 +486,16 @@ def test_min_dwpd_states_the_workload_it_is_rated_under(capsys, extra, skew, und
     assert main(["advise", *argv]) == 0
     text = capsys.readouterr().out
     assert f"DWPD >= 1 over 5 years under {under}" in text
+
+
+def test_a_drive_rated_1_dwpd_meets_it_at_its_native_capacity(capsys):
+    """The 7450 PRO preset's P/E rating is its datasheet's 1 DWPD at the JESD219 enterprise WAF
+    (opsim calibrate); `--min-dwpd 1`, rated under the same workload by default, is met at the
+    native capacity, and the simulator's DWPD there is within 5% of the rating (its own scale
+    model and the X400 note's 1024)."""
+    code, d, _ = run(capsys, "--preset", "micron-7450-pro-960gb", "--min-dwpd", "1")
+    assert code == 0 and d["workload"]["skew"] == "jesd219"
+    assert d["recommendation"]["held_back"] == 0
+    native = next(r for r in d["simulated"] if r["held_back"] == 0)
+    assert native["dwpd"] == pytest.approx(1.0, rel=0.05)
+    assert "JESD219 enterprise workload" in d["drive"]["sources"]["pe"]
