@@ -88,6 +88,12 @@ def test_the_p_e_rating_is_taken_at_the_jesd219_enterprise_waf(micron_7450_pro):
     assert cal.pe["class"] == "enterprise"
     w = endurance.enterprise_waf(cal.config(), cal.user_bytes)
     assert cal.pe["waf"] == w.waf
+    # the scale model: the drive's superblocks, each smaller, at the drive's OP seen by GC
+    from opsim.sim import describe
+
+    assert w.units == describe(cal.config(), model_limits=False)["drive"]["blocks"]
+    assert 1024 <= w.pages_per_unit and w.units * w.pages_per_unit <= endurance.MODEL_BLOCKS * 256
+    assert w.model_seen_by_gc == pytest.approx(w.seen_by_gc, rel=1e-3)
     physical = cal.fitted.values["physical"]
     assert cal.pe["value"] * physical / w.waf / (cal.user_bytes * 365 * 5) == pytest.approx(1.0)
     # skewed zones and a size mix with sub-4 KiB writes: not the 4 KiB curve's WAF
