@@ -92,7 +92,7 @@ def test_the_p_e_rating_is_taken_at_the_jesd219_enterprise_waf(micron_7450_pro):
     from opsim.sim import describe
 
     assert w.units == describe(cal.config(), model_limits=False)["drive"]["blocks"]
-    assert 1024 <= w.pages_per_unit and w.units * w.pages_per_unit <= endurance.MODEL_BLOCKS * 256
+    assert w.pages_per_unit >= 1024 and w.units * w.pages_per_unit <= endurance.MODEL_BLOCKS * 256
     assert w.model_seen_by_gc == pytest.approx(w.seen_by_gc, rel=1e-3)
     physical = cal.fitted.values["physical"]
     assert cal.pe["value"] * physical / w.waf / (cal.user_bytes * 365 * 5) == pytest.approx(1.0)
