@@ -398,6 +398,10 @@ def test_drive_given_by_parameters(capsys):
     rec = d["recommendation"]
     assert rec["binding"] == ["dwpd"] and rec["figures"]["dwpd"] >= 1
     assert rec["below"]["checks"]["dwpd"][0] is False
+    # --min-dwpd with no workload given: rated as JEDEC rates data-center drives, under JESD219
+    assert d["workload"]["skew"] == "jesd219" and d["workload"]["block_size"] is None
+    assert d["targets"]["dwpd_workload"].startswith("the JESD219 enterprise workload")
+    assert any(a.startswith("the DWPD target is rated under the JESD219") for a in d["assumptions"])
     assert d["drive"]["interface"] == "nvme" and d["drive"]["native_gb"] == 480
     assert any("the core's defaults" in a for a in d["assumptions"])
     assert rec["plan_command"] == (
@@ -461,3 +465,37 @@ def test_units_touched_follow_the_simulator_alignment():
     )
     c = r.counters
     assert c["host_write_bytes"] / c["host_write_cmds"] == pytest.approx(j.bytes_per_io(), rel=0.02)
+
+
+@pytest.mark.parametrize(
+    "extra,skew,under",
+    [
+        ((), "jesd219", "the JESD219 enterprise workload"),
+        (("--skew", "uniform"), "uniform", "the workload given"),
+        (("--block-size", "8KiB"), "uniform", "the workload given"),
+        (("--profile", "jesd219"), "jesd219", "the workload given"),
+    ],
+)
+def test_min_dwpd_states_the_workload_it_is_rated_under(capsys, extra, skew, under):
+    """A DWPD target is rated under the JESD219 enterprise workload (the one `opsim calibrate`
+    derives a datasheet's P/E rating at) unless the workload is given; the text says which."""
+    argv = ["--native", "480GB", "--physical", "512GiB", "--pe", "3000", "--min-dwpd", "1", "--no-simulate", *extra]
+    code, d, _ = run(capsys, *argv)
+    assert code == 0 and d["workload"]["skew"] == skew
+    assert d["targets"]["dwpd_workload"].startswith(under)
+    assert main(["advise", *argv]) == 0
+    text = capsys.readouterr().out
+    assert f"DWPD >= 1 over 5 years under {under}" in text
+
+
+def test_a_drive_rated_1_dwpd_meets_it_at_its_native_capacity(capsys):
+    """The 7450 PRO preset's P/E rating is its datasheet's 1 DWPD at the JESD219 enterprise WAF
+    (opsim calibrate); `--min-dwpd 1`, rated under the same workload by default, is met at the
+    native capacity, and the simulator's DWPD there is within 5% of the rating (its own scale
+    model and the X400 note's 1024)."""
+    code, d, _ = run(capsys, "--preset", "micron-7450-pro-960gb", "--min-dwpd", "1")
+    assert code == 0 and d["workload"]["skew"] == "jesd219"
+    assert d["recommendation"]["held_back"] == 0
+    native = next(r for r in d["simulated"] if r["held_back"] == 0)
+    assert native["dwpd"] == pytest.approx(1.0, rel=0.05)
+    assert "JESD219 enterprise workload" in d["drive"]["sources"]["pe"]

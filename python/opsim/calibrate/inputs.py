@@ -31,6 +31,8 @@ MAX_FILE = 16 << 20
 
 CELLS = ("slc", "mlc", "tlc", "qlc")
 INTERFACES = ("sata", "nvme", "sas")
+#: JESD218's application classes, each rated under its JESD219 workload (calibrate/endurance.py)
+ENDURANCE_CLASSES = ("enterprise", "client")
 
 #: ``[datasheet]`` keys: (what it is, the figure kind it becomes or None)
 DATASHEET_KEYS: dict[str, str] = {
@@ -43,6 +45,7 @@ DATASHEET_KEYS: dict[str, str] = {
     "dwpd": "drive writes per day over the warranty",
     "tbw": "terabytes written over the warranty",
     "warranty_years": "warranty, years",
+    "class": 'JESD218 application class of the endurance rating: "enterprise" or "client" (calibrate/endurance.py)',
 }
 
 POINT_COLUMNS = ("span", "block_size", "queue_depth", "read_fraction", "waf", "iops")
@@ -122,6 +125,8 @@ class DriveSpec:
     dwpd: float | None = None
     tbw: float | None = None
     warranty_years: float | None = None
+    #: JESD218's application class of the endurance rating (``[datasheet] class``), None: inferred
+    endurance_class: str | None = None
     #: figures the model does not use, with why (reported, never silently dropped)
     unused: dict[str, str] = field(default_factory=dict)
     source: dict[str, Any] = field(default_factory=dict)
@@ -234,6 +239,9 @@ def _read_datasheet_table(path: str, doc: dict, spec: DriveSpec) -> list[Figure]
         key = f"datasheet.{k}"
         if k not in DATASHEET_KEYS:
             raise _bad(path, key, f"unknown key; [datasheet] has {', '.join(DATASHEET_KEYS)}")
+        if k == "class":
+            spec.endurance_class = _choice(path, key, v, ENDURANCE_CLASSES)
+            continue
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0:
             continue  # 0: not given (the issue's template writes 0 for absent figures)
         values[k] = _number(path, key, v, integer=k == "rand_write_qd")

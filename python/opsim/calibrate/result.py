@@ -11,7 +11,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import InputError
 from ..units import fmt_bytes
-from . import stored, timed
+from . import endurance, stored, timed
 from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, read_datasheet, read_points, resolve_spans
 from .measured import read_measured
@@ -296,6 +296,8 @@ def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_ro
 
 
 def _pe(cal: Calibration) -> dict | None:
+    """The P/E rating: given, or derived from the datasheet's endurance at the WAF of the
+    JESD219 workload of the rating's class (:mod:`.endurance`)."""
     spec, f = cal.spec, cal.fitted
     if spec.pe is not None:
         return {"value": spec.pe, "low": None, "high": None, "source": f"{spec.origin.get('pe', 'given')}: P/E rating"}
@@ -307,21 +309,55 @@ def _pe(cal: Calibration) -> dict | None:
     else:
         assert spec.dwpd is not None
         written, how = spec.dwpd * cal.user_bytes * 365.0 * years, f"{spec.dwpd:g} DWPD over {years:g} years"
-    wfig = Figure("waf", 1.0, "endurance")
+    cls, why = endurance.rating_class(spec)
+    waf_of = _rating_waf(cal, cls)
 
     def pe_of(values):
-        w = predict(f.model, values, [wfig])[0].value
         physical = values.get("physical") or f.model.tables["drive"]["physical_capacity"]
-        return written * w / float(physical)
+        return written * waf_of(values) / float(physical)
 
     v = pe_of(f.values)
     s = f.log_sd(pe_of)
-    w = predict(f.model, f.values, [wfig])[0].value
+    w = waf_of(f.values)
+    u = predict(f.model, f.values, [Figure("waf", 1.0, "endurance")])[0].value
+    if cls == "enterprise":
+        cal.notes.append(
+            f"the predictions' DWPD and TBW are for 4 KiB random writes over each span (WAF {u:.2f} over the whole "
+            f"drive); the endurance rating is for the JESD219 enterprise workload (WAF {w:.2f}), at which the "
+            f"P/E rating gives the datasheet's {how}"
+        )
     return {
         "value": v,
         "low": v * math.exp(-Z95 * s),
         "high": v * math.exp(Z95 * s),
-        "source": f"fitted: the datasheet's endurance ({how}) at the model's 4 KiB random-write WAF over the whole "
-        f"drive ({w:.2f}), over the NAND: P/E = host bytes x WAF / NAND bytes"
+        "class": cls,
+        "waf": w,
+        "source": f"fitted: the datasheet's endurance ({how}) at the model's WAF under "
+        f"{endurance.WORKLOAD[cls]} ({w:.2f}; JESD218 {cls} class: {why}), over the NAND: "
+        "P/E = host bytes x WAF / NAND bytes"
         + ("" if spec.warranty_years else f"; the warranty taken as {DEFAULT_WARRANTY:g} years"),
     }
+
+
+def _rating_waf(cal: Calibration, cls: str):
+    """WAF under the rating's workload at a set of parameter values.  Enterprise: the JESD219
+    workload simulated at the fitted values, its GC copies scaled with the 4 KiB curve's
+    copies at other values (their sensitivity to the NAND carries over to the interval).
+    Client: the 4 KiB curve."""
+    f = cal.fitted
+    wfig = Figure("waf", 1.0, "endurance")
+
+    def uniform(values) -> float:
+        return predict(f.model, values, [wfig])[0].value
+
+    if cls != "enterprise":
+        return uniform
+    base = endurance.enterprise_waf(cal.config(), cal.user_bytes)
+    u0 = uniform(f.values)
+
+    def waf(values) -> float:
+        if values is f.values or u0 - 1.0 < 1e-9:  # at the fit, or no GC to scale
+            return base.waf
+        return 1.0 + (base.waf - 1.0) * (uniform(values) - 1.0) / (u0 - 1.0)
+
+    return waf

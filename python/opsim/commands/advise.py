@@ -72,8 +72,8 @@ def _workload_options(p) -> None:
     w.add_argument("--sequential", default="0%", help="share of the writes that are sequential (default 0%%)")
     w.add_argument(
         "--skew",
-        default="uniform",
-        help="uniform, hot-cold:20/80 (20%% of the LBAs take 80%% of the writes) or zipf:0.9",
+        help="uniform (the default, but see --min-dwpd), hot-cold:20/80 (20%% of the LBAs take 80%% of the "
+        "writes) or zipf:0.9",
     )
     w.add_argument(
         "--profile",
@@ -90,7 +90,12 @@ def _target_options(p) -> None:
         help="steady-state IOPS, e.g. 25000, or 3x (that many times the native configuration's, same workload)",
     )
     t.add_argument("--min-tbw", help="host TB writable, e.g. 600, or 4x")
-    t.add_argument("--min-dwpd", help="drive writes per day over --dwpd-years")
+    t.add_argument(
+        "--min-dwpd",
+        help="drive writes per day over --dwpd-years, rated as JEDEC rates data-center drives: under the "
+        "JESD219 enterprise workload (the workload then, unless --profile, --skew, --block-size or "
+        "--sequential says otherwise)",
+    )
     t.add_argument("--dwpd-years", default="5", help="the period of the DWPD figure (default 5 years)")
     t.add_argument("--min-lifetime", help="years the P/E budget must last at --write-rate")
     t.add_argument("--min-capacity", help="usable capacity, e.g. 800GB")
@@ -162,8 +167,9 @@ def parse_args(args):
 
     wl = advise.Workload(read_fraction=advise.parse_read_write(args.read_write))
     wl.sequential = advise.parse_fraction_option(args.sequential, "sequential")
-    if args.profile == "jesd219":
-        if args.skew != "uniform":
+    rating = dwpd_rating_workload(args)
+    if args.profile == "jesd219" or rating:
+        if args.skew not in (None, "uniform"):
             raise advise._bad("skew", "--profile jesd219 has its own LBA zones; drop --skew")
         wl.skew = "jesd219"
         wl.block_size = None
@@ -173,7 +179,7 @@ def parse_args(args):
                 raise advise._bad("block_size", "with --profile jesd219 only 4KiB (its zones with 4 KiB transfers)")
             wl.block_size = 4096
     else:
-        for k, v in advise.parse_skew(args.skew).items():
+        for k, v in advise.parse_skew(args.skew or "uniform").items():
             setattr(wl, k, v)
         wl.block_size = _size(args.block_size, "block_size") if args.block_size else 4096
         if wl.block_size % 512:
@@ -188,6 +194,7 @@ def parse_args(args):
         tg.min_tbw, tg.min_tbw_relative = advise.parse_target_number(args.min_tbw, "min_tbw", allow_relative=True)
     if args.min_dwpd is not None:
         tg.min_dwpd, _ = advise.parse_target_number(args.min_dwpd, "min_dwpd")
+        tg.dwpd_workload = advise.JESD219_RATING if rating else "the workload given"
     tg.dwpd_years, _ = advise.parse_target_number(args.dwpd_years, "dwpd_years")
     if args.min_lifetime is not None:
         tg.min_lifetime_years, _ = advise.parse_target_number(args.min_lifetime, "min_lifetime")
@@ -197,6 +204,21 @@ def parse_args(args):
     if args.price is not None:
         tg.price, _ = advise.parse_target_number(str(args.price).lstrip("$"), "price")
     return wl, tg
+
+
+def dwpd_rating_workload(args) -> bool:
+    """Whether the workload is JESD219's because of --min-dwpd: a DWPD target with no workload
+    shape given (--profile, --skew, --block-size, --sequential) is rated as JEDEC rates
+    data-center drives (JESD218 with the JESD219 enterprise workload; the P/E rating
+    `opsim calibrate` derives from a datasheet's DWPD is taken at that workload too)."""
+    return (
+        args.min_dwpd is not None
+        and args.tenants is None
+        and args.profile is None
+        and args.skew is None
+        and args.block_size is None
+        and str(args.sequential).strip() in ("0", "0%")
+    )
 
 
 def run(args) -> Output:
@@ -383,7 +405,8 @@ def _recommendation_lines(rec: dict, tg: dict, lat_hdr: str) -> list[str]:
     ]
     figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
     if f["tbw_tb"] is not None:
-        figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years"]
+        under = f" under {tg['dwpd_workload']}" if tg.get("dwpd_workload") else ""
+        figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years{under}"]
     if f["lifetime_years"] is not None:
         figs.append(f"{f['lifetime_years']:,.1f} years at the write rate")
     if f["price_per_iops"] is not None:

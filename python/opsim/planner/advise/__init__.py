@@ -32,6 +32,7 @@ from .drive import Drive, load_drive
 from .options import _bad
 from .screen import Level, grid, iops_bound, screen_level, waf_gc_model
 from .targets import (
+    JESD219_RATING,
     Targets,
     parse_fraction_option,
     parse_latency,
@@ -44,6 +45,7 @@ from .workload import JESD219_SIZES, Workload, zipf_classes
 
 __all__ = [
     "DIAGNOSIS_HELD_BACK",
+    "JESD219_RATING",
     "JESD219_SIZES",
     "MIN_MODEL_BLOCKS",
     "Drive",

@@ -411,6 +411,19 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
             f"DWPD = TBW x 1024 / user GB / ({targets.dwpd_years:g} x 365 days) (the SanDisk X400 note's "
             "formula); lifetime = TBW / write rate"
         )
+        if targets.min_dwpd is not None and targets.dwpd_workload:
+            out.append(
+                f"the DWPD target is rated under {targets.dwpd_workload}"
+                + (
+                    ": JEDEC JESD218 rates a data-center drive's endurance under the JESD219 enterprise workload "
+                    "(random writes over the whole drive, 50% to the first 5% of the LBAs, 30% to the next 15%, 20% "
+                    "to the rest; 0.5-64 KiB transfers, 67% of 4 KiB), and `opsim calibrate` derives a datasheet's "
+                    "P/E rating at that workload's WAF; --profile, --skew, --block-size or --sequential rate it "
+                    "under another"
+                    if targets.dwpd_workload.startswith("the JESD219")
+                    else ""
+                )
+            )
     else:
         out.append("no --pe: TBW, DWPD and lifetime are not computed")
     if 0 < wl.sequential < 1:

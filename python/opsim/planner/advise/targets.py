@@ -12,6 +12,9 @@ from ..capacity import (
 )
 from .options import _bad
 
+#: the workload a DWPD target is rated under by default: JEDEC's for data-center drives
+JESD219_RATING = "the JESD219 enterprise workload (JEDEC's rating workload, the default for --min-dwpd)"
+
 LATENCY_KEYS = ("mean", "p50", "p90", "p99", "p99.9", "p99.99", "max")
 
 
@@ -23,6 +26,8 @@ class Targets:
     min_tbw_relative: bool = False
     min_dwpd: float | None = None
     dwpd_years: float = 5.0
+    #: the workload the DWPD target is rated under (JESD219_RATING: the default, JEDEC's)
+    dwpd_workload: str | None = None
     min_lifetime_years: float | None = None
     min_capacity: int | None = None  # bytes
     latency: list = field(default_factory=list)  # [(op "all"/"read"/"write", key "p99", max us)]
@@ -43,7 +48,8 @@ class Targets:
                 else f"TBW >= {self.min_tbw:,g} TB"
             )
         if self.min_dwpd is not None:
-            out.append(f"DWPD >= {self.min_dwpd:g} over {self.dwpd_years:g} years")
+            under = f" under {self.dwpd_workload}" if self.dwpd_workload else ""
+            out.append(f"DWPD >= {self.min_dwpd:g} over {self.dwpd_years:g} years{under}")
         if self.min_lifetime_years is not None:
             out.append(f"lifetime >= {self.min_lifetime_years:g} years at the write rate")
         if self.min_capacity is not None:
@@ -75,6 +81,7 @@ class Targets:
             "min_tbw_relative": self.min_tbw_relative,
             "min_dwpd": self.min_dwpd,
             "dwpd_years": self.dwpd_years,
+            "dwpd_workload": self.dwpd_workload,
             "min_lifetime_years": self.min_lifetime_years,
             "min_capacity_bytes": self.min_capacity,
             "max_latency_us": [{"ios": k, "percentile": key, "us": us} for k, key, us in self.latency],
