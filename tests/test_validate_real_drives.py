@@ -1,0 +1,123 @@
+"""``opsim validate --suite real-drives``: the data file of published real-drive figures, the
+held-out rule, and one case run end to end (docs/validation.md, "Real drives")."""
+
+import copy
+import json
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from opsim.errors import InputError
+from opsim.validation import real_drives as rd
+
+OPSIM = [sys.executable, "-m", "opsim.cli"]
+#: the quickest case: one fit to one ratio on a 160 GB drive
+SMALL_CASE = "intel-320-160gb"
+
+
+def run(*args):
+    return subprocess.run(OPSIM + list(args), capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return tomllib.loads(rd.DATA.read_text())
+
+
+def test_data_file_parses_every_figure_has_a_source(raw):
+    cases = rd.load()
+    assert len(cases) == len(raw["case"]) >= 5
+    n = 0
+    for c in cases:
+        assert c.document and c.who_measured
+        for m in c.figures.values():
+            n += 1
+            # a source says which document and where in it: a seed file and line, or a URL
+            assert ("line" in m.source and "seed" in m.source) or "https://" in m.source, m.source
+            assert m.reading in rd.READINGS
+            if m.reading == "plot":
+                assert m.reading_uncertainty
+        for f in c.fits:
+            assert f.predict and not set(f.points) & set(f.predict)
+    assert n >= 15
+    # the measured WAF (ratios of Intel's endurance figures) are there, and only predicted
+    wafs = [m for c in cases for m in c.figures.values() if m.what.startswith("waf")]
+    assert wafs and all(
+        m.id not in f.points for c in cases for f in c.fits for m in c.figures.values() if m.what.startswith("waf")
+    )
+
+
+def test_a_figure_both_fitted_and_predicted_is_refused(raw):
+    doc = copy.deepcopy(raw)
+    fit = doc["case"][0]["fit"][0]
+    fit["predict"] = fit["predict"] + [fit["points"][0]]
+    with pytest.raises(InputError, match="also fitted") as e:
+        rd.parse(doc, "edited.toml")
+    assert e.value.key == "case[0].fit[0].predict"
+
+
+def test_a_figure_without_a_source_is_refused(raw):
+    doc = copy.deepcopy(raw)
+    del doc["case"][1]["figure"][0]["source"]
+    with pytest.raises(InputError, match="source") as e:
+        rd.parse(doc, "edited.toml")
+    assert e.value.key == "case[1].figure[0].source"
+
+
+def test_a_plot_reading_needs_its_uncertainty_and_a_waf_ratio_cannot_be_fitted(raw):
+    doc = copy.deepcopy(raw)
+    doc["case"][0]["figure"][0]["reading"] = "plot"
+    with pytest.raises(InputError) as e:
+        rd.parse(doc, "edited.toml")
+    assert e.value.key == "case[0].figure[0].reading_uncertainty"
+    doc = copy.deepcopy(raw)
+    intel = next(c for c in doc["case"] if c["id"] == SMALL_CASE)
+    intel["fit"][0]["points"] = ["waf-0-over-20pct"]
+    intel["fit"][0]["predict"] = ["iops-40pct"]
+    with pytest.raises(InputError, match="cannot fit"):
+        rd.parse(doc, "edited.toml")
+
+
+def test_bad_case_and_misplaced_case_flag_exit_2():
+    p = run("validate", "--suite", "real-drives", "--case", "no-such-drive")
+    assert p.returncode == 2 and "no-such-drive" in p.stderr and SMALL_CASE in p.stderr
+    p = run("validate", "--suite", "oracles", "--case", SMALL_CASE)
+    assert p.returncode == 2 and "--case" in p.stderr
+
+
+def test_one_case_runs_and_its_json_has_the_fields():
+    p = run("validate", "--suite", "real-drives", "--case", SMALL_CASE, "--json")
+    assert p.returncode == 0, p.stderr
+    assert "real-drives [1/1]" in p.stderr  # progress on stderr, the document alone on stdout
+    doc = json.loads(p.stdout)
+    assert doc["suite"] == "real-drives" and not doc["interrupted"]
+    assert [c["id"] for c in doc["cases"]] == [SMALL_CASE]
+    rows = doc["rows"]
+    assert {r["figure"] for r in rows} == {"iops-40pct", "waf-0-over-20pct", "waf-0-over-40pct"}
+    for r in rows:
+        for k in (
+            "case",
+            "fit",
+            "figure",
+            "measured",
+            "predicted",
+            "low",
+            "high",
+            "inside",
+            "error",
+            "source",
+            "fitted",
+        ):
+            assert k in r, k
+        assert r["low"] <= r["predicted"] <= r["high"]
+        assert r["inside"] == (r["low"] <= r["measured"] <= r["high"])
+        assert r["points"] == ["iops-20pct"]  # what was fitted, never what is predicted
+    # the model predicts a WAF that falls as OP rises, and more IOPS at 40% than at 20%
+    by = {r["figure"]: r for r in rows}
+    assert by["waf-0-over-40pct"]["predicted"] > by["waf-0-over-20pct"]["predicted"] > 1
+    assert by["iops-40pct"]["predicted"] > 3.0
+    s = doc["summary"]
+    assert s["waf_from_points"]["of"] == 2 and s["iops_from_points"]["of"] == 1
+    assert s["waf_from_points"]["inside"] == sum(by[k]["inside"] for k in ("waf-0-over-20pct", "waf-0-over-40pct"))
