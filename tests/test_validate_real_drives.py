@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,8 @@ def test_one_case_runs_and_its_json_has_the_fields():
     s = doc["summary"]
     assert s["waf_from_points"]["of"] == 2 and s["iops_from_points"]["of"] == 1
     assert s["waf_from_points"]["inside"] == sum(by[k]["inside"] for k in ("waf-0-over-20pct", "waf-0-over-40pct"))
+    # docs/validation.md shows what the command prints for this case
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text()
+    shown = [line for line in docs.splitlines() if line.startswith(f"| {SMALL_CASE} | 1 point |")]
+    printed = [line for line in rd.markdown(rows).splitlines() if line.startswith(f"| {SMALL_CASE} |")]
+    assert shown == printed

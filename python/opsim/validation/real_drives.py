@@ -424,6 +424,11 @@ def summary(rows: list[dict]) -> dict:
         "iops_datasheet_only": count(lambda r: not is_waf(r) and ds_only(r)),
         "iops_from_points": count(lambda r: not is_waf(r) and bool(r["points"])),
         "all": count(lambda r: True),
+        #: rows whose interval has no width: the fit left nothing the figure depends on free
+        #: (a WAF when the input gives the NAND: the model's GC then has no uncertainty)
+        "zero_width": [
+            f"{r['case']} {r['fit']} {r['figure']}" for r in rows if r["high"] - r["low"] <= 1e-9 * r["high"]
+        ],
     }
 
 
@@ -439,6 +444,11 @@ def summary_lines(s: dict) -> list[str]:
         ("iops_from_points", "measured IOPS figures inside the interval of a fit to measured points"),
     ):
         lines.append(f"{s[k]['inside']} of {s[k]['of']} {what}")
+    if s["zero_width"]:
+        lines.append(
+            f"{len(s['zero_width'])} interval(s) of zero width ({'; '.join(s['zero_width'])}): nothing the "
+            "figure depends on was left free by the fit (a WAF when the input gives the NAND behind the drive)"
+        )
     return lines
 
 
