@@ -67,6 +67,18 @@ def test_a_figure_without_a_source_is_refused(raw):
     assert e.value.key == "case[1].figure[0].source"
 
 
+def test_every_datasheet_figure_of_a_case_has_a_source(raw):
+    cases = [c for c in rd.load() if c.datasheet]
+    assert len(cases) >= 4 and all(set(c.datasheet) == set(c.datasheet_sources) for c in cases)
+    assert all("https://" in v for c in cases for v in c.datasheet_sources.values())
+    doc = copy.deepcopy(raw)
+    i = next(i for i, c in enumerate(doc["case"]) if c.get("datasheet"))
+    del doc["case"][i]["datasheet_sources"]["seq_write_mbps"]
+    with pytest.raises(InputError) as e:
+        rd.parse(doc, "edited.toml")
+    assert e.value.key == f"case[{i}].datasheet_sources.seq_write_mbps"
+
+
 def test_a_plot_reading_needs_its_uncertainty_and_a_waf_ratio_cannot_be_fitted(raw):
     doc = copy.deepcopy(raw)
     doc["case"][0]["figure"][0]["reading"] = "plot"

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,9 @@ class Fit:
     datasheet: bool
     points: tuple[str, ...]
     predict: tuple[str, ...]
+    #: "input": the NAND behind the drive as the input gives it; "prior": dropped, so the
+    #: calibration's prior stands (a datasheet does not state the NAND)
+    nand: str = "input"
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,10 @@ class Case:
     document: str
     figures: dict[str, Measured]
     fits: tuple[Fit, ...]
+    #: datasheet figures the case gives (``[case.datasheet]``, keys of the calibrate reader's
+    #: ``[datasheet]``) with a source each; empty: the input's ``[datasheet]``
+    datasheet: dict[str, float] = field(default_factory=dict)
+    datasheet_sources: dict[str, str] = field(default_factory=dict)
 
 
 def _inputs_dir() -> Path:
@@ -160,7 +167,7 @@ def _figure(path: Any, key: str, row: Any) -> Measured:
 def _fit(path: Any, key: str, row: Any, figures: dict[str, Measured]) -> Fit:
     if not isinstance(row, dict):
         raise _bad(path, key, "must be a table")
-    allowed = {"name", "datasheet", "points", "predict"}
+    allowed = {"name", "datasheet", "points", "predict", "nand"}
     extra = set(row) - allowed
     if extra:
         raise _bad(path, f"{key}.{sorted(extra)[0]}", f"unknown key; a fit has {', '.join(sorted(allowed))}")
@@ -192,7 +199,29 @@ def _fit(path: Any, key: str, row: Any, figures: dict[str, Measured]) -> Fit:
     for x in lists["points"]:
         if figures[x].what not in FITTABLE:
             raise _bad(path, f"{key}.points", f"{x!r} is a {figures[x].what}: calibrate cannot fit it, only predict it")
-    return Fit(name, ds, lists["points"], lists["predict"])
+    nand = row.get("nand", "input")
+    if nand not in ("input", "prior"):
+        raise _bad(path, f"{key}.nand", f"{nand!r}: must be input (the NAND the input gives) or prior")
+    return Fit(name, ds, lists["points"], lists["predict"], nand)
+
+
+def _datasheet(path: Any, key: str, c: dict) -> tuple[dict[str, float], dict[str, str]]:
+    """``[case.datasheet]`` and ``[case.datasheet_sources]``: every figure with its source."""
+    from ..calibrate.inputs import DATASHEET_KEYS
+
+    ds, src = c.get("datasheet", {}), c.get("datasheet_sources", {})
+    if not isinstance(ds, dict) or not isinstance(src, dict):
+        raise _bad(path, f"{key}.datasheet", "must be a table, with datasheet_sources beside it")
+    values: dict[str, float] = {}
+    for k, v in ds.items():
+        if k not in DATASHEET_KEYS:
+            raise _bad(path, f"{key}.datasheet.{k}", f"unknown key; a datasheet has {', '.join(DATASHEET_KEYS)}")
+        values[k] = _number(path, f"{key}.datasheet.{k}", v)
+        _str(path, f"{key}.datasheet_sources.{k}", src.get(k))
+    extra = set(src) - set(ds)
+    if extra:
+        raise _bad(path, f"{key}.datasheet_sources.{sorted(extra)[0]}", "a source of no datasheet figure")
+    return values, {k: str(v) for k, v in src.items()}
 
 
 def parse(doc: dict, path: Any = DATA) -> list[Case]:
@@ -206,7 +235,17 @@ def parse(doc: dict, path: Any = DATA) -> list[Case]:
         key = f"case[{i}]"
         if not isinstance(c, dict):
             raise _bad(path, key, "must be a table")
-        allowed = {"id", "title", "input", "who_measured", "document", "figure", "fit"}
+        allowed = {
+            "id",
+            "title",
+            "input",
+            "who_measured",
+            "document",
+            "figure",
+            "fit",
+            "datasheet",
+            "datasheet_sources",
+        }
         extra = set(c) - allowed
         if extra:
             raise _bad(path, f"{key}.{sorted(extra)[0]}", f"unknown key; a case has {', '.join(sorted(allowed))}")
@@ -229,8 +268,11 @@ def parse(doc: dict, path: Any = DATA) -> list[Case]:
         fits = c.get("fit", [])
         if not isinstance(fits, list) or not fits:
             raise _bad(path, f"{key}.fit", "must be a non-empty array of tables ([[case.fit]])")
+        ds, ds_src = _datasheet(path, key, c)
         out.append(
             Case(
+                datasheet=ds,
+                datasheet_sources=ds_src,
                 id=cid,
                 title=_str(path, f"{key}.title", c.get("title")),
                 input=name,
@@ -273,6 +315,17 @@ def _input_doc(case: Case, fit: Fit) -> dict:
     doc.pop("ratio", None)
     if not fit.datasheet:
         doc.pop("datasheet", None)
+    elif case.datasheet:
+        if doc.get("datasheet"):
+            raise InputError(
+                f"case {case.id}: gives datasheet figures and so does input {case.input}: say which, not both",
+                key="datasheet",
+            )
+        doc["datasheet"] = dict(case.datasheet)
+        source = doc.setdefault("source", {})
+        source["figures"] = {**source.get("figures", {}), **case.datasheet_sources}
+    if fit.nand == "prior":
+        doc.get("drive", {}).pop("physical", None)
     points, ratios = [], []
     for fid in fit.points:
         m = case.figures[fid]
@@ -385,6 +438,7 @@ def run(
                     "drive": case.title,
                     "fit": fit.name,
                     "datasheet": fit.datasheet,
+                    "nand": fit.nand,
                     "points": list(fit.points),
                     "fitted": fitted,
                     "figure": m.id,
@@ -425,7 +479,7 @@ def summary(rows: list[dict]) -> dict:
         "iops_from_points": count(lambda r: not is_waf(r) and bool(r["points"])),
         "all": count(lambda r: True),
         #: rows whose interval has no width: the fit left nothing the figure depends on free
-        #: (a WAF when the input gives the NAND: the model's GC then has no uncertainty)
+        #: (what it holds at a given value, a prior or a default counts as certain)
         "zero_width": [
             f"{r['case']} {r['fit']} {r['figure']}" for r in rows if r["high"] - r["low"] <= 1e-9 * r["high"]
         ],
@@ -445,9 +499,15 @@ def summary_lines(s: dict) -> list[str]:
     ):
         lines.append(f"{s[k]['inside']} of {s[k]['of']} {what}")
     if s["zero_width"]:
+        groups: dict[str, int] = {}
+        for row in s["zero_width"]:
+            where = row.rsplit(" ", 1)[0]
+            groups[where] = groups.get(where, 0) + 1
         lines.append(
-            f"{len(s['zero_width'])} interval(s) of zero width ({'; '.join(s['zero_width'])}): nothing the "
-            "figure depends on was left free by the fit (a WAF when the input gives the NAND behind the drive)"
+            f"{len(s['zero_width'])} interval(s) of zero width ("
+            + "; ".join(f"{k}: {n}" for k, n in groups.items())
+            + "): nothing the figure depends on was left free by the fit: what it holds (the NAND the input "
+            "gives, or the prior's when the datasheet does not say, and default controller times) is taken as certain"
         )
     return lines
 

@@ -22,6 +22,8 @@ def document(cases: list[rd.Case], rows: list[dict], interrupted: bool) -> dict:
                 "input": c.input,
                 "who_measured": c.who_measured,
                 "document": c.document,
+                "datasheet": c.datasheet,
+                "datasheet_sources": c.datasheet_sources,
                 "figures": [
                     {
                         "id": m.id,
@@ -34,7 +36,13 @@ def document(cases: list[rd.Case], rows: list[dict], interrupted: bool) -> dict:
                     for m in c.figures.values()
                 ],
                 "fits": [
-                    {"name": f.name, "datasheet": f.datasheet, "points": list(f.points), "predict": list(f.predict)}
+                    {
+                        "name": f.name,
+                        "datasheet": f.datasheet,
+                        "nand": f.nand,
+                        "points": list(f.points),
+                        "predict": list(f.predict),
+                    }
                     for f in c.fits
                 ],
             }
