@@ -3,8 +3,10 @@ held-out rule, and one case run end to end (docs/validation.md, "Real drives")."
 
 import copy
 import json
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -139,3 +141,27 @@ def test_one_case_runs_and_its_json_has_the_fields():
     shown = [line for line in docs.splitlines() if line.startswith(f"| {SMALL_CASE} | 1 point |")]
     printed = [line for line in rd.markdown(rows).splitlines() if line.startswith(f"| {SMALL_CASE} |")]
     assert shown == printed
+
+
+def test_ctrl_c_stops_the_suite_at_once_and_keeps_the_rows_done():
+    p = subprocess.Popen(
+        [*OPSIM, "validate", "--suite", "real-drives", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's shell runs it
+    )
+    try:
+        while "real-drives [2/" not in (line := p.stderr.readline()):  # the second calibration has begun
+            assert line, "the suite ended before its second calibration"
+        p.send_signal(signal.SIGINT)
+        t = time.monotonic()
+        out, _ = p.communicate(timeout=30)
+        stopped_in = time.monotonic() - t
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 130 and stopped_in < 2.0, (p.returncode, stopped_in)
+    doc = json.loads(out)
+    assert doc["interrupted"] and 0 < len(doc["rows"]) < sum(len(f["predict"]) for c in doc["cases"] for f in c["fits"])
