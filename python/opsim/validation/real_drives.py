@@ -524,7 +524,8 @@ def cells(rows: list[dict]) -> list[list[str]]:
             r["case"],
             r["fit"],
             r["figure"],
-            _fmt(r["what"], r["measured"]),
+            _fmt(r["what"], r["measured"])
+            + (f" (+-{r['reading_uncertainty']:.1%})" if r["reading_uncertainty"] else ""),
             _fmt(r["what"], r["predicted"]),
             f"{_fmt(r['what'], r['low'])} - {_fmt(r['what'], r['high'])}",
             f"{r['error']:+.1%}",
