@@ -69,6 +69,19 @@ def test_a_figure_without_a_source_is_refused(raw):
     assert e.value.key == "case[1].figure[0].source"
 
 
+def test_a_datasheet_fit_may_not_predict_the_datasheets_own_figure(raw):
+    # the 7450 PRO's datasheet gives its steady random-write IOPS over the whole 960 GB: a
+    # measured IOPS over the whole drive would be that figure, fitted, so it is refused
+    doc = copy.deepcopy(raw)
+    case = next(c for c in doc["case"] if c["id"] == "micron-7450-pro-960gb")
+    case["figure"].append({**case["figure"][0], "id": "iops-960GB", "at": {"user": "960GB"}, "value": 85000})
+    case["fit"][0]["predict"] = ["iops-960GB"]
+    c = next(x for x in rd.parse(doc, "edited.toml") if x.id == "micron-7450-pro-960gb")
+    with pytest.raises(InputError, match="held out") as e:
+        rd.calibrate_fit(c, c.fits[0])
+    assert e.value.key == "predict"
+
+
 def test_every_datasheet_figure_of_a_case_has_a_source(raw):
     cases = [c for c in rd.load() if c.datasheet]
     assert len(cases) >= 4 and all(set(c.datasheet) == set(c.datasheet_sources) for c in cases)

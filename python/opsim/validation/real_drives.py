@@ -193,8 +193,8 @@ def _fit(path: Any, key: str, row: Any, figures: dict[str, Measured]) -> Fit:
         raise _bad(
             path,
             f"{key}.predict",
-            f"{both[0]!r} is also fitted (in points): a figure used to predict is never one that was "
-            "predicted (held out by construction)",
+            f"{both[0]!r} is also fitted (in points): a predicted figure is never one that was fitted "
+            "(held out by construction)",
         )
     for x in lists["points"]:
         if figures[x].what not in FITTABLE:
@@ -326,6 +326,7 @@ def _input_doc(case: Case, fit: Fit) -> dict:
         source["figures"] = {**source.get("figures", {}), **case.datasheet_sources}
     if fit.nand == "prior":
         doc.get("drive", {}).pop("physical", None)
+    _datasheet_held_out(case, fit, doc)
     points, ratios = [], []
     for fid in fit.points:
         m = case.figures[fid]
@@ -347,6 +348,26 @@ def _input_doc(case: Case, fit: Fit) -> dict:
     if ratios:
         doc["ratio"] = ratios
     return doc
+
+
+def _datasheet_held_out(case: Case, fit: Fit, doc: dict) -> None:
+    """A datasheet's steady random-write IOPS is a figure over the whole drive: a fit to it may
+    not predict a measured IOPS over the whole drive (the same figure, fitted)."""
+    from ..units import parse_size
+
+    ds = doc.get("datasheet") or {}
+    if not fit.datasheet or not ds.get("rand_write_iops"):
+        return
+    native = int(parse_size(str(doc.get("drive", {}).get("native", "0"))))
+    for fid in fit.predict:
+        m = case.figures[fid]
+        if m.what == "iops" and m.at.size == native:
+            raise InputError(
+                f"case {case.id}, fit {fit.name!r}: {fid!r} is the steady random-write IOPS over the whole "
+                "drive, which the datasheet's rand_write_iops already gives and the fit fits: a predicted "
+                "figure is never one that was fitted (held out by construction)",
+                key="predict",
+            )
 
 
 def calibrate_fit(case: Case, fit: Fit):
