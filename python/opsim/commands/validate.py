@@ -12,12 +12,20 @@ def register(sub, common):
     p = sub.add_parser("validate", parents=[common], help="run the validation suite: simulator vs analytic models")
     p.add_argument(
         "--suite",
-        choices=["oracles", "seeds", "workloads", "sk-hynix"],
+        choices=["oracles", "seeds", "workloads", "sk-hynix", "real-drives"],
         default="oracles",
         help="oracles: functional simulator vs analytic models; seeds: the timed model on the "
         "seed drives' presets vs their published figures; workloads: endurance against OP "
         "under JEDEC JESD219 beside SanDisk's TBW table; sk-hynix: the SK hynix urgent-state "
-        "case studies (seed 004) on the sk-hynix-mobile-64gb preset",
+        "case studies (seed 004) on the sk-hynix-mobile-64gb preset; real-drives: published "
+        "measurements of whole drives at several spans or OP levels, each predicted by opsim "
+        "calibrate from the datasheet or from other measured points, never from itself (minutes)",
+    )
+    p.add_argument(
+        "--case",
+        action="append",
+        metavar="ID",
+        help="real-drives: run only this case (repeatable; the ids are in python/opsim/validation/real_drives.toml)",
     )
     p.add_argument(
         "--scale",
@@ -40,13 +48,26 @@ def _progress(i, n):
         sys.stderr.flush()
 
 
+def _progress_line(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def run(args) -> Output:
     if args.scale != 1 and args.suite != "sk-hynix":
         from ..errors import ConfigError
 
         raise ConfigError(f"--scale is used only with --suite sk-hynix (not {args.suite})", key="scale")
+    if getattr(args, "case", None) and args.suite != "real-drives":
+        from ..errors import ConfigError
+
+        raise ConfigError(f"--case is used only with --suite real-drives (not {args.suite})", key="case")
     if args.markdown:
         check_writable_file(args.markdown, key="--markdown")
+    if args.suite == "real-drives":
+        from ..validation.real_drives_report import real_drives_output
+
+        return real_drives_output(args.case, args.markdown, _progress_line)
     if args.suite == "seeds":
         return run_seeds(args)
     if args.suite == "workloads":

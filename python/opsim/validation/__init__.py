@@ -7,7 +7,9 @@ Rooms: :mod:`.oracles` (the functional simulator against the analytic models),
 :mod:`.seeds` (the timed model on the seed drives), :mod:`.sk_hynix` (seed 004's urgent-state
 case studies), :mod:`.steady` (one steady-state run of a preset's scale model),
 :mod:`.x400_reserve` (the X400 NAND readings, each refitted by ``opsim calibrate``),
-:mod:`.held_out` (``opsim calibrate``'s predictions of figures it was not fitted to) and
+:mod:`.held_out` (``opsim calibrate``'s predictions of figures it was not fitted to),
+:mod:`.real_drives` (published whole-drive figures at several OP levels, each predicted by
+``opsim calibrate`` from the datasheet or other points: ``opsim validate --suite real-drives``) and
 :mod:`.zoned` (the zoned workload's WAF against zone size and active zones: the figure of
 docs/workloads.md, ``make docs-figures``).
 The presets' fitted values come from ``opsim calibrate`` (:mod:`opsim.calibrate.presets`).
