@@ -359,10 +359,25 @@ def _timing_note(drive: Drive) -> str:
     fitted = sorted(k for k, v in src.items() if str(v).startswith("fitted"))
     est = sorted(k for k, v in src.items() if str(v).startswith("estimate"))
     what = "drive file" if is_path(drive.preset) else "preset"
+    origins = sorted({o for k in fitted for o in _fitted_to(str(src[k]))})
     return (
         f"timing parameters: {what} {drive.preset} (`opsim presets {drive.preset}` gives every source); "
-        f"fitted to the seeds: {', '.join(fitted) or 'none'}; estimates: {', '.join(est) or 'none'}"
+        f"fitted to {' and '.join(origins) or 'its figures'}: {', '.join(fitted) or 'none'}; "
+        f"estimates: {', '.join(est) or 'none'}"
     )
+
+
+def _fitted_to(source: str) -> list[str]:
+    """What a fitted key's source says it was fitted to: the drive's datasheet, a seed, a
+    measurement (the text after "to " in "fitted: WHAT, to FIGURES (95%: ...)")."""
+    import re
+
+    figures = source.split(", to ", 1)[1] if ", to " in source else ""
+    out = ["its datasheet"] if re.search(r"(^|; )datasheet", figures) else []
+    out += sorted(set(re.findall(r"seed \d{3}", figures)))
+    if re.search(r"(^|; )(measured|points|measure)", figures):
+        out.append("measurements")
+    return out
 
 
 def _superblock_model(drive, model) -> str:
