@@ -499,3 +499,20 @@ def test_a_drive_rated_1_dwpd_meets_it_at_its_native_capacity(capsys):
     native = next(r for r in d["simulated"] if r["held_back"] == 0)
     assert native["dwpd"] == pytest.approx(1.0, rel=0.05)
     assert "JESD219 enterprise workload" in d["drive"]["sources"]["pe"]
+
+
+def test_the_timing_note_says_what_a_preset_was_fitted_to(capsys):
+    """A preset's fitted timing is named by what its sources say it was fitted to: the PM9A3's
+    datasheet, not "the seeds" (issue 26); a seed preset names its seed."""
+    import tomllib
+    from pathlib import Path
+
+    from opsim.planner.advise.advisor import _fitted_to
+
+    code, d, _ = run(capsys, "--preset", "samsung-pm9a3-960gb", "--min-iops", "1000")
+    assert code == 0
+    line = next(x for x in json.dumps(d).split('"') if x.startswith("timing parameters"))
+    assert "fitted to its datasheet" in line and "seeds" not in line
+    presets = Path(__file__).resolve().parent.parent / "crates" / "opsim-core" / "presets"
+    seed = tomllib.loads((presets / "micron-1100-1tb.toml").read_text())
+    assert _fitted_to(seed["preset"]["sources"]["timing.fw_overhead_us"]) == ["seed 000"]
