@@ -12,7 +12,7 @@ pub(crate) fn ftl_knobs(f: &FtlConfig) -> Result<u32> {
     if f.streams == 0 || f.streams > 16 {
         return Err(Error::config("ftl.streams", format!("{} is out of range; expected 1..=16", f.streams)));
     }
-    check_fraction("ftl.meta_writes", f.meta_writes, 0.0, super::MAX_META_WRITES, true, true)?;
+    super::check_meta_writes(f.meta_writes)?;
     let param = match f.gc {
         GcPolicy::DChoices => {
             let d = f.d.ok_or_else(|| Error::config("ftl.d", "is required with gc = \"d-choices\""))?;

@@ -198,6 +198,11 @@ pub struct FtlConfig {
 /// The most `ftl.meta_writes`: one metadata page per host page (a WAF floor of 2).
 pub const MAX_META_WRITES: f64 = 1.0;
 
+/// `ftl.meta_writes` in 0..=[`MAX_META_WRITES`] (the config's and the cost model's check).
+pub fn check_meta_writes(v: f64) -> Result<f64> {
+    check_fraction("ftl.meta_writes", v, 0.0, MAX_META_WRITES, true, true)
+}
+
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }

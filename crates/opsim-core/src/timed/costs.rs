@@ -310,12 +310,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let u = mix.units_per_io;
     let copies = u * (waf_gc - 1.0);
     let folds = if m.slc_folds { u } else { 0.0 };
-    if !(m.meta_writes.is_finite() && (0.0..=crate::config::MAX_META_WRITES).contains(&m.meta_writes)) {
-        return Err(Error::config(
-            "ftl.meta_writes",
-            format!("{} is out of range; expected a value in [0, {}]", m.meta_writes, crate::config::MAX_META_WRITES),
-        ));
-    }
+    crate::config::check_meta_writes(m.meta_writes)?;
     let meta = u * m.meta_writes;
     let xfer = r.xfer_ns as f64;
     let prog_unit = uc.prog_unit_ns as f64;

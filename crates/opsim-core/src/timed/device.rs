@@ -282,8 +282,7 @@ impl Device {
         // Each copy stays on its die (copyback-style: the superblock's pages on a die move
         // to the GC frontier's page on the same die); dies work in parallel.
         for _ in 0..copies {
-            let die = self.rr;
-            self.rr = (self.rr + 1) % dies;
+            let die = self.next_die();
             let r = self.read(die, ready, self.r.t_read_ns);
             done = done.max(self.program(die, r, self.prog_unit_ns));
         }
@@ -305,9 +304,6 @@ impl Device {
         done
     }
 
-    /// Charge folds of `pages` SLC pages into native mode from `ready`: each read in SLC
-    /// mode and programmed in native mode on its die (on-die, as GC copies), with the
-    /// controller's firmware per page as for GC copies; returns when they are done.
     /// Metadata pages (`ftl.meta_writes`): each a transfer and an aggregated unit program
     /// after `ready`, one on the die of `last` (the page the FTL put the last one on), more
     /// round-robin over the dies as GC copies are.  Returns when the last ends.
@@ -315,27 +311,23 @@ impl Device {
         let dies = self.r.dies as usize;
         let mut done = ready;
         for k in 0..pages {
-            let die = if k + 1 == pages && last != crate::ftl::NONE {
-                last as usize % dies
-            } else {
-                let d = self.rr;
-                self.rr = (self.rr + 1) % dies;
-                d
-            };
+            let die = if k + 1 == pages && last != crate::ftl::NONE { last as usize % dies } else { self.next_die() };
             done = done.max(self.program(die, ready, self.prog_unit_ns));
         }
         done
     }
+
+    /// Charge folds of `pages` SLC pages into native mode from `ready`: each read in SLC
+    /// mode and programmed in native mode on its die (on-die, as GC copies), with the
+    /// controller's firmware per page as for GC copies; returns when they are done.
     pub(super) fn fold(&mut self, pages: u64, ready: u64) -> u64 {
-        let dies = self.r.dies as usize;
         let mut done = ready;
         if self.r.gc_fw_ns > 0 && pages > 0 {
             self.ctrl_free = self.ctrl_free.max(ready) + pages * self.r.gc_fw_ns;
             done = self.ctrl_free;
         }
         for _ in 0..pages {
-            let die = self.rr;
-            self.rr = (self.rr + 1) % dies;
+            let die = self.next_die();
             let r = self.read(die, ready, self.slc_read_ns);
             done = done.max(self.program(die, r, self.prog_unit_ns));
         }
@@ -372,6 +364,14 @@ impl Device {
             self.gc(0, owed.1, 0);
             owed.1 = 0;
         }
+    }
+
+    /// The die of the next on-die background page (GC copy, fold, metadata page): round-robin.
+    #[inline(always)]
+    fn next_die(&mut self) -> usize {
+        let die = self.rr;
+        self.rr = (self.rr + 1) % self.r.dies as usize;
+        die
     }
 
     /// Host link transfer of `bytes` starting no earlier than `ready`.
