@@ -127,22 +127,21 @@ def test_calibrate_fits_the_floor_from_two_waf_points_and_holds_it_with_one():
 
 def test_simulate_prints_the_share(tmp_path):
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[drive]\nuser_capacity = "32MiB"\nop = 0.15\npages_per_block = 64\n[ftl]\nmeta_writes = 0.04\n')
-    r = subprocess.run(
-        [sys.executable, "-m", "opsim.cli", "simulate", str(cfg)],
-        capture_output=True,
-        text=True,
-        env=os.environ | {"PYTHONPATH": ""},
-    )
+    drive = '[drive]\nuser_capacity = "32MiB"\nop = 0.15\npages_per_block = 64\n'
+
+    def simulate(text: str) -> subprocess.CompletedProcess:
+        cfg.write_text(text)
+        return subprocess.run(
+            [sys.executable, "-m", "opsim.cli", "simulate", str(cfg)],
+            capture_output=True,
+            text=True,
+            env=os.environ | {"PYTHONPATH": ""},
+        )
+
+    r = simulate(drive + "[ftl]\nmeta_writes = 0.04\n")
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if x.startswith("metadata pages"))
     share = float(line.split()[-5].rstrip("%")) / 100
     assert 0.0 < share < 0.04
-    cfg.write_text('[drive]\nuser_capacity = "32MiB"\nop = 0.15\npages_per_block = 64\n')
-    r = subprocess.run(
-        [sys.executable, "-m", "opsim.cli", "simulate", str(cfg)],
-        capture_output=True,
-        text=True,
-        env=os.environ | {"PYTHONPATH": ""},
-    )
+    r = simulate(drive)
     assert r.returncode == 0 and "metadata" not in r.stdout

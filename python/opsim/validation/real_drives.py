@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..calibrate.inputs import _bad, _number
 from ..errors import InputError
 
 DATA = Path(__file__).with_name("real_drives.toml")
@@ -89,10 +90,6 @@ def _inputs_dir() -> Path:
     return INPUTS
 
 
-def _bad(path: Any, key: str, msg: str) -> InputError:
-    return InputError(f"{path}: {key}: {msg}", key=key)
-
-
 def _str(path: Any, key: str, v: Any) -> str:
     if not isinstance(v, str) or not v.strip():
         raise _bad(path, key, "must be a non-empty string")
@@ -113,12 +110,6 @@ def _where(path: Any, key: str, v: Any) -> Where:
     if size <= 0:
         raise _bad(path, f"{key}.{k}", "must be more than 0")
     return Where(k, text, size)
-
-
-def _number(path: Any, key: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-        raise _bad(path, key, "must be a number above 0")
-    return float(v)
 
 
 def _figure(path: Any, key: str, row: Any) -> Measured:
