@@ -3,6 +3,7 @@ held-out rule, and one case run end to end (docs/validation.md, "Real drives")."
 
 import copy
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -37,8 +38,13 @@ def test_data_file_parses_every_figure_has_a_source(raw):
         assert c.document and c.who_measured
         for m in c.figures.values():
             n += 1
-            # a source says which document and where in it: a seed file and line, or a URL
-            assert ("line" in m.source and "seed" in m.source) or "https://" in m.source, m.source
+            # a source says which document and where in it: a seed file and line, a URL, or the
+            # project's own issue that reported the measurement (its section and words quoted)
+            assert (
+                ("line" in m.source and "seed" in m.source)
+                or "https://" in m.source
+                or re.match(r"opsim issue \d+ \(.+\): '.+'", m.source)
+            ), m.source
             assert m.reading in rd.READINGS
             if m.reading == "plot":
                 assert m.reading_uncertainty

@@ -284,12 +284,20 @@ impl Device {
         // Each copy stays on its die (copyback-style: the superblock's pages on a die move
         // to the GC frontier's page on the same die); dies work in parallel, a sense and
         // the copies it reads on one die.
-        let (mut left, mut senses) = (copies, senses.clamp(copies.min(1), copies));
-        while left > 0 {
-            let k = left.div_ceil(senses);
-            let die = self.next_die();
-            done = done.max(self.copy(die, ready, k));
-            (left, senses) = (left - k, senses - 1);
+        let senses = senses.clamp(copies.min(1), copies);
+        if senses == copies {
+            for _ in 0..copies {
+                let die = self.next_die();
+                done = done.max(self.copy(die, ready, 1));
+            }
+        } else {
+            // `copies` over `senses` senses as evenly as whole copies go: the first `r` read
+            // one more
+            let (q, r) = (copies / senses, copies % senses);
+            for j in 0..senses {
+                let die = self.next_die();
+                done = done.max(self.copy(die, ready, q + u64::from(j < r)));
+            }
         }
         if erases > 0 {
             // an FTL block of `ftl_block_units` spans that many units / dies on each die:
@@ -374,14 +382,15 @@ impl Device {
         }
     }
 
-    /// One GC sense on `die` from `ready` and the `k` copies it reads: each moved out over
+    /// One GC sense on `die` from `ready` and the `k` (>= 1) copies it reads: each moved out over
     /// the channel and programmed (its share of a program unit) on the same die.  Returns
     /// when the last program ends.
-    #[inline]
+    #[inline(always)]
     fn copy(&mut self, die: usize, ready: u64, k: u64) -> u64 {
         let sensed = self.sense(die, 0, ready, self.r.t_read_ns);
-        let mut done = ready;
-        for _ in 0..k {
+        let out = self.data_out(die, sensed);
+        let mut done = self.program(die, out, self.prog_unit_ns);
+        for _ in 1..k {
             let out = self.data_out(die, sensed);
             done = self.program(die, out, self.prog_unit_ns);
         }
