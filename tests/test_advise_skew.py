@@ -1,5 +1,5 @@
 """The advisor's screen under skewed workloads agrees with its simulator (issue 26, item 3):
-the non-uniform LRW model (one shared write frontier) is 5-27% above the simulator, whose GC
+the non-uniform LRW model (one shared write frontier) is 1-43% above the simulator, whose GC
 copies have a frontier of their own; the screen scales it by the core's functional model at
 anchor levels (``opsim.planner.advise.skew``).  The levels checked here are off the anchors'
 grid (multiples of 2.5% held back), so the agreement is the interpolation's, not a figure

@@ -5,7 +5,7 @@ core's default, ``ftl.gc_frontier = "separate"``: Van Houdt's "double log-struct
 The non-uniform LRW model (Desnoyers 2012, :func:`opsim.models.waf_lrw_classes`) holds for one
 shared frontier (the core's functional model with ``gc_frontier = "shared"`` is within 1% of
 it); with a frontier of their own the copies, mostly cold, are kept apart from the host's hot
-writes and the WAF is 1% to 27% lower on the NVMe presets.  Fluid models of the two frontiers
+writes and the WAF is 1% to 30% lower on the NVMe presets.  Fluid models of the two frontiers
 bracket the simulator but do not pin it (every GC block a mix of all victims' survivors: above
 the LRW figure; no block mixing victims of different generations: below the simulator), so
 where it lies depends on how GC blocks mix their victims (docs/planner.md, "WAF under skew").
