@@ -119,3 +119,21 @@ def test_confirmation_ages_a_skewed_workload_to_steady_state():
     drive, wl = _drive("solidigm-d7-p5520-1920gb"), _workload("hot-cold:10/90")
     model = A.plan_model(drive, wl, MODEL_BLOCKS, 1_500_000)
     assert model.aging_drive_writes == pytest.approx(27.0)
+
+
+def test_anchors_keep_the_functional_runs_small():
+    """A superblock drive is anchored on the confirmation's model; a block drive on at most
+    2,048 x 256 pages (512 blocks of 1,024 pages); 128 MiB GC units would need fewer than 512
+    blocks: no anchors, the bare LRW figure."""
+    assert K.anchor_blocks(_drive("micron-7450-pro-960gb"), MODEL_BLOCKS) == MODEL_BLOCKS
+    assert K.anchor_blocks(_drive("micron-1100-1tb"), MODEL_BLOCKS) == 512
+    big = _drive("samsung-840-pro-256gb")
+    assert K.anchor_blocks(big, MODEL_BLOCKS) is None
+    assert K.skew_model(big, _workload("jesd219"), MODEL_BLOCKS) is None
+
+
+def test_aging_is_cut_to_the_io_cap_on_a_model_that_cannot_shrink():
+    model = A.plan_model(_drive("samsung-840-pro-256gb"), _workload("jesd219"), MODEL_BLOCKS, 1_500_000)
+    assert model.blocks == A.MIN_MODEL_BLOCKS
+    assert 4.0 <= model.aging_drive_writes < 12.0  # 3 turnovers of JESD219's coldest zone: 12
+    assert any(n.startswith("aging cut to") for n in model.notes)

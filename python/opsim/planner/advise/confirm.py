@@ -129,6 +129,13 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
             notes.append(f"scale model cut to {new:,} blocks to keep the aging run short")
             blocks = new
             units, ppb, _ = model_geometry(drive, blocks)
+    if kind == "fill + aging" and aging > AGING_MIN and aging * blocks * per_block_ios > cap:
+        # a skewed workload on a model that cannot shrink further: at most the cap (no less
+        # than the old 4 drive writes), said in the notes
+        cut = max(AGING_MIN, cap / (blocks * per_block_ios))
+        if cut < aging:
+            notes.append(f"aging cut to {cut:.3g} drive writes (of {aging:.3g}) to keep the run short")
+            aging = cut
     # about io_budget IOs, and at least MIN_WINDOW_BLOCKS blocks of host writes measured
     measure = max(2 / 3 * io_budget / (blocks * per_block_ios), MIN_WINDOW_BLOCKS / (0.8 * blocks))
     measure = min(0.5, measure)

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..capacity import capacity_from_sectors
-from .confirm import ScaleModel, aging_drive_writes, model_blocks_asked, sim_config
+from .confirm import (
+    MIN_MODEL_BLOCKS,
+    ScaleModel,
+    aging_drive_writes,
+    model_blocks_asked,
+    model_geometry,
+    sim_config,
+)
 from .drive import Drive
 from .screen import Level
 from .workload import Workload
@@ -39,6 +46,9 @@ ANCHOR_START = tuple(Fraction(k, 8) for k in range(7))
 #: ... and halving the gaps either side of an anchor whose ratio is further than this from
 #: the line through its neighbours' (in log OP): hot/cold drops sharply at high OP
 ANCHOR_TOLERANCE = 0.01
+#: the anchors' scale model holds at most this many pages (a superblock drive's model does by the
+#: core's rule; a block drive's has fewer blocks, at least ``MIN_MODEL_BLOCKS``, else no anchors)
+ANCHOR_MAX_PAGES = 2048 * 256
 #: host drive writes measured at each anchor, after the aging
 MEASURE_DRIVE_WRITES = 2.0
 ANCHOR_SEED = 1
@@ -103,7 +113,11 @@ def skew_model(drive: Drive, wl: Workload, model_blocks: int) -> SkewModel | Non
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is drive:
         return hit[1]
-    anchors = [a for a in (_anchor(drive, wl, h, model_blocks) for h in ANCHOR_START) if a is not None]
+    blocks = anchor_blocks(drive, model_blocks)
+    if blocks is None:
+        _CACHE[key] = (drive, None)
+        return None
+    anchors = [a for a in (_anchor(drive, wl, h, blocks) for h in ANCHOR_START) if a is not None]
     tried = set(ANCHOR_START)
     while True:
         todo: set[Fraction] = set()
@@ -114,12 +128,25 @@ def skew_model(drive: Drive, wl: Workload, model_blocks: int) -> SkewModel | Non
         if not todo:
             break
         tried |= todo
-        anchors += [x for x in (_anchor(drive, wl, h, model_blocks) for h in sorted(todo)) if x is not None]
+        anchors += [x for x in (_anchor(drive, wl, h, blocks) for h in sorted(todo)) if x is not None]
         anchors.sort(key=lambda x: x.held_back)
     anchors.sort(key=lambda a: a.op_seen)
     out = SkewModel(anchors) if anchors else None
     _CACHE[key] = (drive, out)
     return out
+
+
+def anchor_blocks(drive: Drive, model_blocks: int) -> int | None:
+    """Blocks asked of the core's scale model for the anchors: the confirmation's
+    (``model_blocks``), fewer for a block drive whose model would hold more than
+    ``ANCHOR_MAX_PAGES`` pages; None when that leaves fewer than ``MIN_MODEL_BLOCKS`` (drives
+    with 128 MiB GC units: the screen is then the bare LRW figure, and says so)."""
+    blocks = model_blocks_asked(drive, model_blocks)
+    units, ppb, _ = model_geometry(drive, blocks)
+    if drive.superblocks or units * ppb <= ANCHOR_MAX_PAGES:
+        return blocks
+    blocks = ANCHOR_MAX_PAGES // ppb
+    return blocks if blocks >= MIN_MODEL_BLOCKS else None
 
 
 def _between(a: Anchor, b: Anchor) -> Fraction | None:
@@ -129,7 +156,7 @@ def _between(a: Anchor, b: Anchor) -> Fraction | None:
     return None if gap < 2 else a.held_back + (gap // 2) * ANCHOR_STEP
 
 
-def _anchor(drive: Drive, wl: Workload, held_back: Fraction, model_blocks: int) -> Anchor | None:
+def _anchor(drive: Drive, wl: Workload, held_back: Fraction, blocks: int) -> Anchor | None:
     """The core's functional model at ``held_back``: a sequential fill in 128 KiB commands,
     the aging the confirmation uses, then ``MEASURE_DRIVE_WRITES`` measured (GC's page WAF:
     1 + copies per host page programmed)."""
@@ -141,7 +168,7 @@ def _anchor(drive: Drive, wl: Workload, held_back: Fraction, model_blocks: int) 
     if drive.op_seen(cap.bytes) <= 0:
         return None
     lv = Level(0, cap, held_back)
-    model = ScaleModel(model_blocks_asked(drive, model_blocks), "fill + aging", 0.0, 0.0, MEASURE_DRIVE_WRITES, [])
+    model = ScaleModel(blocks, "fill + aging", 0.0, 0.0, MEASURE_DRIVE_WRITES, [])
     cfg = sim_config(drive, wl, lv, model, ANCHOR_SEED)
     user = cfg["drive"]["user_capacity"]
     user_pages = user // drive.page_size
