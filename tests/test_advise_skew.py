@@ -137,3 +137,11 @@ def test_aging_is_cut_to_the_io_cap_on_a_model_that_cannot_shrink():
     assert model.blocks == A.MIN_MODEL_BLOCKS
     assert 4.0 <= model.aging_drive_writes < 12.0  # 3 turnovers of JESD219's coldest zone: 12
     assert any(n.startswith("aging cut to") for n in model.notes)
+
+
+def test_fifo_anchor_matches_the_lrw_model():
+    """FIFO GC is the LRW model's policy (with either frontier): its anchor ratio is 1, which
+    checks the anchors' arithmetic (fill, aging, counters, OP and classes of the scale model)."""
+    drive = A.load_drive(preset="solidigm-d7-p5520-1920gb", gc="fifo")
+    a = K._anchor(drive, _workload("zipf:0.8"), Fraction(0), MODEL_BLOCKS)
+    assert a is not None and a.ratio == pytest.approx(1.0, abs=0.01)
