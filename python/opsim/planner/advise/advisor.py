@@ -20,6 +20,7 @@ from .screen import (
     jesd219_available,
     screen_level,
 )
+from .skew import skew_model
 from .targets import Targets
 from .workload import Workload
 
@@ -52,7 +53,7 @@ def advise(
         for lv in levels
         if lv.held_back <= max_held_back and (targets.min_capacity is None or lv.user_bytes >= targets.min_capacity)
     ]
-    screen, per_target_model, model_pick = screen_levels(drive, wl, targets, levels, len(allowed))
+    screen, per_target_model, model_pick = screen_levels(drive, wl, targets, levels, len(allowed), model_blocks)
     model = plan_model(drive, wl, model_blocks, io_budget) if confirm else None
     sim = Confirmation(drive, wl, targets, levels, model, seed, progress)
     if model is not None and allowed:
@@ -165,11 +166,14 @@ def jesd219_confirmation(wl: Workload, targets: Targets, confirm: bool) -> tuple
 
 
 def screen_levels(
-    drive: Drive, wl: Workload, targets: Targets, levels: list[Level], allowed: int
+    drive: Drive, wl: Workload, targets: Targets, levels: list[Level], allowed: int, model_blocks: int
 ) -> tuple[list[dict], dict, int | None]:
     """The analytic screen over the whole fine grid: its rows, the first level meeting each
-    analytic target, and the smallest allowed level meeting them all."""
-    screen = [screen_level(drive, wl, targets, lv) for lv in levels]
+    analytic target, and the smallest allowed level meeting them all.  A skewed workload's
+    WAF is anchored to the core's functional model on the scale model of ``model_blocks``
+    blocks (``skew.skew_model``)."""
+    sk = skew_model(drive, wl, model_blocks) if wl.skewed and wl.sequential == 0 else None
+    screen = [screen_level(drive, wl, targets, lv, sk) for lv in levels]
     for row in screen:
         row["checks"] = check(targets, row, screen[0])
         row["fails"] = failing(row["checks"])

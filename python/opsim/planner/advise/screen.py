@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from ..capacity import (
     GB,
@@ -21,6 +21,16 @@ from ..endurance import DAYS_PER_YEAR, TB, dwpd_from_tbw, lifetime_days, project
 from .drive import Drive
 from .targets import Targets, latency_name
 from .workload import Workload
+
+
+class SkewRatio(Protocol):
+    """What scales the LRW model under skew (``opsim.planner.advise.skew.SkewModel``)."""
+
+    def ratio(self, op_seen: float) -> float: ...
+
+    def describe(self) -> str: ...
+
+    def model_pages(self, drive_pages: int) -> int: ...
 
 
 @dataclass
@@ -67,9 +77,11 @@ def level_ops(drive: Drive, lv: Level) -> dict:
     return {k: float(v) for k, v in ops.items()} | {"seen_by_gc": drive.op_seen(lv.user_bytes)}
 
 
-def waf_gc_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float, str]:
+def waf_gc_model(drive: Drive, wl: Workload, op_seen: float, skew: SkewRatio | None = None) -> tuple[float, str]:
     """WAF of garbage collection (NAND pages programmed per host page) and the model's name.
-    The user pages classified (zipf ranks) are the real drive's, at its native capacity."""
+    The user pages classified (zipf ranks) are the real drive's, at its native capacity.  A
+    skewed workload's LRW figure is scaled by ``skew`` (``opsim.planner.advise.skew``: the
+    core's functional model at anchor levels) when given."""
     if wl.sequential >= 1:
         return 1.0, "sequential overwrite: every block GC meets is fully invalid (WAF 1)"
     mix = (
@@ -78,26 +90,32 @@ def waf_gc_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float, str
         else f"; all writes taken as random (no analytic model for a {100 * wl.sequential:g}% sequential mix: "
         "an upper bound, the simulator runs the mix)"
     )
-    w, src = _waf_random_model(drive, wl, op_seen)
+    w, src = _waf_random_model(drive, wl, op_seen, skew)
     return w, src + mix
 
 
-def _waf_random_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float, str]:
+def _waf_random_model(drive: Drive, wl: Workload, op_seen: float, skew: SkewRatio | None) -> tuple[float, str]:
     from ... import models
 
     b = drive.pages_per_block
-    cls = wl.classes(int(drive.native.bytes // drive.page_size)) if wl.skewed else None
+    pages = int(drive.native.bytes // drive.page_size)
+    cls = wl.classes(pages) if wl.skewed else None
     if cls is not None:
         src = {"hot-cold": "hot/cold", "zipf": f"zipf (binned into {len(cls)} classes)", "jesd219": "JESD219 zones"}[
             wl.skew
         ]
+        if skew is None:
+            return models.waf_lrw_classes(op_seen, cls), (
+                f"non-uniform LRW model (Desnoyers 2012), {src}: one shared write frontier; with GC copies "
+                "in a frontier of their own (the core's default) the simulator is lower"
+            )
+        if wl.skew == "zipf":  # the anchors' page count: the real drive's is waf_drive_pages
+            mp = skew.model_pages(pages)
+            cls = wl.classes(mp)
+            assert cls is not None  # a zipf workload has classes at any page count
+            src = f"zipf over the scale model's {mp:,} pages (binned into {len(cls)} classes)"
         w = models.waf_lrw_classes(op_seen, cls)
-        if drive.gc == "fifo":
-            return w, f"non-uniform LRW model (Desnoyers 2012), {src}"
-        return w, (
-            f"non-uniform LRW model (Desnoyers 2012), {src}: the screen for {drive.gc} GC, which has "
-            "no closed form under skew (LRW is at or above greedy in the simulator)"
-        )
+        return w * skew.ratio(op_seen), f"non-uniform LRW model (Desnoyers 2012), {src}, {skew.describe()}"
     if drive.gc == "fifo":
         return models.waf_fifo(op_seen), "LRW Lambert-W (Desnoyers 2012)"
     if drive.gc == "random":
@@ -107,6 +125,20 @@ def _waf_random_model(drive: Drive, wl: Workload, op_seen: float) -> tuple[float
     return models.waf_greedy(op_seen, b), (
         f"greedy mean field (Van Houdt 2013), b = {b}, as an approximation for {drive.gc} GC"
     )
+
+
+def waf_gc_drive_pages(drive: Drive, wl: Workload, op_seen: float, skew: SkewRatio | None) -> float | None:
+    """A zipf workload's GC WAF with the real drive's pages in the LRW model (the screen's
+    figure, :func:`waf_gc_model`, takes the scale model's, as the simulator runs): the zipf
+    tail over many more pages is longer and the LRW model's WAF higher.  None for other
+    workloads (their classes do not depend on the page count) or without the anchors."""
+    from ... import models
+
+    if skew is None or wl.skew != "zipf" or wl.sequential > 0:
+        return None
+    cls = wl.classes(int(drive.native.bytes // drive.page_size))
+    assert cls is not None  # a zipf workload has classes
+    return models.waf_lrw_classes(op_seen, cls) * skew.ratio(op_seen)
 
 
 def rmw_factor(wl: Workload, page: int) -> float:
@@ -163,9 +195,9 @@ def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_byt
     return out
 
 
-def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dict:
+def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level, skew: SkewRatio | None = None) -> dict:
     ops = level_ops(drive, lv)
-    wg, wsrc = waf_gc_model(drive, wl, ops["seen_by_gc"])
+    wg, wsrc = waf_gc_model(drive, wl, ops["seen_by_gc"], skew)
     wg = float(wg)
     wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
     iops, bott, _ = iops_bound(drive, wl, wg)
@@ -184,6 +216,8 @@ def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dic
         "source": "model",
         "waf_model": wsrc,
     }
+    wd = waf_gc_drive_pages(drive, wl, ops["seen_by_gc"], skew)
+    row["waf_drive_pages"] = None if wd is None else waf_bytes(wd, wl, drive.page_size, drive.slc_folds)
     row |= endurance(drive, wl, targets, wb, lv.user_bytes, iops)
     return row
 
