@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from opsim.calibrate import scale, timed
-from opsim.calibrate import population
+from opsim.calibrate import population, scale, timed
 from opsim.calibrate.inputs import DriveSpec
 from opsim.calibrate.model import build
 from opsim.sim import describe
