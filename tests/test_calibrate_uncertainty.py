@@ -77,7 +77,7 @@ def test_p5520_datasheet_only_interval_covers_the_measured_waf_and_spans_at_most
     assert not row["waf_pinned"]
     # the NAND's interval is the profile's, wider than the local curvature's
     phys = next(x for x in p5520.parameters() if x["name"] == "drive.physical_capacity")
-    lo_local, hi_local = p5520.fitted.interval(next(q for q in p5520.fitted.free if q.name == "physical"))
+    lo_local, _ = p5520.fitted.interval(next(q for q in p5520.fitted.free if q.name == "physical"))
     assert phys["low"] < lo_local and phys["low"] < phys["value"] < phys["high"]
 
 
