@@ -225,10 +225,12 @@ def _text(cal, params, data, out) -> str:
 def _narrowing_text(n: dict) -> str:
     """In words: whether the figures pin WAF at the span asked, and the one measurement that
     would narrow it most (computed: :func:`opsim.calibrate.result.suggestion`)."""
+    from ..calibrate.uncertainty import PINNED
+
     b = n["best"]
     span = fmt_bytes(n["span_bytes"])
     lo, hi, mid = b["waf_low"], b["waf_high"], b["waf"]
-    pinned = hi / lo <= 1.2
+    pinned = hi / lo <= PINNED
     head = (
         f"WAF over {span} is pinned by the figures: {mid:.2f} ({lo:.2f}-{hi:.2f})."
         if pinned
