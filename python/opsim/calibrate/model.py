@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..sim import costs, describe
-from . import population
+from . import population, read_time
 from .curve import curve
 from .inputs import DriveSpec, Figure
 
@@ -241,6 +241,8 @@ def _put_host_defaults(spec: DriveSpec, tables: dict, sources: dict) -> None:
                 gen,
                 f"datasheet: sequential read {spec.source['seq_read_mbps']:g} MB/s needs PCIe gen {gen} (x4)",
             )
+    if t.get("interface", "sata") == "nvme" and "timing.link_mbps" not in sources:
+        _put_link(spec, tables, sources)
     if spec.rand_write_qd and "timing.queue_depth" not in sources:
         qd, queues = _queue(spec.rand_write_qd, t.get("interface", "sata"))
         _put(tables, sources, "timing.queue_depth", qd, f"datasheet: random writes measured at QD{spec.rand_write_qd}")
@@ -278,7 +280,7 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str,
             rt["t_prog_ns"] / 1000,
             math.log(3),
         ),
-        ("t_read_us", "NAND read time (tR)", rt["t_read_ns"] / 1000, math.log(3)),
+        ("t_read_us", "NAND read time (tR)", *read_time.prior(cell)[:2]),
         ("fw_overhead_us", "controller time per host command", rt["fw_ns"] / 1000, math.log(10)),
         ("channel_mbps", "flash channel transfer rate", float(d["config"]["timing"]["channel_mbps"]), math.log(3)),
     ):
@@ -292,7 +294,11 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str,
                     sigma,
                     lower=core / 1000,
                     upper=core * 1000,
-                    prior_source=f"the core's default for {cell.upper()} on {t.get('interface', 'sata')}",
+                    prior_source=(
+                        read_time.prior(cell)[2]
+                        if name == "t_read_us"
+                        else f"the core's default for {cell.upper()} on {t.get('interface', 'sata')}"
+                    ),
                 )
             )
     if "timing.gc_fw_us" not in sources:
@@ -328,6 +334,37 @@ def _physical_step(tables: dict, prior_physical: int, sigma: float) -> float | N
 def _core_timing_default(tables: dict, key: str) -> int:
     d = describe({"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}, "timing": {}}, model_limits=False)
     return int(d["config"]["timing"][key])
+
+
+#: a PCIe TLP's payload and its overhead in bytes: a device's memory writes (the data of its
+#: reads) at the common maximum payload size of 256 B, each with a 3-dword header, sequence
+#: number, LCRC and framing (5 dwords): "For a 256-byte maximum payload size and a three dword
+#: TLP header (or five dword overhead), the maximum possible throughput is (256/(256+20)), or
+#: 92%" (Intel, AN 456: PCI Express High Performance Reference Design, 1.1.2 "Throughput for
+#: Posted Writes", https://www.intel.com/content/www/us/en/docs/programmable/683541/current/
+#: throughput-for-posted-writes.html)
+TLP_PAYLOAD = 256
+TLP_OVERHEAD = 20
+
+
+def _put_link(spec: DriveSpec, tables: dict, sources: dict) -> None:
+    """An NVMe drive's host link payload rate: the core's rate of its PCIe generation and lanes
+    (after the line code) times a TLP's share of payload (:data:`TLP_PAYLOAD`), and never less
+    than the datasheet's sequential read (a host of a larger payload size carries more)."""
+    t = tables["timing"]
+    base = {"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}}
+    raw = float(describe(base | {"timing": t}, model_limits=False)["timing"]["link_mbps"])
+    share = TLP_PAYLOAD / (TLP_PAYLOAD + TLP_OVERHEAD)
+    link = raw * share
+    why = (
+        f"estimate: the PCIe link's {raw:g} MB/s times a TLP's payload share {TLP_PAYLOAD}/"
+        f"({TLP_PAYLOAD}+{TLP_OVERHEAD}) at a 256 B maximum payload (Intel AN 456, 'Throughput for Posted Writes')"
+    )
+    seq = spec.source.get("seq_read_mbps")
+    if seq and float(seq) > link:
+        link = float(seq)
+        why = f"datasheet: sequential read {float(seq):g} MB/s, above {why.removeprefix('estimate: ')}"
+    _put(tables, sources, "timing.link_mbps", round(link, 1), why)
 
 
 def _pcie_gen_for(tables: dict, mbps: float) -> int | None:

@@ -6,8 +6,12 @@ Each entry of :data:`POPULATION` is one published figure: a drive (or a vendor's
 class of drives), its user capacity and the NAND behind it, and where that came from.  The
 ratio NAND / user capacity is what the prior is on (the spare GC works with is ratio - 1).
 The prior of a class is log-normal: its centre the geometric mean of the class's ratios, its
-width their standard deviation in log (at least :data:`MIN_SIGMA`), both computed here from
-the table (:func:`class_prior`), never typed in.
+width the spread a *new* drive of the class has about that mean (the prediction interval of one
+more draw from a normal sample of n: the sample's standard deviation in log times
+sqrt(1 + 1/n), with Student's t of n - 1 degrees of freedom in place of the normal's 1.96;
+at least :data:`MIN_SIGMA`), both computed here from the table (:func:`class_prior`), never
+typed in.  A class of three entries is known to about a factor t(2) / 1.96 = 2.2 less well
+than its sample standard deviation says.
 
 Two kinds of entry:
 
@@ -32,6 +36,8 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+
+from scipy import stats
 
 from ..units import parse_size
 
@@ -235,8 +241,13 @@ def class_prior(cls: str | None, exclude: str | None = None) -> tuple[float, flo
     without preset ``exclude``'s own fit."""
     logs = [math.log(e.ratio) for e in entries(cls, exclude)]
     centre = math.exp(statistics.fmean(logs))
-    sigma = max(MIN_SIGMA, statistics.stdev(logs)) if len(logs) > 1 else MIN_SIGMA
-    return centre, sigma, len(logs)
+    n = len(logs)
+    if n < 2:
+        return centre, MIN_SIGMA, n
+    # the 95% prediction interval of one more drive (t with n - 1 degrees of freedom) as a
+    # normal width: a log-normal prior of the same 95% interval
+    t = float(stats.t.ppf(0.975, n - 1)) / float(stats.norm.ppf(0.975))
+    return centre, max(MIN_SIGMA, statistics.stdev(logs) * math.sqrt(1 + 1 / n) * t), n
 
 
 def drive_class(cell: str | None, dwpd: float | None) -> str | None:

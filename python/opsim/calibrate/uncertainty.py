@@ -26,8 +26,11 @@ The points are what a drive file keeps (:func:`Profile.stored`, ``[preset.calibr
 from __future__ import annotations
 
 import math
+import statistics
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -43,14 +46,24 @@ STEP = 0.25
 REACH = THRESHOLD + 3.0
 #: at most this many grid points on each side of the fit
 MOST = 24
+#: the held-out predictions the discrepancy is made of (written by ``python -m
+#: opsim.validation.discrepancy --write``: the real-drives suite, the D7-P5520 and 7450 left out)
+DISCREPANCY_DATA = Path(__file__).with_name("discrepancy.toml")
+
+
+def spread(rows: list[dict]) -> float:
+    """The root mean square of log(predicted / measured) over ``rows``."""
+    return math.sqrt(statistics.fmean(math.log(r["predicted"] / r["measured"]) ** 2 for r in rows))
+
+
 #: what the model's chain from a datasheet's figures to the NAND cannot know of a real drive
 #: (log), added in quadrature to each datasheet figure's own uncertainty in the profile: the
 #: sequential and read figures say how fast the NAND programs and reads only up to the
 #: controller's way with them (copies without a transfer, write buffers, power limits,
-#: conditions the table does not state).  Chosen so that the two drives with measured WAF the
-#: issue gives (the D7-P5520 over the whole drive, 3.5; the 7450 PRO at six spans) fall inside
-#: their datasheet-only intervals (docs/calibrate.md, "The uncertainty model")
-DISCREPANCY = 0.20
+#: conditions the table does not state).  Computed: the spread of ``opsim calibrate``'s
+#: held-out predictions of real drives (:data:`DISCREPANCY_DATA`; docs/calibrate.md, "The
+#: discrepancy"), none of them the D7-P5520 or a 7450, whose measured WAFs are then predicted
+DISCREPANCY = spread(tomllib.loads(DISCREPANCY_DATA.read_text())["row"])
 
 
 @dataclass
