@@ -77,20 +77,31 @@ def test_p5520_datasheet_only_interval_covers_the_measured_waf(p5520):
     assert row["waf_low"] <= row["waf"] <= row["waf_high"]
     assert row["iops_low"] <= row["iops"] <= row["iops_high"]
     assert not row["waf_pinned"]
-    # the NAND's interval is the profile's, wider than the local curvature's
+    # the NAND's interval is the profile's, not the local curvature's
     phys = next(x for x in p5520.parameters() if x["name"] == "drive.physical_capacity")
-    lo_local, _ = p5520.fitted.interval(next(q for q in p5520.fitted.free if q.name == "physical"))
-    assert phys["low"] < lo_local and phys["low"] < phys["value"] < phys["high"]
+    assert p5520.profile is not None
+    assert (phys["low"], phys["high"]) == p5520.profile.nand_interval()
+    assert (phys["low"], phys["high"]) != p5520.fitted.interval(
+        next(q for q in p5520.fitted.free if q.name == "physical")
+    )
+    assert phys["low"] < phys["value"] < phys["high"]
 
 
-@pytest.mark.xfail(
-    reason="issue 26's 2x: with the discrepancy of the real-drives suite (0.25) the P5520's interval spans "
-    "about 2.6x while the core charges a GC copy a full read per 4 KiB (docs/calibrate.md, 'The discrepancy')",
-    strict=False,
-)
 def test_p5520_datasheet_only_interval_spans_at_most_2x(p5520):
     (row,) = p5520.predict([p5520.user_bytes], simulate=False)
     assert row["waf_high"] / row["waf_low"] <= 2.0, row
+
+
+def test_the_7450_pro_six_span_intervals_are_within_15_percent_on_average():
+    """Issue 26: the 7450 PRO's datasheet-only WAF intervals at six spans (100% to 50% of the
+    drive) at most +-15% on average (half-width in log)."""
+    cal = calibrate(*read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml")))
+    spans = [int(cal.user_bytes * s) // 4096 * 4096 for s in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)]
+    rows = cal.predict(spans, simulate=False)
+    half = [math.sqrt(r["waf_high"] / r["waf_low"]) - 1 for r in rows]
+    assert sum(half) / len(half) <= 0.15, half
+    # narrower as the spare grows: the whole drive's is the widest
+    assert half == sorted(half, reverse=True)
 
 
 def test_the_drive_file_keeps_the_profile_and_it_reproduces_the_interval(p5520):
@@ -215,14 +226,26 @@ def max800():
     return calibrate(*read_inputs(str(INPUTS / "micron-7450-max-800gb.toml")))
 
 
-def test_the_7450_max_fits_its_datasheet_within_issue_25s_bounds(max800):
+def _within_issue_25(cal) -> None:
     """Reads within 15%, writes within 10% (issue 25), with a read time real TLC has."""
-    for r, f in zip(max800.fit_report()["figures"], max800.fitted.figures):
+    for r, f in zip(cal.fit_report()["figures"], cal.fitted.figures):
         bound = 0.15 if "read" in f.kind else 0.10
         assert abs(r["error"]) <= bound, r
     centre, sigma, _ = rt.prior("tlc")
-    tr = max800.fitted.values["t_read_us"]
+    tr = cal.fitted.values["t_read_us"]
     assert abs(math.log(tr / centre)) <= rt.Z95 * sigma, tr
+
+
+def test_the_7450_max_fits_its_datasheet_within_issue_25s_bounds(max800):
+    _within_issue_25(max800)
+
+
+def test_the_p5520_fit_finds_the_read_time_its_sequential_read_needs(p5520):
+    """Its 5,300 MB/s sequential read is the NAND's only at a read time near 93 µs, which also
+    slows its GC copies: the scan left the read time at its prior (sequential read +38%, the
+    host link's) until pass A's restarts (fit.RESTART_Z)."""
+    _within_issue_25(p5520)
+    assert p5520.fitted.status["t_read_us"] == "fitted" and p5520.fitted.values["t_read_us"] > 80
 
 
 def test_the_discrepancy_is_the_spread_of_held_out_predictions():
@@ -232,7 +255,9 @@ def test_the_discrepancy_is_the_spread_of_held_out_predictions():
     assert doc["spread"] == pytest.approx(DISCREPANCY, abs=1e-6)
     # none of it from the drives it is judged on, each a held-out prediction of the suite
     assert not any(r["case"].startswith(j) for r in rows for j in dv.JUDGED)
-    assert len(rows) >= 10 and all(r["measured"] > 0 and r["predicted"] > 0 for r in rows)
+    assert len(rows) >= 5 and all(r["measured"] > 0 and r["predicted"] > 0 for r in rows)
+    # fits of two or more figures only (a one-figure fit's misses are the profile's to carry)
+    assert not any(r["fit"] == "1 point" for r in rows)
     assert {(r["case"], r["fit"]) for r in rows} == {(c.id, f.name) for c in dv.cases() for f in c.fits}
 
 
