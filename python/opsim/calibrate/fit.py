@@ -6,6 +6,8 @@ figures 10%, measurements 5%: :mod:`.inputs`), plus one residual per parameter f
 parameters is (J^T J)^-1 at the optimum, scaled up by the residual variance when the figures
 outnumber the parameters and disagree more than their uncertainty says.
 
+Pass A (every parameter free) starts from a scan of the parameters and restarts its local fit
+from each parameter two prior widths either side (:func:`_restarts`, a multi-start).
 A parameter is **fitted** when the figures narrow it to less than ``INFORMED`` of its prior's
 width or move it more than one width from its prior; otherwise it is a **default**, held at its prior, and the fit is redone without it.
 The IOPS figures are then simulated with the timed (event) model at the fitted values, the
