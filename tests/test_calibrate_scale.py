@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from opsim.calibrate import scale, timed
+from opsim.calibrate import population, scale, timed
 from opsim.calibrate.inputs import DriveSpec
 from opsim.calibrate.model import build
 from opsim.sim import describe
@@ -53,5 +53,6 @@ def test_the_nand_capacity_is_stepped_over_whole_superblocks(gc_unit):
     unit = describe(m.config({"physical": physical.prior}), model_limits=False)["drive"]["gc_unit"]["bytes"]
     lo, hi = physical.value(0.0), physical.value(physical.step)
     assert hi - lo == pytest.approx(4 * unit, rel=0.01)
-    # the prior: the NAND of the model's dies (16 of 512 Gbit TLC: 1 TiB)
-    assert physical.prior == 2**40 and "16 dies of 512 Gbit" in physical.prior_source
+    # the prior: the population of real drives (no endurance given: every class)
+    centre, _, _ = population.class_prior(None)
+    assert physical.prior == int(960 * 10**9 * centre) and "population of real drives" in physical.prior_source

@@ -6,6 +6,8 @@ figures 10%, measurements 5%: :mod:`.inputs`), plus one residual per parameter f
 parameters is (J^T J)^-1 at the optimum, scaled up by the residual variance when the figures
 outnumber the parameters and disagree more than their uncertainty says.
 
+Pass A (every parameter free) starts from a scan of the parameters and restarts its local fit
+from each parameter two prior widths either side (:func:`_restarts`, a multi-start).
 A parameter is **fitted** when the figures narrow it to less than ``INFORMED`` of its prior's
 width or move it more than one width from its prior; otherwise it is a **default**, held at its prior, and the fit is redone without it.
 The IOPS figures are then simulated with the timed (event) model at the fitted values, the
@@ -255,6 +257,35 @@ def _needed(
     return informed
 
 
+#: pass A restarts the local fit from each parameter this many prior widths either side of
+#: where the scan left it (the others where they were) ...
+RESTART_Z = 2.0
+#: ... and keeps a restart whose cost (figures and priors) is lower by more than this: one
+#: figure's worth, as :data:`DIAGONAL_GAIN`
+RESTART_GAIN = 1.0
+
+
+def _restarts(model: Model, figures: list[Figure], vals: dict[str, float], cov, fun):
+    """A multi-start of pass A's local fit: a figure that a resource binds only past a threshold
+    (a sequential read the host link caps until the read time is long enough to bind it) is
+    flat where the scan looked, while the parameter that would meet it also costs another
+    figure (the read time the GC copies of the random writes); the scan, moving one parameter
+    or a fixed pair, misses the valley where the others follow.  Returns the best of pass A and
+    the restarts (:data:`RESTART_Z`, :data:`RESTART_GAIN`)."""
+    best = float(np.sum(fun**2))
+    out = (vals, cov, fun)
+    for p in model.params:
+        lo, hi = p.z_bounds()
+        z0 = p.z(vals[p.name])
+        for sign in (-1.0, 1.0):
+            z = min(max(z0 + sign * RESTART_Z, lo + 1e-6), hi - 1e-6)
+            v, c, f = _solve(model, figures, model.params, {}, vals | {p.name: p.value(z)})
+            cost = float(np.sum(f**2))
+            if cost < best - RESTART_GAIN:
+                best, out = cost, (v, c, f)
+    return out
+
+
 def fit(model: Model, figures: list[Figure], *, timed_rounds: int = TIMED_ROUNDS, progress=None) -> Fitted:
     """Fit ``model``'s parameters to ``figures`` (see the module's text)."""
     if not figures:
@@ -267,6 +298,7 @@ def fit(model: Model, figures: list[Figure], *, timed_rounds: int = TIMED_ROUNDS
     priors = {p.name: p.prior for p in model.params}
     # pass A: every parameter free, to see which ones the figures inform
     vals, cov, fun = _solve(model, figures, model.params, {}, priors, scan=True)
+    vals, cov, fun = _restarts(model, figures, vals, cov, fun)
     sd = np.sqrt(np.clip(np.diag(cov), 0, None)) if len(model.params) else np.zeros(0)
     # informed: the figures narrow it, or moved it more than a prior width (a resource that
     # binds only away from its prior has no slope at the optimum, yet the figures need it there)

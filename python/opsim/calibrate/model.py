@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..sim import costs, describe
+from . import population, read_time
 from .curve import curve
 from .inputs import DriveSpec, Figure
 
@@ -114,7 +115,7 @@ def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
     prior_physical = spec.physical or spec.native * 2**30 // 10**9
     _put_nand_defaults(tables, sources, prior_physical)
     _put_host_defaults(spec, tables, sources)
-    prior = _physical_prior(tables, sources, prior_physical)
+    prior = _population_prior(spec)
     params = _params(spec, tables, sources, prior)
     if pins_floor(figures or [], spec.native) and "ftl.meta_writes" not in sources:
         params.append(
@@ -139,22 +140,27 @@ def pins_floor(figures: list[Figure], user_bytes: int) -> bool:
     return len({(f.span or user_bytes, f.user) for f in figures if f.kind == "waf"}) >= META_SPANS
 
 
-def _physical_prior(tables: dict, sources: dict, binary: int) -> tuple[int, str]:
-    """Where the fit of the NAND capacity starts: the NAND of the dies the model gave the drive
-    (their count by the default rule, of the cell's common die) when that is the binary
-    capacity rounded up to whole dies per channel (at most 1.5 times it: not a drive of fewer
-    dies than channels), else the binary capacity for the decimal one."""
-    t = tables["timing"]
-    cell = t.get("cell", "tlc")
-    dies = int(t["channels"]) * int(t["dies_per_channel"])
-    nand = dies * DIE_GBIT[cell] * 2**30 // 8
-    if sources.get("timing.dies_per_channel", "").startswith("default:") and binary <= nand <= 1.5 * binary:
-        return (
-            nand,
-            f"the NAND of the model's dies: {dies} dies of {DIE_GBIT[cell]} Gbit {cell.upper()} (the die count's "
-            "source), the binary capacity for the decimal one rounded to whole dies per channel",
-        )
-    return binary, "the binary capacity for the decimal one (N GB of user capacity on N GiB of NAND)"
+def _population_prior(spec: DriveSpec) -> tuple[int, str, float]:
+    """The prior of the NAND GC can use: the population of real drives of the drive's class
+    (:mod:`.population`: its centre and width, the drive's own preset left out), as (bytes,
+    source, width in log)."""
+    assert spec.native is not None
+    dwpd = spec.dwpd
+    if dwpd is None and spec.tbw is not None:
+        years = spec.warranty_years or 5.0
+        dwpd = spec.tbw * 1e12 / (spec.native * 365.0 * years)
+    cls = population.drive_class(spec.cell, dwpd)
+    centre, sigma, n = population.class_prior(cls, exclude=spec.name)
+    why = (
+        "no endurance or cell says the drive's class: every class"
+        if cls is None
+        else f"class {cls} ({'QLC' if cls == 'qlc' else f'{dwpd:g} DWPD'})"
+    )
+    source = (
+        f"the population of real drives (opsim.calibrate.population, docs/calibrate.md): {why}, {n} drives, "
+        f"NAND = {centre:.3f} x the user capacity, x/÷ {math.exp(sigma):.3f} (1 sd)"
+    )
+    return int(spec.native * centre), source, sigma
 
 
 def _put_given(spec: DriveSpec, tables: dict, sources: dict) -> None:
@@ -235,6 +241,8 @@ def _put_host_defaults(spec: DriveSpec, tables: dict, sources: dict) -> None:
                 gen,
                 f"datasheet: sequential read {spec.source['seq_read_mbps']:g} MB/s needs PCIe gen {gen} (x4)",
             )
+    if t.get("interface", "sata") == "nvme" and "timing.link_mbps" not in sources:
+        _put_link(spec, tables, sources)
     if spec.rand_write_qd and "timing.queue_depth" not in sources:
         qd, queues = _queue(spec.rand_write_qd, t.get("interface", "sata"))
         _put(tables, sources, "timing.queue_depth", qd, f"datasheet: random writes measured at QD{spec.rand_write_qd}")
@@ -242,10 +250,10 @@ def _put_host_defaults(spec: DriveSpec, tables: dict, sources: dict) -> None:
             _put(tables, sources, "timing.nvme_queues", queues, f"datasheet: QD{spec.rand_write_qd} as {queues} queues")
 
 
-def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str]) -> list[Param]:
+def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str, float]) -> list[Param]:
     """The parameters to fit: what nobody gave, each with its prior (the core's default)."""
     assert spec.native is not None  # build refuses a spec without it
-    prior_physical, physical_source = prior
+    prior_physical, physical_source, physical_sigma = prior
     t = tables["timing"]
     cell = t.get("cell", "tlc")
     d = describe({"drive": tables["drive"] | {"physical_capacity": prior_physical}, "timing": t}, model_limits=False)
@@ -258,11 +266,11 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str]
                 "drive.physical_capacity",
                 "NAND garbage collection can use (with any hidden reserve)",
                 prior_physical,
-                0.10,
+                physical_sigma,
                 lower=spec.native * 1.003,
                 upper=spec.native * 3.0,
                 prior_source=physical_source,
-                step=_physical_step(tables, prior_physical, 0.10),
+                step=_physical_step(tables, prior_physical, physical_sigma),
             )
         )
     for name, what, core, sigma in (
@@ -272,7 +280,7 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str]
             rt["t_prog_ns"] / 1000,
             math.log(3),
         ),
-        ("t_read_us", "NAND read time (tR)", rt["t_read_ns"] / 1000, math.log(3)),
+        ("t_read_us", "NAND read time (tR)", *read_time.prior(cell)[:2]),
         ("fw_overhead_us", "controller time per host command", rt["fw_ns"] / 1000, math.log(10)),
         ("channel_mbps", "flash channel transfer rate", float(d["config"]["timing"]["channel_mbps"]), math.log(3)),
     ):
@@ -286,7 +294,11 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str]
                     sigma,
                     lower=core / 1000,
                     upper=core * 1000,
-                    prior_source=f"the core's default for {cell.upper()} on {t.get('interface', 'sata')}",
+                    prior_source=(
+                        read_time.prior(cell)[2]
+                        if name == "t_read_us"
+                        else f"the core's default for {cell.upper()} on {t.get('interface', 'sata')}"
+                    ),
                 )
             )
     if "timing.gc_fw_us" not in sources:
@@ -322,6 +334,37 @@ def _physical_step(tables: dict, prior_physical: int, sigma: float) -> float | N
 def _core_timing_default(tables: dict, key: str) -> int:
     d = describe({"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}, "timing": {}}, model_limits=False)
     return int(d["config"]["timing"][key])
+
+
+#: a PCIe TLP's payload and its overhead in bytes: a device's memory writes (the data of its
+#: reads) at the common maximum payload size of 256 B, each with a 3-dword header, sequence
+#: number, LCRC and framing (5 dwords): "For a 256-byte maximum payload size and a three dword
+#: TLP header (or five dword overhead), the maximum possible throughput is (256/(256+20)), or
+#: 92%" (Intel, AN 456: PCI Express High Performance Reference Design, 1.1.2 "Throughput for
+#: Posted Writes", https://www.intel.com/content/www/us/en/docs/programmable/683541/current/
+#: throughput-for-posted-writes.html)
+TLP_PAYLOAD = 256
+TLP_OVERHEAD = 20
+
+
+def _put_link(spec: DriveSpec, tables: dict, sources: dict) -> None:
+    """An NVMe drive's host link payload rate: the core's rate of its PCIe generation and lanes
+    (after the line code) times a TLP's share of payload (:data:`TLP_PAYLOAD`), and never less
+    than the datasheet's sequential read (a host of a larger payload size carries more)."""
+    t = tables["timing"]
+    base = {"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}}
+    raw = float(describe(base | {"timing": t}, model_limits=False)["timing"]["link_mbps"])
+    share = TLP_PAYLOAD / (TLP_PAYLOAD + TLP_OVERHEAD)
+    link = raw * share
+    why = (
+        f"estimate: the PCIe link's {raw:g} MB/s times a TLP's payload share {TLP_PAYLOAD}/"
+        f"({TLP_PAYLOAD}+{TLP_OVERHEAD}) at a 256 B maximum payload (Intel AN 456, 'Throughput for Posted Writes')"
+    )
+    seq = spec.source.get("seq_read_mbps")
+    if seq and float(seq) > link:
+        link = float(seq)
+        why = f"datasheet: sequential read {float(seq):g} MB/s, above {why.removeprefix('estimate: ')}"
+    _put(tables, sources, "timing.link_mbps", round(link, 1), why)
 
 
 def _pcie_gen_for(tables: dict, mbps: float) -> int | None:

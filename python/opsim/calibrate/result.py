@@ -16,6 +16,7 @@ from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, read_datasheet, read_points, resolve_spans
 from .measured import read_measured
 from .model import build, predict
+from .uncertainty import PINNED, Profile, narrowing, profile
 
 #: the queue depth a datasheet's random IOPS are taken at when it does not say: NVMe briefs
 #: measure at QD 128-256 (4 jobs x 64 is common), SATA at its NCQ limit of 32
@@ -77,6 +78,8 @@ class Calibration:
     fitted: Fitted
     pe: dict | None = None
     notes: list[str] = field(default_factory=list)
+    #: the profile over the NAND capacity the intervals come from (None: the NAND was given)
+    profile: Profile | None = None
 
     @property
     def spec(self) -> DriveSpec:
@@ -103,12 +106,18 @@ class Calibration:
                     out.append({"name": key, "value": v, "low": None, "high": None, "source": f.model.sources[key]})
                     continue
                 lo, hi = f.interval(p) if f.status[p.name] == "fitted" else (None, None)
+                if p.name == self.profile_param:
+                    lo, hi = self.profile.nand_interval()  # type: ignore[union-attr]
                 out.append(
                     {"name": key, "value": cfg[section][k], "low": lo, "high": hi, "source": self.source(p.name)}
                 )
         if self.pe:
             out.append({"name": "pe_cycles", **{k: self.pe[k] for k in ("value", "low", "high", "source")}})
         return out
+
+    @property
+    def profile_param(self) -> str | None:
+        return self.profile.param if self.profile else None
 
     def source(self, name: str) -> str:
         f = self.fitted
@@ -196,15 +205,26 @@ class Calibration:
                 t = timed.run(cfg, fig, self.user_bytes)
                 iops, p99 = t.iops, t.p99_us
             s_i, s_w = f.log_sd(iops_of), f.log_sd(copies_of)
+            waf_lo, waf_hi = 1 + (waf - 1) * math.exp(-Z95 * s_w), 1 + (waf - 1) * math.exp(Z95 * s_w)
+            iops_lo, iops_hi = iops * math.exp(-Z95 * s_i), iops * math.exp(Z95 * s_i)
+            if self.profile:
+                # the profile's interval (docs/calibrate.md, "The uncertainty model"), with the
+                # local one of the other parameters at the fit: WAF is the NAND's alone; the
+                # IOPS scale with the event model's figure over the bound at the fit
+                waf_lo, waf_hi = self.profile.interval(waf_of)
+                eff = iops / bound if bound > 0 else 1.0
+                lo, hi = self.profile.interval(iops_of)
+                iops_lo, iops_hi = min(iops_lo, lo * eff), max(iops_hi, hi * eff)
             row = {
                 "span_bytes": span,
                 "held_back": (held_back[i] if held_back else 1 - span / self.user_bytes),
                 "waf": waf,
-                "waf_low": 1 + (waf - 1) * math.exp(-Z95 * s_w),
-                "waf_high": 1 + (waf - 1) * math.exp(Z95 * s_w),
+                "waf_low": waf_lo,
+                "waf_high": waf_hi,
+                "waf_pinned": waf_hi / waf_lo <= PINNED,
                 "iops": iops,
-                "iops_low": iops * math.exp(-Z95 * s_i),
-                "iops_high": iops * math.exp(Z95 * s_i),
+                "iops_low": iops_lo,
+                "iops_high": iops_hi,
                 "iops_bound": bound,
                 "p99_us": p99,
             }
@@ -236,6 +256,9 @@ class Calibration:
             if p["low"] is not None and p["name"] != "pe_cycles"
         }
         calib: dict[str, Any] = {"opsim_version": __version__, "intervals_95": intervals}
+        if self.profile:
+            keys = {p.name: p.key for p in self.fitted.model.params}
+            calib["profile"] = self.profile.stored(keys)
         if self.pe:
             calib["pe_cycles"] = stored.pe_cycles(self.pe["value"])
             calib["pe_cycles_source"] = self.pe["source"]
@@ -290,9 +313,22 @@ def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_ro
     kw = {} if timed_rounds is None else {"timed_rounds": timed_rounds}
     fitted = fit(model, figures, progress=progress, **kw)
     fitted.values = {k: stored.value(k, v) for k, v in fitted.values.items()}  # what the drive file runs
-    cal = Calibration(fitted, notes=list(spec.notes))
+    cal = Calibration(fitted, notes=list(spec.notes), profile=profile(fitted))
     cal.pe = _pe(cal)
     return cal
+
+
+def suggestion(cal: Calibration, span: int | None, queue_depth: int | None = None) -> dict | None:
+    """The one measurement that would narrow the WAF interval at ``span`` (None: the whole
+    drive) most, computed (:func:`.uncertainty.narrowing`), with every candidate; None when the
+    NAND was given."""
+    if cal.profile is None:
+        return None
+    rows = narrowing(cal.fitted, span, queue_depth or cal.spec.rand_write_qd, cal.profile)
+    if not rows:
+        return None
+    best = rows[0]
+    return {"span_bytes": span or cal.user_bytes, "best": best, "candidates": rows}
 
 
 def _pe(cal: Calibration) -> dict | None:

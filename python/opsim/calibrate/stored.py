@@ -115,6 +115,21 @@ def _bound_close(a: list, b: list) -> bool:
     return all(_close(x, y, 10.0 ** _exponent(max(abs(x), abs(y)), 0.0, width)) for x, y in zip(a, b))
 
 
+#: the profile's stored points (6 significant digits) and costs (0.001) agree to this share of
+#: the value, or of one cost unit: a fit's last bits move a point's refitted values that much
+PROFILE_REL = 1e-3
+
+
+def _profile_close(a: Any, b: Any) -> bool:
+    """Two stored profile entries (:mod:`.uncertainty`): equal text, numbers (nested in lists of
+    the same shape) within PROFILE_REL."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_profile_close(x, y) for x, y in zip(a, b))
+    if _is_number(a) and _is_number(b):
+        return abs(a - b) <= PROFILE_REL * max(1.0, abs(a), abs(b))
+    return a == b
+
+
 def _fitted_keys(doc: dict) -> set[str]:
     sources = doc.get("preset", {}).get("sources", {})
     return {k for k, s in sources.items() if isinstance(s, str) and s.startswith("fitted")}
@@ -126,6 +141,8 @@ def _leaf_close(path: str, a: Any, b: Any, fitted: set[str]) -> bool:
     key = path.removeprefix("preset.sources.")
     if path.startswith("preset.calibration.intervals_95."):
         return _bound_close(a, b)
+    if path.startswith("preset.calibration.profile."):
+        return _profile_close(a, b)
     if (key in fitted and path.startswith("preset.sources.")) or path == "preset.calibration.pe_cycles_source":
         return isinstance(a, str) and isinstance(b, str) and _text_close(a, b)
     if path in fitted or path == "preset.calibration.pe_cycles":

@@ -63,13 +63,16 @@ def register(sub, common):
     p.set_defaults(func=run)
 
 
-def _pct(text: str, key: str) -> float:
+def _pct(text: str, key: str, whole: bool = False) -> float:
+    """A share ``text`` (7% or 0.07) from 0% up to 100% (``whole``: 100% included)."""
     t = text.strip()
     try:
         v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
     except ValueError:
         raise InputError(f"{key}: {text!r} is not a percentage (e.g. 7%)", key=key) from None
-    if not (0 <= v < 1):
+    if whole and not (0 <= v <= 1):
+        raise InputError(f"{key}: {text!r} must be from 0% up to 100% (the whole drive)", key=key)
+    if not whole and not (0 <= v < 1):
         raise InputError(f"{key}: {text!r} must be from 0% up to (not including) 100%", key=key)
     return v
 
@@ -81,7 +84,7 @@ def _spans(args, native: int) -> tuple[list[int], list[float] | None]:
         for part in args.predict.split(","):
             part = part.strip()
             if part.endswith("%"):
-                frac = _pct(part, "predict")
+                frac = _pct(part, "predict", whole=True)
                 if frac == 0:
                     raise InputError("predict: a span of 0% writes nothing", key="predict")
                 spans.append(int(native * frac) // 4096 * 4096)
@@ -142,6 +145,10 @@ def run(args) -> Output:
     preds = cal.predict(
         spans, held_back=held, queue_depth=args.queue_depth, simulate=not args.bound_only, max_address=args.max_address
     )
+    from ..calibrate.result import suggestion
+
+    asked = spans[0] if spans else None
+    narrow = suggestion(cal, asked, args.queue_depth)
     drive = cal.drive_toml(args.name, args.title)
     if out:
         atomic_write_text(out, tomli_w.dumps(drive))
@@ -151,6 +158,7 @@ def run(args) -> Output:
         "parameters": params,
         "fit": cal.fit_report(),
         "predictions": preds,
+        "narrowing": narrow,
         "notes": cal.notes,
         "output": out,
     }
@@ -206,7 +214,32 @@ def _text(cal, params, data, out) -> str:
                 title="Predicted steady state",
             )
         )
+    if data.get("narrowing"):
+        parts.append(_narrowing_text(data["narrowing"]))
     parts += [f"note: {n}" for n in cal.notes]
     if out:
         parts.append(f'drive file: {out} (use: preset = "{out}" in a config, opsim advise --drive {out})')
     return "\n\n".join(parts)
+
+
+def _narrowing_text(n: dict) -> str:
+    """In words: whether the figures pin WAF at the span asked, and the one measurement that
+    would narrow it most (computed: :func:`opsim.calibrate.result.suggestion`)."""
+    from ..calibrate.uncertainty import PINNED
+
+    b = n["best"]
+    span = fmt_bytes(n["span_bytes"])
+    lo, hi, mid = b["waf_low"], b["waf_high"], b["waf"]
+    pinned = hi / lo <= PINNED
+    head = (
+        f"WAF over {span} is pinned by the figures: {mid:.2f} ({lo:.2f}-{hi:.2f})."
+        if pinned
+        else f"WAF over {span} is not pinned by the figures: {mid:.2f}, anywhere from {lo:.2f} to {hi:.2f} "
+        "(95%): the figures cannot tell more NAND with slower programs from less NAND with faster ones."
+    )
+    new = f"{b['new_low']:.2f}-{b['new_high']:.2f}, about +-{b['new_half_width']:.0%}"
+    return (
+        f"{head}\nThe one measurement that would narrow it most: {b['what']} (`{b['command']}`): "
+        f"the WAF interval {lo:.2f}-{hi:.2f} becomes {new} (the model's profile refitted with that "
+        "measurement at its own prediction; every candidate in --json, narrowing.candidates)."
+    )

@@ -1,0 +1,279 @@
+"""The uncertainty model: a profile likelihood over the NAND capacity GC can use.
+
+The figures of a datasheet pin the NAND only through a chain of the model's own assumptions
+(the sequential write sets the program time, the sequential and random reads the read time,
+and the random writes then the WAF that leaves, hence the NAND); one IOPS figure cannot tell
+"more NAND, slower programs" from "less NAND, faster programs" once the chain is loose.  The
+local curvature at the fit ((J^T J)^-1) sees none of that, so the intervals of the NAND and of
+everything that follows from it (WAF and IOPS at any span) come from a profile instead:
+
+1. the NAND capacity is held at values on a grid (``STEP`` prior widths apart, outward from the
+   fit until the cost rises by more than ``REACH``), and every other fitted parameter is fitted
+   again at each (scipy.optimize.least_squares, each point started from its neighbour's);
+2. the cost at each point is the sum of the squared residuals of the figures and of every
+   prior (the NAND's prior: the population of real drives, :mod:`.population`), where a
+   datasheet figure's uncertainty includes ``DISCREPANCY``, what the model's chain cannot
+   know of a real drive (a measured figure keeps its own: it is the drive measured);
+3. the 95% interval is the set of NAND capacities whose cost is within ``THRESHOLD`` (the
+   chi-square 95% point of one degree of freedom) of the least; its two ends are found by
+   interpolating the cost between grid points and fitted there too, and kept as points;
+4. the interval of any prediction (WAF or IOPS at a span, any workload) is the least and most
+   of it over the points inside, with the fit itself.
+
+The points are what a drive file keeps (:func:`Profile.stored`, ``[preset.calibration.profile]``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from .fit import Fitted, _solve
+from .inputs import SIGMA_MEASURED, Figure
+
+#: the chi-square 95% point of one degree of freedom: the profile's interval is where the cost
+#: is within this of its least
+THRESHOLD = 3.841458820694124
+#: the grid's step in prior widths of the NAND capacity
+STEP = 0.25
+#: the grid reaches out until the cost is this much above its least (or a bound)
+REACH = THRESHOLD + 3.0
+#: at most this many grid points on each side of the fit
+MOST = 24
+#: the held-out predictions the discrepancy is made of (written by ``python -m
+#: opsim.validation.discrepancy --write``: the real-drives suite, the D7-P5520 and 7450 left out)
+DISCREPANCY_DATA = Path(__file__).with_name("discrepancy.toml")
+
+
+def spread(rows: list[dict]) -> float:
+    """The root mean square of log(predicted / measured) over ``rows``."""
+    return math.sqrt(statistics.fmean(math.log(r["predicted"] / r["measured"]) ** 2 for r in rows))
+
+
+#: what the model's chain from a datasheet's figures to the NAND cannot know of a real drive
+#: (log), added in quadrature to each datasheet figure's own uncertainty in the profile: the
+#: sequential and read figures say how fast the NAND programs and reads only up to the
+#: controller's way with them (copies without a transfer, write buffers, power limits,
+#: conditions the table does not state).  Computed: the spread of ``opsim calibrate``'s
+#: held-out predictions of real drives (:data:`DISCREPANCY_DATA`; docs/calibrate.md, "The
+#: discrepancy"), none of them the D7-P5520 or a 7450, whose measured WAFs are then predicted
+DISCREPANCY = spread(tomllib.loads(DISCREPANCY_DATA.read_text())["row"])
+
+
+@dataclass
+class Profile:
+    """The profile over the NAND capacity: each point's parameter values and cost above the
+    least (``delta``); the points with ``delta <= THRESHOLD`` make the intervals."""
+
+    param: str
+    key: str
+    points: list[dict[str, float]]
+    delta: list[float]
+    discrepancy: float
+    #: the fit's own values (always inside)
+    best: dict[str, float]
+
+    def inside(self) -> list[dict[str, float]]:
+        return [self.best] + [p for p, d in zip(self.points, self.delta) if d <= THRESHOLD + 1e-9]
+
+    def interval(self, fn: Callable[[dict[str, float]], float]) -> tuple[float, float]:
+        """The least and most of ``fn(values)`` over the points inside."""
+        vals = [v for v in (fn(p) for p in self.inside()) if math.isfinite(v)]
+        return min(vals), max(vals)
+
+    def nand_interval(self) -> tuple[float, float]:
+        return self.interval(lambda v: v[self.param])
+
+    def stored(self, keys: dict[str, str]) -> dict:
+        """The profile as a drive file keeps it (docs/calibrate.md, "What a drive file keeps"):
+        the config key of every parameter, each point's values in that order, each point's cost
+        above the least; the points inside the 95% interval only, in the order of the NAND."""
+        names = sorted(self.best, key=lambda n: (n != self.param, n))
+        pts = sorted(
+            ((p, d) for p, d in zip(self.points, self.delta) if d <= THRESHOLD + 1e-9),
+            key=lambda pd: pd[0][self.param],
+        )
+        return {
+            "method": "profile likelihood over the NAND capacity (docs/calibrate.md, 'The uncertainty model')",
+            "keys": [keys[n] for n in names],
+            "points": [[_round(p[n]) for n in names] for p, _ in pts],
+            "delta_cost": [round(d, 3) for _, d in pts],
+            "threshold": round(THRESHOLD, 3),
+            "discrepancy": self.discrepancy,
+        }
+
+
+def _round(v: float) -> float:
+    return float(f"{v:.6g}")
+
+
+def _loose(figures: list[Figure], discrepancy: float) -> list[Figure]:
+    """The figures with each datasheet figure's uncertainty widened by ``discrepancy``."""
+    return [
+        replace(f, sigma=math.hypot(f.sigma, discrepancy)) if f.source.startswith("datasheet") else f for f in figures
+    ]
+
+
+def profile(fitted: Fitted, extra: list[Figure] | None = None, discrepancy: float = DISCREPANCY) -> Profile | None:
+    """The profile of ``fitted`` over its NAND capacity (None when the NAND was given), with the
+    figures ``extra`` added (a measurement not yet taken, :func:`narrowing`)."""
+    model = fitted.model
+    p = next((q for q in model.params if q.name == "physical"), None)
+    if p is None:
+        return None
+    figures = _loose(list(fitted.figures) + list(extra or []), discrepancy)
+    free = [q for q in fitted.free if q.name != "physical"]
+    fixed = {k: v for k, v in fitted.values.items() if k not in {q.name for q in free}}
+    zlo, zhi = p.z_bounds()
+    z0 = p.z(fitted.values["physical"])
+
+    def at(z: float, start: dict[str, float]) -> tuple[float, dict[str, float]]:
+        fx = dict(fixed)
+        fx["physical"] = p.value(z)
+        vals, _, fun = _solve(model, figures, free, fx, start)
+        return float(np.sum(fun**2)) + z * z, fx | vals
+
+    c0, v0 = at(z0, fitted.values)
+    zs, costs, pts = [z0], [c0], [v0]
+    for sign in (-1.0, 1.0):
+        start, z = v0, z0
+        for _ in range(MOST):
+            z += sign * STEP
+            if not zlo < z < zhi:
+                break
+            c, v = at(z, start)
+            zs.append(z)
+            costs.append(c)
+            pts.append(v)
+            start = v
+            if c - min(costs) > REACH:
+                break
+    order = np.argsort(zs)
+    zs = [zs[i] for i in order]
+    costs = [costs[i] for i in order]
+    pts = [pts[i] for i in order]
+    least = min(costs)
+    # the interval's ends: where the cost crosses the threshold between two grid points
+    ends = []
+    for i in range(len(zs) - 1):
+        a, b = costs[i] - least - THRESHOLD, costs[i + 1] - least - THRESHOLD
+        if (a > 0) != (b > 0):
+            ends.append((zs[i] + (zs[i + 1] - zs[i]) * a / (a - b), pts[i if a <= 0 else i + 1]))
+    for z, start in ends:
+        c, v = at(z, start)
+        zs.append(z)
+        costs.append(c)
+        pts.append(v)
+    least = min(costs)
+    delta = [c - least for c in costs]
+    # an end refit a little above the threshold (the cost is not linear between points) still
+    # marks the interval's end
+    for i in range(len(zs) - len(ends), len(zs)):
+        delta[i] = min(delta[i], THRESHOLD)
+    return Profile("physical", p.key, pts, delta, discrepancy, dict(fitted.values))
+
+
+#: a WAF interval wider than this (high / low) is "not pinned by the figures"
+PINNED = 1.2
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A measurement the user could take, as the figures it would add."""
+
+    what: str
+    command: str
+    figures: tuple[Figure, ...]
+
+
+def candidates(fitted: Fitted, queue_depth: int | None) -> list[Candidate]:
+    """The measurements the tool can take of a drive (``opsim measure``, ``opsim smart waf``),
+    each as the figures it gives, at the model's own prediction (a measurement not yet taken)."""
+    from ..units import fmt_bytes
+    from .model import predict
+
+    user = fitted.model.user_bytes
+    half = user // 2 // 4096 * 4096
+    whole_iops = Figure("steady_iops", 1.0, "measured (not yet)", queue_depth=queue_depth, sigma=SIGMA_MEASURED)
+    whole_waf = replace(whole_iops, kind="waf")
+    half_iops = replace(whole_iops, span=half)
+    half_waf = replace(whole_waf, span=half)
+    dev = "--device DEV --destroy-data DEV"
+    out = [
+        Candidate(
+            "measure steady 4 KiB random writes over the whole drive with SMART counters",
+            f"opsim measure iops {dev} --smart",
+            (whole_iops, whole_waf),
+        ),
+        Candidate(
+            "measure the WAF of steady 4 KiB random writes over the whole drive from SMART counters over an interval",
+            "opsim smart waf BEFORE AFTER",
+            (whole_waf,),
+        ),
+        Candidate(
+            "measure steady 4 KiB random-write IOPS over the whole drive",
+            f"opsim measure iops {dev}",
+            (whole_iops,),
+        ),
+        Candidate(
+            f"measure steady 4 KiB random-write IOPS at a second span, {fmt_bytes(half)} (half the drive)",
+            f"opsim measure iops {dev} --span {fmt_bytes(half)}",
+            (half_iops,),
+        ),
+        Candidate(
+            f"measure steady 4 KiB random writes over {fmt_bytes(half)} (half the drive) with SMART counters",
+            f"opsim measure iops {dev} --span {fmt_bytes(half)} --smart",
+            (half_iops, half_waf),
+        ),
+    ]
+    # each figure at the model's own prediction: what the measurement would say if the fit were right
+    return [
+        replace(
+            c,
+            figures=tuple(replace(f, value=predict(fitted.model, fitted.values, [f])[0].value) for f in c.figures),
+        )
+        for c in out
+    ]
+
+
+def narrowing(fitted: Fitted, span: int | None, queue_depth: int | None, base: Profile | None = None) -> list[dict]:
+    """For each measurement the tool could take (:func:`candidates`), the WAF interval at
+    ``span`` (None: the whole drive) the profile would give with its figures added at the
+    model's prediction with their measurement uncertainty; best (narrowest) first."""
+    from .model import predict
+
+    base = base or profile(fitted)
+    if base is None:
+        return []
+    wfig = Figure("waf", 1.0, "prediction", span=span, queue_depth=queue_depth)
+
+    def waf(values: dict[str, float]) -> float:
+        return predict(fitted.model, values, [wfig])[0].value
+
+    lo0, hi0 = base.interval(waf)
+    mid = waf(fitted.values)
+    out = []
+    for c in candidates(fitted, queue_depth):
+        p = profile(fitted, extra=list(c.figures), discrepancy=base.discrepancy)
+        assert p is not None
+        lo, hi = p.interval(waf)
+        out.append(
+            {
+                "what": c.what,
+                "command": c.command,
+                "waf": mid,
+                "waf_low": lo0,
+                "waf_high": hi0,
+                "new_low": lo,
+                "new_high": hi,
+                "new_half_width": (hi - lo) / 2 / mid,
+                "shrinks_by": 1 - (hi - lo) / (hi0 - lo0) if hi0 > lo0 else 0.0,
+            }
+        )
+    return sorted(out, key=lambda r: r["new_high"] - r["new_low"])
