@@ -94,6 +94,14 @@ pub struct ReadTiming {
 }
 
 impl ReadTiming {
+    /// Mapping units one GC sense reads: a multi-plane read of one page on every plane of the
+    /// die (the units of one page type of a word line on all planes), as a controller reads
+    /// a victim (docs/timed.md, "GC copies read whole pages").
+    #[inline(always)]
+    pub fn gc_sense_units(&self) -> u32 {
+        self.page_units * self.planes
+    }
+
     /// `(read group, NAND page on its die)` of the unit at physical page `ppn`.
     #[inline(always)]
     pub fn place(&self, ppn: u32, dies: u32, units_per_program: u32) -> (usize, u64) {

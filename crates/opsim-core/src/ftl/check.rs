@@ -230,6 +230,9 @@ fn check_counts<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     if f.c.nand_write_pages < f.c.gc_copy_pages + f.c.fold_pages {
         return Err("fewer NAND writes than GC copies and folds".into());
     }
+    if f.c.gc_read_senses > f.c.gc_copy_pages {
+        return Err("more GC senses than GC copies".into());
+    }
     if f.c.erases < f.c.folds {
         return Err("fewer erases than folds".into());
     }

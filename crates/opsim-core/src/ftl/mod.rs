@@ -74,6 +74,11 @@ pub struct Counters {
     /// Pages read from NAND: host reads of mapped pages, read-modify-write and GC reads.
     pub nand_read_pages: u64,
     pub gc_copy_pages: u64,
+    /// NAND senses the GC copies took when the timed model reads whole pages
+    /// ([`Ftl::set_sense_layout`]): the distinct NAND pages (die, page) among each victim's
+    /// valid pages; 0 when not counted.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gc_read_senses: u64,
     /// Victims collected by garbage collection.
     pub gc_victims: u64,
     pub erases: u64,
@@ -125,6 +130,7 @@ impl Counters {
             nand_write_pages,
             nand_read_pages,
             gc_copy_pages,
+            gc_read_senses,
             gc_victims,
             erases,
             rmw_pages,
@@ -373,6 +379,10 @@ pub struct Ftl<P: Policy> {
     /// Scratch buffers of garbage collection (kept to avoid reallocating per victim).
     gc_lpns: Vec<u32>,
     gc_tokens: Vec<u64>,
+    /// `(dies, units per NAND page)` when GC senses are counted ([`Ftl::set_sense_layout`]).
+    sense_layout: Option<(u32, u32)>,
+    /// Scratch: the dies whose NAND page in the current stripe a victim's scan has met.
+    sense_seen: Vec<u64>,
     /// Namespaces and placement handles (None: off).
     pl: Option<Box<placement::Placement>>,
     /// Metadata pages per host page (fixed point, [`META_ONE`] = one) and the part of a page
@@ -462,6 +472,8 @@ impl<P: Policy> Ftl<P> {
             accessible: p.lpns as u64,
             gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
             gc_tokens: Vec::new(),
+            sense_layout: None,
+            sense_seen: Vec::new(),
             pl: match &p.placement {
                 Some(pp) => Some(Box::new(placement::Placement::new(pp, p.lpns, p.blocks)?)),
                 None => None,
@@ -470,6 +482,45 @@ impl<P: Policy> Ftl<P> {
             meta_owed: 0,
             last_meta: NONE,
         })
+    }
+
+    /// Count the NAND senses of GC copies (`Counters::gc_read_senses`) as a timed model that
+    /// reads whole pages lays pages out: physical page `ppn` on die `ppn % dies`, sensed with
+    /// the `page_units` units around it (`(ppn / dies) / page_units`: a multi-plane page,
+    /// `config::ReadTiming::gc_sense_units`).  Counting changes no FTL decision.
+    pub fn set_sense_layout(&mut self, dies: u32, page_units: u32) {
+        let dies = dies.max(1);
+        self.sense_layout = Some((dies, page_units.max(1)));
+        self.sense_seen = vec![0; dies.div_ceil(64) as usize];
+    }
+
+    /// The distinct NAND pages (die, page) holding block `v`'s valid pages: the senses its
+    /// copies take when a sense reads a whole page.  A stripe of `dies x page_units`
+    /// consecutive physical pages holds one NAND page of each die; the valid pages are met in
+    /// order, stripe by stripe.
+    fn victim_senses(&mut self, v: u32, dies: u32, page_units: u32) -> u64 {
+        let stripe = dies as u64 * page_units as u64;
+        let base_w = v as usize * self.wpb as usize;
+        let (mut cur, mut n) = (u64::MAX, 0u64);
+        for wi in 0..self.wpb as usize {
+            let mut word = self.bits[base_w + wi];
+            while word != 0 {
+                let t = word.trailing_zeros();
+                word &= word - 1;
+                let ppn = (v * self.ppb + (wi as u32) * 64 + t) as u64;
+                if ppn / stripe != cur {
+                    cur = ppn / stripe;
+                    self.sense_seen.iter_mut().for_each(|w| *w = 0);
+                }
+                let die = (ppn % dies as u64) as usize;
+                let bit = 1u64 << (die % 64);
+                if self.sense_seen[die / 64] & bit == 0 {
+                    self.sense_seen[die / 64] |= bit;
+                    n += 1;
+                }
+            }
+        }
+        n
     }
 
     pub fn pages_per_block(&self) -> u32 {
@@ -790,6 +841,9 @@ impl<P: Policy> Ftl<P> {
         let valid = self.meta.valid[v as usize];
         self.victim_hist[valid as usize] += 1;
         self.c.gc_victims += 1;
+        if let Some((dies, p)) = self.sense_layout {
+            self.c.gc_read_senses += self.victim_senses(v, dies, p);
+        }
         self.relocate(v, dest)?;
         self.c.gc_copy_pages += valid as u64;
         self.erase(v);

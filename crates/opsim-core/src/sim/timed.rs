@@ -573,6 +573,11 @@ impl Simulator {
         if self.stopped(pre)? {
             return Ok(None);
         }
+        // GC copies read whole NAND pages when host reads do: the FTL counts their senses
+        if let Some(rt) = r.reads.as_ref().filter(|x| x.read_whole_pages) {
+            let (dies, units) = (r.dies, rt.gc_sense_units());
+            with_ftl!(&mut self.ftl, f => f.set_sense_layout(dies, units));
+        }
         let mut state = TimedState::new(
             tc,
             r,

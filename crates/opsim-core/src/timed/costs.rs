@@ -180,6 +180,23 @@ pub(crate) fn senses_per_read(r: &Resolved, u: f64, sequential: bool) -> f64 {
     }
 }
 
+/// Senses (tR) per GC copy at garbage-collection WAF `waf_gc`: one per copy; with
+/// `read_whole_pages`, one per multi-plane page (`ReadTiming::gc_sense_units`) holding a
+/// valid unit of the victim, as the event model counts them (`Ftl::set_sense_layout`).  A
+/// victim's valid share is `v = 1 - 1 / waf_gc` (each collected block yields `v / (1 - v)`
+/// copies per page freed); with its valid units spread independently over its pages of `p`
+/// units, a page holds one or more with probability `1 - (1 - v)^p`, so the senses per copy
+/// are `(1 - (1 - v)^p) / (p v)`.
+pub(crate) fn senses_per_copy(r: &Resolved, waf_gc: f64) -> f64 {
+    match &r.reads {
+        Some(rt) if rt.read_whole_pages && waf_gc > 1.0 => {
+            let (v, p) = (1.0 - 1.0 / waf_gc, rt.gc_sense_units() as f64);
+            (1.0 - (1.0 - v).powf(p)) / (p * v)
+        }
+        _ => 1.0,
+    }
+}
+
 /// NAND pages `u` consecutive physical pages touch, on average, with `dies` dies striped
 /// (ppn % dies) and `p` units per NAND page.  The pages of every die at one page index make
 /// a stripe of `dies x p` consecutive physical pages, one page per die, so a run of `l`
@@ -280,7 +297,8 @@ pub(crate) fn read_latency_iops(n: u32, stations: &[(f64, f64)], c2: f64) -> f64
 /// of `m.meta_writes`, which are charged on top), charged as the event loop charges: controller firmware
 /// per command and per copied or folded page; the host link per byte; on the dies, host
 /// units programmed (aggregated, or padded with the write cache off; in SLC mode when the
-/// cache folds), folds (SLC read, native program), GC copies (read, program on their die),
+/// cache folds), folds (SLC read, native program), GC copies (read: a sense per copy, or per
+/// victim page with `read_whole_pages` ([`senses_per_copy`]); program on their die),
 /// erases (every die's share of each FTL block) and host reads (a sense per unit, or per
 /// NAND page a sequential read touches with `read_whole_pages`, shared by the die's
 /// `read_planes` independent groups), metadata pages (transfer and program, as the event
@@ -336,7 +354,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let die_ns = w
         * (u * (xfer + host_prog)
             + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
-            + copies * (r.t_read_ns as f64 + xfer + prog_unit)
+            + copies * (senses_per_copy(r, waf_gc) * r.t_read_ns as f64 + xfer + prog_unit)
             + meta * (xfer + prog_unit)
             + erases * erase_die_ns)
         + (1.0 - w) * senses * host_read / read_groups;

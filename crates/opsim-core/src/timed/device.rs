@@ -271,8 +271,10 @@ impl Device {
 
     /// Charge garbage-collection work (copies, erases of superblocks) from `ready`; returns
     /// when it is done.  The controller's firmware handles every copied page, so copies
-    /// also occupy the controller (delaying later host commands).
-    pub(super) fn gc(&mut self, copies: u64, erases: u64, ready: u64) -> u64 {
+    /// also occupy the controller (delaying later host commands).  `senses`: the NAND
+    /// senses the copies take (the FTL's count with `read_whole_pages`,
+    /// [`Device::gc_senses`]; one per copy otherwise).
+    pub(super) fn gc(&mut self, copies: u64, senses: u64, erases: u64, ready: u64) -> u64 {
         let dies = self.r.dies as usize;
         let mut done = ready;
         if self.r.gc_fw_ns > 0 && copies > 0 {
@@ -280,11 +282,14 @@ impl Device {
             done = self.ctrl_free;
         }
         // Each copy stays on its die (copyback-style: the superblock's pages on a die move
-        // to the GC frontier's page on the same die); dies work in parallel.
-        for _ in 0..copies {
+        // to the GC frontier's page on the same die); dies work in parallel, a sense and
+        // the copies it reads on one die.
+        let (mut left, mut senses) = (copies, senses.clamp(copies.min(1), copies));
+        while left > 0 {
+            let k = left.div_ceil(senses);
             let die = self.next_die();
-            let r = self.read(die, ready, self.r.t_read_ns);
-            done = done.max(self.program(die, r, self.prog_unit_ns));
+            done = done.max(self.copy(die, ready, k));
+            (left, senses) = (left - k, senses - 1);
         }
         if erases > 0 {
             // an FTL block of `ftl_block_units` spans that many units / dies on each die:
@@ -343,26 +348,54 @@ impl Device {
         *self.die_free.iter().min().unwrap_or(&0)
     }
 
-    /// Charge owed garbage-collection work, `(copies, erases)`, page by page to dies that
-    /// are free before `bound` (each copy read and programmed on the die that is free
-    /// first); the erases once every copy is charged.  The controller's share of each copy
-    /// is taken from its time at `now`.  What does not fit stays owed.
-    pub(super) fn fill_gc(&mut self, owed: &mut (u64, u64), bound: u64, now: u64) {
+    /// Charge owed garbage-collection work, `(copies, senses, erases)` (as [`Device::gc`]),
+    /// sense by sense to dies that are free before `bound` (each sense and the copies it
+    /// reads on the die that is free first); the erases once every copy is charged.  The
+    /// controller's share of each copy is taken from its time at `now`.  What does not fit
+    /// stays owed.
+    pub(super) fn fill_gc(&mut self, owed: &mut (u64, u64, u64), bound: u64, now: u64) {
+        owed.1 = owed.1.clamp(owed.0.min(1), owed.0);
         while owed.0 > 0 {
             let (die, &free) = self.die_free.iter().enumerate().min_by_key(|&(_, t)| *t).expect("at least one die");
             if free >= bound {
                 return;
             }
+            let k = owed.0.div_ceil(owed.1);
             if self.r.gc_fw_ns > 0 {
-                self.ctrl_free = self.ctrl_free.max(now) + self.r.gc_fw_ns;
+                self.ctrl_free = self.ctrl_free.max(now) + k * self.r.gc_fw_ns;
             }
-            let r = self.read(die, free, self.r.t_read_ns);
-            self.program(die, r, self.prog_unit_ns);
-            owed.0 -= 1;
+            self.copy(die, free, k);
+            owed.0 -= k;
+            owed.1 -= 1;
         }
-        if owed.1 > 0 && self.first_die_idle_at() < bound {
-            self.gc(0, owed.1, 0);
-            owed.1 = 0;
+        if owed.2 > 0 && self.first_die_idle_at() < bound {
+            self.gc(0, 0, owed.2, 0);
+            owed.2 = 0;
+        }
+    }
+
+    /// One GC sense on `die` from `ready` and the `k` copies it reads: each moved out over
+    /// the channel and programmed (its share of a program unit) on the same die.  Returns
+    /// when the last program ends.
+    #[inline]
+    fn copy(&mut self, die: usize, ready: u64, k: u64) -> u64 {
+        let sensed = self.sense(die, 0, ready, self.r.t_read_ns);
+        let mut done = ready;
+        for _ in 0..k {
+            let out = self.data_out(die, sensed);
+            done = self.program(die, out, self.prog_unit_ns);
+        }
+        done
+    }
+
+    /// The senses GC copies take, from the FTL's counts: the distinct NAND pages they read
+    /// with `read_whole_pages` (`Counters::gc_read_senses`), else one per copy.
+    #[inline(always)]
+    pub(super) fn gc_senses(&self, copies: u64, counted: u64) -> u64 {
+        if self.r.reads.as_ref().is_some_and(|x| x.read_whole_pages) {
+            counted
+        } else {
+            copies
         }
     }
 
@@ -434,13 +467,13 @@ mod tests {
         for k in [1u32, 2, 8, 64] {
             let mut d =
                 Device::new(r.clone(), true, full / k as u64, Some(costs::SuperblockErase { dies: 4, scale: k }));
-            let done = d.gc(0, k as u64, 0);
+            let done = d.gc(0, 0, k as u64, 0);
             assert_eq!(done, r.t_erase_ns, "scale {k}");
             assert!(d.die_free.iter().all(|&t| t == r.t_erase_ns), "scale {k}");
         }
         // FTL blocks: unchanged, one tBERS per NAND block a 256-unit block spans on a die
         let mut d = Device::new(r.clone(), true, 256, None);
-        d.gc(0, 1, 0);
+        d.gc(0, 0, 1, 0);
         assert_eq!(d.die_free[0], (r.t_erase_ns as f64 * 256.0 / 4.0 / 3072.0).round() as u64);
     }
 
@@ -555,7 +588,7 @@ mod tests {
         let r = d.host_read(16 + 4, 0, 60_000);
         assert_eq!(r, end + 60_000 + d.r.xfer_ns, "a read on either group waits for the program");
         // an erase too
-        d.gc(0, 1, 0);
+        d.gc(0, 0, 1, 0);
         assert!(d.host_read(0, 0, 60_000) > end + 60_000 + d.r.t_erase_ns / 100);
     }
 

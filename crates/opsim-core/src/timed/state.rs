@@ -19,6 +19,7 @@ pub(super) struct Work {
     pub(super) host_write_pages: u64,
     pub(super) nand_write_pages: u64,
     pub(super) gc_copy_pages: u64,
+    pub(super) gc_read_senses: u64,
     pub(super) erases: u64,
     pub(super) fold_pages: u64,
     pub(super) meta_pages: u64,
@@ -31,6 +32,7 @@ impl Work {
             host_write_pages: c.host_write_pages,
             nand_write_pages: c.nand_write_pages,
             gc_copy_pages: c.gc_copy_pages,
+            gc_read_senses: c.gc_read_senses,
             erases: c.erases,
             fold_pages: c.fold_pages,
             meta_pages: c.meta_pages,
@@ -40,6 +42,7 @@ impl Work {
         host_write_pages,
         nand_write_pages,
         gc_copy_pages,
+        gc_read_senses,
         erases,
         fold_pages,
         meta_pages
@@ -186,7 +189,7 @@ impl TimedState {
             }
             let d = f.c.minus(&before);
             let t = self.dev.fold(d.fold_pages, start);
-            self.dev.gc(0, d.erases, t);
+            self.dev.gc(0, 0, d.erases, t);
         }
     }
 
@@ -279,7 +282,8 @@ impl TimedState {
                 Some(copied) if copied < f.pages_per_block() => {
                     let d = f.c.minus(&before);
                     let start = self.dev.nand_idle_at();
-                    self.dev.gc(d.gc_copy_pages, d.erases, start);
+                    let senses = self.dev.gc_senses(d.gc_copy_pages, d.gc_read_senses);
+                    self.dev.gc(d.gc_copy_pages, senses, d.erases, start);
                 }
                 _ => break,
             }
@@ -360,8 +364,12 @@ impl TimedState {
         if urgent_now && (d.gc_copy_pages > 0 || d.erases > 0) {
             self.urgent_flush(t3); // the urgent GC's owed work comes first
         }
-        let mut gc_done =
-            if d.gc_copy_pages > 0 || d.erases > 0 { self.dev.gc(d.gc_copy_pages, d.erases, t3) } else { t3 };
+        let mut gc_done = if d.gc_copy_pages > 0 || d.erases > 0 {
+            let senses = self.dev.gc_senses(d.gc_copy_pages, d.gc_read_senses);
+            self.dev.gc(d.gc_copy_pages, senses, d.erases, t3)
+        } else {
+            t3
+        };
         if d.fold_pages > 0 {
             gc_done = gc_done.max(self.dev.fold(d.fold_pages, t3));
         }

@@ -66,9 +66,9 @@ pub(super) struct Urgent {
     gc_victims: u64,
     gc_copies: u64,
     /// NAND work of the victim collected last that is not yet charged to the dies:
-    /// (copies, erases).  The FTL collects a whole victim at once; its copies are charged
+    /// (copies, senses, erases).  The FTL collects a whole victim at once; its copies are charged
     /// page by page into idle die time, the erase after them.
-    pub(super) backlog: (u64, u64),
+    pub(super) backlog: (u64, u64, u64),
 }
 
 /// The urgent state's figures over a run (`timed.urgent` in the result).
@@ -135,7 +135,7 @@ impl Urgent {
             first_sustained: None,
             gc_victims: 0,
             gc_copies: 0,
-            backlog: (0, 0),
+            backlog: (0, 0, 0),
         })
     }
 
@@ -241,13 +241,13 @@ impl TimedState {
         loop {
             let u = self.urgent.as_mut().expect("urgent state configured");
             self.dev.fill_gc(&mut u.backlog, bound, now);
-            if u.backlog != (0, 0) || f.free_blocks() >= target || self.dev.first_die_idle_at() >= bound {
+            if u.backlog != (0, 0, 0) || f.free_blocks() >= target || self.dev.first_die_idle_at() >= bound {
                 break;
             }
             let before = f.c.clone();
             let Some(copied) = f.background_collect(target)? else { break };
             let d = f.c.minus(&before);
-            u.backlog = (d.gc_copy_pages, d.erases);
+            u.backlog = (d.gc_copy_pages, self.dev.gc_senses(d.gc_copy_pages, d.gc_read_senses), d.erases);
             u.gc_victims += 1;
             u.gc_copies += copied as u64;
             if copied >= ppb {
@@ -269,9 +269,9 @@ impl TimedState {
     /// the urgent state ends.
     pub(super) fn urgent_flush(&mut self, ready: u64) {
         if let Some(u) = self.urgent.as_mut() {
-            if u.backlog != (0, 0) {
-                let (copies, erases) = std::mem::take(&mut u.backlog);
-                self.dev.gc(copies, erases, ready);
+            if u.backlog != (0, 0, 0) {
+                let (copies, senses, erases) = std::mem::take(&mut u.backlog);
+                self.dev.gc(copies, senses, erases, ready);
             }
         }
     }
