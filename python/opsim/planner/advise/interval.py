@@ -30,7 +30,7 @@ from fractions import Fraction
 from .confirm import ScaleModel, plan_model, sim_level
 from .drive import Drive, load_drive
 from .options import _bad
-from .screen import Level, screen_level
+from .screen import Level, endurance, iops_bound, screen_level, waf_bytes
 from .targets import Targets
 from .workload import Workload
 
@@ -144,11 +144,23 @@ class Carried:
     # ------------------------------------------------------------------ the screen
 
     def screen(self, wl: Workload, targets: Targets, levels: list[Level], rows: list[dict]) -> None:
-        """Attach each figure's interval over the points to the screen's rows (the best fit's)."""
+        """Attach each figure's interval over the points to the screen's rows (the best fit's).
+
+        The screen's WAF depends on the OP garbage collection sees alone (for one drive geometry,
+        GC policy and workload), and a point that moves only the NAND capacity and ``[timing]``
+        keeps all three; so at such a point the WAF at each level is read off the best fit's own
+        WAF curve over the fine grid (monotone cubic interpolation in log OP, within 1e-5 of the
+        model: tests/test_advise_interval.py), and computed where the point's OP falls outside
+        it.  The greedy mean field of a superblock drive costs ~20 ms a level, 3 s for the grid:
+        every point would multiply that.  IOPS, TBW, DWPD and lifetime are the screen's own
+        rules at the point's WAF, timing and P/E."""
+        curve = (
+            _Curve(rows) if all(k == "drive.physical_capacity" or k.startswith("timing.") for k in self.keys) else None
+        )
         per_point: list[list[dict | None]] = [list(rows)]
         for p in self.points[1:]:
             p.drive.prefetch_ops(lv.user_bytes for lv in levels)
-            per_point.append([_screen(p.drive, wl, targets, lv) for lv in levels])
+            per_point.append([_screen(p.drive, wl, targets, lv, curve) for lv in levels])
         for i, row in enumerate(rows):
             at = [pp[i] for pp in per_point]
             _spread(row, at)
@@ -187,11 +199,36 @@ class Carried:
         ]
 
 
-def _screen(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dict | None:
-    """The screen's row at a point, or None where the point leaves garbage collection no spare."""
-    if drive.op_seen(lv.user_bytes) <= 0:
+class _Curve:
+    """The best fit's screened WAF of garbage collection over the OP it sees, interpolated."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        from scipy.interpolate import PchipInterpolator
+
+        pts = sorted({r["op"]["seen_by_gc"]: r["waf_gc"] for r in rows if r["op"]["seen_by_gc"] > 0}.items())
+        self.lo, self.hi = (pts[0][0], pts[-1][0]) if pts else (math.inf, -math.inf)
+        self.f = PchipInterpolator([math.log(o) for o, _ in pts], [w for _, w in pts]) if len(pts) > 2 else None
+
+    def at(self, op: float) -> float | None:
+        """The WAF at ``op``, or None outside the curve (compute it)."""
+        if self.f is None or not self.lo <= op <= self.hi:
+            return None
+        return float(self.f(math.log(op)))
+
+
+def _screen(drive: Drive, wl: Workload, targets: Targets, lv: Level, curve: _Curve | None = None) -> dict | None:
+    """The screen's figures at a point (the screen's own rules: :func:`.screen.screen_level`, its
+    WAF read off ``curve`` where it covers the point's OP), or None where the point leaves
+    garbage collection no spare."""
+    op = drive.op_seen(lv.user_bytes)
+    if op <= 0:
         return None
-    return screen_level(drive, wl, targets, lv)
+    wg = None if curve is None else curve.at(op)
+    if wg is None:
+        return screen_level(drive, wl, targets, lv)
+    wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
+    iops, _, _ = iops_bound(drive, wl, wg)
+    return {"waf_gc": wg, "waf": wb, "iops": iops} | endurance(drive, wl, targets, wb, lv.user_bytes, iops)
 
 
 def _spread(row: dict, at: Sequence[dict | None]) -> None:
