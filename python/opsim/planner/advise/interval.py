@@ -206,7 +206,8 @@ class _Curve:
         from scipy.interpolate import PchipInterpolator
 
         pts = sorted({r["op"]["seen_by_gc"]: r["waf_gc"] for r in rows if r["op"]["seen_by_gc"] > 0}.items())
-        self.lo, self.hi = (pts[0][0], pts[-1][0]) if pts else (math.inf, -math.inf)
+        self.lo: float = pts[0][0] if pts else math.inf
+        self.hi: float = pts[-1][0] if pts else -math.inf
         self.f = PchipInterpolator([math.log(o) for o, _ in pts], [w for _, w in pts]) if len(pts) > 2 else None
 
     def at(self, op: float) -> float | None:
