@@ -22,13 +22,36 @@ from ._output import kv_table
 from .units import parse_size
 
 
-def profile_of(drive_file: str | None) -> dict | None:
-    """The ``[preset.calibration.profile]`` of the drive file a config names (None: none)."""
-    if drive_file is None or not os.path.isfile(drive_file):
-        return None
-    from .presets import drive_file as read
+def preset_in(config: str) -> str | None:
+    """The drive a config starts from (``preset``): a built-in preset's name, or a drive file's
+    absolute path (relative to the config file); None without one, or when the config cannot
+    be read here (the simulation reports that)."""
+    from .presets import is_path
 
-    prof = read(drive_file)["meta"].get("calibration", {}).get("profile")
+    if not os.path.isfile(config):
+        return None  # a pipe can be read only once: the simulation reads it
+    try:
+        with open(config, "rb") as f:
+            preset = tomllib.load(f).get("preset")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if not isinstance(preset, str):
+        return None
+    return os.path.join(os.path.dirname(os.path.abspath(config)), preset) if is_path(preset) else preset
+
+
+def profile_of(preset: str | None) -> dict | None:
+    """The ``[preset.calibration.profile]`` of a preset or drive file (None: none)."""
+    from .errors import OpsimError
+    from .presets import get, is_path
+
+    if preset is None or (is_path(preset) and not os.path.isfile(preset)):
+        return None
+    try:
+        meta = get(preset)["meta"]
+    except OpsimError:
+        return None  # the simulation reports it
+    prof = meta.get("calibration", {}).get("profile")
     if not isinstance(prof, dict) or not isinstance(prof.get("keys"), list) or not prof.get("points"):
         return None
     return prof
@@ -47,25 +70,28 @@ def ends(prof: dict) -> list[dict[str, float]]:
     return [lo, hi] if lo is not hi else [lo]
 
 
-def how(config: str, drive_file: str, prof: dict) -> dict:
+def how(config: str, preset: str, prof: dict) -> dict:
     """What the output says without ``--interval``."""
+    from .presets import is_path
+
     return {
-        "from": f"[preset.calibration.profile] of {drive_file}",
+        "from": f"[preset.calibration.profile] of {preset}",
         "points": len(prof["points"]),
         "how": f"this run is the drive file's best fit; `opsim simulate {config} --interval` runs it again at the "
         "profile's two ends (three runs in all) for the 95% interval of WAF and IOPS; "
-        f"`opsim advise --drive {drive_file}` carries the interval into every OP level",
+        f"`opsim advise {'--drive' if is_path(preset) else '--preset'} {preset}` carries the interval into every "
+        "OP level",
     }
 
 
-def _config_at(config: str, drive_file: str, stored_physical: int, values: dict[str, float]) -> tuple[dict, list]:
+def _config_at(config: str, preset: str, stored_physical: int, values: dict[str, float]) -> tuple[dict, list]:
     """The config (a dict, every path it names absolute) with ``values`` set; the keys held at
     the config's own value."""
     with open(config, "rb") as f:
         cfg = tomllib.load(f)
     base = os.path.dirname(os.path.abspath(config))
     cfg = copy.deepcopy(cfg)
-    cfg["preset"] = drive_file
+    cfg["preset"] = preset
     for w in [cfg.get("workload", {})] + [p.get("workload", {}) for p in cfg.get("phase", []) if isinstance(p, dict)]:
         t = w.get("trace") if isinstance(w, dict) else None
         if isinstance(t, dict) and isinstance(t.get("path"), str):
@@ -87,16 +113,16 @@ def _config_at(config: str, drive_file: str, stored_physical: int, values: dict[
     return cfg, held
 
 
-def run_ends(config: str, drive_file: str, prof: dict, best: dict) -> dict:
+def run_ends(config: str, preset: str, prof: dict, best: dict) -> dict:
     """Run ``config`` at the profile's two ends: each run's WAF and IOPS, and the interval of
     the three runs (the config's own, ``best``, included)."""
     from .presets import physical_bytes
     from .sim import simulate
 
-    stored = physical_bytes(drive_file)
+    stored = physical_bytes(preset)
     runs = []
     for values in ends(prof):
-        cfg, held = _config_at(config, drive_file, stored, values)
+        cfg, held = _config_at(config, preset, stored, values)
         r = simulate(cfg).data
         runs.append(
             {
@@ -108,7 +134,7 @@ def run_ends(config: str, drive_file: str, prof: dict, best: dict) -> dict:
                 "wall_seconds": r["perf"]["wall_seconds"],
             }
         )
-    out: dict = {"from": f"[preset.calibration.profile] of {drive_file}", "runs": runs}
+    out: dict = {"from": f"[preset.calibration.profile] of {preset}", "runs": runs}
     own = {"waf": best["waf"], "iops": (best.get("timed") or {}).get("measured_iops")}
     for k in ("waf", "iops"):
         vals = [x[k] for x in (own, *runs)]

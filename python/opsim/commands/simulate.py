@@ -378,25 +378,25 @@ def run(args) -> Output:
         print(trace_summary(info), file=sys.stderr, flush=True)
     from .. import simulate_interval
 
-    drive_file = drive_file_in(args.config)
-    prof = simulate_interval.profile_of(drive_file)
+    preset = simulate_interval.preset_in(args.config)
+    prof = simulate_interval.profile_of(preset)
     if getattr(args, "interval", False) and prof is None:
         from ..errors import InputError
 
         raise InputError(
-            "--interval: the config names no drive file that keeps a profile ([preset.calibration.profile], "
-            "written by `opsim calibrate -o FILE` when it fits the NAND)",
+            "--interval: the config's preset keeps no profile ([preset.calibration.profile], which "
+            "`opsim calibrate -o FILE` writes when it fits the NAND)",
             key="interval",
         )
     r = simulate(args.config, on_interrupt="return")
     data = r.data | ({"trace_info": infos} if infos else {})
     text = summary_text(r.data, args.rounds)
-    if prof is not None and drive_file is not None and not r.interrupted:
+    if prof is not None and preset is not None and not r.interrupted:
         if getattr(args, "interval", False):
             print("running at the profile's two ends for the interval", file=sys.stderr, flush=True)
-            iv = simulate_interval.run_ends(args.config, drive_file, prof, r.data)
+            iv = simulate_interval.run_ends(args.config, preset, prof, r.data)
         else:
-            iv = simulate_interval.how(args.config, drive_file, prof)
+            iv = simulate_interval.how(args.config, preset, prof)
         data["interval"] = iv
         text += "\n\n" + simulate_interval.text(iv)
     return Output(data=data, text=text, exit_code=130 if r.interrupted else 0)
