@@ -446,7 +446,11 @@ def _recommendation_lines(rec: dict, tg: dict, lat_hdr: str) -> list[str]:
             f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
             for name in rec["binding"]
         ]
-        low = " (at the low end of its interval: --conservative)" if rec.get("decided_on", "").endswith("interval") else ""
+        low = (
+            " (at the low end of its interval: --conservative)"
+            if rec.get("decided_on", "").endswith("interval")
+            else ""
+        )
         lines.append(
             f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
             f"held back, misses it{low}: {'; '.join(parts)})"
