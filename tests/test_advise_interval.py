@@ -264,6 +264,22 @@ def test_the_points_screen_is_the_screens_own(files, skew):
                 assert row["waf_high"] == pytest.approx(exact["waf"], rel=1e-5)
 
 
+def test_a_point_the_model_has_no_figure_at_is_left_out(capsys, files):
+    """A point far out (four times the NAND) takes the OP beyond where greedy's mean field has a
+    solution at the large held-back levels: it is left out there, not an error."""
+    prof = hand_profile()
+    prof["points"].append([float(presets.physical_bytes(PRESET) * 4), prof["points"][-1][1]])
+    prof["delta_cost"].append(3.0)
+    path = drive_file(files["dir"] / "far.toml", prof)
+    code, d = advise(capsys, "--drive", path, "--skew", "uniform", "--min-iops", "150000", "--no-simulate")
+    assert code == 0
+    for r in d["screen"]:
+        assert r["waf_low"] <= r["waf"] <= r["waf_high"]
+    # where the far point has a figure it is the lowest WAF; at 75% held back it has none
+    assert d["screen"][0]["interval_points"][0] == len(d["interval"]["points"]) - 1
+    assert d["screen"][-1]["interval_points"][0] != len(d["interval"]["points"]) - 1
+
+
 def test_conservative_without_a_profile_is_refused(capsys):
     code, _, err = text(capsys, "--preset", "micron-1100-1tb", "--min-iops", "2.5x", "--conservative")
     assert code == 2 and "--conservative" in err

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from ...errors import InputError
 from .confirm import ScaleModel, plan_model, sim_level
 from .drive import Drive, load_drive
 from .options import _bad
@@ -162,7 +163,7 @@ class Carried:
             p.drive.prefetch_ops(lv.user_bytes for lv in levels)
             per_point.append([_screen(p.drive, wl, targets, lv, curve) for lv in levels])
         for i, row in enumerate(rows):
-            at = [pp[i] for pp in per_point]
+            at = [pp[i] for pp in per_point if pp[i] is not _NO_FIGURE]
             _spread(row, at)
             wafs = [(r["waf"], k) for k, r in enumerate(at) if r is not None]
             row["interval_points"] = [min(wafs)[1], max(wafs)[1]]
@@ -217,6 +218,10 @@ class _Curve:
         return float(self.f(math.log(op)))
 
 
+#: a point the screen's model gives no figure at (left out at that level)
+_NO_FIGURE: dict = {}
+
+
 def _screen(drive: Drive, wl: Workload, targets: Targets, lv: Level, curve: _Curve | None = None) -> dict | None:
     """The screen's figures at a point (the screen's own rules: :func:`.screen.screen_level`, its
     WAF read off ``curve`` where it covers the point's OP), or None where the point leaves
@@ -226,7 +231,10 @@ def _screen(drive: Drive, wl: Workload, targets: Targets, lv: Level, curve: _Cur
         return None
     wg = None if curve is None else curve.at(op)
     if wg is None:
-        return screen_level(drive, wl, targets, lv)
+        try:
+            return screen_level(drive, wl, targets, lv)
+        except InputError:  # the model has no figure there (greedy's mean field at a very large OP)
+            return _NO_FIGURE
     wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
     iops, _, _ = iops_bound(drive, wl, wg)
     return {"waf_gc": wg, "waf": wb, "iops": iops} | endurance(drive, wl, targets, wb, lv.user_bytes, iops)
@@ -347,4 +355,4 @@ def _rating_waf(drive: Drive, rated: tuple[Workload, str]) -> float | None:
     """The screen's WAF of the rating workload at the native capacity (None: no spare there)."""
     lv = Level(0, drive.native, Fraction(0))
     r = _screen(drive, rated[0], Targets(), lv)
-    return None if r is None else float(r["waf"])
+    return None if not r else float(r["waf"])
