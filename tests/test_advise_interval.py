@@ -268,16 +268,21 @@ def test_a_point_the_model_has_no_figure_at_is_left_out(capsys, files):
     """A point far out (four times the NAND) takes the OP beyond where greedy's mean field has a
     solution at the large held-back levels: it is left out there, not an error."""
     prof = hand_profile()
-    prof["points"].append([float(presets.physical_bytes(PRESET) * 4), prof["points"][-1][1]])
-    prof["delta_cost"].append(3.0)
+    prof["points"].insert(0, [float(presets.physical_bytes(PRESET) * 4), prof["points"][-1][1]])
+    prof["delta_cost"].insert(0, 3.0)
     path = drive_file(files["dir"] / "far.toml", prof)
     code, d = advise(capsys, "--drive", path, "--skew", "uniform", "--min-iops", "150000", "--no-simulate")
     assert code == 0
+    phys = [p["physical_bytes"] for p in d["interval"]["points"]]
+    least = phys.index(min(phys))
+    second = phys.index(sorted(phys)[-2])
     for r in d["screen"]:
         assert r["waf_low"] <= r["waf"] <= r["waf_high"]
-    # where the far point has a figure it is the lowest WAF; at 75% held back it has none
-    assert d["screen"][0]["interval_points"][0] == len(d["interval"]["points"]) - 1
-    assert d["screen"][-1]["interval_points"][0] != len(d["interval"]["points"]) - 1
+        assert r["interval_points"][1] == least  # the least NAND: the most WAF
+    # where the far point (index 1) has a figure it gives the least WAF; at 75% held back it has
+    # none, and the next most NAND does
+    assert d["screen"][0]["interval_points"][0] == 1
+    assert d["screen"][-1]["interval_points"][0] == second
 
 
 def test_conservative_without_a_profile_is_refused(capsys):

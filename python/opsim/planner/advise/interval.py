@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from ...errors import InputError
+from ...errors import InputError, OpsimError
 from .confirm import ScaleModel, plan_model, sim_level
 from .drive import Drive, load_drive
 from .options import _bad
@@ -163,9 +163,9 @@ class Carried:
             p.drive.prefetch_ops(lv.user_bytes for lv in levels)
             per_point.append([_screen(p.drive, wl, targets, lv, curve) for lv in levels])
         for i, row in enumerate(rows):
-            at = [pp[i] for pp in per_point if pp[i] is not _NO_FIGURE]
-            _spread(row, at)
-            wafs = [(r["waf"], k) for k, r in enumerate(at) if r is not None]
+            at = {k: pp[i] for k, pp in enumerate(per_point) if pp[i] is not _NO_FIGURE}
+            _spread(row, list(at.values()))
+            wafs = [(r["waf"], k) for k, r in at.items() if r is not None]
             row["interval_points"] = [min(wafs)[1], max(wafs)[1]]
 
     # ------------------------------------------------------------------ the simulator
@@ -183,21 +183,26 @@ class Carried:
     ) -> None:
         """Run level ``lv`` again at the two points giving the screen's lowest and highest WAF
         there, and attach each figure's interval over the three runs to ``row``."""
-        runs = []
+        runs: list[tuple[int, dict]] = []
+        failed: list[dict] = []
         for k in dict.fromkeys(screen_row["interval_points"]):
             if k == 0:
                 continue
             p = self.points[k]
-            if p.model is None:
-                p.model = plan_model(p.drive, wl, model_blocks, io_budget)
-            r = sim_level(p.drive, wl, targets, lv, p.model, seed)
+            try:
+                if p.model is None:
+                    p.model = plan_model(p.drive, wl, model_blocks, io_budget)
+                r = sim_level(p.drive, wl, targets, lv, p.model, seed)
+            except OpsimError as e:  # the core refuses the point's scale model: left out, and said
+                failed.append({"point": k, "error": str(e)})
+                continue
             runs.append((k, r))
             row["wall_seconds"] += r["wall_seconds"]
         _spread(row, [row] + [r for _, r in runs])
         row["interval_runs"] = [
             {"point": k, "waf": r["waf"], "iops": r["iops"], "dwpd": r["dwpd"], "steady_state": r["steady_state"]}
             for k, r in runs
-        ]
+        ] + failed
 
 
 class _Curve:
