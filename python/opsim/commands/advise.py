@@ -473,8 +473,13 @@ def _interval_lines(d: dict) -> list[str]:
     return [
         f"Intervals (in parentheses, 95%): {iv['from']}, {n} points and the drive as stored; "
         f"decided on {iv['decided_on']}",
-        f"  the screen at every point; the simulator also at the two points giving the screen's lowest and highest "
-        f"WAF at each simulated level; P/E at each point: {iv['pe_cycles']}",
+        "  the screen at every point; "
+        + (
+            "the simulator also at the two points giving the screen's lowest and highest WAF at each simulated level"
+            if d["simulated"]
+            else "nothing simulated"
+        )
+        + f"; P/E at each point: {iv['pe_cycles']}",
     ]
 
 
