@@ -138,6 +138,13 @@ def _tenant_and_search_options(p) -> None:
         "--model-blocks", type=int, default=2048, help="blocks in the simulator's scale model (default 2048)"
     )
     s.add_argument("--seed", type=int, default=1, help="simulator seed")
+    s.add_argument(
+        "--conservative",
+        action="store_true",
+        help="judge the targets on the low end of each 95%% interval (lowest IOPS, TBW, DWPD, lifetime over "
+        "the drive file's profile) rather than on the best fit; needs a drive file that keeps a profile "
+        "(`opsim calibrate -o`)",
+    )
 
 
 def _frac(text, option, lo=0.0, hi=1.0) -> Fraction:
@@ -243,6 +250,8 @@ def run(args) -> Output:
         queue_depth=args.queue_depth,
         sector_size=args.sector_size,
     )
+    if args.conservative and args.tenants is not None:
+        raise advise._bad("conservative", "the tenants advisor carries no intervals; drop --conservative or --tenants")
     if args.placement is not None and args.tenants is None:
         raise advise._bad("placement", "needs --tenants (the namespaces whose writes are placed)")
     tenants = advise.load_tenants(args.tenants) if args.tenants is not None else None
@@ -273,6 +282,7 @@ def run(args) -> Output:
         model_blocks=args.model_blocks,
         seed=args.seed,
         progress=progress,
+        conservative=args.conservative,
     )
     if tty:
         sys.stderr.write("\r" + " " * 64 + "\r")
@@ -364,6 +374,17 @@ def _lat(row, targets):
     return " / ".join(_num(lat.get(k, {}).get(key)) for k, key in keys)
 
 
+def _iv(r: dict, key: str, name: str, fmt: str) -> str:
+    """A figure and its 95% interval, "2.53 (2.31-2.80)"; the figure alone without one."""
+    v = r.get(key)
+    if v is None:
+        return "-"
+    lo, hi = r.get(f"{name}_low"), r.get(f"{name}_high")
+    if lo is None and hi is None:
+        return fmt.format(v)
+    return f"{fmt.format(v)} ({'no limit' if lo is None else fmt.format(lo)}-{'no limit' if hi is None else fmt.format(hi)})"
+
+
 def _cap(row):
     return f"{row['user_gb']} GB" if row.get("user_gb") is not None else _gb(row["user_bytes"])
 
@@ -382,6 +403,8 @@ def render(d: dict) -> str:
     ]
     lat_hdr = "/".join(f"{'' if k == 'all' else k + ' '}{key}" for k, key, _ in tg["_latency"]) or "p99"
     lines += _recommendation_lines(rec, tg, lat_hdr) if rec is not None else _infeasible_lines(d)
+    lines.append("")
+    lines += _interval_lines(d)
     lines.append("")
     extra = _ExtraColumns(drv["pe_cycles"] is not None, bool(wl["write_rate_bytes_per_day"]), tg["price"] is not None)
     lines.append(_screen_table(d, extra))
@@ -403,12 +426,15 @@ def _recommendation_lines(rec: dict, tg: dict, lat_hdr: str) -> list[str]:
         f"  OP {_pct(op['added'])} added over native (SanDisk/SK hynix basis), {_pct(op['user'])} of user "
         f"capacity (user basis), spare area {_pct(op['physical'])} of the NAND",
     ]
-    figs = [f"WAF {f['waf']:.2f}", f"{_num(f['iops'])} IOPS"]
+    figs = [f"WAF {_iv(f, 'waf', 'waf', '{:.2f}')}", f"{_iv(f, 'iops', 'iops', '{:,.0f}')} IOPS"]
     if f["tbw_tb"] is not None:
         under = f" under {tg['dwpd_workload']}" if tg.get("dwpd_workload") else ""
-        figs += [f"{f['tbw_tb']:,.0f} TBW", f"{f['dwpd']:.2f} DWPD over {tg['dwpd_years']:g} years{under}"]
+        figs += [
+            f"{_iv(f, 'tbw_tb', 'tbw', '{:,.0f}')} TBW",
+            f"{_iv(f, 'dwpd', 'dwpd', '{:.2f}')} DWPD over {tg['dwpd_years']:g} years{under}",
+        ]
     if f["lifetime_years"] is not None:
-        figs.append(f"{f['lifetime_years']:,.1f} years at the write rate")
+        figs.append(f"{_iv(f, 'lifetime_years', 'lifetime', '{:,.1f}')} years at the write rate")
     if f["price_per_iops"] is not None:
         figs.append(f"{f['price_per_iops']:.4f} per IOPS")
     if tg["_latency"] and f["latency_us"]:
@@ -420,9 +446,14 @@ def _recommendation_lines(rec: dict, tg: dict, lat_hdr: str) -> list[str]:
             f"{name} {_fig(name, b['checks'][name][1])} against {_fig(name, b['checks'][name][2])}"
             for name in rec["binding"]
         ]
+        low = (
+            " (at the low end of its interval: --conservative)"
+            if rec.get("decided_on", "").endswith("interval")
+            else ""
+        )
         lines.append(
             f"  binding target: {', '.join(rec['binding'])} (one step less OP, {_pct(b['held_back'])} "
-            f"held back, misses it: {'; '.join(parts)})"
+            f"held back, misses it{low}: {'; '.join(parts)})"
         )
     else:
         lines.append("  binding target: none: the native configuration already meets every target")
@@ -431,6 +462,25 @@ def _recommendation_lines(rec: dict, tg: dict, lat_hdr: str) -> list[str]:
         lines.append(f"  the analytic screen picked {_pct(mp['held_back'])} held back ({_gb(mp['user_bytes'])})")
     lines.append(f"  to set it: {rec['plan_command']}")
     return lines
+
+
+def _interval_lines(d: dict) -> list[str]:
+    """Where the intervals (in parentheses) come from, or where they would."""
+    iv = d["interval"]
+    if iv["from"] is None:
+        return [f"Intervals: none: the drive keeps no profile; {iv['how']}"]
+    n = len(iv["points"]) - 1
+    return [
+        f"Intervals (in parentheses, 95%): {iv['from']}, {n} points and the drive as stored; "
+        f"decided on {iv['decided_on']}",
+        "  the screen at every point; "
+        + (
+            "the simulator also at the two points giving the screen's lowest and highest WAF at each simulated level"
+            if d["simulated"]
+            else "nothing simulated"
+        )
+        + f"; P/E at each point: {iv['pe_cycles']}",
+    ]
 
 
 def _infeasible_lines(d: dict) -> list[str]:
@@ -458,7 +508,7 @@ class _ExtraColumns:
 
     def cells(self, r: dict) -> list[str]:
         return (
-            ([_num(r["tbw_tb"]), _num(r["dwpd"], "{:.2f}")] if self.endurance else [])
+            ([_num(r["tbw_tb"]), _iv(r, "dwpd", "dwpd", "{:.2f}")] if self.endurance else [])
             + ([_num(r["lifetime_years"], "{:,.1f}")] if self.years else [])
             + ([_num(r["price_per_iops"], "{:.4f}")] if self.price else [])
         )
@@ -495,8 +545,8 @@ def _screen_table(d: dict, extra: _ExtraColumns) -> str:
                 _cap(r),
                 _pct(r["op"]["added"]),
                 _pct(r["op"]["user"]),
-                f"{r['waf']:.2f}",
-                _num(r["iops"]),
+                _iv(r, "waf", "waf", "{:.2f}"),
+                _iv(r, "iops", "iops", "{:,.0f}"),
                 r["bottleneck"],
                 *extra.cells(r),
                 ", ".join(r["fails"]) or "-",
@@ -525,8 +575,8 @@ def _simulated_table(d: dict, tg: dict, lat_hdr: str, extra: _ExtraColumns) -> s
         [
             _pct(r["held_back"]),
             _cap(r),
-            f"{r['waf']:.2f}",
-            _num(r["iops"]),
+            _iv(r, "waf", "waf", "{:.2f}"),
+            _iv(r, "iops", "iops", "{:,.0f}"),
             _lat(r, tg),
             *extra.cells(r),
             "yes" if r["steady_state"] else "no",

@@ -21,6 +21,12 @@ def register(sub, common):
     )
     p.add_argument("config", help="TOML config file")
     p.add_argument("--rounds", action="store_true", help="print every round, not only the summary")
+    p.add_argument(
+        "--interval",
+        action="store_true",
+        help="when the config's drive file keeps a profile ([preset.calibration.profile], written by `opsim "
+        "calibrate`): run again at the profile's two ends for the 95%% interval of WAF and IOPS (three runs)",
+    )
     p.set_defaults(func=run)
 
 
@@ -370,6 +376,27 @@ def run(args) -> Output:
         info = trace.info(t["path"], **opts)
         infos.append(info)
         print(trace_summary(info), file=sys.stderr, flush=True)
+    from .. import simulate_interval
+
+    preset = simulate_interval.preset_in(args.config)
+    prof = simulate_interval.profile_of(preset)
+    if getattr(args, "interval", False) and prof is None:
+        from ..errors import InputError
+
+        raise InputError(
+            "--interval: the config's preset keeps no profile ([preset.calibration.profile], which "
+            "`opsim calibrate -o FILE` writes when it fits the NAND)",
+            key="interval",
+        )
     r = simulate(args.config, on_interrupt="return")
     data = r.data | ({"trace_info": infos} if infos else {})
-    return Output(data=data, text=summary_text(r.data, args.rounds), exit_code=130 if r.interrupted else 0)
+    text = summary_text(r.data, args.rounds)
+    if prof is not None and preset is not None and not r.interrupted:
+        if getattr(args, "interval", False):
+            print("running at the profile's two ends for the interval", file=sys.stderr, flush=True)
+            iv = simulate_interval.run_ends(args.config, preset, prof, r.data)
+        else:
+            iv = simulate_interval.how(args.config, preset, prof)
+        data["interval"] = iv
+        text += "\n\n" + simulate_interval.text(iv)
+    return Output(data=data, text=text, exit_code=130 if r.interrupted else 0)

@@ -10,6 +10,7 @@ from ..capacity import (
 )
 from .confirm import open_loop_latency, plan_model, sim_level, smallest_passing
 from .drive import Drive
+from .interval import Carried, absent, carried, how, judged
 from .options import _bad
 from .screen import (
     Level,
@@ -39,9 +40,18 @@ def advise(
     io_budget: int = 1_500_000,
     seed: int = 1,
     progress=None,
+    conservative: bool = False,
 ) -> dict:
-    """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``."""
+    """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``.  A drive file
+    that keeps a profile carries its intervals into every figure (:mod:`.interval`); with
+    ``conservative`` the targets are judged on each interval's low end."""
     check_request(drive, wl, targets, confirm)
+    band = carried(drive)
+    if conservative and band is None:
+        raise _bad(
+            "conservative",
+            f"the drive has no interval to be conservative with (no [preset.calibration.profile]): {how(drive)}",
+        )
     confirm, confirm_note = jesd219_confirmation(wl, targets, confirm)
     # every level up to 75% held back (the diagnosis looks beyond the allowed range);
     # the allowed ones are a prefix: capacity falls as the OP rises
@@ -53,9 +63,13 @@ def advise(
         for lv in levels
         if lv.held_back <= max_held_back and (targets.min_capacity is None or lv.user_bytes >= targets.min_capacity)
     ]
-    screen, per_target_model, model_pick = screen_levels(drive, wl, targets, levels, len(allowed), model_blocks)
+    screen, per_target_model, model_pick = screen_levels(
+        drive, wl, targets, levels, len(allowed), model_blocks, band=band, conservative=conservative
+    )
     model = plan_model(drive, wl, model_blocks, io_budget) if confirm else None
     sim = Confirmation(drive, wl, targets, levels, model, seed, progress)
+    sim.band, sim.screen, sim.conservative = band, screen, conservative
+    sim.sizes = (model_blocks, io_budget)
     if model is not None and allowed:
         sim.search(len(allowed), model_pick)
     # --- the answer
@@ -63,6 +77,8 @@ def advise(
     below = sim.lo if confirm else (None if model_pick in (None, 0) else model_pick - 1)
     rows = sim.rows if confirm else {r["index"]: r for r in screen}
     rec = None if pick is None else recommendation(drive, levels, rows, pick, below, model_pick, confirm)
+    if rec is not None:
+        rec["decided_on"] = "the conservative end of each interval" if conservative else "the best fit"
     reasons = (
         [] if pick is not None else why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_held_back)
     )
@@ -95,7 +111,11 @@ def advise(
         "screen": screen,
         "simulated": [sim.rows[i] for i in sorted(sim.rows)],
         "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
-        "assumptions": notes(drive, wl, targets, model, confirm, confirm_note, screen, sim.latency_rate, step),
+        "interval": band.to_dict(conservative) if band is not None else {"from": None, "how": how(drive)},
+        "assumptions": [
+            *notes(drive, wl, targets, model, confirm, confirm_note, screen, sim.latency_rate, step),
+            band.note(conservative) if band is not None else f"no intervals: the drive keeps no profile; {how(drive)}",
+        ],
     }
 
 
@@ -166,16 +186,29 @@ def jesd219_confirmation(wl: Workload, targets: Targets, confirm: bool) -> tuple
 
 
 def screen_levels(
-    drive: Drive, wl: Workload, targets: Targets, levels: list[Level], allowed: int, model_blocks: int
+    drive: Drive,
+    wl: Workload,
+    targets: Targets,
+    levels: list[Level],
+    allowed: int,
+    model_blocks: int,
+    band: Carried | None = None,
+    conservative: bool = False,
 ) -> tuple[list[dict], dict, int | None]:
-    """The analytic screen over the whole fine grid: its rows, the first level meeting each
-    analytic target, and the smallest allowed level meeting them all.  A skewed workload's
-    WAF is anchored to the core's functional model on the scale model of ``model_blocks``
-    blocks (``skew.skew_model``)."""
+    """The analytic screen over the whole fine grid: its rows (with their intervals over the
+    profile's points, ``band``), the first level meeting each analytic target, and the smallest
+    allowed level meeting them all (judged on the intervals' low ends with ``conservative``).
+    A skewed workload's WAF is anchored to the core's functional model on the scale model of
+    ``model_blocks`` blocks (``skew.skew_model``), at every point alike."""
     sk = skew_model(drive, wl, model_blocks) if wl.skewed and wl.sequential == 0 else None
     screen = [screen_level(drive, wl, targets, lv, sk) for lv in levels]
+    if band is not None:
+        band.screen(wl, targets, levels, screen, sk)
+    else:
+        for row in screen:
+            absent(row)
     for row in screen:
-        row["checks"] = check(targets, row, screen[0])
+        row["checks"] = check(targets, judged(row, conservative), judged(screen[0], conservative))
         row["fails"] = failing(row["checks"])
     per_target_model = {}
     for name in targets.names():
@@ -198,13 +231,25 @@ class Confirmation:
         self.lo: int | None = None
         self.hi: int | None = None
         self.relative = targets.min_iops_relative or targets.min_tbw_relative
+        #: the profile's points (None: no intervals), the screen's rows (their extreme points)
+        self.band: Carried | None = None
+        self.screen: list[dict] = []
+        self.conservative = False
+        self.sizes = (2048, 1_500_000)  # the scale model's blocks and IO budget, for the points' own models
 
     def run(self, i: int) -> dict:
         if i not in self.rows:
             lv = self.levels[i]
             if self.progress:
                 self.progress(f"simulating {lv.user_bytes / GB:,.1f} GB ({100 * float(lv.held_back):.1f}% held back)")
-            self.rows[i] = sim_level(self.drive, self.wl, self.targets, lv, self.model, self.seed)
+            row = sim_level(self.drive, self.wl, self.targets, lv, self.model, self.seed)
+            if self.band is not None:
+                if self.progress:
+                    self.progress(f"simulating {lv.user_bytes / GB:,.1f} GB at the interval's ends")
+                self.band.simulate(row, self.screen[i], lv, self.wl, self.targets, self.seed, *self.sizes)
+            else:
+                absent(row)
+            self.rows[i] = row
             if self.latency_rate is not None:
                 self.latency(i)
         return self.rows[i]
@@ -215,7 +260,10 @@ class Confirmation:
 
     def ok(self, i: int) -> bool:
         row = self.run(i)
-        row["checks"] = check(self.targets, row, self.rows.get(0) if self.relative else row)
+        base = self.rows.get(0) if self.relative else row
+        row["checks"] = check(
+            self.targets, judged(row, self.conservative), None if base is None else judged(base, self.conservative)
+        )
         row["fails"] = failing(row["checks"], skip_unknown=False)
         return not row["fails"]
 
@@ -240,7 +288,26 @@ def recommendation(drive, levels, rows, pick, below, model_pick, confirm) -> dic
     binds), the ``opsim plan`` command and the screen's own pick."""
     row, lv = rows[pick], levels[pick]
     binding = [] if below is None else (failing(rows[below]["checks"]) or rows[below]["fails"])
-    figures = ("waf", "iops", "tbw_tb", "dwpd", "lifetime_years", "price_per_iops", "price_per_gb", "latency_us")
+    figures = (
+        "waf",
+        "waf_low",
+        "waf_high",
+        "iops",
+        "iops_low",
+        "iops_high",
+        "tbw_tb",
+        "tbw_low",
+        "tbw_high",
+        "dwpd",
+        "dwpd_low",
+        "dwpd_high",
+        "lifetime_years",
+        "lifetime_low",
+        "lifetime_high",
+        "price_per_iops",
+        "price_per_gb",
+        "latency_us",
+    )
     return {
         "index": pick,
         "user_bytes": lv.user_bytes,

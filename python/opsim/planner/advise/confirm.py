@@ -168,7 +168,7 @@ def sim_config(
         "physical_capacity": scale["physical_bytes"],
         "sector_size": drive.native.sector_size,
     }
-    cfg["ftl"] = {"gc": drive.gc}
+    cfg["ftl"] = dict(drive.ftl_overrides) | {"gc": drive.gc}  # a profile point's [ftl] keys too
     if scale["superblock_scale"] is not None:  # superblocks: as many, each that many times smaller
         cfg["ftl"]["superblock_scale"] = scale["superblock_scale"]
     cfg["workload"] = wl.sim_workload(page, scale["pages_per_block"])

@@ -40,6 +40,11 @@ class Drive:
     timing: dict  # resolved by the core (ns, counts)
     sources: dict = field(default_factory=dict)
     slc_folds: bool = False  # steady state: every host write goes to SLC and is folded
+    ftl_overrides: dict = field(default_factory=dict)  # [ftl] keys set on top of the preset (a profile point's)
+    #: the drive file's ``[preset.calibration]`` table (its ``profile`` carries the intervals, :mod:`.interval`)
+    calibration: dict = field(default_factory=dict, repr=False)
+    #: how to load this drive again (``load_drive``'s arguments): a profile point is this drive with other values
+    load_args: dict = field(default_factory=dict, repr=False)
     config: dict = field(default_factory=dict, repr=False)  # the config the core describes
     description: dict = field(default_factory=dict, repr=False)  # opsim.sim.describe of it
     _ops: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -157,10 +162,25 @@ def load_drive(
     queue_depth=None,
     sector_size: int = 512,
     preset_option: str = "preset",
+    values: dict | None = None,
 ) -> Drive:
     """A :class:`Drive` from a preset name, a drive file's path (``preset``; errors about it
     name ``preset_option``, ``--preset`` or ``--drive``) or from parameters (errors name the
-    option).  The P/E rating is ``pe``, else a drive's ``[preset.calibration] pe_cycles``."""
+    option).  The P/E rating is ``pe``, else a drive's ``[preset.calibration] pe_cycles``.
+    ``values`` ({config key: value}, e.g. ``{"drive.physical_capacity": ..., "timing.t_prog_us":
+    ...}``: a point of the drive file's profile) are set on top of the drive's own."""
+    load_args = dict(
+        preset=preset,
+        native=native,
+        physical=physical,
+        pages_per_block=pages_per_block,
+        interface=interface,
+        pe=pe,
+        gc=gc,
+        queue_depth=queue_depth,
+        sector_size=sector_size,
+        preset_option=preset_option,
+    )
     if preset is not None:
         given = {"native": native, "physical": physical, "pages_per_block": pages_per_block, "interface": interface}
         src = _from_preset(preset, preset_option, sector_size, given)
@@ -172,6 +192,7 @@ def load_drive(
         if int(queue_depth) < 1:
             raise _bad("queue_depth", "must be at least 1")
         src.timing_over["queue_depth"] = int(queue_depth)
+    ftl_over = _set_values(src, values or {}, preset_option)
     src.base["timing"] = dict(src.timing_over)
     # the real drive at its native capacity, described by the core (nothing allocated)
     drive_keys = {"user_capacity": src.native.bytes, "native_capacity": src.native.bytes, "sector_size": sector_size}
@@ -211,11 +232,42 @@ def load_drive(
         write_cache=bool(t["write_cache"]),
         timing_overrides=src.timing_over,
         drive_overrides=src.drive_over,
+        ftl_overrides=ftl_over,
         timing=desc["timing"],
         sources=src.sources,
         config=cfg,
         description=desc,
+        calibration=_calibration(src),
+        load_args=load_args,
     )
+
+
+def _set_values(src: _Source, values: dict, preset_option: str) -> dict:
+    """Set ``values`` ({"table.key": value}) on the drive before the core describes it:
+    ``drive.*`` (the NAND capacity floored to whole 4 KiB sectors), ``timing.*`` and ``ftl.*``;
+    returns the ``[ftl]`` keys set (the simulator's configs carry them)."""
+    ftl: dict = {}
+    for key, v in values.items():
+        table, _, name = str(key).partition(".")
+        if table == "drive" and name == "physical_capacity":
+            v = int(v) // 4096 * 4096
+            src.physical = v
+            src.drive_over["physical_capacity"] = v
+        elif table == "drive" and name:
+            src.drive_over[name] = v
+        elif table == "timing" and name:
+            src.timing_over[name] = v
+        elif table == "ftl" and name:
+            ftl[name] = v
+            src.base.setdefault("ftl", {})[name] = v
+        else:
+            raise _bad(preset_option, f"{key!r}: a drive's value is a drive., timing. or ftl. key")
+    return ftl
+
+
+def _calibration(src: _Source) -> dict:
+    c = src.meta.get("calibration")
+    return c if isinstance(c, dict) else {}
 
 
 def _from_preset(preset: str, preset_option: str, sector_size: int, given: dict) -> _Source:
