@@ -47,12 +47,14 @@ def vm_accel(request, vm_tools):
     if forced in ("tcg", "kvm"):
         return forced
     key = "opsim/vm-accel"
-    cached = request.config.cache.get(key, None)
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
+    cached = cache.get(key, None) if cache is not None else None
     versions = _versions()
     if isinstance(cached, dict) and cached.get("versions") == versions and cached.get("accel") in ("tcg", "kvm"):
         return cached["accel"]
     accel = vm_guest.probe_accel()
-    request.config.cache.set(key, {"versions": versions, "accel": accel})
+    if cache is not None:
+        cache.set(key, {"versions": versions, "accel": accel})
     return accel
 
 
@@ -66,6 +68,8 @@ def boot(request, vm_accel):
         steps(g)
         g.results = g.run()
         BOOTS.append((request.module.__name__, g.boot_seconds or 0.0))
+        # a normal run leaves nothing either: no QEMU, no work directory, no image
+        assert vm_guest.processes_with(g.tag) == [] and not os.path.exists(g.workdir)
         return g
 
     return run
