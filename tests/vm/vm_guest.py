@@ -11,9 +11,11 @@ One boot runs every step of a :class:`Guest` in order (a step's failure does not
 then the guest powers off; :meth:`Guest.run` returns each step's exit status, stdout and stderr.
 
 Clean-up: ``vng`` and the QEMU it starts run in their own session; on return, on a boot timeout,
-on any exception and on Ctrl-C (KeyboardInterrupt) the whole process group is killed and waited
-for, and the work directory (images included) is removed.  QEMU also gets SIGKILL if the Python
-process that started it dies (``prctl(PR_SET_PDEATHSIG)``, through :mod:`opsim.childproc`).
+on any exception, on Ctrl-C (KeyboardInterrupt) and on SIGTERM the whole process group is killed
+and waited for, and the work directory (images included) is removed.  ``vng`` gets SIGKILL if the
+Python process that started it dies (``prctl(PR_SET_PDEATHSIG)``, through :mod:`opsim.childproc`);
+QEMU, vng's grandchild, does not: a SIGKILL of that Python process leaves QEMU running until its
+guest's steps end.
 
 Run as a script (``python tests/vm/vm_guest.py --hold WORKDIR``) it boots a guest that sleeps,
 so a test can interrupt it and check that nothing is left (tests/vm/test_vm_cleanup.py).
@@ -30,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -244,11 +247,18 @@ class Guest:
         return argv
 
     def run(self) -> dict[str, StepResult]:
-        """Boot, run every step, power off; always kill what is left and remove the work directory."""
+        """Boot, run every step, power off; always kill what is left and remove the work directory.
+
+        SIGTERM (a cancelled CI job) is turned into SystemExit while the guest runs, so the
+        clean-up runs for it as for Ctrl-C; the previous handler is restored afterwards."""
+        main = threading.current_thread() is threading.main_thread()
+        old = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
             return self._run()
         finally:
             self.cleanup()
+            if main:
+                signal.signal(signal.SIGTERM, old)
 
     def _run(self) -> dict[str, StepResult]:
         os.makedirs(self.outdir)
@@ -305,6 +315,10 @@ class Guest:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 def _popen(argv: list[str], **kw) -> subprocess.Popen:
