@@ -13,9 +13,9 @@ then the guest powers off; :meth:`Guest.run` returns each step's exit status, st
 Clean-up: ``vng`` and the QEMU it starts run in their own session; on return, on a boot timeout,
 on any exception, on Ctrl-C (KeyboardInterrupt) and on SIGTERM the whole process group is killed
 and waited for, and the work directory (images included) is removed.  ``vng`` gets SIGKILL if the
-Python process that started it dies (``prctl(PR_SET_PDEATHSIG)``, through :mod:`opsim.childproc`);
-QEMU, vng's grandchild, does not: a SIGKILL of that Python process leaves QEMU running until its
-guest's steps end.
+Python process that started it dies (``prctl(PR_SET_PDEATHSIG)``, through :mod:`opsim.childproc`),
+and QEMU, vng's grandchild, runs under ``qemu_owned.sh``, which kills it and removes the work
+directory within a second or two when that Python process is gone, even after a SIGKILL.
 
 Run as a script (``python tests/vm/vm_guest.py --hold WORKDIR``) it boots a guest that sleeps,
 so a test can interrupt it and check that nothing is left (tests/vm/test_vm_cleanup.py).
@@ -38,6 +38,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 OPSIM = os.path.join(VENV_BIN, "opsim")
+
+#: the QEMU wrapper that kills QEMU and removes the work directory when this process is gone
+QEMU_OWNED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "qemu_owned.sh")
 
 #: every QEMU this harness starts carries this string in its command line (its work directory's name)
 MARKER = "opsimvm"
@@ -238,6 +241,7 @@ class Guest:
             raise GuestError("virtme-ng or the kernel is missing: " + ", ".join(missing_tools()))
         qopts, _ = qemu_drive_opts(self.controllers, self.workdir, self.tag)
         argv = [vng, "--run", kernel, "--force-9p", "--disable-microvm", "--memory", self.memory, "--cpus", "1"]
+        argv += ["--qemu", QEMU_OWNED]
         if self.accel != "kvm":
             argv.append("--disable-kvm")
         argv += ["--rwdir", self.workdir]
@@ -268,7 +272,13 @@ class Guest:
         log_path = os.path.join(self.workdir, "console.log")
         t0 = time.monotonic()
         with open(log_path, "wb") as log:
-            env = dict(os.environ, PATH=f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+            env = dict(
+                os.environ,
+                PATH=f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+                OPSIM_VM_QEMU=_which("qemu-system-x86_64") or "qemu-system-x86_64",
+                OPSIM_VM_OWNER=str(os.getpid()),
+                OPSIM_VM_WORKDIR=self.workdir,
+            )
             self._proc = _popen(
                 self.argv(script), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
             )
