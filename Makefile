@@ -32,7 +32,7 @@ sysdeps:
 	ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$$missing linux-image-amd64"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages for the QEMU guest tests:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
 	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; } \
 	    || echo "warning: could not install$$missing: the tests in tests/vm/ will be skipped"; \
 	fi
