@@ -43,22 +43,23 @@ def test_held_out_figures_are_predicted():
     assert len(rows) == 14
     failing = [r for r in rows if not r["pass"]]
     assert not failing, failing
-    # the endurance is reported, not passed: under JESD219, as under 4 KiB random writes, the
-    # MAX's 3 DWPD is more than the spare buys over the PRO's fitted NAND (docs/calibrate.md)
+    # the endurance is reported, not passed: under JESD219 the MAX's 3 DWPD is more than the
+    # spare buys over the PRO's fitted NAND, by more than 15% (docs/calibrate.md, "The
+    # endurance prediction"): 2.24 since GC copies read whole pages, 1.70 before
     dwpd = next(r for r in rows if r["predicted"] == "DWPD (JESD219 enterprise)")
-    assert dwpd["tolerance"] is None and 1.4 < dwpd["model"] < 2.0
+    assert dwpd["tolerance"] is None and 1.9 < dwpd["model"] < 0.85 * 3
 
 
 def test_the_max_dwpd_follows_from_the_spare_only_on_less_nand():
     """What is true of the held-out endurance (docs/calibrate.md, "The endurance prediction"):
     rated 1 DWPD at 960 GB under JESD219, the same P/E gives the 7450 MAX (800 GB) within 15%
     of its published 3 DWPD when the drive's GC sees about 1.06 TB of NAND (10% OP at 960 GB),
-    and well below it on the preset's fitted 1.28 TB."""
+    and below that band on the preset's fitted 1.11 TB."""
     from opsim.validation.held_out import micron_7450_nand
 
     small, preset = micron_7450_nand((1.06e12,))
     assert abs(small["dwpd_max"] / 3.0 - 1) <= 0.15, small
-    assert preset["physical"] is None and preset["dwpd_max"] < 2.0
+    assert preset["physical"] is None and preset["dwpd_max"] < 0.85 * 3
     # more spare, less WAF under the workload, at both capacities
     assert small["waf_pro"] > preset["waf_pro"] and small["waf_max"] > preset["waf_max"]
 

@@ -135,7 +135,10 @@ def _tenant_and_search_options(p) -> None:
         "--no-simulate", dest="simulate", action="store_false", help="analytic screen only (fast, not confirmed)"
     )
     s.add_argument(
-        "--model-blocks", type=int, default=2048, help="blocks in the simulator's scale model (default 2048)"
+        "--model-blocks",
+        type=int,
+        default=None,
+        help="blocks in the simulator's scale model (default 2048: opsim.planner.advise.DEFAULT_MODEL_BLOCKS)",
     )
     s.add_argument("--seed", type=int, default=1, help="simulator seed")
     s.add_argument(
@@ -231,6 +234,8 @@ def dwpd_rating_workload(args) -> bool:
 def run(args) -> Output:
     from ..planner import advise
 
+    if args.model_blocks is None:
+        args.model_blocks = advise.DEFAULT_MODEL_BLOCKS
     if args.model_blocks < advise.MIN_MODEL_BLOCKS:
         raise advise._bad("model_blocks", f"at least {advise.MIN_MODEL_BLOCKS}")
     step = _frac(args.step, "step", 0.0005, 0.10)

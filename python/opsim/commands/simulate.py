@@ -313,20 +313,11 @@ def traces_in(config_path: str) -> list[dict]:
 
 def drive_file_in(config_path: str) -> str | None:
     """The drive file a config's ``preset`` names (relative to the config file), if any."""
-    import tomllib
-
     from ..presets import is_path
+    from ..simulate_interval import preset_in
 
-    if not os.path.isfile(config_path):
-        return None  # a pipe can be read only once: the simulation reads it
-    try:
-        with open(config_path, "rb") as f:
-            preset = tomllib.load(f).get("preset")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None  # the config is read again (and its errors reported) by the simulation
-    if not isinstance(preset, str) or not is_path(preset):
-        return None
-    return os.path.join(os.path.dirname(os.path.abspath(config_path)), preset)
+    preset = preset_in(config_path)
+    return preset if preset is not None and is_path(preset) else None
 
 
 def trace_summary(info: dict) -> str:

@@ -27,7 +27,7 @@ confirmation) and :mod:`.advisor` (the search, the binding target, the diagnosis
 from __future__ import annotations
 
 from .advisor import DIAGNOSIS_HELD_BACK, advise, plan_command, why_not
-from .confirm import MIN_MODEL_BLOCKS, ScaleModel, plan_model, sim_config, sim_level
+from .confirm import DEFAULT_MODEL_BLOCKS, MIN_MODEL_BLOCKS, ScaleModel, plan_model, sim_config, sim_level
 from .drive import Drive, load_drive
 from .options import _bad
 from .screen import Level, grid, iops_bound, screen_level, waf_gc_model
@@ -44,6 +44,7 @@ from .tenants import advise_tenants, load_tenants
 from .workload import JESD219_SIZES, Workload, zipf_classes
 
 __all__ = [
+    "DEFAULT_MODEL_BLOCKS",
     "DIAGNOSIS_HELD_BACK",
     "JESD219_RATING",
     "JESD219_SIZES",

@@ -8,7 +8,7 @@ from fractions import Fraction
 from ..capacity import (
     GB,
 )
-from .confirm import open_loop_latency, plan_model, sim_level, smallest_passing
+from .confirm import DEFAULT_MODEL_BLOCKS, open_loop_latency, plan_model, sim_level, smallest_passing
 from .drive import Drive
 from .interval import Carried, absent, carried, how, judged
 from .options import _bad
@@ -36,7 +36,7 @@ def advise(
     step: Fraction = Fraction(1, 200),
     max_held_back: Fraction = Fraction(1, 2),
     confirm: bool = True,
-    model_blocks: int = 2048,
+    model_blocks: int = DEFAULT_MODEL_BLOCKS,
     io_budget: int = 1_500_000,
     seed: int = 1,
     progress=None,
@@ -46,7 +46,7 @@ def advise(
     that keeps a profile carries its intervals into every figure (:mod:`.interval`); with
     ``conservative`` the targets are judged on each interval's low end."""
     check_request(drive, wl, targets, confirm)
-    band = carried(drive)
+    band = carried(drive, model_blocks)
     if conservative and band is None:
         raise _bad(
             "conservative",

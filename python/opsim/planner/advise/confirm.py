@@ -31,6 +31,8 @@ TIMED_OPS_CAP = 4_000_000  # timed IOs spent on aging, at most
 
 
 MIN_MODEL_BLOCKS = 512
+#: blocks of the advisor's scale model unless told (`--model-blocks`)
+DEFAULT_MODEL_BLOCKS = 2048
 
 
 MIN_WINDOW_BLOCKS = 128  # the measured host writes fill this many blocks

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from ...errors import InputError, OpsimError
-from .confirm import ScaleModel, plan_model, sim_level
+from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, plan_model, sim_level
 from .drive import Drive, load_drive
 from .options import _bad
 from .screen import Level, SkewRatio, endurance, iops_bound, screen_level, waf_bytes
+from .skew import skew_model
 from .targets import Targets
 from .workload import Workload
 
@@ -269,9 +270,11 @@ def _spread(row: dict, at: Sequence[dict | None]) -> None:
 # ---------------------------------------------------------------------- reading the profile
 
 
-def carried(drive: Drive) -> Carried | None:
+def carried(drive: Drive, model_blocks: int = DEFAULT_MODEL_BLOCKS) -> Carried | None:
     """The drive's profile as drives at each point; None when the drive file keeps none (a
-    built-in preset without one, or a drive given by parameters)."""
+    built-in preset without one, or a drive given by parameters).  A rating workload with
+    skew is anchored as the screen anchors it (``skew.skew_model`` on the scale model of
+    ``model_blocks`` blocks, the best fit's, as a ratio over the OP GC sees)."""
     prof = drive.calibration.get("profile")
     if prof is None or drive.preset is None:
         return None
@@ -279,7 +282,8 @@ def carried(drive: Drive) -> Carried | None:
     where = f"[preset.calibration.profile] of {drive.preset}"
     ks, pts = _parse(prof, where, opt)
     rated = _rating_workload(drive)
-    base_rate = _rating_waf(drive, rated) if rated else None
+    sk = skew_model(drive, rated[0], model_blocks) if rated and rated[0].skewed else None
+    base_rate = _rating_waf(drive, rated, sk) if rated else None
     if rated is not None and base_rate is None:
         rated = None
     out = [Point(_own_values(drive, ks), 0.0, drive)]
@@ -287,7 +291,7 @@ def carried(drive: Drive) -> Carried | None:
         values = dict(zip(ks, vals))
         d = load_drive(**(drive.load_args | {"values": values}))
         if rated is not None and drive.pe is not None:
-            w = _rating_waf(d, rated)
+            w = _rating_waf(d, rated, sk)
             if w is not None and base_rate is not None:
                 d = replace(d, pe=drive.pe * drive.physical_bytes / d.physical_bytes * w / base_rate)
         out.append(Point(values, delta, d))
@@ -362,8 +366,9 @@ def _rating_workload(drive: Drive) -> tuple[Workload, str] | None:
     return Workload(), "4 KiB random writes over the whole drive (the client rating's stand-in)"
 
 
-def _rating_waf(drive: Drive, rated: tuple[Workload, str]) -> float | None:
-    """The screen's WAF of the rating workload at the native capacity (None: no spare there)."""
+def _rating_waf(drive: Drive, rated: tuple[Workload, str], skew: SkewRatio | None) -> float | None:
+    """The screen's WAF of the rating workload at the native capacity, anchored by ``skew``
+    (None: no spare there)."""
     lv = Level(0, drive.native, Fraction(0))
-    r = _screen(drive, rated[0], Targets(), lv)
+    r = _screen(drive, rated[0], Targets(), lv, None, skew)
     return None if not r else float(r["waf"])
