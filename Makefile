@@ -11,6 +11,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 # Debian packages the tests and the measurement harness use: command -> package.
 SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux chromium:chromium
+# ... and the QEMU guest of tests/vm/ (plus Debian's kernel image in /boot). Where these cannot be
+# installed, make goes on and the guest tests skip, saying what is missing.
+VMDEPS := qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod nvme:nvme-cli smartctl:smartmontools
 
 .PHONY: all setup sysdeps venv build test test-rust test-python lint fuzz bench demo clean fmt docs-figures
 
@@ -23,6 +26,15 @@ sysdeps:
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@missing=""; for pair in $(VMDEPS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || [ -x /sbin/$$cmd ] || missing="$$missing $$pkg"; done; \
+	ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$$missing linux-image-amd64"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages for the QEMU guest tests:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; } \
+	    || echo "warning: could not install$$missing: the tests in tests/vm/ will be skipped"; \
 	fi
 
 $(VENV)/.deps-stamp: requirements-dev.txt

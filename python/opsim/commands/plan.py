@@ -334,16 +334,18 @@ def _drive(args) -> tuple[dict, dict, list]:
 
     notes: list = []
     raw: dict = {}
+    device = args.device
     if args.records or args.device:
         if args.records:
             collected = probe.load_records(args.records)
         else:
-            _check_device_kind(args.device)
-            collected = probe.collect(args.device)
+            device = _namespace_of_controller(args.device, notes)
+            _check_device_kind(device)
+            collected = probe.collect(device)
         raw = collected["raw"]
         parsed = probe.parse_all(collected)
-        drive = probe.describe_drive(args.device, parsed["parsed"])
-        notes = parsed["notes"]
+        drive = probe.describe_drive(device, parsed["parsed"])
+        notes += parsed["notes"]
     else:
         if not args.interface or not args.native:
             raise InputError("interface: give a device, --records DIR, or --interface with --native", key="interface")
@@ -363,6 +365,36 @@ def _drive(args) -> tuple[dict, dict, list]:
 
         drive["native"] = parse_capacity(args.native, drive.get("sector_size") or 512, "native")
     return drive, raw, notes
+
+
+def _namespace_of_controller(device: str, notes: list, sys_block: str = "/sys/block") -> str:
+    """An NVMe controller's character device (/dev/nvme0) stands for its one namespace's block
+    device (/dev/nvme0n1), which the probe reads; a controller with several namespaces is refused
+    with their names.  Any other path is returned as it is."""
+    import os
+    import re
+    import stat
+
+    m = re.fullmatch(r"/dev/(nvme\d+)", device)
+    try:
+        is_chr = bool(m) and stat.S_ISCHR(os.stat(device).st_mode)
+    except OSError:
+        is_chr = False
+    if not m or not is_chr:
+        return device
+    ctrl = m.group(1)
+    try:
+        names = sorted(n for n in os.listdir(sys_block) if re.fullmatch(rf"{ctrl}n\d+", n))
+    except OSError:
+        names = []
+    if len(names) != 1:
+        found = ", ".join(f"/dev/{n}" for n in names) or "no namespace block device"
+        raise InputError(
+            f"device: {device} is an NVMe controller with {found}; name the namespace to plan (/dev/{ctrl}n1)",
+            key="device",
+        )
+    notes.append(f"{device} is an NVMe controller: its namespace /dev/{names[0]} was probed")
+    return f"/dev/{names[0]}"
 
 
 def _check_device_kind(device: str) -> None:

@@ -70,6 +70,7 @@ class Target:
     # "signatures: blkid -p: error: /dev/sdz: Operation not permitted"
     unchecked: list = field(default_factory=list)
     open_by: list = field(default_factory=list)  # "PID (comm)" of other processes holding it open
+    zoned: str | None = None  # /sys/block/DEV/queue/zoned when not "none": host-aware or host-managed
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -413,6 +414,8 @@ def _probe_block(path: str, real: str, st) -> Target:
         sectors = _read(os.path.join(sysdir, "size"))
         if sectors and sectors.isdigit():
             t.size_bytes = int(sectors) * 512  # sysfs size is always in 512-byte units
+        zoned = _read(os.path.join(sysdir, "queue", "zoned"))
+        t.zoned = zoned if zoned and zoned != "none" else None
         t.partitions = _partitions(sysdir)
         holders = set(_holders(sysdir))
         for p in t.partitions:
@@ -519,6 +522,13 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
         raise DeviceError(
             f"{path} is mounted or in use as swap ({', '.join(t.mounted_paths)}); "
             "unmount it and every partition first (--force does not override this)",
+            key="device",
+        )
+    if t.zoned == "host-managed":
+        raise DeviceError(
+            f"{path} is a host-managed zoned block device (a ZNS namespace): it accepts only sequential "
+            "writes at each zone's write pointer, and opsim writes at any offset (fio's workloads, a GPT "
+            "backup header at the end); refused, nothing written (--force does not override this)",
             key="device",
         )
     problems = overridable_problems(t)

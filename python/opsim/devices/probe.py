@@ -77,6 +77,7 @@ def collect(path: str) -> dict:
             "logical_block_size": to_int(rd("queue/logical_block_size")),
             "model": rd("device/model"),
             "rotational": rd("queue/rotational"),
+            "zoned": rd("queue/zoned"),  # none, host-aware or host-managed (a ZNS namespace)
         }
     cmds = {"lsblk": ["lsblk", "-J", "-b", "-O", path]}
     is_nvme = name.startswith("nvme")
@@ -166,6 +167,8 @@ def describe_drive(path: str | None, parsed: dict) -> dict:
         drive["sector_size"] = drive["sector_size"] or sf.get("logical_block_size")
         if drive["current_sectors"] is None and sf.get("size_512") and drive["sector_size"]:
             drive["current_sectors"] = sf["size_512"] * 512 // drive["sector_size"]
+        if sf.get("zoned") and sf["zoned"] != "none":
+            drive["zoned"] = sf["zoned"]
     if drive["native_sectors"] is None:
         drive["native_sectors"] = drive["current_sectors"]
     return drive

@@ -19,6 +19,9 @@ MIB = 2**20
 INTERFACES = ("sata", "nvme", "sas")
 
 WARN = {
+    "zoned": "this is a host-managed zoned block device (a ZNS namespace; /sys/block/DEV/queue/zoned): it "
+    "accepts only sequential writes at each zone's write pointer, Linux does not partition it, and opsim "
+    "refuses --apply and measure on it. OP on a ZNS drive is the zone capacity the drive sets itself.",
     "data_loss": "DATA LOSS: every mechanism below starts by purging or discarding the whole drive. Back up first.",
     "hpa_unlock": "Linux unlocks an HPA on demand: if a partition table still describes partitions past "
     "the new max address, the kernel logs 'extends beyond EOD, enabling native capacity' and "
@@ -148,6 +151,16 @@ def _nvme(drive, cap, granularity: int | None) -> dict:
         warnings.append(
             "this controller does not support namespace management (OACS bit 3 is 0): "
             "use the partition mechanism or the vendor tool"
+        )
+    elif c and not c.get("tnvmcap"):
+        # NVMe 1.4 (Identify Controller, TNVMCAP): mandatory when namespace management is supported.
+        # QEMU's emulated controller (7.2) claims OACS bit 3, reports TNVMCAP 0 and answers
+        # delete-ns/create-ns with Invalid Command Opcode (tests/vm/test_vm_plan.py).
+        warnings.append(
+            "this controller claims namespace management (OACS bit 3) but reports a total NVM capacity "
+            "(TNVMCAP) of 0, which a controller with namespace management must report: its namespace "
+            "commands are not to be trusted (an emulated controller answers them Invalid Command Opcode); "
+            "do not delete the namespace: use the partition mechanism"
         )
     warnings.append(WARN["raid"])
     vendor = [
@@ -361,6 +374,8 @@ def make_plan(
     warnings = [WARN["data_loss"]]
     if drive.get("mounted"):
         warnings.append(f"the drive is in use: mounted at {', '.join(drive['mounted'])}")
+    if drive.get("zoned") == "host-managed":
+        warnings.append(WARN["zoned"])
     if drive.get("behind_raid"):
         warnings.append(f"the drive is behind a RAID controller ({drive['behind_raid']}). " + WARN["raid"])
     cur, nat = drive.get("current_sectors"), drive.get("native_sectors")

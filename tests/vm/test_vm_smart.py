@@ -1,0 +1,71 @@
+"""`opsim smart snapshot` and `opsim smart waf` on QEMU's emulated NVMe controller, through the
+kernel's NVMe driver: the SMART log is read, the host data units written move by what was
+written between two snapshots, and NAND WAF is refused with its reason (the controller has no
+NAND counter)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from vm_guest import Controller, Namespace
+
+WRITTEN = 64 << 20  # bytes dd writes between the snapshots
+DATA_UNIT = 1000 * 512  # NVMe SMART log data unit
+
+
+@pytest.fixture(scope="module")
+def guest(boot):
+    def steps(g):
+        g.opsim("before", "smart snapshot $CTRL_main -o $KEEP/before.json")
+        g.step("write", f"dd if=/dev/urandom of=${{CTRL_main}}n1 bs=1M count={WRITTEN >> 20} oflag=direct conv=fsync")
+        g.opsim("after", "smart snapshot $CTRL_main -o $KEEP/after.json")
+        g.opsim("waf", "smart waf --json $KEEP/before.json $KEEP/after.json")
+
+    return boot([Controller("main", [Namespace(1 << 30)])], steps)
+
+
+def ok(g, name):
+    r = g.results[name]
+    assert r.rc == 0, str(r)
+    return r
+
+
+def test_snapshot_reads_the_controllers_smart_log(guest):
+    ok(guest, "before")
+    snap = json.loads(guest.files["before.json"])
+    sc = snap["smartctl"]
+    assert sc["device"]["protocol"] == "NVMe"
+    assert sc["model_name"] == "QEMU NVMe Ctrl"
+    assert sc["serial_number"] == "main"  # the serial the harness gave the controller
+    # smartctl and nvme-cli read the same log page: the same counters
+    log = sc["nvme_smart_health_information_log"]
+    assert int(snap["nvme"]["smart_log"]["data_units_written"]) == log["data_units_written"]
+    assert int(snap["nvme"]["smart_log"]["host_write_commands"]) == log["host_writes"]
+    # what this controller lacks is recorded, not fatal: no Endurance Group log, no OCP C0 log
+    assert set(snap["nvme"]) == {"smart_log"}
+    assert any(w.startswith("endurance-log") for w in snap["warnings"]), snap["warnings"]
+    assert any(w.startswith("ocp smart-add-log") for w in snap["warnings"]), snap["warnings"]
+
+
+def test_interval_host_writes_moved_by_what_was_written(guest):
+    ok(guest, "write")
+    ok(guest, "after")
+    before = json.loads(guest.files["before.json"])["smartctl"]["nvme_smart_health_information_log"]
+    after = json.loads(guest.files["after.json"])["smartctl"]["nvme_smart_health_information_log"]
+    r = json.loads(ok(guest, "waf").out)
+    hw = r["host_writes"]
+    assert (hw["before"], hw["after"]) == (before["data_units_written"], after["data_units_written"])
+    assert hw["delta"] == hw["after"] - hw["before"]
+    assert hw["bytes"] == hw["delta"] * DATA_UNIT
+    # the counter (512-byte units / 1000, rounded up) moved by what dd wrote, within one data unit
+    assert abs(hw["bytes"] - WRITTEN) < DATA_UNIT, hw
+    # and the controller counted dd's write commands (1 MiB each, split at most by its MDTS)
+    assert after["host_writes"] - before["host_writes"] >= WRITTEN >> 20
+
+
+def test_nand_waf_is_refused_with_its_reason(guest):
+    r = json.loads(ok(guest, "waf").out)
+    assert r["waf"] is None and r["available"] is False
+    assert r["nand_writes"] is None
+    assert "no OCP C0 log" in r["reason"] and "host data units only" in r["reason"], r["reason"]
