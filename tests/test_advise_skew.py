@@ -17,7 +17,7 @@ from opsim.planner import advise as A
 from opsim.planner.advise import skew as K
 from opsim.planner.advise.confirm import aging_drive_writes
 
-MODEL_BLOCKS = 2048  # the advisor's default scale model
+MODEL_BLOCKS = A.DEFAULT_MODEL_BLOCKS  # the advisor's default scale model
 
 
 @functools.cache
@@ -26,13 +26,10 @@ def _drive(preset: str):
 
 
 def _workload(skew: str) -> A.Workload:
-    if skew.startswith("hot-cold:"):
-        f, r = skew.split(":")[1].split("/")
-        return A.Workload(skew="hot-cold", hot_fraction=int(f) / 100, hot_write_fraction=int(r) / 100)
-    if skew.startswith("zipf:"):
-        return A.Workload(skew="zipf", zipf_exponent=float(skew.split(":")[1]))
-    assert skew == "jesd219"
-    return A.Workload(skew="jesd219", block_size=None)  # its zones and its size mix
+    """``--skew`` notation (the advisor's own parser), or ``jesd219``: its zones and its size mix."""
+    if skew == "jesd219":
+        return A.Workload(skew="jesd219", block_size=None)
+    return A.Workload(**A.parse_skew(skew))
 
 
 def _level(drive, held_back: Fraction):

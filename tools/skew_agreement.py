@@ -14,24 +14,24 @@ from __future__ import annotations
 import sys
 from fractions import Fraction
 
+from opsim.errors import InputError
 from opsim.planner import advise as A
 from opsim.planner.advise import skew as K
 
 PRESETS = "solidigm-d7-p5520-1920gb,micron-7450-pro-960gb,samsung-pm9a3-960gb"
 WORKLOADS = "hot-cold:20/80,hot-cold:10/90,zipf:0.6,zipf:0.8,zipf:0.99,jesd219"
 HELD_BACK = "0,7/200,27/200,77/200,123/200"
-MODEL_BLOCKS = 2048
+MODEL_BLOCKS = A.DEFAULT_MODEL_BLOCKS
 
 
 def workload(name: str) -> A.Workload:
-    if name.startswith("hot-cold:"):
-        f, r = name.split(":")[1].split("/")
-        return A.Workload(skew="hot-cold", hot_fraction=int(f) / 100, hot_write_fraction=int(r) / 100)
-    if name.startswith("zipf:"):
-        return A.Workload(skew="zipf", zipf_exponent=float(name.split(":")[1]))
+    """``--skew`` notation (the advisor's own parser), or ``jesd219``: its zones and its size mix."""
     if name == "jesd219":
         return A.Workload(skew="jesd219", block_size=None)
-    raise SystemExit(f"workload: {name!r} is not hot-cold:F/R, zipf:S or jesd219")
+    try:
+        return A.Workload(**A.parse_skew(name))
+    except InputError as e:
+        raise SystemExit(f"workload: {e} (or jesd219)") from None
 
 
 def main(argv: list[str]) -> None:
