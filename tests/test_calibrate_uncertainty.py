@@ -265,3 +265,20 @@ def test_the_stored_discrepancy_is_what_the_suite_gives_now():
     """The real-drives suite's held-out predictions, run again (about 20 s): their spread
     within CHECK_REL of the stored one (else `python -m opsim.validation.discrepancy --write`)."""
     assert abs(spread(dv.rows()) / DISCREPANCY - 1) <= dv.CHECK_REL
+
+
+def test_one_steady_smart_waf_narrows_the_p5520_to_a_few_percent(p5520):
+    """Issue 26: one measured point of the right kind (the steady window's WAF of `opsim measure
+    iops --smart` over the whole drive, as known as such a window is expected to be) takes the
+    datasheet-only interval (+-31%) to a few percent; the interval's ends are where the profile's
+    cost crosses the threshold, not short of it (a narrow profile lies inside one grid step)."""
+    from opsim.measure.smart_window import EXPECTED_SIGMA
+
+    s = suggestion(p5520, None)
+    assert s is not None
+    best = s["best"]
+    assert "--smart" in best["command"] and best["assumed_sigma"]["waf"] == EXPECTED_SIGMA
+    assert best["waf_high"] / best["waf_low"] > 1.5  # the datasheet alone: wide
+    # the WAF figure alone allows +-1.96 sigma; the profile is no narrower than 85% of that
+    alone = math.exp(1.96 * EXPECTED_SIGMA) - 1
+    assert 0.85 * alone <= best["new_half_width"] <= 0.05

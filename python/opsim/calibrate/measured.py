@@ -64,9 +64,9 @@ def from_measure(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
         p99_us=lat if isinstance(lat, (int, float)) else None,
     )
     figs = [fig]
-    smart = doc.get("smart") or {}
-    if isinstance(smart.get("waf"), (int, float)) and smart["waf"] >= 1:
-        figs.append(replace(fig, kind="waf", value=float(smart["waf"]), source=f"{name} (SMART counters over the run)"))
+    waf = _steady_waf(doc.get("smart") or {}, name, notes)
+    if waf is not None:
+        figs.append(replace(fig, kind="waf", value=waf[0], sigma=waf[1], source=f"{name} ({waf[2]})"))
     target = doc.get("target") or {}
     info = {
         "target_bytes": params.get("target_bytes"),
@@ -74,6 +74,35 @@ def from_measure(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:
         "notes": notes,
     }
     return figs, info
+
+
+def _steady_waf(smart: dict, name: str, notes: list) -> tuple[float, float, str] | None:
+    """The steady WAF of a measurement with ``--smart`` as (value, sigma, where from): the
+    steady window's (measure/smart_window.py) with the uncertainty the run showed; None, with a
+    note, when the result has none (a result of an earlier opsim, whose one SMART interval spans
+    the preconditioning and the rounds before steady state, is not a steady WAF)."""
+    if not smart:
+        return None
+    st = smart.get("steady")
+    if not isinstance(st, dict):
+        if smart.get("waf") is not None:
+            notes.append(
+                f"{name}: its SMART WAF spans the whole run (the preconditioning's sequential passes and the "
+                "rounds before steady state), not a steady state: not fitted; measure again with this opsim "
+                "for the steady window's WAF"
+            )
+        return None
+    waf, sigma = st.get("waf"), st.get("sigma")
+    if not st.get("available") or not isinstance(waf, (int, float)) or isinstance(waf, bool) or waf < 1:
+        notes.append(f"{name}: no steady SMART WAF ({st.get('reason')})")
+        return None
+    if not isinstance(sigma, (int, float)) or isinstance(sigma, bool) or not sigma > 0:
+        notes.append(
+            f"{name}: the steady SMART WAF has no uncertainty of its own ({st.get('reason')}); {SIGMA_MEASURED:.0%} taken"
+        )
+        sigma = SIGMA_MEASURED
+    rounds = st.get("rounds") or ["?", "?"]
+    return float(waf), float(sigma), f"SMART counters over the steady window, rounds {rounds[0]}-{rounds[1]}"
 
 
 def from_smart(doc: dict, path: str, name: str) -> tuple[list[Figure], dict]:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..measure.smart_window import EXPECTED_SIGMA
 from .fit import Fitted, _solve
 from .inputs import SIGMA_MEASURED, Figure
 
@@ -159,14 +160,16 @@ def profile(fitted: Fitted, extra: list[Figure] | None = None, discrepancy: floa
     costs = [costs[i] for i in order]
     pts = [pts[i] for i in order]
     least = min(costs)
-    # the interval's ends: where the cost crosses the threshold between two grid points
+    # the interval's ends: where the cost crosses the threshold between two grid points, found
+    # by root-finding on the square root of the cost above the least (linear in z where the
+    # cost is quadratic, so a narrow profile whose crossing lies well inside one grid step is
+    # not cut short, as interpolating the cost itself would)
     ends = []
     for i in range(len(zs) - 1):
         a, b = costs[i] - least - THRESHOLD, costs[i + 1] - least - THRESHOLD
         if (a > 0) != (b > 0):
-            ends.append((zs[i] + (zs[i + 1] - zs[i]) * a / (a - b), pts[i if a <= 0 else i + 1]))
-    for z, start in ends:
-        c, v = at(z, start)
+            ends.append(_crossing(at, least, (zs[i], costs[i]), (zs[i + 1], costs[i + 1]), pts[i if a <= 0 else i + 1]))
+    for z, c, v in ends:
         zs.append(z)
         costs.append(c)
         pts.append(v)
@@ -177,6 +180,32 @@ def profile(fitted: Fitted, extra: list[Figure] | None = None, discrepancy: floa
     for i in range(len(zs) - len(ends), len(zs)):
         delta[i] = min(delta[i], THRESHOLD)
     return Profile("physical", p.key, pts, delta, discrepancy, dict(fitted.values))
+
+
+def _crossing(
+    at: Callable[[float, dict[str, float]], tuple[float, dict[str, float]]],
+    least: float,
+    lo: tuple[float, float],
+    hi: tuple[float, float],
+    start: dict[str, float],
+) -> tuple[float, float, dict[str, float]]:
+    """The point between grid points ``lo`` and ``hi`` (z, cost) where the profile's cost is
+    ``THRESHOLD`` above ``least``: (z, cost, values), refitted there (scipy's brentq on the cost's
+    square root, to a hundredth of the grid step)."""
+    from scipy.optimize import brentq
+
+    known = {lo[0]: (lo[1], start), hi[0]: (hi[1], start)}
+
+    def g(z: float) -> float:
+        if z not in known:
+            known[z] = at(z, start)
+        return math.sqrt(max(0.0, known[z][0] - least)) - math.sqrt(THRESHOLD)
+
+    z = float(brentq(g, lo[0], hi[0], xtol=STEP / 100))
+    if z not in known:
+        known[z] = at(z, start)
+    c, v = known[z]
+    return z, c, v
 
 
 #: a WAF interval wider than this (high / low) is "not pinned by the figures"
@@ -201,7 +230,11 @@ def candidates(fitted: Fitted, queue_depth: int | None) -> list[Candidate]:
     user = fitted.model.user_bytes
     half = user // 2 // 4096 * 4096
     whole_iops = Figure("steady_iops", 1.0, "measured (not yet)", queue_depth=queue_depth, sigma=SIGMA_MEASURED)
-    whole_waf = replace(whole_iops, kind="waf")
+    # `opsim smart waf` over an interval the user chose: a WAF of unknown steadiness
+    interval_waf = replace(whole_iops, kind="waf")
+    # `opsim measure --smart`: the steady window's WAF (measure/smart_window.py), as steady as
+    # such a window is expected to be; the run reports its own
+    whole_waf = replace(interval_waf, sigma=EXPECTED_SIGMA)
     half_iops = replace(whole_iops, span=half)
     half_waf = replace(whole_waf, span=half)
     dev = "--device DEV --destroy-data DEV"
@@ -214,7 +247,7 @@ def candidates(fitted: Fitted, queue_depth: int | None) -> list[Candidate]:
         Candidate(
             "measure the WAF of steady 4 KiB random writes over the whole drive from SMART counters over an interval",
             "opsim smart waf BEFORE AFTER",
-            (whole_waf,),
+            (interval_waf,),
         ),
         Candidate(
             "measure steady 4 KiB random-write IOPS over the whole drive",
@@ -273,6 +306,9 @@ def narrowing(fitted: Fitted, span: int | None, queue_depth: int | None, base: P
                 "new_low": lo,
                 "new_high": hi,
                 "new_half_width": (hi - lo) / 2 / mid,
+                # the uncertainty each figure of the measurement is taken to have (one standard
+                # deviation, relative): "waf", "iops"
+                "assumed_sigma": {("waf" if f.kind == "waf" else "iops"): f.sigma for f in c.figures},
                 "shrinks_by": 1 - (hi - lo) / (hi0 - lo0) if hi0 > lo0 else 0.0,
             }
         )

@@ -238,8 +238,11 @@ def _narrowing_text(n: dict) -> str:
         "(95%): the figures cannot tell more NAND with slower programs from less NAND with faster ones."
     )
     new = f"{b['new_low']:.2f}-{b['new_high']:.2f}, about +-{b['new_half_width']:.0%}"
+    sigma = b.get("assumed_sigma") or {}
+    known = ", ".join(f"its {k.upper()} to +-{v:.0%}" for k, v in sorted(sigma.items()))
     return (
         f"{head}\nThe one measurement that would narrow it most: {b['what']} (`{b['command']}`): "
         f"the WAF interval {lo:.2f}-{hi:.2f} becomes {new} (the model's profile refitted with that "
-        "measurement at its own prediction; every candidate in --json, narrowing.candidates)."
+        f"measurement at its own prediction, {known} (one standard deviation) as such a measurement is "
+        "expected to give; a real run reports its own; every candidate in --json, narrowing.candidates)."
     )

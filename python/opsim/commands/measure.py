@@ -320,7 +320,7 @@ def _check_options(args) -> None:
 #: the files a measurement writes in its output directory (the scratch file aside):
 #: result.json, SMART snapshots, and each round's fio JSON and logs (finished or ``.partial``)
 RESULT_FILES = re.compile(
-    r"(result|smart-before|smart-after)\.json"
+    r"(result|smart-before|smart-after|smart-(before|after)-\d{3})\.json"
     r"|(round-\d{3}(-\w+-r\d+w\d+)?|fill|precondition)(\.partial)?(\.json|_[a-z]+(\.\d+)?\.log)"
 )
 
@@ -464,6 +464,13 @@ def run(args) -> Output:
 
     # 2. the work: the output directory, the scratch file, purge, SMART, fio
     pre, smart_before = _before_the_run(args, outdir, previous)
+    checkpoints = None
+    if args.smart:  # a snapshot around each round's tracked run: the steady window's WAF
+        from .. import smart as smart_module
+        from ..measure.smart_window import Checkpoints
+
+        checkpoints = Checkpoints(args.device, outdir, lambda dev: smart_module.take_snapshot(dev))
+        plan.checkpoint = checkpoints
     if create:
         from ..measure import scratch
 
@@ -481,6 +488,7 @@ def run(args) -> Output:
         result["output_dir"] = os.path.abspath(outdir)
         if args.smart:
             _smart_after(args, outdir, smart_before, stop, result)
+            _smart_steady(result, checkpoints)
         atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
     # A stop signal: the finished rounds are printed and kept, exit 128 + the signal (130 for
     # SIGINT, 143 SIGTERM, 129 SIGHUP).  fio failed: the same, and exit 1 with the reason.
@@ -628,6 +636,15 @@ def _smart_after(args, outdir: str, smart_before: dict | None, stop, result: dic
     }
 
 
+def _smart_steady(result: dict, checkpoints) -> None:
+    """The steady window's WAF from the snapshots around the rounds (measure/smart_window.py)."""
+    from ..measure.smart_window import steady
+
+    s = steady(result, checkpoints)
+    s["snapshot_errors"] = checkpoints.errors
+    result["smart"]["steady"] = s
+
+
 def summary_text(r: dict) -> str:
     ss = r.get("steady_state") or {}
     lat = (r.get("latency_us") or {}).get("all") or {}
@@ -679,7 +696,22 @@ def summary_text(r: dict) -> str:
         rows.append(("FAILED", r["error"]))
     if "smart" in r:
         s = r["smart"]
-        rows.append(("SMART WAF (interval)", f"{s['waf']:.3f}" if s["available"] else f"not available: {s['reason']}"))
+        rows.append(
+            (
+                "SMART WAF (whole run)",
+                f"{s['waf']:.3f} (preconditioning included)" if s["available"] else f"not available: {s['reason']}",
+            )
+        )
+        st = s.get("steady")
+        if st is not None:
+            if st["available"] and st["sigma"] is not None:
+                lo, hi = st["rounds"]
+                text = f"{st['waf']:.3f} +-{1.96 * st['sigma']:.1%} (95%), rounds {lo}-{hi}"
+            elif st["available"]:
+                text = f"{st['waf']:.3f} ({st['reason']})"
+            else:
+                text = f"not available: {st['reason']}"
+            rows.append(("SMART WAF (steady window)", text))
     for w in r.get("warnings") or []:
         rows.append(("warning", w))
     out = [kv_table(rows, title=f"opsim measure {r['test']}")]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,10 @@ class Plan:
     fdp: FdpPlacement | None = None
     # polled while fio runs: the number of a stop signal received, or None (set by run())
     stop: object = field(default=None, repr=False, compare=False)
+    # called as checkpoint("before" | "after", round index) around the tracked runs of each round
+    # (a "before" only where another run came between): the SMART snapshots of --smart
+    # (measure/smart_window.py); None: nothing is called
+    checkpoint: Callable[[str, int], None] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.fdp is not None:  # fio places writes only through NVMe passthrough
@@ -425,6 +430,12 @@ def _cap_note(plan: Plan, t0: float) -> str:
     return "" if left is None else f", {max(0.0, left):.0f}s of the time cap left"
 
 
+def _mark(plan: Plan, event: str, index: int) -> None:
+    """A checkpoint around the tracked runs (``Plan.checkpoint``), when one is set."""
+    if plan.checkpoint is not None:
+        plan.checkpoint(event, index)
+
+
 def _precondition(plan, result, prog):
     """SNIA PTS workload-independent preconditioning: the span written sequentially in 128 KiB
     writes, ``precondition_passes`` times (the PTS: twice), before the test rounds.  Not part of
@@ -459,6 +470,7 @@ def _wsat(plan, result, tracked, lat, prog, t0):
     t_off = 0.0
     i = 0
     bs = plan.bs[0]
+    _mark(plan, "before", 1)
     while True:
         i += 1
         left = _time_left(plan, t0)
@@ -471,6 +483,7 @@ def _wsat(plan, result, tracked, lat, prog, t0):
         )
         rnd["written_total_bytes"] = written = written + rnd["io_bytes"]["write"]
         result["rounds"].append(rnd)
+        _mark(plan, "after", i)
         result["iops_series"] += series
         tracked.append(rnd)
         t_off = rnd["t_end_s"]
@@ -500,6 +513,9 @@ def _iops(plan, result, tracked, lat, prog, t0):
             prefix = os.path.join(plan.outdir, f"round-{i:03d}-{bs}-r{r}w{w}")
             rw = "randread" if w == 0 else "randwrite" if r == 0 else "randrw"
             argv = _base_argv(plan, "iops", rw, bs, plan.round_s, prefix, rwmixread=r if rw == "randrw" else None)
+            is_tracked = (bs, (r, w)) == track
+            if is_tracked:
+                _mark(plan, "before", i)
             rnd, series, combo_lat = _round(
                 plan,
                 i,
@@ -513,11 +529,13 @@ def _iops(plan, result, tracked, lat, prog, t0):
                 prog,
                 f"iops: round {i}/{plan.max_rounds}, {bs} R/W {r}/{w} ({n}/{len(combos)}){_cap_note(plan, t0)}",
             )
+            if is_tracked:
+                _mark(plan, "after", i)
             rnd.update(bs=bs, rwmix=f"{r}/{w}")
             t_off = rnd["t_end_s"]
             result["iops_series"] += [{**s, "bs": bs, "rwmix": f"{r}/{w}"} for s in series]
             round_combos.append(rnd)
-            if (bs, (r, w)) == track:
+            if is_tracked:
                 tracked_rnd, lat[i] = rnd, combo_lat
         if tracked_rnd is None:  # pragma: no cover - track is always one of the combinations
             tracked_rnd, lat[i] = round_combos[0], combo_lat
@@ -554,6 +572,7 @@ def _consistency(plan, result, tracked, lat, prog, t0):
     t_off = 0.0
     i = 0
     bs = plan.bs[0]
+    _mark(plan, "before", 1)
     while True:
         i += 1
         left = cap - (time.monotonic() - t1)
@@ -574,6 +593,7 @@ def _consistency(plan, result, tracked, lat, prog, t0):
             f"consistency: random writes, round {i}, {max(0.0, left):.0f}s left",
         )
         result["rounds"].append(rnd)
+        _mark(plan, "after", i)
         result["iops_series"] += series
         tracked.append(rnd)
         t_off = rnd["t_end_s"]
