@@ -51,11 +51,14 @@ def test_data_file_parses_every_figure_has_a_source(raw):
         for f in c.fits:
             assert f.predict and not set(f.points) & set(f.predict)
     assert n >= 15
-    # the measured WAF (ratios of Intel's endurance figures) are there, and only predicted
+    # the measured WAF (ratios of Intel's endurance figures) are there: the ends of the sweep
+    # (0% over 40%) fitted by some fits, the middle (0% over 20%) only ever predicted
     wafs = [m for c in cases for m in c.figures.values() if m.what.startswith("waf")]
-    assert wafs and all(
-        m.id not in f.points for c in cases for f in c.fits for m in c.figures.values() if m.what.startswith("waf")
-    )
+    assert wafs
+    intel = next(c for c in cases if c.id == SMALL_CASE)
+    ends = [f for f in intel.fits if f.points == ("waf-0-over-40pct",) or f.points == ["waf-0-over-40pct"]]
+    assert ends and all("waf-0-over-20pct" in f.predict for f in ends)
+    assert all("waf-0-over-20pct" not in f.points for c in cases for f in c.fits)
 
 
 def test_a_figure_both_fitted_and_predicted_is_refused(raw):
@@ -100,7 +103,7 @@ def test_every_datasheet_figure_of_a_case_has_a_source(raw):
     assert e.value.key == f"case[{i}].datasheet_sources.seq_write_mbps"
 
 
-def test_a_plot_reading_needs_its_uncertainty_and_a_waf_ratio_cannot_be_fitted(raw):
+def test_a_plot_reading_needs_its_uncertainty_and_a_waf_ratio_can_be_fitted(raw):
     doc = copy.deepcopy(raw)
     doc["case"][0]["figure"][0]["reading"] = "plot"
     doc["case"][0]["figure"][0].pop("reading_uncertainty", None)
@@ -111,8 +114,10 @@ def test_a_plot_reading_needs_its_uncertainty_and_a_waf_ratio_cannot_be_fitted(r
     intel = next(c for c in doc["case"] if c["id"] == SMALL_CASE)
     intel["fit"][0]["points"] = ["waf-0-over-20pct"]
     intel["fit"][0]["predict"] = ["iops-40pct"]
-    with pytest.raises(InputError, match="cannot fit"):
-        rd.parse(doc, "edited.toml")
+    (case,) = [c for c in rd.parse(doc, "edited.toml") if c.id == SMALL_CASE]
+    # it becomes calibrate's [[ratio]] of WAFs (of = "waf")
+    (ratio,) = rd._input_doc(case, case.fits[0])["ratio"]
+    assert ratio["of"] == "waf" and ratio["value"] == pytest.approx(4.07)
 
 
 def test_bad_case_and_misplaced_case_flag_exit_2():
@@ -125,12 +130,13 @@ def test_bad_case_and_misplaced_case_flag_exit_2():
 def test_one_case_runs_and_its_json_has_the_fields():
     p = run("validate", "--suite", "real-drives", "--case", SMALL_CASE, "--json")
     assert p.returncode == 0, p.stderr
-    assert "real-drives [1/1]" in p.stderr  # progress on stderr, the document alone on stdout
+    assert "real-drives [1/3]" in p.stderr  # progress on stderr (a step per fit), the document alone on stdout
     doc = json.loads(p.stdout)
     assert doc["suite"] == "real-drives" and not doc["interrupted"]
     assert [c["id"] for c in doc["cases"]] == [SMALL_CASE]
     rows = doc["rows"]
-    assert {r["figure"] for r in rows} == {"iops-40pct", "waf-0-over-20pct", "waf-0-over-40pct"}
+    assert {r["figure"] for r in rows} == {"iops-20pct", "iops-40pct", "waf-0-over-20pct", "waf-0-over-40pct"}
+    assert {r["fit"] for r in rows} == {"1 point", "2 WAF ends", "2 WAF ends, NAND prior"}
     for r in rows:
         for k in (
             "case",

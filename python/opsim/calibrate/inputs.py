@@ -100,6 +100,9 @@ class Figure:
             "steady_ratio": f"steady {bs} random IOPS{where}{mix}, relative to "
             + (self.ref.label().replace("steady ", "", 1) if self.ref else "?")
             + (f" at {fmt_bytes(self.ref.user)}" if self.ref and self.ref.user else ""),
+            "waf_ratio": f"steady {bs} random-write WAF{where}, relative to "
+            + (self.ref.label().replace("steady ", "", 1) if self.ref else "?")
+            + (f" at {fmt_bytes(self.ref.user)}" if self.ref and self.ref.user else ""),
         }[self.kind]
 
 
@@ -337,11 +340,15 @@ def _where(path: str, key: str, row: Any) -> dict:
     return {k: _size(path, f"{key}.{k}", v)}
 
 
+#: what a ``[[ratio]]`` is of (``of``): the ratio figure's kind and its sides'
+RATIO_OF = {"iops": ("steady_ratio", "steady_iops"), "waf": ("waf_ratio", "waf")}
+
+
 def _ratio(path: str, i: int, row: Any) -> Figure:
     key = f"ratio[{i}]"
     if not isinstance(row, dict):
         raise _bad(path, key, "must be a table")
-    allowed = {"numerator", "denominator", "value", "block_size", "queue_depth", "read_fraction", "source"}
+    allowed = {"numerator", "denominator", "value", "of", "block_size", "queue_depth", "read_fraction", "source"}
     extra = set(row) - allowed
     if extra:
         raise _bad(path, f"{key}.{sorted(extra)[0]}", f"unknown key; a ratio has {', '.join(sorted(allowed))}")
@@ -351,10 +358,13 @@ def _ratio(path: str, i: int, row: Any) -> Figure:
     bs = _size(path, f"{key}.block_size", row.get("block_size", "4KiB"))
     qd = int(_number(path, f"{key}.queue_depth", row["queue_depth"], integer=True)) if "queue_depth" in row else None
     rf = _fraction(path, f"{key}.read_fraction", str(row.get("read_fraction", 0)))
+    of = row.get("of", "iops")
+    if of not in RATIO_OF:
+        raise _bad(path, f"{key}.of", f"{of!r}: a ratio is of {' or '.join(map(repr, RATIO_OF))}")
     num = _where(path, f"{key}.numerator", row["numerator"])
     den = _where(path, f"{key}.denominator", row["denominator"]) if "denominator" in row else {}
     ref = Figure(
-        "steady_iops",
+        RATIO_OF[of][1],
         1.0,
         "denominator",
         span=den.get("span", den.get("user")),
@@ -365,7 +375,7 @@ def _ratio(path: str, i: int, row: Any) -> Figure:
     )
     src = str(row.get("source", f"{path} {key}"))
     return Figure(
-        "steady_ratio",
+        RATIO_OF[of][0],
         value,
         src,
         span=num.get("span", num.get("user")),

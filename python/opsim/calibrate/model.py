@@ -137,7 +137,8 @@ def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
 def pins_floor(figures: list[Figure], user_bytes: int) -> bool:
     """Whether ``figures`` can pin the WAF floor: steady WAFs at ``META_SPANS`` spans or more (a
     floor and the spare NAND shape the WAF-against-span curve differently; one WAF fits either)."""
-    return len({(f.span or user_bytes, f.user) for f in figures if f.kind == "waf"}) >= META_SPANS
+    sides = [x for f in figures for x in parts(f) if x.kind == "waf"]  # a WAF ratio's two sides too
+    return len({(x.span or user_bytes, x.user) for x in sides}) >= META_SPANS
 
 
 def _population_prior(spec: DriveSpec) -> tuple[int, str, float]:
@@ -390,7 +391,7 @@ def _queue(qd: int, interface: str) -> tuple[int, int]:
 def condition(f: Figure) -> tuple:
     """What a timed run of ``f`` depends on: the kind of run, span, request size, queue depth
     and mix (a WAF figure and an IOPS figure of one run share it)."""
-    kind = "steady" if f.kind in ("steady_iops", "waf", "steady_ratio") else f.kind
+    kind = "steady" if f.kind in ("steady_iops", "waf", "steady_ratio", "waf_ratio") else f.kind
     return (kind, f.span, f.user, f.block_size, f.queue_depth, f.read_fraction)
 
 
@@ -405,9 +406,9 @@ class Prediction:
 
 def parts(f: Figure) -> list[Figure]:
     """The figures whose IOPS make ``f``: itself, or a ratio's numerator and denominator."""
-    if f.kind == "steady_ratio":
+    if f.kind in ("steady_ratio", "waf_ratio"):
         assert f.ref is not None
-        return [replace(f, kind="steady_iops", ref=None), f.ref]
+        return [replace(f, kind=f.ref.kind, ref=None), f.ref]
     return [f]
 
 

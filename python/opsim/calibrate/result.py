@@ -140,7 +140,7 @@ class Calibration:
                     "model": p.value,
                     "error": p.value / x.value - 1,
                     "sigma": x.sigma,
-                    "bottleneck": p.bottleneck if x.kind != "waf" else None,
+                    "bottleneck": p.bottleneck if x.kind not in ("waf", "waf_ratio") else None,
                     "waf": p.waf,
                 }
             )

@@ -101,8 +101,11 @@ def rows(progress=None, every: bool = False) -> list[dict]:
 
 
 def document(rs: list[dict]) -> dict:
+    """The file's document: each prediction to 6 significant digits (more says nothing of a
+    model good to a few percent), the spread computed from the rows as stored."""
     from ..calibrate.uncertainty import spread
 
+    rs = [r | {"predicted": float(f"{r['predicted']:.6g}")} for r in rs]
     return {
         "about": (
             "written by `python -m opsim.validation.discrepancy --write`: opsim calibrate's held-out predictions "

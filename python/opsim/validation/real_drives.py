@@ -28,9 +28,6 @@ from ..errors import InputError
 DATA = Path(__file__).with_name("real_drives.toml")
 WHATS = ("iops", "waf", "iops_ratio", "waf_ratio")
 READINGS = ("text", "table", "plot")
-#: what each kind of figure becomes when a fit uses it (a WAF ratio cannot be fitted: the
-#: calibration has no such figure)
-FITTABLE = ("iops", "waf", "iops_ratio")
 #: what the interval of a ratio is: the model's 95% intervals of its two sides, combined at
 #: their extremes (the correlation between them is ignored, so the interval is wider than 95%)
 RATIO_INTERVAL = "the extremes of the two sides' 95% intervals (correlation ignored: conservative)"
@@ -187,9 +184,6 @@ def _fit(path: Any, key: str, row: Any, figures: dict[str, Measured]) -> Fit:
             f"{both[0]!r} is also fitted (in points): a predicted figure is never one that was fitted "
             "(held out by construction)",
         )
-    for x in lists["points"]:
-        if figures[x].what not in FITTABLE:
-            raise _bad(path, f"{key}.points", f"{x!r} is a {figures[x].what}: calibrate cannot fit it, only predict it")
     nand = row.get("nand", "input")
     if nand not in ("input", "prior"):
         raise _bad(path, f"{key}.nand", f"{nand!r}: must be input (the NAND the input gives) or prior")
@@ -322,11 +316,12 @@ def _input_doc(case: Case, fit: Fit) -> dict:
     for fid in fit.points:
         m = case.figures[fid]
         common = {"block_size": "4KiB", "queue_depth": m.queue_depth, "source": m.source}
-        if m.what == "iops_ratio":
+        if m.what in ("iops_ratio", "waf_ratio"):
             assert m.over is not None
             ratios.append(
                 {
                     "value": m.value,
+                    "of": m.what.removesuffix("_ratio"),
                     **common,
                     "numerator": {m.at.key: m.at.text},
                     "denominator": {m.over.key: m.over.text},
