@@ -11,21 +11,18 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+import recorded_fio
 from opsim.cli import main
 from opsim.devices import guard as devices
 from opsim.errors import CommandError, ConfigError, DeviceError
 from opsim.measure import fdp as F
 from opsim.measure import fio as fio_mod
 from opsim.measure import runner
-from opsim.measure.fio import parse_fio_json
 from opsim.measure.schema import check_timed
 
-FIX = Path(__file__).parent / "fixtures" / "measure"
-FIO_DOC = parse_fio_json((FIX / "randwrite4k_qd32_libaio_jsonplus.json").read_text())
 PLACEMENT = F.FdpPlacement(namespace="/dev/nvme0n1", device="/dev/ng0n1", pli=(0, 1), select="random")
 
 
@@ -39,18 +36,7 @@ def _code(argv) -> int:
 
 def _fake_fio(monkeypatch, seen: list):
     """fio replaced by its recorded output; every argv it was given is kept in ``seen``."""
-
-    def fake_run_fio(argv, json_path, timeout=None, on_tick=None, stop=None):
-        seen.append(list(argv))
-        prefix = json_path[: -len(".json")]
-        for kind in ("iops", "clat"):
-            shutil.copy(FIX / f"randwrite4k_qd32_libaio_{kind}.1.log", f"{prefix}_{kind}.1.log")
-        shutil.copy(FIX / "randwrite4k_qd32_libaio_jsonplus.json", json_path)
-        return FIO_DOC
-
-    monkeypatch.setattr(runner, "run_fio", fake_run_fio)
-    monkeypatch.setattr(runner, "fio_binary", lambda: "fio")
-    monkeypatch.setattr(runner, "fio_version", lambda: FIO_DOC["fio version"])
+    recorded_fio.replay(monkeypatch, seen.append)
 
 
 def _run_plan(tmp_path, fdp):

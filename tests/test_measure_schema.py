@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import recorded_fio
 from conftest import timing_table
 from opsim import simulate
 from opsim.cli import main
@@ -40,16 +41,7 @@ def fixture_measurement(tmp_path, monkeypatch, test="wsat", rounds=6):
     """Run the runner with fio replaced by the recorded fio output: each round 'writes' the
     fixture's JSON and per-second logs, as fio would."""
 
-    def fake_run_fio(argv, json_path, timeout=None, on_tick=None, stop=None):
-        prefix = json_path[: -len(".json")]
-        for kind in ("iops", "clat"):
-            shutil.copy(FIX / f"randwrite4k_qd32_libaio_{kind}.1.log", f"{prefix}_{kind}.1.log")
-        shutil.copy(FIX / "randwrite4k_qd32_libaio_jsonplus.json", json_path)
-        return FIO_DOC
-
-    monkeypatch.setattr(runner, "run_fio", fake_run_fio)
-    monkeypatch.setattr(runner, "fio_binary", lambda: "fio")
-    monkeypatch.setattr(runner, "fio_version", lambda: FIO_DOC["fio version"])
+    recorded_fio.replay(monkeypatch)
     span = 256 * 2**20
     written = FIO_DOC["jobs"][0]["write"]["io_bytes"]
     plan = runner.Plan(

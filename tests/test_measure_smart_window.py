@@ -9,36 +9,24 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import statistics
 from pathlib import Path
 
 import pytest
 
+import recorded_fio
 from opsim.calibrate import read_measured
 from opsim.measure import runner
-from opsim.measure.fio import parse_fio_json
 from opsim.measure.smart_window import MIN_SIGMA, Checkpoints, steady
 
 FIX = Path(__file__).parent / "fixtures" / "measure"
-FIO_DOC = parse_fio_json((FIX / "randwrite4k_qd32_libaio_jsonplus.json").read_text())
 MICRON = FIX / "smartctl_exporter__sat-Micron_5100_Pro___52x0___5300_SSDs-Micron_5300_MTFDDAK240TDS-sda.json"
 # Micron's rule (smart/rules.py): WAF = (host program pages 247 + FTL program pages 248) / 247
 HOST_PAGES = 2_000_000  # per round
 
 
 def _fake_fio(monkeypatch, calls: list):
-    def fake_run_fio(argv, json_path, timeout=None, on_tick=None, stop=None):
-        calls.append("fio")
-        prefix = json_path[: -len(".json")]
-        for kind in ("iops", "clat"):
-            shutil.copy(FIX / f"randwrite4k_qd32_libaio_{kind}.1.log", f"{prefix}_{kind}.1.log")
-        shutil.copy(FIX / "randwrite4k_qd32_libaio_jsonplus.json", json_path)
-        return FIO_DOC
-
-    monkeypatch.setattr(runner, "run_fio", fake_run_fio)
-    monkeypatch.setattr(runner, "fio_binary", lambda: "fio")
-    monkeypatch.setattr(runner, "fio_version", lambda: FIO_DOC["fio version"])
+    recorded_fio.replay(monkeypatch, lambda argv: calls.append("fio"))
 
 
 class FakeDrive:
