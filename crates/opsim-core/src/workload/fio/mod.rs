@@ -397,7 +397,7 @@ pub fn write_counts(path: &str, section: Option<&str>, drive_bytes: u64, writes:
     let j = job::job(path, &sec.name, sec.line, &entries)?;
     let bs = j.sizes[WRITE].min();
     let mut g = generator(j, drive_bytes, 512, 4096)?;
-    let blocks = drive_bytes / bs;
+    let blocks = drive_bytes.div_ceil(bs);
     if blocks > MAX_COUNT_BLOCKS {
         return Err(Error::workload("drive_bytes", format!("{blocks} blocks; at most {MAX_COUNT_BLOCKS}")));
     }
@@ -491,6 +491,14 @@ mod tests {
         let rs = r as f64 / n as f64;
         let hs = hot as f64 / w as f64;
         assert!((rs - 0.25).abs() < 0.01 && (hs - 0.80).abs() < 0.01, "reads {rs} hot {hs}");
+    }
+
+    #[test]
+    fn the_random_map_is_bounded_before_it_is_allocated() {
+        // 32 TiB of 4 KiB blocks: a 1 GiB map, refused with the advice
+        let e = gen("[a]\nrw=randwrite\n", 32 << 40).unwrap_err();
+        assert!(e.message.contains("norandommap") && e.message.contains("MiB"), "{e}");
+        assert!(gen("[a]\nrw=randwrite\nnorandommap\n", 32 << 40).is_ok());
     }
 
     #[test]
