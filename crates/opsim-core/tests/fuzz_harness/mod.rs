@@ -249,6 +249,17 @@ pub fn fio_input(rng: &mut Rng, jobs: &[Vec<u8>]) -> (Vec<u8>, Option<String>, u
         for _ in 0..1 + rng.below(3) {
             odd_number(rng, &mut data);
         }
+    } else if rng.chance(2) {
+        // whole option lines added at the end: the job stays readable, its values odd
+        for _ in 0..1 + rng.below(3) {
+            let t = rng.pick(FIO_TOKENS).as_bytes();
+            if t.ends_with(b"\n") {
+                data.extend_from_slice(t);
+            }
+        }
+        if rng.chance(2) {
+            odd_number(rng, &mut data);
+        }
     } else {
         mutate(rng, &mut data, FIO_TOKENS, &others);
     }
