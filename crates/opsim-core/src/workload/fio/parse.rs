@@ -69,6 +69,7 @@ impl JobFile {
             let line = bytes[..e.valid_up_to()].iter().filter(|&&c| c == b'\n').count() as u64 + 1;
             err_at(path, line, "is not UTF-8 text; not a fio job file")
         })?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text); // a byte-order mark
         let mut sections: Vec<Section> = Vec::new();
         for (i, raw) in text.split('\n').enumerate() {
             let line = i as u64 + 1;
@@ -277,6 +278,8 @@ mod tests {
         let text = b"; a comment\n# another\n[global]\nbs=4k\nioengine = psync\n\n[a]\nrw=randwrite\nnorandommap\n[global]\nbs=8k\n[b]\nrw=write\n";
         let f = JobFile::parse("j.fio", text).unwrap();
         assert_eq!(f.jobs(), vec!["a", "b"]);
+        let crlf = JobFile::parse("j.fio", b"\xef\xbb\xbf[a]\r\nrw=write\r\n").unwrap();
+        assert_eq!(crlf.sections[0].entries[0].value.as_deref(), Some("write"));
         let (_, e) = f.resolve(Some("a")).unwrap();
         let keys: Vec<(&str, Option<&str>)> = e.iter().map(|e| (e.key.as_str(), e.value.as_deref())).collect();
         assert_eq!(
