@@ -189,8 +189,10 @@ def test_advise_fio_maps_the_distribution_and_refuses_byte_regions(tmp_path):
     z = fio_workload(job, "z")
     assert (z.skew, z.zipf_exponent, z.mapping["notation"]) == ("zipf", 0.8, "zipf:0.8")
     assert z.sim_workload(4096, 256) == {"type": "fio", "job": str(job), "section": "z"}
+    assert "modulo the block count" in z.to_dict()["fio_note"] and "modulo" in z.describe()
     h = fio_workload(job, "h")
     assert (h.skew, h.hot_fraction, h.hot_write_fraction) == ("hot-cold", 0.2, 0.8)
+    assert "fio_note" not in h.to_dict()  # zones are not hashed
     p = fio_workload(job, "p")  # fio's pareto: the hottest h of the blocks take 1-h of the I/O
     assert (p.skew, p.mapping["notation"]) == ("hot-cold", "hot-cold:20/80")
     r = cli("advise", "--preset", "micron-7450-pro-960gb", "--fio", str(job), "--section", "b", "--min-dwpd", "3")

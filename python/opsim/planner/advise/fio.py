@@ -92,10 +92,24 @@ class FioWorkload(Workload):
             f"fio job [{j['job']}] of {os.path.basename(j['path'])}: {sizes} {kind} writes, {rw}"
             + (f", random_distribution={dist}" if j["random"] else "")
             + f"; screened as {self.mapping['notation']}"
+            + (f" ({HASH_NOTE})" if self.hashed else "")
         )
 
+    @property
+    def hashed(self) -> bool:
+        """fio hashes this job's ranks modulo the block count (zipf, pareto, normal)."""
+        return bool(self.job["random"]) and self.job["distribution"] in ("zipf", "pareto", "normal")
+
     def to_dict(self) -> dict:
-        return super().to_dict() | {"fio": self.job, "fio_mapping": self.mapping}
+        note = {"fio_note": HASH_NOTE} if self.hashed else {}
+        return super().to_dict() | {"fio": self.job, "fio_mapping": self.mapping} | note
+
+
+#: fio's zipf, pareto and normal hash the rank modulo the block count (docs/planner.md)
+HASH_NOTE = (
+    "fio hashes ranks modulo the block count, so the share of blocks ever written depends on the count; "
+    "the simulator's scale model has its own count, not the drive's: docs/planner.md, fio jobs"
+)
 
 
 def _fmt(n: int) -> str:
