@@ -82,6 +82,7 @@ FUZZ_SEED ?= 1
 fuzz: build
 	cargo run --release -q -p opsim-core --example fuzz -- --parser config --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 	cargo run --release -q -p opsim-core --example fuzz -- --parser trace --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
+	cargo run --release -q -p opsim-core --example fuzz -- --parser fio-job --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 	$(PY) tests/smart_fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 
 bench: build

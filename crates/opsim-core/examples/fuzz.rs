@@ -1,5 +1,5 @@
 //! The long pass of the parser fuzzer: `cargo run --release -p opsim-core --example fuzz --
-//! --parser config|trace --count N --seed S [--first I]`.  Prints the count, time and
+//! --parser config|trace|fio-job --count N --seed S [--first I]`.  Prints the count, time and
 //! outcome; failing inputs are written under `target/fuzz-failures/`; the exit status is 1
 //! when any input failed.  `--first I --count 1` makes input I of seed S again.
 
@@ -9,7 +9,7 @@ mod fuzz_harness;
 use fuzz_harness::{run, Target};
 
 fn usage() -> ! {
-    eprintln!("usage: fuzz --parser config|trace [--count N] [--seed S] [--first I]");
+    eprintln!("usage: fuzz --parser config|trace|fio-job [--count N] [--seed S] [--first I]");
     std::process::exit(2)
 }
 

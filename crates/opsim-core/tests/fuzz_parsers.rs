@@ -1,5 +1,5 @@
 //! The short pass of the parser fuzzer (`fuzz_harness`): a few thousand seeded, mutated
-//! inputs per parser must each give a record stream or an error, never a panic, and the same
+//! inputs per parser must each give a record stream (a job's commands) or an error, never a panic, and the same
 //! result whatever the read buffer's size.  The long pass is `examples/fuzz.rs`.
 
 mod fuzz_harness;
@@ -23,4 +23,9 @@ fn fuzz_trace_parsers_short() {
 #[test]
 fn fuzz_config_parser_short() {
     short_pass(Target::Config, 5000);
+}
+
+#[test]
+fn fuzz_fio_job_parser_short() {
+    short_pass(Target::FioJob, 3000);
 }

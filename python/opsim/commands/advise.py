@@ -81,6 +81,13 @@ def _workload_options(p) -> None:
         help="JEDEC JESD219 enterprise endurance workload (its size mix and LBA zones)",
     )
     w.add_argument("--write-rate", help="host writes per day, e.g. 200GB (for the lifetime)")
+    w.add_argument(
+        "--fio",
+        metavar="JOBFILE",
+        help="a fio job file's job as the workload: screened with its distribution mapped to a skew, "
+        "confirmed by simulating the job itself (docs/planner.md, fio jobs)",
+    )
+    w.add_argument("--section", metavar="NAME", help="with --fio: the job in a file of several")
 
 
 def _target_options(p) -> None:
@@ -175,6 +182,8 @@ def _size(text, option) -> int:
 def parse_args(args):
     from ..planner import advise
 
+    if args.fio is not None or args.section is not None:
+        return _fio_args(args)
     wl = advise.Workload(read_fraction=advise.parse_read_write(args.read_write))
     wl.sequential = advise.parse_fraction_option(args.sequential, "sequential")
     rating = dwpd_rating_workload(args)
@@ -196,6 +205,36 @@ def parse_args(args):
             raise advise._bad("block_size", f"{wl.block_size} bytes is not a whole number of 512-byte sectors")
     if args.write_rate is not None:
         wl.write_rate = _size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I), "write_rate")
+    return wl, _targets(args, rating)
+
+
+def _fio_args(args):
+    from ..planner import advise
+    from ..planner.advise.fio import fio_workload
+
+    if args.fio is None:
+        raise advise._bad("section", "needs --fio (the job file)")
+    given = [
+        ("skew", args.skew is not None),
+        ("profile", args.profile is not None),
+        ("block_size", args.block_size is not None),
+        ("sequential", str(args.sequential).strip() not in ("0", "0%")),
+        ("read_write", args.read_write != "0:100"),
+        ("tenants", args.tenants is not None),
+    ]
+    for opt, on in given:
+        if on:
+            raise advise._bad(opt, "the fio job sets the workload; drop it or --fio")
+    wl = fio_workload(args.fio, args.section)  # errors name the job file's option and line, or --section
+    if args.queue_depth is None and wl.job.get("iodepth"):
+        args.queue_depth = int(wl.job["iodepth"])
+    if args.write_rate is not None:
+        wl.write_rate = _size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I), "write_rate")
+    return wl, _targets(args, False)
+
+
+def _targets(args, rating: bool):
+    from ..planner import advise
 
     tg = advise.Targets()
     if args.min_iops is not None:
@@ -213,7 +252,7 @@ def parse_args(args):
     tg.latency = [advise.parse_latency(x) for x in args.max_latency]
     if args.price is not None:
         tg.price, _ = advise.parse_target_number(str(args.price).lstrip("$"), "price")
-    return wl, tg
+    return tg
 
 
 def dwpd_rating_workload(args) -> bool:
@@ -223,6 +262,7 @@ def dwpd_rating_workload(args) -> bool:
     `opsim calibrate` derives from a datasheet's DWPD is taken at that workload too)."""
     return (
         args.min_dwpd is not None
+        and args.fio is None
         and args.tenants is None
         and args.profile is None
         and args.skew is None

@@ -199,7 +199,10 @@ def workload_text(cfg: dict) -> str:
         return "phases: " + ", ".join(
             f"{p.get('name') or f'phase-{i + 1}'} ({p['workload']['type']})" for i, p in enumerate(cfg["phase"])
         )
-    return str(cfg["workload"]["type"])
+    w = cfg["workload"]
+    if w["type"] == "fio":  # the job file and the job run
+        return f"fio job {w.get('job')}" + (f" [{w['section']}]" if w.get("section") else "")
+    return str(w["type"])
 
 
 def placement_rows(d: dict) -> list[tuple[str, str]]:

@@ -308,6 +308,8 @@ pub enum WorkloadType {
     /// Zoned and log-structured writers: `active_zones` zones of `zone_size` written
     /// sequentially, each reset (one whole-zone TRIM) before it is rewritten.
     Zoned,
+    /// A fio job file's job (`job`, `section`).
+    Fio,
 }
 
 impl WorkloadType {
@@ -322,6 +324,7 @@ impl WorkloadType {
             WorkloadType::SkHynix => "sk-hynix",
             WorkloadType::Trace => "trace",
             WorkloadType::Zoned => "zoned",
+            WorkloadType::Fio => "fio",
         }
     }
 }
@@ -379,6 +382,12 @@ pub struct WorkloadConfig {
     /// snia-pts: which SNIA PTS test to run (`[workload.pts]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pts: Option<PtsConfig>,
+    /// fio: the job file ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+    /// ... and the job in it (required when the file holds several).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
 }
 
 /// The SNIA PTS test of `type = "snia-pts"`.
@@ -455,6 +464,8 @@ impl Default for WorkloadConfig {
             active_zones: None,
             trace: None,
             pts: None,
+            job: None,
+            section: None,
         }
     }
 }
@@ -829,13 +840,19 @@ impl Config {
         Ok(())
     }
 
-    /// Make relative trace paths relative to `base` (the config file's directory).
+    /// Make relative trace and fio job paths relative to `base` (the config file's directory).
     pub fn resolve_paths(&mut self, base: &std::path::Path) {
         let fix = |w: &mut WorkloadConfig| {
             if let Some(t) = w.trace.as_mut() {
                 let p = std::path::Path::new(&t.path);
                 if p.is_relative() {
                     t.path = base.join(p).to_string_lossy().into_owned();
+                }
+            }
+            if let Some(j) = w.job.as_mut() {
+                let p = std::path::Path::new(j.as_str());
+                if p.is_relative() {
+                    *j = base.join(p).to_string_lossy().into_owned();
                 }
             }
         };

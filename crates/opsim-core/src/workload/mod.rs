@@ -10,6 +10,7 @@ pub use crate::op::{Op, OpKind};
 use crate::rng::Rng;
 use crate::trace::{self, Remap, TraceConfig};
 
+pub mod fio;
 pub mod tenants;
 pub mod zoned;
 
@@ -297,6 +298,8 @@ pub enum Pattern {
     Tenants(Box<tenants::Tenants>),
     /// `type = "zoned"`: open zones written sequentially, reset before each rewrite.
     ZoneWriter(zoned::ZoneWriter),
+    /// `type = "fio"`: a fio job file's job.
+    Fio(Box<fio::FioGen>),
 }
 
 /// A configured workload: an address pattern, request lengths and a read/trim mix.
@@ -406,6 +409,7 @@ impl Workload {
     pub fn mean_request_units(&self) -> Option<f64> {
         match (&self.pattern, &self.sizes) {
             (Pattern::Trace(_) | Pattern::SkHynix(_) | Pattern::Tenants(_), _) => None,
+            (Pattern::Fio(f), _) => Some(f.mean_units()),
             (_, Some(m)) => {
                 let mut prev = 0u64;
                 let mut mean = 0.0;
@@ -506,6 +510,7 @@ impl Workload {
                 }
             }
             Pattern::ZoneWriter(z) => return z.next_op(rng),
+            Pattern::Fio(f) => return f.next_op(rng),
             Pattern::Tenants(t) => {
                 return match t.next_op(rng) {
                     Ok(Some(op)) => op,
@@ -641,6 +646,19 @@ pub fn build(
     if kind == WorkloadType::Trace {
         return build_trace(w, &unused, accessible_sectors, sector_size, streams);
     }
+    if kind == WorkloadType::Fio {
+        // the job file sets the region, sizes and mix
+        for (k, v) in [
+            ("workload.request_size", w.request_size.is_some()),
+            ("workload.align", w.align.is_some()),
+            ("workload.read_fraction", w.read_fraction.0 > 0.0),
+            ("workload.trim_fraction", w.trim_fraction.0 > 0.0),
+            ("workload.span", w.span.0 != 1.0),
+        ] {
+            unused(k, v)?;
+        }
+        return fio::build(w, accessible_sectors, sector_size, page_size);
+    }
     let shape = Shape::new(w, kind, accessible_sectors, sector_size, page_size, request_override, &unused)?;
     let (pattern, sizes) = pattern(w, kind, &shape, page_size, streams)?;
     Ok(Workload {
@@ -699,6 +717,8 @@ fn check_unused_keys(w: &WorkloadConfig, kind: WorkloadType, unused: &impl Fn(&s
             unused(k, v)?;
         }
     }
+    unused("workload.job", w.job.is_some() && kind != T::Fio)?;
+    unused("workload.section", w.section.is_some() && kind != T::Fio)?;
     unused("workload.trace", w.trace.is_some() && kind != T::Trace)
 }
 
@@ -858,7 +878,7 @@ fn pattern(
             let (zones, zone_units, active) = zoned::zones_of(w, span_units, unit, len, page_size)?;
             Pattern::ZoneWriter(zoned::ZoneWriter::new(zones, zone_units, active, len as u32))
         }
-        T::Trace => unreachable!(),
+        T::Trace | T::Fio => unreachable!(),
     };
     Ok((pattern, sizes))
 }

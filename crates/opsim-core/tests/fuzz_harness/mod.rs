@@ -1,5 +1,6 @@
-//! A deterministic, seeded mutation fuzzer for the core's two parsers of outside input:
-//! configs (TOML and JSON) and block traces (every format; plain, gzip, zstd).  Shared by
+//! A deterministic, seeded mutation fuzzer for the core's parsers of outside input:
+//! configs (TOML and JSON), block traces (every format; plain, gzip, zstd) and fio job files
+//! (parsed, resolved, laid on a drive and run for a few hundred commands).  Shared by
 //! the short pass in `cargo test` (`tests/fuzz_parsers.rs`) and the long one
 //! (`examples/fuzz.rs`, `make fuzz`).
 //!
@@ -31,6 +32,7 @@ pub const MAX_INPUT: usize = 320 << 10;
 pub enum Target {
     Config,
     Trace,
+    FioJob,
 }
 
 impl Target {
@@ -38,6 +40,7 @@ impl Target {
         match s {
             "config" => Some(Target::Config),
             "trace" => Some(Target::Trace),
+            "fio-job" => Some(Target::FioJob),
             _ => None,
         }
     }
@@ -45,6 +48,7 @@ impl Target {
         match self {
             Target::Config => "config",
             Target::Trace => "trace",
+            Target::FioJob => "fio-job",
         }
     }
 }
@@ -180,6 +184,111 @@ const CONFIG_TOKENS: &[&str] = &[
     "1979-05-27T07:32:00Z",
 ];
 
+const FIO_TOKENS: &[&str] = &[
+    "[global]\n",
+    "[job]\n",
+    "\n",
+    "=",
+    ",",
+    ":",
+    "/",
+    "%",
+    ";",
+    "#",
+    "rw=randrw\n",
+    "rw=write\n",
+    "norandommap\n",
+    "random_distribution=zipf:1.2\n",
+    "random_distribution=pareto:0.9\n",
+    "random_distribution=normal:0\n",
+    "random_distribution=zoned:100/1\n",
+    "random_distribution=zoned_abs:50/4k:50/8k\n",
+    "bssplit=512/1:1m/99\n",
+    "bs=4k,,\n",
+    "size=1%\n",
+    "offset=99%\n",
+    "filesize=7%\n",
+    "kb_base=1000\n",
+    "rwmixread=99\n",
+    "randseed=18446744073709551615\n",
+    "0x",
+    "kib",
+    "p",
+];
+
+/// Job files that reach the options the fixtures do not.
+const FIO_JOBS: &[&str] = &[
+    "; zipf\n[global]\nioengine=psync\ndirect=1\nbs=4k\n[z]\nrw=randwrite\nsize=50%\nrandom_distribution=zipf:0.8\n",
+    "[p]\nrw=randrw\nrwmixread=30\nbssplit=4k/50:16k/30:64k/\nrandom_distribution=pareto:0.2\nnorandommap\niodepth=8\n",
+    "[n]\nreadwrite=randrw\nrwmixwrite=80\nbs=8k\nrandom_distribution=normal:5\nrandseed=42\nrandrepeat=0\n",
+    "[zz]\nrw=randwrite\nnorandommap\nrandom_distribution=zoned:60/10:30/20:10/70\noffset=4k\nsize=8m\n",
+    "[za]\nrw=randwrite\nnorandommap\nrandom_distribution=zoned_abs:70/1m:30/2m\nfilesize=16m\n",
+    "[global]\nkb_base=1000\n[s]\nrw=rw\nbs=128KiB\noffset=10%\n[r]\nrw=randwrite\nbs=4k\n",
+    "[m]\nrw=randwrite\nsize=4m\n",
+];
+
+/// Job-file seeds: the fixtures above and `examples/*.fio`.
+pub fn fio_jobs() -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = FIO_JOBS.iter().map(|s| s.as_bytes().to_vec()).collect();
+    if let Ok(rd) = std::fs::read_dir(repo().join("examples")) {
+        let mut names: Vec<_> =
+            rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "fio")).collect();
+        names.sort();
+        v.extend(names.iter().map(|p| std::fs::read(p).unwrap()));
+    }
+    v
+}
+
+/// One fio job input: the text, the job asked for, the drive's size.
+pub fn fio_input(rng: &mut Rng, jobs: &[Vec<u8>]) -> (Vec<u8>, Option<String>, u64) {
+    let others: Vec<&[u8]> = jobs.iter().map(|s| s.as_slice()).collect();
+    let mut data = rng.pick(jobs).clone();
+    if rng.chance(50) {
+        data = (0..rng.below(1024)).map(|_| rng.next() as u8).collect();
+    } else if rng.chance(3) {
+        for _ in 0..1 + rng.below(3) {
+            odd_number(rng, &mut data);
+        }
+    } else if rng.chance(2) {
+        // whole option lines added at the end: the job stays readable, its values odd
+        for _ in 0..1 + rng.below(3) {
+            let t = rng.pick(FIO_TOKENS).as_bytes();
+            if t.ends_with(b"\n") {
+                data.extend_from_slice(t);
+            }
+        }
+        if rng.chance(2) {
+            odd_number(rng, &mut data);
+        }
+    } else {
+        mutate(rng, &mut data, FIO_TOKENS, &others);
+    }
+    let section = match rng.below(4) {
+        0 => Some(rng.pick(&["z", "p", "s", "global", "", "nope"]).to_string()),
+        _ => None,
+    };
+    let drive = *rng.pick(&[1u64 << 20, 16 << 20, 64 << 20, 4096, 1 << 30, 3 << 20 | 512]);
+    (data, section, drive)
+}
+
+/// Parse one job input, lay it on the drive and run it; Err describes a failure.
+pub fn check_fio_job(data: &[u8], section: Option<&str>, drive: u64) -> Result<bool, String> {
+    use opsim_core::workload::fio::{generator, job, parse::JobFile};
+    let Ok(f) = JobFile::parse("fuzz.fio", data) else { return Ok(false) };
+    let Ok((sec, entries)) = f.resolve(section) else { return Ok(false) };
+    let Ok(j) = job::job("fuzz.fio", &sec.name, sec.line, &entries) else { return Ok(false) };
+    let Ok(mut g) = generator(j, drive, 512, 4096) else { return Ok(false) };
+    let mut rng = opsim_core::rng::Rng::new(1);
+    for _ in 0..300 {
+        let op = g.next_op(&mut rng);
+        let unit = if g.pages(4096) { 4096 } else { 512 };
+        if op.len == 0 || (op.start + op.len as u64) * unit > drive {
+            return Err(format!("command {op:?} ({unit}-byte units) outside the {drive}-byte drive"));
+        }
+    }
+    Ok(true)
+}
+
 /// The seed inputs of a target, from the repository.
 pub struct Corpus {
     /// (bytes, the format it is in or Auto).
@@ -187,6 +296,7 @@ pub struct Corpus {
     pub zstd: Vec<Vec<u8>>,
     pub tomls: Vec<String>,
     pub jsons: Vec<String>,
+    pub fio: Vec<Vec<u8>>,
 }
 
 fn repo() -> PathBuf {
@@ -235,7 +345,7 @@ pub fn corpus() -> Corpus {
         .filter_map(|t| t.parse::<toml::Table>().ok())
         .map(|t| serde_json::to_string(&t).unwrap())
         .collect();
-    Corpus { traces, zstd, tomls, jsons }
+    Corpus { traces, zstd, tomls, jsons, fio: fio_jobs() }
 }
 
 /// Configs that reach the sections the examples do not.
@@ -612,6 +722,13 @@ pub fn run(target: Target, seed: u64, first: u64, count: u64, progress: bool) ->
                 QUIET.with(|q| q.set(false));
                 let what = format!("{}\n# buffer {small}", serde_json::to_string(&cfg).unwrap_or_default());
                 (data, what, r)
+            }
+            Target::FioJob => {
+                let (data, section, drive) = fio_input(&mut rng, &c.fio);
+                QUIET.with(|q| q.set(true));
+                let r = std::panic::catch_unwind(AssertUnwindSafe(|| check_fio_job(&data, section.as_deref(), drive)));
+                QUIET.with(|q| q.set(false));
+                (data, format!("section {section:?}, drive {drive} bytes"), r)
             }
             Target::Config => {
                 let (data, json) = config_input(&mut rng, &c);

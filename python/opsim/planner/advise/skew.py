@@ -107,6 +107,7 @@ def skew_model(drive: Drive, wl: Workload, model_blocks: int) -> SkewModel | Non
         wl.zipf_exponent,
         wl.block_size,
         wl.read_fraction,
+        repr(sorted(wl.sim_workload(drive.page_size, drive.pages_per_block).items())),  # a fio job: its file
     )
     if wl.classes(int(drive.native.bytes // drive.page_size)) is None:
         return None
