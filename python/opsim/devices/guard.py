@@ -531,6 +531,9 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
             "backup header at the end); refused, nothing written (--force does not override this)",
             key="device",
         )
+    denied = _no_write_access(path, t)
+    if denied:
+        raise DeviceError(denied, key="device")
     problems = overridable_problems(t)
     if problems and not force:
         raise DeviceError(
@@ -539,6 +542,27 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
             key="device",
         )
     return t
+
+
+def _no_write_access(path: str, t: Target) -> str | None:
+    """Why this user may not write ``path`` (a non-root user and a block device, typically), or None.
+    --force cannot help: the open for writing would fail after the checks."""
+    if t.kind not in ("block", "file") or not os.path.exists(path):
+        return None
+    if os.access(path, os.R_OK | os.W_OK, effective_ids=True):
+        return None
+    try:
+        import grp
+
+        st = os.stat(path)
+        group = grp.getgrgid(st.st_gid).gr_name
+    except (OSError, KeyError):
+        group = "its group"
+    need = "root (sudo) or membership of the group " + repr(group) if t.kind == "block" else "write permission"
+    return (
+        f"{path}: this user (uid {os.geteuid()}) may not read and write it: writing it needs {need}; "
+        "refused, nothing written (--force does not override this)"
+    )
 
 
 def overridable_problems(t: Target) -> list[str]:
