@@ -68,7 +68,9 @@ def vm_accel(request, vm_tools):
 
 class ModuleSteps:
     """What a test module adds to a shared guest: its steps, named ``MODULE:NAME``, each with its own
-    ``$KEEP`` directory (``$KEEP/MODULE``), so modules sharing one boot never see each other's files."""
+    ``$KEEP`` directory (``$KEEP/MODULE``), so modules sharing one boot never see each other's files.
+    Anything else a step writes in the guest (an opsim output directory in /tmp, a mount point) must
+    be named after its module too: the modules share the guest's /tmp."""
 
     def __init__(self, guest: vm_guest.Guest, prefix: str) -> None:
         self.guest = guest
@@ -202,11 +204,11 @@ def _boot_group(session, vm_accel, key):
         _RUNNING.remove(g)
     capture = os.environ.get("OPSIM_VM_CAPTURE")
     if capture:  # keep what the steps left in $KEEP (new fixtures are taken from there)
-        for rel, text in g.files.items():
+        for rel, data in g.blobs.items():
             dest = os.path.join(capture, rel)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            with open(dest, "w") as f:
-                f.write(text)
+            with open(dest, "wb") as f:
+                f.write(data)
     BOOTS.append(("+".join(names) + (f" [{key}]" if key else ""), g.boot_seconds or 0.0))
     # a normal run leaves nothing either: no QEMU, no work directory, no image
     left = vm_guest.processes_with(g.tag)

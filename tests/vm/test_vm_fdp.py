@@ -3,7 +3,7 @@ qemu-system-x86, unpacked by `make setup`; Debian 12's QEMU 7.2 has no FDP): an 
 (`-device nvme-subsys,fdp=on`) with 8 reclaim unit handles, a namespace with 4 of them, and the
 OCP SMART log (`ocp=on`).  `opsim plan --placement fdp` reads the FDP configuration from the
 device; `opsim smart fdp` of two FDP statistics logs gives the host bytes written between them and
-WAF 1.000 (an emulated drive writes what the host writes, plus a page); `opsim smart snapshot`/`waf` read the OCP C0
+WAF just above 1 (an emulated drive writes what the host writes, plus up to one MDTS-sized command); `opsim smart snapshot`/`waf` read the OCP C0
 log's physical media units; and the namespace management QEMU claims is still refused."""
 
 from __future__ import annotations
@@ -100,9 +100,10 @@ def test_smart_fdp_gives_the_host_bytes_written_and_waf_one(guest):
     st = r["fdp_stats"]
     assert r["mode"] == "interval" and r["available"] is True
     assert st["host_bytes_with_metadata_written"] == WRITTEN
-    # QEMU's media bytes: what the host wrote plus a page or so of its own (4 KiB in the runs here)
-    assert 0 <= st["media_bytes_with_metadata_written"] - WRITTEN <= 64 << 10, st
-    assert r["waf"] == st["media_bytes_with_metadata_written"] / WRITTEN and 1.0 <= r["waf"] < 1.002, r
+    # QEMU's media bytes: what the host wrote plus some of its own, which varies from run to run
+    # (4 KiB and 512 KiB, one command of MDTS size, in the runs here)
+    assert 0 <= st["media_bytes_with_metadata_written"] - WRITTEN <= 1 << 20, st
+    assert r["waf"] == st["media_bytes_with_metadata_written"] / WRITTEN and 1.0 <= r["waf"] <= 1 + 1 / 32, r
 
 
 def test_smart_waf_reads_nand_writes_from_the_ocp_log(guest):

@@ -22,7 +22,7 @@ def guest_steps(g):
     g.step("zones_before", f"nvme zns report-zones {z} -o json")
     g.opsim("plan", f"plan {z} --max-lba 80% --json")
     g.opsim("apply", f"plan {z} --max-lba 80% --apply --destroy-data={z} --force")
-    g.opsim("measure", f"measure iops --device {z} --destroy-data={z} --force --round 1 --max-rounds 1 -o /tmp/m")
+    g.opsim("measure", f"measure iops --device {z} --destroy-data={z} --force --round 1 --max-rounds 1 -o /tmp/zoned-m")
     g.step("zones_after", f"nvme zns report-zones {z} -o json")
     g.step("sum_after", f"sha256sum < {z}")
 

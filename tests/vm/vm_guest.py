@@ -309,7 +309,8 @@ class Guest:
         self.tag = os.path.basename(self.workdir).split("-", 1)[1]
         self.boot_seconds: float | None = None
         self.console = ""
-        self.files: dict[str, str] = {}
+        self.files: dict[str, str] = {}  # what the steps left in $KEEP, as text ...
+        self.blobs: dict[str, bytes] = {}  # ... and as bytes
         self.results: dict[str, StepResult] = {}
 
     def step(self, name: str, command: str) -> None:
@@ -395,8 +396,9 @@ class Guest:
         for d, _, names in sorted(os.walk(keep)):
             for name in sorted(names):
                 rel = os.path.relpath(os.path.join(d, name), keep)
-                with open(os.path.join(d, name), errors="replace") as f:
-                    self.files[rel] = f.read()
+                with open(os.path.join(d, name), "rb") as f:
+                    self.blobs[rel] = f.read()
+                self.files[rel] = self.blobs[rel].decode(errors="replace")
         return {s.name: self._result(i, s) for i, s in enumerate(self.steps)}
 
     def _result(self, i: int, s: Step) -> StepResult:
