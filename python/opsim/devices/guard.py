@@ -11,6 +11,9 @@ A target is a regular file (the safe default of ``opsim measure``) or a block de
 * a confirmation that is not exactly the same path (the "name the device again" flag);
 * a block device that is mounted or used as swap, or any of whose partitions (or holders,
   e.g. a device-mapper volume on top of it) is mounted -- ``force`` never overrides this;
+* a host-managed zoned device, and a target this user may not read and write (a non-root user
+  and a block device, typically: the open for writing would fail) -- ``force`` never overrides
+  these either;
 * a target holding a filesystem, RAID member or partition-table signature, or in use
   (an exclusive open fails, holders exist, a file backs a loop device, or another process
   holds it open: a ``/proc/*/fd`` link to the same inode or device);
@@ -18,8 +21,8 @@ A target is a regular file (the safe default of ``opsim measure``) or a block de
   read the target, the exclusive open failed for another reason than EBUSY, the mount table
   or ``/proc`` could not be read): opsim fails closed, "unknown" is refused like "yes".
 
-Only the last three are overridden by ``force=True`` (the message says so); a mounted device
-never is.
+Only the last three are overridden by ``force=True`` (the message says so); a mounted device,
+a zoned one and one this user may not write never are.
 
 Probing only reads ``/proc``, ``/sys`` and the first bytes (itself, and via ``blkid -p`` or
 ``wipefs -n``, which never writes with ``-n``), and opens block devices read-only with
