@@ -13,9 +13,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux chromium:chromium
 # ... and the QEMU guest of tests/vm/ (plus Debian's kernel image in /boot). Where these cannot be
 # installed, make goes on and the guest tests skip, saying what is missing.
-VMDEPS := qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod nvme:nvme-cli smartctl:smartmontools
+VMDEPS := qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod nvme:nvme-cli smartctl:smartmontools \
+  hdparm:hdparm jq:jq
 
-.PHONY: all setup sysdeps venv build test test-rust test-python lint fuzz bench demo clean fmt docs-figures
+.PHONY: all setup sysdeps qemu-backports venv build test test-rust test-python lint fuzz bench demo clean fmt docs-figures
 
 all: build
 
@@ -45,7 +46,13 @@ $(VENV)/.deps-stamp: requirements-dev.txt
 
 venv: $(VENV)/.deps-stamp
 
-setup: sysdeps venv
+setup: sysdeps venv qemu-backports
+
+# QEMU >= 8.0 (FDP, OCP log) for tests/vm/test_vm_fdp.py: Debian bookworm-backports' package unpacked
+# into .venv/qemu-backports with a private apt configuration (no system install; tools/fetch_qemu_backports.sh).
+qemu-backports: venv
+	@[ -x $(VENV)/qemu-backports/usr/bin/qemu-system-x86_64 ] || tools/fetch_qemu_backports.sh $(VENV)/qemu-backports \
+	  || echo "warning: no QEMU >= 8.0 from bookworm-backports: tests/vm/test_vm_fdp.py will be skipped"
 
 build: venv
 	VIRTUAL_ENV=$(VENV) PATH=$(VENV)/bin:$$PATH $(VENV)/bin/maturin develop --release -q

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from vm_guest import Controller, Namespace
 
 DATA_UNIT = 1000 * 512  # NVMe SMART log data unit
@@ -16,17 +15,16 @@ MEASURE = (
 )
 
 
-@pytest.fixture(scope="module")
-def guest(boot):
-    def steps(g):
-        g.step(
-            "unconfirmed",
-            f"D=${{CTRL_main}}n1; {g.opsim_cmd('measure iops --device $D --round 2 --max-rounds 1 -o /tmp/m0')}",
-        )
-        g.step("untouched", "cmp -n $((64 << 20)) ${CTRL_main}n1 /dev/zero")
-        g.step("measure", f"D=${{CTRL_main}}n1; {g.opsim_cmd(MEASURE)} && cp /tmp/m/result.json $KEEP/")
+CONTROLLERS = [Controller("measure", [Namespace(256 << 20)])]
 
-    return boot([Controller("main", [Namespace(256 << 20)])], steps)
+
+def guest_steps(g):
+    g.step(
+        "unconfirmed",
+        f"D=${{CTRL_measure}}n1; {g.opsim_cmd('measure iops --device $D --round 2 --max-rounds 1 -o /tmp/m0')}",
+    )
+    g.step("untouched", "cmp -n $((64 << 20)) ${CTRL_measure}n1 /dev/zero")
+    g.step("measure", f"D=${{CTRL_measure}}n1; {g.opsim_cmd(MEASURE)} && cp /tmp/m/result.json $KEEP/")
 
 
 def test_without_confirmation_nothing_is_written(guest):

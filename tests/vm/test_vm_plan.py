@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from vm_guest import Controller, Namespace
 
 NATIVE = 1 << 30  # the namespace's bytes
@@ -17,29 +16,28 @@ SECTOR = 512
 TARGET = "--max-lba 80%"
 
 
-@pytest.fixture(scope="module")
-def guest(boot):
-    def steps(g):
-        d = "${CTRL_main}n1"
-        g.step("id_before", f"nvme id-ns {d} -o json > $KEEP/id-before.json; nvme id-ctrl $CTRL_main -o json")
-        g.opsim("plan", f"plan $CTRL_main {TARGET} --json")
-        g.step("delete_ns", "nvme delete-ns $CTRL_main --namespace-id=1")
-        g.step("create_ns", "nvme create-ns $CTRL_main --nsze=1000 --ncap=1000 --flbas=0")
-        g.step("id_after", f"nvme id-ns {d} -o json > $KEEP/id-after.json; ls /sys/block")
-        g.opsim("unconfirmed", f"plan {d} {TARGET} --apply")
-        g.step("blank", f"blkid -p {d}")  # exit 2: no signature found
-        g.opsim("apply", f"plan {d} {TARGET} --apply --destroy-data={d} --json")
-        g.step("lsblk", f"lsblk -b -J -o NAME,SIZE,START,PARTLABEL {d}")
-        g.step("sgdisk", f"sgdisk -p {d}")
-        g.step(
-            "mounted",
-            f"mkfs.ext4 -q {d}p1 && mkdir -p /tmp/mnt && mount {d}p1 /tmp/mnt && "
-            f"{g.opsim_cmd(f'plan {d} --max-lba 50% --apply --destroy-data={d} --force')}; "
-            "rc=$?; umount /tmp/mnt; exit $rc",
-        )
-        g.step("after_mounted", f"sgdisk -p {d}; blkid -p -s TYPE -o value {d}p1")
+CONTROLLERS = [Controller("plan", [Namespace(NATIVE)])]
 
-    return boot([Controller("main", [Namespace(NATIVE)])], steps)
+
+def guest_steps(g):
+    d = "${CTRL_plan}n1"
+    g.step("id_before", f"nvme id-ns {d} -o json > $KEEP/id-before.json; nvme id-ctrl $CTRL_plan -o json")
+    g.opsim("plan", f"plan $CTRL_plan {TARGET} --json")
+    g.step("delete_ns", "nvme delete-ns $CTRL_plan --namespace-id=1")
+    g.step("create_ns", "nvme create-ns $CTRL_plan --nsze=1000 --ncap=1000 --flbas=0")
+    g.step("id_after", f"nvme id-ns {d} -o json > $KEEP/id-after.json; ls /sys/block")
+    g.opsim("unconfirmed", f"plan {d} {TARGET} --apply")
+    g.step("blank", f"blkid -p {d}")  # exit 2: no signature found
+    g.opsim("apply", f"plan {d} {TARGET} --apply --destroy-data={d} --json")
+    g.step("lsblk", f"lsblk -b -J -o NAME,SIZE,START,PARTLABEL {d}")
+    g.step("sgdisk", f"sgdisk -p {d}")
+    g.step(
+        "mounted",
+        f"mkfs.ext4 -q {d}p1 && mkdir -p /tmp/mnt && mount {d}p1 /tmp/mnt && "
+        f"{g.opsim_cmd(f'plan {d} --max-lba 50% --apply --destroy-data={d} --force')}; "
+        "rc=$?; umount /tmp/mnt; exit $rc",
+    )
+    g.step("after_mounted", f"sgdisk -p {d}; blkid -p -s TYPE -o value {d}p1")
 
 
 def ok(g, name):

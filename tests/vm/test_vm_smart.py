@@ -7,22 +7,20 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from vm_guest import Controller, Namespace
 
 WRITTEN = 64 << 20  # bytes dd writes between the snapshots
 DATA_UNIT = 1000 * 512  # NVMe SMART log data unit
 
 
-@pytest.fixture(scope="module")
-def guest(boot):
-    def steps(g):
-        g.opsim("before", "smart snapshot $CTRL_main -o $KEEP/before.json")
-        g.step("write", f"dd if=/dev/urandom of=${{CTRL_main}}n1 bs=1M count={WRITTEN >> 20} oflag=direct conv=fsync")
-        g.opsim("after", "smart snapshot $CTRL_main -o $KEEP/after.json")
-        g.opsim("waf", "smart waf --json $KEEP/before.json $KEEP/after.json")
+CONTROLLERS = [Controller("smart", [Namespace(1 << 30)])]
 
-    return boot([Controller("main", [Namespace(1 << 30)])], steps)
+
+def guest_steps(g):
+    g.opsim("before", "smart snapshot $CTRL_smart -o $KEEP/before.json")
+    g.step("write", f"dd if=/dev/urandom of=${{CTRL_smart}}n1 bs=1M count={WRITTEN >> 20} oflag=direct conv=fsync")
+    g.opsim("after", "smart snapshot $CTRL_smart -o $KEEP/after.json")
+    g.opsim("waf", "smart waf --json $KEEP/before.json $KEEP/after.json")
 
 
 def ok(g, name):
@@ -37,7 +35,7 @@ def test_snapshot_reads_the_controllers_smart_log(guest):
     sc = snap["smartctl"]
     assert sc["device"]["protocol"] == "NVMe"
     assert sc["model_name"] == "QEMU NVMe Ctrl"
-    assert sc["serial_number"] == "main"  # the serial the harness gave the controller
+    assert sc["serial_number"] == "smart"  # the serial the harness gave the controller
     # smartctl and nvme-cli read the same log page: the same counters
     log = sc["nvme_smart_health_information_log"]
     assert int(snap["nvme"]["smart_log"]["data_units_written"]) == log["data_units_written"]

@@ -11,21 +11,20 @@ from vm_guest import Controller, Namespace
 ZONE = 64 << 20
 
 
-@pytest.fixture(scope="module")
-def guest(boot):
-    def steps(g):
-        z = "${CTRL_zns}n1"
-        g.step("kind", "cat /sys/block/${CTRL_zns##*/}n1/queue/zoned")
-        # 1 MiB written at zone 0's write pointer: the data that must survive
-        g.step("fill", f"dd if=/dev/urandom of={z} bs=1M count=1 oflag=direct status=none && sha256sum < {z}")
-        g.step("zones_before", f"nvme zns report-zones {z} -o json")
-        g.opsim("plan", f"plan {z} --max-lba 80% --json")
-        g.opsim("apply", f"plan {z} --max-lba 80% --apply --destroy-data={z} --force")
-        g.opsim("measure", f"measure iops --device {z} --destroy-data={z} --force --round 1 --max-rounds 1 -o /tmp/m")
-        g.step("zones_after", f"nvme zns report-zones {z} -o json")
-        g.step("sum_after", f"sha256sum < {z}")
+CONTROLLERS = [Controller("zns", [Namespace(256 << 20, zoned=True, zone_size="64M")])]
 
-    return boot([Controller("zns", [Namespace(256 << 20, zoned=True, zone_size="64M")])], steps)
+
+def guest_steps(g):
+    z = "${CTRL_zns}n1"
+    g.step("kind", "cat /sys/block/${CTRL_zns##*/}n1/queue/zoned")
+    # 1 MiB written at zone 0's write pointer: the data that must survive
+    g.step("fill", f"dd if=/dev/urandom of={z} bs=1M count=1 oflag=direct status=none && sha256sum < {z}")
+    g.step("zones_before", f"nvme zns report-zones {z} -o json")
+    g.opsim("plan", f"plan {z} --max-lba 80% --json")
+    g.opsim("apply", f"plan {z} --max-lba 80% --apply --destroy-data={z} --force")
+    g.opsim("measure", f"measure iops --device {z} --destroy-data={z} --force --round 1 --max-rounds 1 -o /tmp/zoned-m")
+    g.step("zones_after", f"nvme zns report-zones {z} -o json")
+    g.step("sum_after", f"sha256sum < {z}")
 
 
 def ok(g, name):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -63,14 +64,48 @@ class Namespace:
     zoned: bool = False
     zone_size: str = "64M"
     zone_capacity: int = 0  # 0: the zone size
+    nsid: int = 0  # 0: its position on the controller (1, 2, ...)
+
+    fdp_ruhs: str = ""  # FDP: the namespace's reclaim unit handles, e.g. "0;1" (QEMU >= 8.0)
+
+
+@dataclasses.dataclass
+class Subsystem:
+    """An NVMe subsystem (``-device nvme-subsys``), optionally with Flexible Data Placement
+    (QEMU >= 8.0: ``fdp=on``, ``fdp.nruh`` reclaim unit handles of ``fdp.runs`` bytes)."""
+
+    nqn: str
+    fdp: bool = False
+    fdp_nruh: int = 8
+    fdp_nrg: int = 1
+    fdp_runs: str = "32M"
 
 
 @dataclasses.dataclass
 class Controller:
-    """One emulated NVMe controller (``-device nvme``) and its namespaces, nsid 1, 2, ..."""
+    """One emulated NVMe controller (``-device nvme``) and its namespaces, nsid 1, 2, ...
+    ``subsys``: the controller joins that subsystem; ``ocp``: it serves OCP's SMART log C0h."""
 
     serial: str
     namespaces: list[Namespace]
+    subsys: Subsystem | None = None
+    ocp: bool = False
+
+
+@dataclasses.dataclass
+class SataDisk:
+    """A disk on QEMU's AHCI controller (``-device ahci`` + ``ide-hd``): a sparse raw image."""
+
+    serial: str
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Qemu:
+    """A QEMU build: its ``qemu-system-x86_64`` and the firmware directories it reads (``-L``)."""
+
+    binary: str
+    datadirs: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -99,6 +134,27 @@ def find_kernel() -> str | None:
     except OSError:
         return None
     return os.path.join("/boot", names[-1]) if names else None
+
+
+#: where ``make setup`` unpacks Debian's bookworm-backports QEMU (dpkg -x, no system install)
+BACKPORTS_DIR = os.path.join(ROOT, ".venv", "qemu-backports")
+
+
+def backports_qemu() -> Qemu | None:
+    """The QEMU unpacked in :data:`BACKPORTS_DIR` if it runs here and is 8.0 or newer (FDP), else None.
+    Its firmware: the package's own directory, then Debian's seabios and ipxe (its dependencies)."""
+    binary = os.path.join(BACKPORTS_DIR, "usr", "bin", "qemu-system-x86_64")
+    if not os.access(binary, os.X_OK):
+        return None
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"version (\d+)\.", out)
+    if not m or int(m.group(1)) < 8:
+        return None
+    dirs = (os.path.join(BACKPORTS_DIR, "usr", "share", "qemu"), "/usr/share/seabios", "/usr/lib/ipxe/qemu")
+    return Qemu(binary, tuple(d for d in dirs if os.path.isdir(d)))
 
 
 def find_vng() -> str | None:
@@ -132,26 +188,55 @@ def _which(cmd: str) -> str | None:
     return shutil.which(cmd) or next((p for p in (f"/usr/sbin/{cmd}", f"/sbin/{cmd}") if os.access(p, os.X_OK)), None)
 
 
-def qemu_drive_opts(controllers: list[Controller], workdir: str, tag: str) -> tuple[list[str], list[str]]:
-    """QEMU options for the controllers (each namespace's image created sparse in ``workdir``) and the images."""
+def _image(workdir: str, name: str, size: int) -> str:
+    img = os.path.join(workdir, f"{name}.img")
+    with open(img, "wb") as f:
+        f.truncate(size)
+    return img
+
+
+def qemu_drive_opts(
+    controllers: list[Controller], workdir: str, tag: str, sata: list[SataDisk] | None = None
+) -> tuple[list[str], list[str]]:
+    """QEMU options for the controllers and SATA disks (each image created sparse in ``workdir``) and the images."""
     opts: list[str] = []
     images: list[str] = []
+    subsystems: dict[str, str] = {}
     for c, ctrl in enumerate(controllers):
         cid = f"nvme{c}"
-        opts += ["-device", f"nvme,id={cid},serial={ctrl.serial}"]
+        dev = f"nvme,id={cid},serial={ctrl.serial}"
+        if ctrl.subsys is not None:
+            ss = ctrl.subsys
+            if ss.nqn not in subsystems:
+                subsystems[ss.nqn] = f"subsys{len(subsystems)}"
+                sdev = f"nvme-subsys,id={subsystems[ss.nqn]},nqn={ss.nqn}"
+                if ss.fdp:
+                    sdev += f",fdp=on,fdp.runs={ss.fdp_runs},fdp.nrg={ss.fdp_nrg},fdp.nruh={ss.fdp_nruh}"
+                opts += ["-device", sdev]
+            dev += f",subsys={subsystems[ss.nqn]}"
+        if ctrl.ocp:
+            dev += ",ocp=on"
+        opts += ["-device", dev]
         for n, ns in enumerate(ctrl.namespaces, 1):
-            img = os.path.join(workdir, f"{cid}n{n}.img")
-            with open(img, "wb") as f:
-                f.truncate(ns.size)
+            img = _image(workdir, f"{cid}n{n}", ns.size)
             images.append(img)
             did = f"{cid}n{n}"
             opts += ["-drive", f"if=none,file={img},format=raw,id={did}"]
-            dev = f"nvme-ns,drive={did},bus={cid},nsid={n},logical_block_size={ns.lba_size},physical_block_size={ns.lba_size}"
+            dev = f"nvme-ns,drive={did},bus={cid},nsid={ns.nsid or n},logical_block_size={ns.lba_size},physical_block_size={ns.lba_size}"
             if ns.zoned:
                 dev += f",zoned=true,zoned.zone_size={ns.zone_size}"
                 if ns.zone_capacity:
                     dev += f",zoned.zone_capacity={ns.zone_capacity}"
+            if ns.fdp_ruhs:
+                dev += f",fdp.ruhs={ns.fdp_ruhs}"
             opts += ["-device", dev]
+    if sata:
+        opts += ["-device", "ahci,id=ahci0"]
+        for i, disk in enumerate(sata):
+            img = _image(workdir, f"sata{i}", disk.size)
+            images.append(img)
+            opts += ["-drive", f"if=none,file={img},format=raw,id=sata{i}"]
+            opts += ["-device", f"ide-hd,drive=sata{i},bus=ahci0.{i},serial={disk.serial}"]
     return opts, images
 
 
@@ -166,6 +251,10 @@ def guest_script(steps: list[Step], outdir: str) -> str:
     lines.append(f'export KEEP={shlex.quote(os.path.join(outdir, "keep"))}; mkdir -p "$KEEP"')
     # the kernel numbers controllers in probe order, not in QEMU's: $CTRL_<serial> names each one
     lines.append("for c in /sys/class/nvme/nvme*; do s=$(tr -d ' ' <$c/serial); export \"CTRL_$s=/dev/${c##*/}\"; done")
+    # ... and $SATA_<serial> each AHCI disk (sda, sdb... follow the probe order too)
+    lines.append(
+        'while read -r n s; do [ -n "$s" ] && export "SATA_$s=/dev/$n"; done < <(lsblk -dn -o NAME,SERIAL -I 8)'
+    )
     for i, s in enumerate(steps):
         base = shlex.quote(os.path.join(outdir, f"{i:03d}"))
         lines.append(
@@ -205,8 +294,12 @@ class Guest:
         timeout: float = 180.0,
         memory: str = "1G",
         workroot: str | None = None,
+        sata: list[SataDisk] | None = None,
+        qemu: Qemu | None = None,
     ) -> None:
         self.controllers = controllers
+        self.sata = sata or []
+        self.qemu = qemu
         self.accel = accel
         self.timeout = timeout
         self.memory = memory
@@ -216,7 +309,8 @@ class Guest:
         self.tag = os.path.basename(self.workdir).split("-", 1)[1]
         self.boot_seconds: float | None = None
         self.console = ""
-        self.files: dict[str, str] = {}
+        self.files: dict[str, str] = {}  # what the steps left in $KEEP, as text ...
+        self.blobs: dict[str, bytes] = {}  # ... and as bytes
         self.results: dict[str, StepResult] = {}
 
     def step(self, name: str, command: str) -> None:
@@ -239,7 +333,10 @@ class Guest:
         kernel = find_kernel()
         if not vng or not kernel:
             raise GuestError("virtme-ng or the kernel is missing: " + ", ".join(missing_tools()))
-        qopts, _ = qemu_drive_opts(self.controllers, self.workdir, self.tag)
+        qopts, _ = qemu_drive_opts(self.controllers, self.workdir, self.tag, self.sata)
+        if self.qemu is not None:
+            for d in self.qemu.datadirs:
+                qopts += ["-L", d]
         argv = [vng, "--run", kernel, "--force-9p", "--disable-microvm", "--memory", self.memory, "--cpus", "1"]
         argv += ["--qemu", QEMU_OWNED]
         if self.accel != "kvm":
@@ -275,10 +372,12 @@ class Guest:
             env = dict(
                 os.environ,
                 PATH=f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-                OPSIM_VM_QEMU=_which("qemu-system-x86_64") or "qemu-system-x86_64",
+                OPSIM_VM_QEMU=self.qemu.binary if self.qemu else (_which("qemu-system-x86_64") or "qemu-system-x86_64"),
                 OPSIM_VM_OWNER=str(os.getpid()),
                 OPSIM_VM_WORKDIR=self.workdir,
             )
+            if self.qemu is not None:  # not the system QEMU's modules (another build: refused, noisily)
+                env["QEMU_MODULE_DIR"] = os.path.join(self.workdir, "no-qemu-modules")
             self._proc = _popen(
                 self.argv(script), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
             )
@@ -294,9 +393,12 @@ class Guest:
         if not os.path.exists(os.path.join(self.outdir, "done")):
             raise GuestError(f"the guest stopped before its steps were done (vng exit {rc}); console:\n{self.console}")
         keep = os.path.join(self.outdir, "keep")
-        for name in sorted(os.listdir(keep)) if os.path.isdir(keep) else []:
-            with open(os.path.join(keep, name), errors="replace") as f:
-                self.files[name] = f.read()
+        for d, _, names in sorted(os.walk(keep)):
+            for name in sorted(names):
+                rel = os.path.relpath(os.path.join(d, name), keep)
+                with open(os.path.join(d, name), "rb") as f:
+                    self.blobs[rel] = f.read()
+                self.files[rel] = self.blobs[rel].decode(errors="replace")
         return {s.name: self._result(i, s) for i, s in enumerate(self.steps)}
 
     def _result(self, i: int, s: Step) -> StepResult:

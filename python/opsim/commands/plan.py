@@ -290,9 +290,7 @@ def _apply(args) -> Output:
 
     if not args.device:
         raise InputError("device: --apply needs a device or image file", key="device")
-    r = apply_partition(
-        args.device, args.destroy_data, sector_size=args.sector_size or 512, force=args.force, **_target(args)
-    )
+    r = apply_partition(args.device, args.destroy_data, sector_size=args.sector_size, force=args.force, **_target(args))
     lay = r["layout"]
     text = kv_table(
         [

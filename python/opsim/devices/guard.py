@@ -11,6 +11,9 @@ A target is a regular file (the safe default of ``opsim measure``) or a block de
 * a confirmation that is not exactly the same path (the "name the device again" flag);
 * a block device that is mounted or used as swap, or any of whose partitions (or holders,
   e.g. a device-mapper volume on top of it) is mounted -- ``force`` never overrides this;
+* a host-managed zoned device, and a target this user may not read and write (a non-root user
+  and a block device, typically: the open for writing would fail) -- ``force`` never overrides
+  these either;
 * a target holding a filesystem, RAID member or partition-table signature, or in use
   (an exclusive open fails, holders exist, a file backs a loop device, or another process
   holds it open: a ``/proc/*/fd`` link to the same inode or device);
@@ -18,8 +21,8 @@ A target is a regular file (the safe default of ``opsim measure``) or a block de
   read the target, the exclusive open failed for another reason than EBUSY, the mount table
   or ``/proc`` could not be read): opsim fails closed, "unknown" is refused like "yes".
 
-Only the last three are overridden by ``force=True`` (the message says so); a mounted device
-never is.
+Only the last three are overridden by ``force=True`` (the message says so); a mounted device,
+a zoned one and one this user may not write never are.
 
 Probing only reads ``/proc``, ``/sys`` and the first bytes (itself, and via ``blkid -p`` or
 ``wipefs -n``, which never writes with ``-n``), and opens block devices read-only with
@@ -531,6 +534,9 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
             "backup header at the end); refused, nothing written (--force does not override this)",
             key="device",
         )
+    denied = _no_write_access(path, t)
+    if denied:
+        raise DeviceError(denied, key="device")
     problems = overridable_problems(t)
     if problems and not force:
         raise DeviceError(
@@ -539,6 +545,27 @@ def guard_destructive(path, confirm: str | None, force: bool = False) -> Target:
             key="device",
         )
     return t
+
+
+def _no_write_access(path: str, t: Target) -> str | None:
+    """Why this user may not write ``path`` (a non-root user and a block device, typically), or None.
+    --force cannot help: the open for writing would fail after the checks."""
+    if t.kind not in ("block", "file") or not os.path.exists(path):
+        return None
+    if os.access(path, os.R_OK | os.W_OK, effective_ids=True):
+        return None
+    try:
+        import grp
+
+        st = os.stat(path)
+        group = grp.getgrgid(st.st_gid).gr_name
+    except (OSError, KeyError):
+        group = "its group"
+    need = "root (sudo) or membership of the group " + repr(group) if t.kind == "block" else "write permission"
+    return (
+        f"{path}: this user (uid {os.geteuid()}) may not read and write it: writing it needs {need}; "
+        "refused, nothing written (--force does not override this)"
+    )
 
 
 def overridable_problems(t: Target) -> list[str]:

@@ -78,6 +78,8 @@ def collect(path: str) -> dict:
             "model": rd("device/model"),
             "rotational": rd("queue/rotational"),
             "zoned": rd("queue/zoned"),  # none, host-aware or host-managed (a ZNS namespace)
+            # an NVMe namespace's NSID: the kernel numbers /dev/nvmeXnY in probe order, not by NSID
+            "nsid": to_int(rd("nsid")),
         }
     cmds = {"lsblk": ["lsblk", "-J", "-b", "-O", path]}
     is_nvme = name.startswith("nvme")
@@ -169,6 +171,8 @@ def describe_drive(path: str | None, parsed: dict) -> dict:
             drive["current_sectors"] = sf["size_512"] * 512 // drive["sector_size"]
         if sf.get("zoned") and sf["zoned"] != "none":
             drive["zoned"] = sf["zoned"]
+        if drive["nvme"] is not None and sf.get("nsid"):
+            drive["nvme"]["nsid"] = sf["nsid"]
     if drive["native_sectors"] is None:
         drive["native_sectors"] = drive["current_sectors"]
     return drive

@@ -638,6 +638,16 @@ def _add_drive_warnings(warnings: list[str], drive: dict, sup: dict, ctrl: dict)
         )
     if sup.get("ns_management") is False or (ctrl and ctrl.get("ns_management") is False):
         warnings.insert(0, "this controller does not support namespace management (OACS bit 3 is 0)")
+    elif ctrl and ctrl.get("ns_management") and ctrl.get("tnvmcap") == 0:
+        # QEMU's emulated controller (7.2 and 10.0, FDP or not) claims namespace management, reports
+        # TNVMCAP 0 and refuses delete-ns/create-ns (tests/vm/test_vm_fdp.py)
+        warnings.insert(
+            0,
+            "this controller claims namespace management (OACS bit 3) but reports a total NVM capacity "
+            "(TNVMCAP) of 0: its namespace commands are not to be trusted (an emulated controller answers "
+            "them Invalid Command Opcode), so the delete-ns/create-ns steps below may be refused; "
+            "do not delete a namespace you cannot re-create",
+        )
     if drive.get("mounted"):
         warnings.append(f"the drive is in use: mounted at {', '.join(drive['mounted'])}")
     warnings.append(WARN_RAID)

@@ -71,6 +71,21 @@ def _ata(drive, cap) -> dict:
         f"to return to native: hdparm -N p{native} --yes-i-know-what-i-am-doing {dev} (then power cycle)",
     ]
     warnings = [WARN["hpa_unlock"], WARN["ignore_hpa"]]
+    if "hpa" in ata and not amac and not hpa:
+        # QEMU's emulated AHCI disk: no HPA/AMAC in IDENTIFY, SET MAX aborted, hdparm exits 0 all the
+        # same (tests/vm/test_vm_sata.py)
+        warnings.insert(
+            0,
+            "this drive reports neither AMAC nor the HPA feature set (hdparm -I): it will abort SET MAX "
+            "ADDRESS, and hdparm -N p... can still exit 0; check `hdparm -N` afterwards, or use the "
+            "partition mechanism",
+        )
+    if "security" in ata and not ata["security"]:
+        warnings.insert(
+            0,
+            "this drive reports no ATA Security feature set (hdparm -I): SECURITY ERASE (step 2) is not "
+            "available; purge with SANITIZE if supported, else discard (blkdiscard)",
+        )
     if frozen:
         warnings.insert(0, "THIS DRIVE IS FROZEN. " + WARN["frozen"])
     else:
@@ -146,6 +161,8 @@ def _nvme(drive, cap, granularity: int | None) -> dict:
     notes += _NVME_NOTES
     cntl = c.get("cntlid")
     cntl_s = str(cntl) if cntl is not None else "<cntlid from id-ctrl>"
+    # the namespace's own NSID (sysfs); /dev/nvme0n2 need not be NSID 2
+    nsid = nv.get("nsid") or 1
     warnings = []
     if c and not c.get("ns_management"):
         warnings.append(
@@ -171,7 +188,7 @@ def _nvme(drive, cap, granularity: int | None) -> dict:
     return {
         "name": "nvme",
         "title": "NVMe namespace resize",
-        "steps": _nvme_steps(dev, ctrl, cntl_s, nsze, lba, fmt),
+        "steps": _nvme_steps(dev, ctrl, cntl_s, nsze, lba, fmt, nsid),
         "notes": notes,
         "warnings": warnings,
         "vendor_tools": vendor,
@@ -191,7 +208,7 @@ _NVME_NOTES = (
 )
 
 
-def _nvme_steps(dev: str, ctrl: str, cntl_s: str, nsze: int, lba: int, fmt: int) -> list[dict]:
+def _nvme_steps(dev: str, ctrl: str, cntl_s: str, nsze: int, lba: int, fmt: int, nsid: int = 1) -> list[dict]:
     """Check, purge, delete, create NSZE = NCAP, attach and verify."""
     return [
         {
@@ -208,8 +225,8 @@ def _nvme_steps(dev: str, ctrl: str, cntl_s: str, nsze: int, lba: int, fmt: int)
         {
             "title": "detach and delete the current namespace",
             "commands": [
-                f"nvme detach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
-                f"nvme delete-ns {ctrl} --namespace-id=1",
+                f"nvme detach-ns {ctrl} --namespace-id={nsid} --controllers={cntl_s}",
+                f"nvme delete-ns {ctrl} --namespace-id={nsid}",
             ],
         },
         {
@@ -219,7 +236,7 @@ def _nvme_steps(dev: str, ctrl: str, cntl_s: str, nsze: int, lba: int, fmt: int)
         {
             "title": "attach it (use the nsid create-ns printed) and rescan",
             "commands": [
-                f"nvme attach-ns {ctrl} --namespace-id=1 --controllers={cntl_s}",
+                f"nvme attach-ns {ctrl} --namespace-id={nsid} --controllers={cntl_s}",
                 f"nvme ns-rescan {ctrl}",
                 f"nvme id-ns {dev} -o json   # expect nsze = ncap = {nsze}",
             ],
@@ -436,7 +453,7 @@ def apply_partition(
     path: str,
     confirm: str | None,
     *,
-    sector_size: int = 512,
+    sector_size: int | None = None,
     user=None,
     op=None,
     op_basis=None,
@@ -448,13 +465,14 @@ def apply_partition(
     """Discard ``path`` and write one GPT partition that leaves the OP tail unpartitioned.
 
     Refused (nothing changed) unless :func:`opsim.devices.guard.guard_destructive` accepts the target.
+    ``sector_size`` None: the target's own (a block device's logical block size, 512 for a file).
     """
     from ..devices.guard import guard_destructive
 
     if user is None and op is None and max_lba is None:
         raise InputError("user: give the target with --user, --op/--op-basis or --max-lba", key="user")
     t = guard_destructive(path, confirm, force=force)
-    size = _checked_size(path, t, sector_size)
+    size, sector_size = _checked_size(path, t, sector_size)
     native = capacity_from_sectors(size // sector_size, sector_size)
     cap = plan_capacity(
         native,
@@ -471,9 +489,10 @@ def apply_partition(
     return {"path": path, "kind": t.kind, "capacity": cap, "layout": lay, "done": done, "verified": got}
 
 
-def _checked_size(path: str, t, sector_size: int) -> int:
-    """The target's size in bytes: whole sectors of the size its logical blocks have, at least 4 MiB."""
-    if t.kind == "file" and sector_size != 512:
+def _checked_size(path: str, t, sector_size: int | None) -> tuple[int, int]:
+    """The target's size in bytes: whole sectors of the size its logical blocks have, at least 4 MiB;
+    and that sector size (``sector_size`` None: the device's own; given, it must be the device's)."""
+    if t.kind == "file" and sector_size not in (None, 512):
         raise InputError("sector_size: sgdisk treats an image file as 512-byte sectors; use 512", key="sector_size")
     if t.kind == "block" and t.dev_name:
         try:
@@ -481,17 +500,22 @@ def _checked_size(path: str, t, sector_size: int) -> int:
                 lbs = int(f.read().strip())
         except (OSError, ValueError):
             lbs = None
-        if lbs and lbs != sector_size:
+        if sector_size is None:
+            sector_size = lbs or 512
+        elif lbs and lbs != sector_size:
             raise InputError(
-                f"sector_size: {path} has {lbs}-byte logical blocks; pass --sector-size {lbs}", key="sector_size"
+                f"sector_size: {path} has {lbs}-byte logical blocks, not {sector_size}; pass --sector-size {lbs} "
+                "or leave it out",
+                key="sector_size",
             )
+    sector_size = sector_size or 512
     size = int(t.size_bytes or 0)
     if size % sector_size or size // sector_size < 4 * MIB // sector_size:
         raise InputError(
             f"device: {path} is {size:,} bytes, not a whole number of {sector_size}-byte sectors of at least 4 MiB",
             key="device",
         )
-    return size
+    return size, sector_size
 
 
 def _write_partition(path: str, kind: str, size: int, lay: dict) -> tuple[list[str], dict]:
