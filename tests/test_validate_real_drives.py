@@ -155,17 +155,20 @@ def test_one_case_runs_and_its_json_has_the_fields():
         assert r["low"] <= r["predicted"] <= r["high"]
         u = r["reading_uncertainty"] or 0.0  # what the source's rounding leaves open
         assert r["inside"] == (r["low"] <= r["measured"] * (1 + u) and r["measured"] * (1 - u) <= r["high"])
-        assert r["points"] == ["iops-20pct"]  # what was fitted, never what is predicted
+        # what was fitted, never what is predicted
+        assert r["points"] == (["iops-20pct"] if r["fit"] == "1 point" else ["waf-0-over-40pct"])
+        assert r["figure"] not in r["points"]
     # the model predicts a WAF that falls as OP rises, and more IOPS at 40% than at 20%
-    by = {r["figure"]: r for r in rows}
+    by = {r["figure"]: r for r in rows if r["fit"] == "1 point"}
     assert by["waf-0-over-40pct"]["predicted"] > by["waf-0-over-20pct"]["predicted"] > 1
     assert by["iops-40pct"]["predicted"] > 3.0
     s = doc["summary"]
-    assert s["waf_from_points"]["of"] == 2 and s["iops_from_points"]["of"] == 1
-    assert s["waf_from_points"]["inside"] == sum(by[k]["inside"] for k in ("waf-0-over-20pct", "waf-0-over-40pct"))
+    assert s["waf_from_points"]["of"] == 4 and s["iops_from_points"]["of"] == 5
+    assert s["waf_from_points"]["inside"] == sum(r["inside"] for r in rows if r["what"] == "waf_ratio")
     # docs/validation.md shows what the command prints for this case
     docs = (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text()
-    shown = [line for line in docs.splitlines() if line.startswith(f"| {SMALL_CASE} | 1 point |")]
+    fits = {r["fit"] for r in rows}
+    shown = [x for x in docs.splitlines() if x.startswith(f"| {SMALL_CASE} |") and x.split(" | ")[1] in fits]
     printed = [line for line in rd.markdown(rows).splitlines() if line.startswith(f"| {SMALL_CASE} |")]
     assert shown == printed
 
