@@ -21,6 +21,7 @@ __all__ = [
     "trace_convert",
     "trace_head",
     "trace_info",
+    "trace_synth",
 ]
 
 __version__: str
@@ -51,6 +52,15 @@ def drive_file(path: str, base_dir: str | None = None) -> str: ...
 def trace_info(trace: str) -> str: ...
 def trace_head(trace: str, n: int) -> str: ...
 def trace_convert(trace: str, out: str, version: int = 3, target: str = ...) -> int: ...  # target: "/dev/sdX"
+def trace_synth(
+    workload: str,
+    span: int,
+    count: int,
+    out: str,
+    seed: int = 1,
+    interval_ns: int = 10_000,
+    target: str = ...,  # "/dev/sdX"
+) -> int: ...
 
 @final
 class Simulator:

@@ -468,6 +468,29 @@ fn trace_convert(py: Python<'_>, trace: String, out: String, version: u8, target
     guarded(py, move |intr| opsim_core::trace::convert_to_file(&trace_config(&trace, intr)?, &out, version, &target))
 }
 
+/// Write `count` commands of a synthetic workload (`workload`: the JSON of a `[workload]`
+/// table of type uniform, hot-cold, zipf, sequential or jesd219) over `span` bytes as a fio
+/// iolog v3 on `target`, atomically; `interval_ns` apart.  Returns the commands written.
+#[pyfunction]
+#[pyo3(signature = (workload, span, count, out, seed = 1, interval_ns = 10_000, target = String::from("/dev/sdX")))]
+#[allow(clippy::too_many_arguments)]
+fn trace_synth(
+    py: Python<'_>,
+    workload: String,
+    span: u64,
+    count: u64,
+    out: String,
+    seed: u64,
+    interval_ns: u64,
+    target: String,
+) -> PyResult<u64> {
+    guarded(py, move |intr| {
+        let workload = from_json("workload", &workload)?;
+        let spec = opsim_core::trace::SynthSpec { workload, span, count, seed, interval_ns, interrupt: intr };
+        opsim_core::trace::synth_to_file(&spec, &out, &target)
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -482,6 +505,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_head, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_synth, m)?)?;
     m.add_class::<PySimulator>()?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-"""``opsim trace``: summarise a block trace, or convert it to a fio iolog."""
+"""``opsim trace``: summarise a block trace, convert it to a fio iolog, or synthesise one."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def register(sub, common):
             "Plain, .gz or .zst (detected from the content). Read as a stream."
         ),
     )
-    tsub = p.add_subparsers(dest="trace_cmd", required=True, metavar="{info,convert}")
+    tsub = p.add_subparsers(dest="trace_cmd", required=True, metavar="{info,convert,synth}")
     opts = _reader_options()
     i = tsub.add_parser(
         "info", parents=[common, opts], help="what the trace holds (IOs, bytes, split, footprint, span)"
@@ -43,15 +43,51 @@ def register(sub, common):
         help="the file or device the iolog replays on (default /dev/sdX; fio's --replay_redirect can change it)",
     )
     c.set_defaults(func=run_convert)
+    _register_synth(tsub, common)
+
+
+def _register_synth(tsub, common) -> None:
+    """``opsim trace synth``: a trace of the core's own generator, with a known skew."""
+    s = tsub.add_parser(
+        "synth",
+        parents=[common],
+        help="write a synthetic trace (fio iolog v3) of a known skew: uniform, hot-cold:20/80, zipf:0.9",
+        description=(
+            "Write COUNT commands of the simulator's own workload generator (the one `opsim simulate` "
+            "and `opsim advise --skew` use) over SPAN bytes as a fio iolog v3, atomically. Same seed, "
+            "same file. A trace with a known skew: replay it, profile it, advise from it."
+        ),
+    )
+    s.add_argument("-o", "--output", required=True, help="the iolog file to write (.iolog)")
+    s.add_argument(
+        "--skew",
+        default="uniform",
+        help="uniform (default), hot-cold:20/80 (20%% of the span takes 80%% of the commands), zipf:0.9, "
+        "sequential or jesd219",
+    )
+    s.add_argument("--span", default="64GiB", help="address span in bytes, a multiple of 4 KiB (default 64GiB)")
+    s.add_argument("--count", type=_count, default=1_000_000, metavar="N", help="commands (default 1,000,000)")
+    s.add_argument("--block-size", default="4KiB", help="transfer size (default 4KiB; jesd219 has its own mix)")
+    s.add_argument("--read-write", default="0:100", metavar="R:W", help="read:write ratio (default 0:100)")
+    s.add_argument("--seed", type=_count, default=1, help="generator seed (default 1)")
+    s.add_argument("--interval", default="10us", help="time between commands in the trace (default 10us; 0 for none)")
+    s.add_argument("--target", default="/dev/sdX", help="the file or device the iolog names (default /dev/sdX)")
+    s.set_defaults(func=run_synth)
 
 
 def _reader_options():
     import argparse
 
+    o = argparse.ArgumentParser(add_help=False)
+    add_reader_options(o.add_argument_group("trace reading"))
+    return o
+
+
+def add_reader_options(g) -> None:
+    """The trace reader's options (those of a ``[workload.trace]`` table) on a parser or group:
+    ``opsim trace`` and ``opsim advise --trace`` share them; :func:`reader_opts` reads them."""
     from ..trace import FORMATS
 
-    o = argparse.ArgumentParser(add_help=False)
-    g = o.add_argument_group("trace reading")
     g.add_argument("--format", choices=FORMATS, default="auto", help="trace layout (default: detect)")
     g.add_argument("--device", help="keep one device / volume (MSR disk or host_disk, blkparse maj,min, ASU...)")
     g.add_argument("--skip-bad", action="store_true", help="skip and count malformed lines instead of stopping")
@@ -59,7 +95,6 @@ def _reader_options():
     g.add_argument("--delimiter", help="columns format: field delimiter (default: comma if present, else blanks)")
     g.add_argument("--skip-lines", type=_count, metavar="N", help="header lines to skip")
     g.add_argument("--action", help="blkparse: the action replayed (default D)")
-    return o
 
 
 def _count(text: str) -> int:
@@ -77,6 +112,11 @@ def _count(text: str) -> int:
 
 
 def _opts(args) -> dict:
+    return reader_opts(args)
+
+
+def reader_opts(args) -> dict:
+    """The reader options of :func:`add_reader_options` as keyword arguments of :mod:`opsim.trace`."""
     return {
         "format": args.format,
         "device": args.device,
@@ -148,3 +188,60 @@ def run_convert(args) -> Output:
         + (" --replay_time_scale=100" if args.version == 3 else "")
     )
     return Output(data, text)
+
+
+def run_synth(args) -> Output:
+    from .. import trace
+    from ..planner.advise import parse_read_write, parse_skew
+    from ..units import parse_size
+
+    check_writable_file(args.output, key="--output", inputs=[])
+    name = str(args.skew).strip().lower()
+    if name not in ("sequential", "jesd219"):
+        parse_skew(name)  # names --skew before any work
+    span = parse_size(args.span, key="span")
+    bs = parse_size(args.block_size, key="block_size")
+    rf = parse_read_write(args.read_write)
+    interval_ns = _interval_ns(args.interval)
+    n = trace.synth(
+        args.output,
+        skew=name,
+        span=span,
+        count=args.count,
+        block_size=bs,
+        read_fraction=rf,
+        seed=args.seed,
+        interval_ns=interval_ns,
+        target=args.target,
+    )
+    data = {
+        "output": args.output,
+        "format": "fio-iolog v3",
+        "skew": name,
+        "span_bytes": span,
+        "requests": n,
+        "block_size": bs,
+        "read_fraction": rf,
+        "seed": args.seed,
+        "interval_ns": interval_ns,
+    }
+    text = f"wrote {n:,} requests of {name} over {fmt_bytes(span)} to {args.output} (fio iolog v3, seed {args.seed})"
+    return Output(data, text)
+
+
+_TIME_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def _interval_ns(text) -> int:
+    """``10us``, ``1ms``, ``0``: nanoseconds (refused naming --interval)."""
+    import re
+
+    from ..errors import InputError
+
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(ns|us|µs|ms|s)?\s*", str(text))
+    if not m or (m.group(2) is None and float(m.group(1)) != 0):
+        raise InputError(f"--interval: {text!r} is not a time; write it as 10us, 1ms or 0", key="interval")
+    v = round(float(m.group(1)) * _TIME_NS[m.group(2) or "ns"])
+    if v >= 1 << 40:
+        raise InputError(f"--interval: {text!r} is too long (at most about 18 minutes)", key="interval")
+    return v

@@ -5,7 +5,8 @@
 //! The rooms: `lex` (lines and fields, integers and times), `columns` (the column map of the
 //! `columns` format), `parse` (one line of each format), `detect` (the format from the first
 //! lines), `source` (where the bytes come from: files, pipes, memory, decompression), `reader`
-//! (the streaming [`Reader`]), `info` (the summary and footprint), `fio` (writing fio iologs).
+//! (the streaming [`Reader`]), `info` (the summary and footprint), `fio` (writing fio iologs), `synth` (synthetic traces
+//! of the core's own generators).
 
 mod columns;
 mod detect;
@@ -15,6 +16,7 @@ mod lex;
 mod parse;
 mod reader;
 mod source;
+mod synth;
 
 pub use crate::config::trace::{Remap, Timing, TraceConfig, TraceFormat};
 pub use columns::MAX_COLUMNS;
@@ -22,6 +24,7 @@ pub use fio::{convert_to_file, write_fio_iolog};
 pub use info::{info, summarise, KindStats, TraceInfo};
 pub use lex::MAX_LINE;
 pub use reader::{empty_error, max_end, Reader};
+pub use synth::{synth_to_file, write_synth, SynthSpec, SYNTH_MAX_COUNT};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::op::OpKind;

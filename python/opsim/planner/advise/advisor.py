@@ -8,7 +8,7 @@ from fractions import Fraction
 from ..capacity import (
     GB,
 )
-from .confirm import DEFAULT_MODEL_BLOCKS, open_loop_latency, plan_model, sim_level, smallest_passing
+from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, open_loop_latency, plan_model, sim_level, smallest_passing
 from .drive import Drive
 from .interval import Carried, absent, carried, how, judged
 from .options import _bad
@@ -41,10 +41,14 @@ def advise(
     seed: int = 1,
     progress=None,
     conservative: bool = False,
+    replay: dict | None = None,
+    scale_model: ScaleModel | None = None,
 ) -> dict:
     """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``.  A drive file
     that keeps a profile carries its intervals into every figure (:mod:`.interval`); with
-    ``conservative`` the targets are judged on each interval's low end."""
+    ``conservative`` the targets are judged on each interval's low end.  ``replay``: the
+    ``[workload]`` table the confirmation runs instead of ``wl`` (a trace, on ``scale_model``;
+    the screen keeps ``wl``, the trace's fitted workload: :mod:`.trace`)."""
     check_request(drive, wl, targets, confirm)
     band = carried(drive, model_blocks)
     if conservative and band is None:
@@ -66,8 +70,9 @@ def advise(
     screen, per_target_model, model_pick = screen_levels(
         drive, wl, targets, levels, len(allowed), model_blocks, band=band, conservative=conservative
     )
-    model = plan_model(drive, wl, model_blocks, io_budget) if confirm else None
+    model = (scale_model or plan_model(drive, wl, model_blocks, io_budget)) if confirm else None
     sim = Confirmation(drive, wl, targets, levels, model, seed, progress)
+    sim.replay = replay
     sim.band, sim.screen, sim.conservative = band, screen, conservative
     sim.sizes = (model_blocks, io_budget)
     if model is not None and allowed:
@@ -236,13 +241,14 @@ class Confirmation:
         self.screen: list[dict] = []
         self.conservative = False
         self.sizes = (2048, 1_500_000)  # the scale model's blocks and IO budget, for the points' own models
+        self.replay: dict | None = None  # the workload table simulated instead of ``wl``'s (a trace)
 
     def run(self, i: int) -> dict:
         if i not in self.rows:
             lv = self.levels[i]
             if self.progress:
                 self.progress(f"simulating {lv.user_bytes / GB:,.1f} GB ({100 * float(lv.held_back):.1f}% held back)")
-            row = sim_level(self.drive, self.wl, self.targets, lv, self.model, self.seed)
+            row = sim_level(self.drive, self.wl, self.targets, lv, self.model, self.seed, replay=self.replay)
             if self.band is not None:
                 if self.progress:
                     self.progress(f"simulating {lv.user_bytes / GB:,.1f} GB at the interval's ends")
@@ -256,7 +262,9 @@ class Confirmation:
 
     def latency(self, i: int) -> None:
         assert self.latency_rate is not None
-        open_loop_latency(self.drive, self.wl, self.rows[i], self.levels[i], self.model, self.seed, self.latency_rate)
+        open_loop_latency(
+            self.drive, self.wl, self.rows[i], self.levels[i], self.model, self.seed, self.latency_rate, self.replay
+        )
 
     def ok(self, i: int) -> bool:
         row = self.run(i)
