@@ -484,7 +484,7 @@ def _interval_lines(d: dict) -> list[str]:
     """Where the intervals (in parentheses) come from, or where they would."""
     iv = d["interval"]
     if iv["from"] is None:
-        return [f"Intervals: none: the drive keeps no profile; {iv['how']}"]
+        return [f"Intervals: none: {iv['how']}"]
     n = len(iv["points"]) - 1
     return [
         f"Intervals (in parentheses, 95%): {iv['from']}, {n} points and the drive as stored; "

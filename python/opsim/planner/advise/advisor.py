@@ -43,14 +43,16 @@ def advise(
     conservative: bool = False,
     replay: dict | None = None,
     scale_model: ScaleModel | None = None,
+    intervals: bool = True,
 ) -> dict:
     """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``.  A drive file
     that keeps a profile carries its intervals into every figure (:mod:`.interval`); with
     ``conservative`` the targets are judged on each interval's low end.  ``replay``: the
     ``[workload]`` table the confirmation runs instead of ``wl`` (a trace, on ``scale_model``;
-    the screen keeps ``wl``, the trace's fitted workload: :mod:`.trace`)."""
+    the screen keeps ``wl``, the trace's fitted workload: :mod:`.trace`); ``intervals=False``
+    leaves the drive's profile out (a replay has no interval runs of its own)."""
     check_request(drive, wl, targets, confirm)
-    band = carried(drive, model_blocks)
+    band = carried(drive, model_blocks) if intervals else None
     if conservative and band is None:
         raise _bad(
             "conservative",
@@ -116,12 +118,19 @@ def advise(
         "screen": screen,
         "simulated": [sim.rows[i] for i in sorted(sim.rows)],
         "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
-        "interval": band.to_dict(conservative) if band is not None else {"from": None, "how": how(drive)},
+        "interval": band.to_dict(conservative) if band is not None else {"from": None, "how": _no_band(drive, intervals)},
         "assumptions": [
             *notes(drive, wl, targets, model, confirm, confirm_note, screen, sim.latency_rate, step),
-            band.note(conservative) if band is not None else f"no intervals: the drive keeps no profile; {how(drive)}",
+            band.note(conservative) if band is not None else f"no intervals: {_no_band(drive, intervals)}",
         ],
     }
+
+
+def _no_band(drive: Drive, intervals: bool) -> str:
+    """Why no interval is carried."""
+    if not intervals:
+        return "not carried: the replay of a trace runs at the drive's best fit only"
+    return f"the drive keeps no profile; {how(drive)}"
 
 
 def check_request(drive: Drive, wl: Workload, targets: Targets, confirm: bool) -> None:

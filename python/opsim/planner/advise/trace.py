@@ -16,7 +16,8 @@ a trace").
   rule as a synthetic workload's, :func:`.confirm.aging_drive_writes`), then the timed model's
   measurement rounds, still looping.
 * **The scaling rule**: the trace's span (0 to its highest byte) stands for the user area at
-  every level: ``remap = "scale"`` maps byte ``o`` to ``o x model user bytes / span``, so each
+  every level: ``remap = "scale-aligned"`` maps byte ``o`` to ``o x model user bytes / span``
+  (a request on a 4 KiB boundary kept on one, so a 4 KiB write stays one mapping unit), so each
   LBA region keeps its share of the drive and of the writes (the meaning of ``hot-cold:20/80``
   in the fit and in the screen).  The scale model is chosen no larger than the span (fewer
   blocks, at least :data:`.confirm.MIN_MODEL_BLOCKS`), so the core's scale remap only ever
@@ -59,7 +60,7 @@ class TraceSource:
         from ... import trace
 
         t = trace.options(os.path.abspath(self.path), **self.opts)
-        t |= {"remap": "scale", "repeat": True}
+        t |= {"remap": "scale-aligned", "repeat": True}
         return {"type": "trace", "trace": t}
 
     def to_dict(self) -> dict:
@@ -210,11 +211,11 @@ def advise_trace(drive: Drive, targets, src: TraceSource, *, write_rate=None, **
     notes: list[str] = []
     if kw.get("confirm", True):
         model, notes = replay_model(drive, wl, src, kw.get("model_blocks", 2048), kw.get("io_budget", 1_500_000))
-    d = advise(drive, wl, targets, replay=src.replay_table(), scale_model=model, **kw)
+    d = advise(drive, wl, targets, replay=src.replay_table(), scale_model=model, intervals=False, **kw)
     d["trace"] = src.to_dict() | {
         "rule": (
             "the trace's span (0 to its highest byte) stands for the user area at every level "
-            '(remap = "scale": byte o at o x user bytes / span); looped (repeat = true) from a sequential '
+            '(remap = "scale-aligned": byte o at o x user bytes / span, a 4 KiB-aligned request kept aligned); looped (repeat = true) from a sequential '
             "fill until the fitted workload's coldest class has turned over, then measured"
         ),
         "notes": notes,
