@@ -170,7 +170,7 @@ def test_ctrl_c_keeps_what_was_counted(tmp_path):
     fifo = tmp_path / "t.fifo"
     os.mkfifo(fifo)
     p = subprocess.Popen(
-        OPSIM + ["trace", "profile", str(fifo), "--format", "msr", "--json", "--no-fit"],
+        [*OPSIM, "trace", "profile", str(fifo), "--format", "msr", "--json", "--no-fit"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
