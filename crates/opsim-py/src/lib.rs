@@ -454,6 +454,46 @@ fn trace_info(py: Python<'_>, trace: String) -> PyResult<String> {
     guarded(py, move |intr| to_json(&opsim_core::trace::info(&trace_config(&trace, intr)?)?))
 }
 
+/// The write profile of a trace (streaming): JSON of the core's `TraceProfile`.  `progress`,
+/// if given, is called about once a second with (records, lines, seconds).  Ctrl-C ends the
+/// pass: what was counted is returned, marked `"partial": true`.
+#[pyfunction]
+#[pyo3(signature = (trace, max_memory = None, progress = None))]
+fn trace_profile(
+    py: Python<'_>,
+    trace: String,
+    max_memory: Option<u64>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    use opsim_core::trace::{profile_with, ProfileOptions, Reader, DEFAULT_MAX_MEMORY};
+    let signals = Signals::default();
+    let intr = signals.interrupt();
+    let r = detached(py, move || {
+        let opts = ProfileOptions { max_memory: max_memory.unwrap_or(DEFAULT_MAX_MEMORY) };
+        let mut report = |p: opsim_core::trace::Progress| {
+            if let Some(f) = &progress {
+                Python::attach(|py| {
+                    let _ = f.call1(py, (p.records, p.lines, p.elapsed_s));
+                });
+            }
+        };
+        profile_with(Reader::open(&trace_config(&trace, intr)?)?, &opts, &mut report)
+    });
+    match r {
+        Ok(Ok(p)) => {
+            if p.partial {
+                let e = signals.take();
+                if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                    return Err(e);
+                }
+            }
+            to_json(&p).map_err(|e| py_error(py, &e))
+        }
+        Ok(Err(e)) => to_py(py, &signals, Err(e)),
+        Err(msg) => Err(py_error(py, &Error::internal(format!("the Rust core panicked: {msg}")))),
+    }
+}
+
 /// The first `n` requests of a trace: JSON [[time_ns, kind, offset, bytes], ...].
 #[pyfunction]
 fn trace_head(py: Python<'_>, trace: String, n: usize) -> PyResult<String> {
@@ -505,6 +545,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_head, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_profile, m)?)?;
     m.add_function(wrap_pyfunction!(trace_synth, m)?)?;
     m.add_class::<PySimulator>()?;
     Ok(())

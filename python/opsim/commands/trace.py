@@ -1,4 +1,5 @@
-"""``opsim trace``: summarise a block trace, convert it to a fio iolog, or synthesise one."""
+"""``opsim trace``: summarise a block trace, profile its writes, convert it to a fio iolog, or
+synthesise one of a known skew."""
 
 from __future__ import annotations
 
@@ -16,13 +17,29 @@ def register(sub, common):
             "Plain, .gz or .zst (detected from the content). Read as a stream."
         ),
     )
-    tsub = p.add_subparsers(dest="trace_cmd", required=True, metavar="{info,convert,synth}")
+    tsub = p.add_subparsers(dest="trace_cmd", required=True, metavar="{info,profile,convert,synth}")
     opts = _reader_options()
     i = tsub.add_parser(
         "info", parents=[common, opts], help="what the trace holds (IOs, bytes, split, footprint, span)"
     )
     i.add_argument("file")
     i.set_defaults(func=run_info)
+    pr = tsub.add_parser(
+        "profile",
+        parents=[common, opts],
+        help="the write profile (frequency curve, overwrites, update distances, sizes) and the fitted workload",
+        description="Read the trace once (streaming) and profile its writes per 4 KiB block: the write-frequency "
+        "curve, footprints, overwrite ratio, update distances, sequential share, size mix and read/write/trim "
+        "split; then fit uniform, hot-cold and zipf workloads to it (docs/workloads.md, 'Profiling a trace').",
+    )
+    pr.add_argument("file")
+    pr.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="cap of the per-block state (default 2GiB: 12 bytes per 4 KiB block in the 64 MiB chunks written)",
+    )
+    pr.add_argument("--no-fit", action="store_true", help="profile only, no fitted workload")
+    pr.set_defaults(func=run_profile)
     c = tsub.add_parser(
         "convert",
         parents=[common, opts],
@@ -188,6 +205,115 @@ def run_convert(args) -> Output:
         + (" --replay_time_scale=100" if args.version == 3 else "")
     )
     return Output(data, text)
+
+
+def _progress_printer():
+    """A progress callback printing records and records/s on stderr (about once a second),
+    and a function ending its line."""
+    import sys
+
+    shown = [False]
+
+    def show(records: int, lines: int, seconds: float) -> None:
+        end = "\r" if sys.stderr.isatty() else "\n"
+        rate = records / seconds if seconds > 0 else 0.0
+        print(
+            f"profiled {records:,} requests ({lines:,} lines), {rate / 1e6:.2f} M requests/s", end=end, file=sys.stderr
+        )
+        sys.stderr.flush()
+        shown[0] = True
+
+    def done() -> None:
+        if shown[0] and sys.stderr.isatty():
+            print(file=sys.stderr)
+
+    return show, done
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def run_profile(args) -> Output:
+    from .. import trace_profile
+    from ..units import parse_size
+
+    cap = None if args.max_memory is None else parse_size(args.max_memory, key="--max-memory")
+    show, done = _progress_printer()
+    try:
+        p = trace_profile.profile(args.file, max_memory=cap, progress=show, **_opts(args))
+    finally:
+        done()
+    d = dict(p.data)
+    fit = None if args.no_fit else trace_profile.fit(p)
+    d = {"schema": "opsim-trace-profile", **d, "fit": fit.to_dict() if fit else None}
+    total = d["records"]
+    kinds = table(
+        ["kind", "requests", "share", "bytes", "share of bytes"],
+        [
+            (
+                kind,
+                d[kind]["ios"],
+                _pct(d[kind]["ios"] / total),
+                fmt_bytes(d[kind]["bytes"]),
+                _pct(d[kind]["bytes"] / max(1, sum(d[k]["bytes"] for k in ("read", "write", "trim")))),
+            )
+            for kind in ("read", "write", "trim")
+        ],
+    )
+    med = d["update_distance_median_footprints"]
+    summary = kv_table(
+        [
+            ("file", d["path"]),
+            ("format", f"{d['format']} (compression: {d['compression']})"),
+            ("requests", f"{total:,}" + ("  (PARTIAL: interrupted)" if d["partial"] else "")),
+            ("duration", f"{d['duration_s']:.3f} s"),
+            ("span (from offset 0)", fmt_bytes(d["span_blocks"] * 4096)),
+            ("footprint touched", fmt_bytes(d["footprint_bytes"])),
+            ("footprint written", f"{fmt_bytes(d['write_footprint_bytes'])} ({d['written_blocks']:,} blocks of 4 KiB)"),
+            ("4 KiB block writes", f"{d['block_writes']:,}"),
+            ("overwrite ratio", _pct(d["overwrite_ratio"])),
+            ("sequential writes", _pct(d["sequential_share"])),
+            ("median update distance", "-" if med is None else f"{med:.3g} write footprints"),
+            ("bad lines skipped", d["skipped_bad_lines"]),
+        ]
+    )
+    curve = table(
+        ["hottest blocks", "share of writes"],
+        [(_pct(c["blocks"]), _pct(c["writes"])) for c in d["curve_at"]],
+        title="write-frequency curve",
+    )
+    dist = table(
+        ["update distance (block writes)", "in footprints", "overwrites", "share"],
+        [
+            (
+                f"{b['lo']:,}..{b['hi']:,}",
+                f"{b['lo_footprints']:.3g}..{b['hi_footprints']:.3g}",
+                b["count"],
+                _pct(b["count"] / max(1, d["overwrites"])),
+            )
+            for b in d["update_distance"]
+        ],
+        title="update distance",
+    )
+    sizes = table(
+        ["size up to", "reads", "writes", "trims"],
+        [(fmt_bytes(b["upto"]), b["read"], b["write"], b["trim"]) for b in d["size_mix"]],
+        title="size mix",
+    )
+    parts = [summary, kinds, curve, dist, sizes]
+    if fit is not None:
+        rows = [
+            (k + (" *" if k == fit.kind else ""), c["skew"], f"{100 * c['error']:.2f}", f"{c['domain_blocks']:,}")
+            for k, c in fit.candidates.items()
+        ]
+        parts.append(table(["model", "--skew", "error (points)", "domain (blocks)"], rows, title="fitted workload"))
+        wl = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in fit.workload.items())
+        parts.append(f"fit: --skew {fit.skew}  (error {100 * fit.error:.2f} points)\n[workload] {wl}")
+    if d["first_bad_line"]:
+        line, why = d["first_bad_line"]
+        parts.append(f"first bad line skipped: line {line}: {why}")
+    return Output(d, "\n\n".join(parts), exit_code=130 if d["partial"] else 0)
 
 
 def run_synth(args) -> Output:

@@ -5,15 +5,18 @@
 //! The rooms: `lex` (lines and fields, integers and times), `columns` (the column map of the
 //! `columns` format), `parse` (one line of each format), `detect` (the format from the first
 //! lines), `source` (where the bytes come from: files, pipes, memory, decompression), `reader`
-//! (the streaming [`Reader`]), `info` (the summary and footprint), `fio` (writing fio iologs), `synth` (synthetic traces
-//! of the core's own generators).
+//! (the streaming [`Reader`]), `info` (the summary and footprint), `fio` (writing fio iologs), `profile` (the write
+//! profile: frequency curve, update distances...) over `blocks` (sparse per-block state), `synth` (synthetic
+//! traces of the core's own generators).
 
+mod blocks;
 mod columns;
 mod detect;
 mod fio;
 mod info;
 mod lex;
 mod parse;
+mod profile;
 mod reader;
 mod source;
 mod synth;
@@ -23,6 +26,10 @@ pub use columns::MAX_COLUMNS;
 pub use fio::{convert_to_file, write_fio_iolog};
 pub use info::{info, summarise, KindStats, TraceInfo};
 pub use lex::MAX_LINE;
+pub use profile::{
+    curve, profile, profile_with, CurvePoint, DistanceBucket, ProfileOptions, Progress, SizeBucket, TraceProfile,
+    CURVE_AT, CURVE_POINTS, DEFAULT_MAX_MEMORY,
+};
 pub use reader::{empty_error, max_end, Reader};
 pub use synth::{synth_to_file, write_synth, SynthSpec, SYNTH_MAX_COUNT};
 
