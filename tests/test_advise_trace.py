@@ -10,6 +10,7 @@ import pytest
 
 from opsim import cli
 from opsim import trace as T
+from opsim.planner import advise as A
 
 PRESET = "micron-7450-pro-960gb"
 NATIVE_960 = 960_000_000_000
@@ -166,8 +167,8 @@ except ImportError:  # pragma: no cover - until the profile lands on this branch
 
 needs_profile = pytest.mark.skipif(not _HAS_PROFILE, reason="opsim.trace_profile (the fit) is not on this branch")
 
-#: the acceptance case's trace: hot-cold 20/80 over the whole native capacity, enough commands
-#: that each page of the advisor's scale model is written many times per pass
+#: the acceptance case's trace: hot-cold 20/80 over 64 GiB (the span stands for the user area),
+#: enough commands that each page of the 512-block scale model is written many times per pass
 HC_COUNT = 3_000_000
 MODEL = ("--model-blocks", "512")
 
@@ -175,7 +176,7 @@ MODEL = ("--model-blocks", "512")
 @pytest.fixture(scope="module")
 def hc_trace(tmp_path_factory):
     p = str(tmp_path_factory.mktemp("hc") / "hc2080.iolog")
-    T.synth(p, skew="hot-cold:20/80", span=NATIVE_960 // 4096 * 4096, count=HC_COUNT, interval_ns=0)
+    T.synth(p, skew="hot-cold:20/80", span=64 << 30, count=HC_COUNT, interval_ns=0)
     return p
 
 
@@ -222,7 +223,9 @@ def test_known_20_80_trace_advised_as_the_skew_is(hc_trace, capsys):
     _, t, _ = _once(capsys, *_advise_trace(hc_trace, *MODEL))
     code, s, _ = _once(capsys, "advise", "--preset", PRESET, "--skew", "hot-cold:20/80", "--min-dwpd", "3", *MODEL)
     assert code == 0
-    assert t["trace"]["fit"]["skew"] == "hot-cold:20/80"
+    fit = A.parse_skew(t["trace"]["fit"]["skew"])  # profiled back within 1 point
+    assert fit["hot_fraction"] == pytest.approx(0.2, abs=0.01)
+    assert fit["hot_write_fraction"] == pytest.approx(0.8, abs=0.01)
     assert t["recommendation"]["held_back"] == pytest.approx(s["recommendation"]["held_back"], abs=0.0051)
     # and the replay's WAF there is the generator's within 5%
     assert t["recommendation"]["figures"]["waf"] == pytest.approx(s["recommendation"]["figures"]["waf"], rel=0.05)
@@ -231,9 +234,30 @@ def test_known_20_80_trace_advised_as_the_skew_is(hc_trace, capsys):
 @needs_profile
 def test_screen_only_has_no_replay(tmp_path, capsys):
     p = str(tmp_path / "z.iolog")
-    T.synth(p, skew="zipf:0.9", span=NATIVE_960 // 4096 * 4096, count=50_000, interval_ns=0)
+    T.synth(p, skew="zipf:0.9", span=16 << 30, count=50_000, interval_ns=0)
     code, d, _ = run_json(capsys, *_advise_trace(p, "--no-simulate"))
     assert code in (0, 1)
     c = d["trace"]["comparison"]
     assert c["replay"]["advised_held_back"] is None and c["waf_at_advised"]["replay"] is None
     assert d["simulated"] == []
+
+
+# ------------------------------------------------------------------ remap = "scale-aligned"
+
+
+@pytest.mark.parametrize("remap,whole", [("scale", False), ("scale-aligned", True)])
+def test_scale_aligned_keeps_4k_writes_whole_units(tmp_path, remap, whole):
+    """A span that is not a power-of-two multiple of the drive: ``scale`` lands 4 KiB writes
+    between mapping units (each programs two), ``scale-aligned`` keeps each in one unit."""
+    import opsim
+
+    p = str(tmp_path / "w.iolog")
+    T.synth(p, skew="uniform", span=3 * (100 << 20), count=4000)  # 300 MiB onto 64 MiB
+    cfg = {
+        "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
+        "workload": {"type": "trace", "trace": {"path": p, "remap": remap}},
+        "run": {"precondition": "none", "warmup_drive_writes": 0, "measure_drive_writes": 0.05},
+    }
+    c = opsim.simulate(cfg).measure_counters
+    per_cmd = c["host_write_pages"] / c["host_write_cmds"]
+    assert per_cmd == pytest.approx(1.0) if whole else per_cmd > 1.5, per_cmd

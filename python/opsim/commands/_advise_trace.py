@@ -76,7 +76,12 @@ def lines(d: dict) -> list[str]:
     out = [
         f"Trace: {t['path']} ({t['format']}): {t['records']:,} requests, {t['write_ios']:,} writes, span "
         f"{t['span_bytes'] / 2**30:,.2f} GiB" + (f", write footprint {fp / 2**30:,.2f} GiB" if fp is not None else ""),
-        f"  fitted workload: {fit['skew']} (fit error {fit['error']:.3g})",
+        f"  fitted workload: {fit['skew']} (fit error {100 * fit['error']:.2f} points of the write share"
+        + (
+            f"; its domain is {100 * fit['workload']['span']:.3g}% of the span, the screen spreads it over every LBA)"
+            if fit["workload"].get("span", 1) < 0.999
+            else ")"
+        ),
     ]
     w = c["waf_at_advised"]
 

@@ -118,7 +118,9 @@ def advise(
         "screen": screen,
         "simulated": [sim.rows[i] for i in sorted(sim.rows)],
         "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
-        "interval": band.to_dict(conservative) if band is not None else {"from": None, "how": _no_band(drive, intervals)},
+        "interval": band.to_dict(conservative)
+        if band is not None
+        else {"from": None, "how": _no_band(drive, intervals)},
         "assumptions": [
             *notes(drive, wl, targets, model, confirm, confirm_note, screen, sim.latency_rate, step),
             band.note(conservative) if band is not None else f"no intervals: {_no_band(drive, intervals)}",

@@ -224,7 +224,7 @@ def advise_trace(drive: Drive, targets, src: TraceSource, *, write_rate=None, **
     d["workload"]["description"] = f"{src.path}: fitted {src.fit['skew']}; " + d["workload"]["description"]
     d["assumptions"].append(
         f"trace {src.path}: the screen uses its fitted workload ({src.fit['skew']}, fit error "
-        f"{src.fit['error']:.3g}), the simulator replays the trace itself: {d['trace']['rule']}"
-        + "".join(f"; {n}" for n in notes)
+        f"{100 * src.fit['error']:.2f} points of the write share, spread over every LBA), the simulator replays "
+        f"the trace itself: {d['trace']['rule']}" + "".join(f"; {n}" for n in notes)
     )
     return d
