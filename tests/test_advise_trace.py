@@ -151,6 +151,13 @@ def test_trace_refuses_a_second_workload(tmp_path, capsys, extra, option):
     assert code == 2 and option in err, err
 
 
+@pytest.mark.parametrize("extra,option", [(["--device", "0"], "--device"), (["--max-memory", "1GiB"], "--max-memory")])
+def test_trace_options_without_a_trace_exit_2(capsys, extra, option):
+    code = main(["advise", "--preset", PRESET, "--min-dwpd", "3", "--no-simulate", *extra])
+    _, err = capsys.readouterr()
+    assert code == 2 and option in err and "--trace" in err, err
+
+
 def test_missing_trace_exit_2(tmp_path, capsys):
     code = main(_advise_trace(tmp_path / "nope.csv"))
     _, err = capsys.readouterr()

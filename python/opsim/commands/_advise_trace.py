@@ -28,6 +28,11 @@ def add_options(p) -> None:
         help="a block trace (MSR, SPC, blkparse, fio iolog, ...; plain, .gz or .zst): advise the OP it needs",
     )
     add_reader_options(g)
+    g.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="cap of the trace profile's per-block state (default 2GiB; `opsim trace profile --max-memory`)",
+    )
 
 
 def check(args) -> None:
@@ -35,6 +40,22 @@ def check(args) -> None:
     from ..planner.advise import _bad
 
     if args.trace is None:
+        given = [
+            opt
+            for opt, v in (
+                ("format", args.format != "auto"),
+                ("device", args.device is not None),
+                ("skip_bad", args.skip_bad),
+                ("columns", args.columns is not None),
+                ("delimiter", args.delimiter is not None),
+                ("skip_lines", args.skip_lines is not None),
+                ("action", args.action is not None),
+                ("max_memory", args.max_memory is not None),
+            )
+            if v
+        ]
+        if given:
+            raise _bad(given[0], "reads a trace: give --trace FILE")
         return
     for attr, opt in _SHAPE_OPTIONS:
         if getattr(args, attr, None) is not None:
@@ -52,7 +73,7 @@ def run(args, drive, targets, step, max_held_back, write_rate, progress) -> dict
     from ..planner.advise.trace import advise_trace, load_trace
     from .trace import reader_opts
 
-    src = load_trace(args.trace, reader_opts(args), drive)
+    src = load_trace(args.trace, reader_opts(args), drive, args.max_memory)
     return advise_trace(
         drive,
         targets,

@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 from .._output import markdown_table
+from ..units import fmt_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PUBLIC = os.path.join(ROOT, "tests", "fixtures", "traces", "public")
@@ -95,9 +96,9 @@ def run(model_blocks: int = MODEL_BLOCKS, only: str | None = None) -> list[dict]
             if only and only not in name:
                 continue
             p = os.path.join(tmp, skew.replace(":", "_").replace("/", "_") + ".iolog")
-            span = 960_000_000_000 // 4096 * 4096  # the drive's native capacity
+            span = 64 << 30  # the span stands for the user area
             T.synth(p, skew=skew, span=span, count=count, interval_ns=0)
-            shape = f"known skew {skew}, 4 KiB random writes over the whole drive"
+            shape = f"known skew {skew}, 4 KiB random writes over 64 GiB"
             rows.append(
                 row(name, shape, f"opsim trace synth --skew {skew} --count {count:,}", advise_one(p, {}, model_blocks))
             )
@@ -111,8 +112,8 @@ def markdown(rows: list[dict]) -> str:
     def f3(x):
         return "-" if x is None else f"{x:.3f}"
 
-    def gib(x):
-        return "-" if x is None else f"{x / 2**30:,.2f} GiB"
+    def size(x):
+        return "-" if x is None else fmt_bytes(x)
 
     return markdown_table(
         [
@@ -132,8 +133,8 @@ def markdown(rows: list[dict]) -> str:
             [
                 r["trace"],
                 f"{r['records']:,} ({r['writes']:,})",
-                f"{gib(r['span_bytes'])} / {gib(r['write_footprint_bytes'])}",
-                f"{r['fit']} (error {r['fit_error']:.3g})",
+                f"{size(r['span_bytes'])} / {size(r['write_footprint_bytes'])}",
+                f"{r['fit']} (error {100 * r['fit_error']:.2f} pt)",
                 pct(r["screen_held_back"]),
                 f3(r["screen_waf"]),
                 pct(r["replay_held_back"]),

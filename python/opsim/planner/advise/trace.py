@@ -80,9 +80,9 @@ class TraceSource:
         }
 
 
-def load_trace(path, opts: dict, drive: Drive) -> TraceSource:
+def load_trace(path, opts: dict, drive: Drive, max_memory=None) -> TraceSource:
     """Read, check and fit the trace (every refusal names the file and, where there is one,
-    the line)."""
+    the line); ``max_memory`` caps the profile's per-block state (its default: 2 GiB)."""
     from ... import trace
 
     opts = {k: v for k, v in opts.items() if v is not None}
@@ -103,15 +103,19 @@ def load_trace(path, opts: dict, drive: Drive) -> TraceSource:
             "(--device) or advise a larger drive",
             key=key,
         )
-    return TraceSource(str(path), opts, info, fit_trace(path, opts))
+    return TraceSource(str(path), opts, info, fit_trace(path, opts, max_memory))
 
 
-def fit_trace(path, opts: dict) -> dict:
+def fit_trace(path, opts: dict, max_memory=None) -> dict:
     """The trace's fitted workload (:mod:`opsim.trace_profile`): ``skew`` in ``--skew``
-    notation, ``error``, ``workload`` (the ``[workload]`` table)."""
+    notation, ``error``, ``workload`` (the ``[workload]`` table).  A profile cut short by
+    Ctrl-C is not advised on: the interrupt goes on (exit 130)."""
     from ... import trace_profile
 
-    f = trace_profile.fit(trace_profile.profile(path, **opts))
+    p = trace_profile.profile(path, max_memory=max_memory, **opts)
+    if getattr(p, "partial", False):
+        raise KeyboardInterrupt
+    f = trace_profile.fit(p)
     return {"skew": f.skew, "error": f.error, "workload": dict(f.workload)}
 
 
