@@ -526,8 +526,8 @@ fn trace_synth(
 ) -> PyResult<u64> {
     guarded(py, move |intr| {
         let workload = from_json("workload", &workload)?;
-        let spec = opsim_core::trace::SynthSpec { workload, span, count, seed, interval_ns, interrupt: intr };
-        opsim_core::trace::synth_to_file(&spec, &out, &target)
+        let spec = opsim_core::workload::synth::SynthSpec { workload, span, count, seed, interval_ns, interrupt: intr };
+        opsim_core::workload::synth::synth_to_file(&spec, &out, &target)
     })
 }
 

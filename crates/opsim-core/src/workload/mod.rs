@@ -10,6 +10,7 @@ pub use crate::op::{Op, OpKind};
 use crate::rng::Rng;
 use crate::trace::{self, Remap, TraceConfig};
 
+pub mod synth;
 pub mod tenants;
 pub mod zoned;
 

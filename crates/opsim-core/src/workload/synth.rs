@@ -1,17 +1,17 @@
 //! Synthetic traces: `count` commands of one of the core's own workload generators (uniform,
 //! hot-cold, zipf, sequential, JESD219) over a span, written as a fio iolog v3 by the iolog
-//! writer of `trace convert` ([`super::fio`]).  A trace made this way has a known skew: the
+//! writer of `trace convert` (`trace::fio`).  It lives here, not in `trace`, because `workload`
+//! already uses `trace` (the core's modules form no cycle).  A trace made this way has a known skew: the
 //! tests and the validation of `opsim advise --trace` replay it against the generator itself.
 //!
 //! The generator is the simulator's ([`crate::workload::build`]) over a drive of `span`
 //! bytes in 512-byte sectors and 4 KiB pages, seeded with `seed`: the same seed and settings
 //! give the same file, byte for byte.
 
-use super::fio::{check_iolog_args, write_records};
-use super::Record;
 use crate::config::{WorkloadConfig, WorkloadType};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+use crate::trace::{check_iolog_args, write_records, Record};
 use std::io::Write;
 
 /// The sector and page the generator works in (the offsets written are bytes).
@@ -64,7 +64,7 @@ pub fn write_synth(spec: &SynthSpec, out: &mut dyn Write, target: &str) -> Resul
     check(spec)?;
     check_iolog_args(3, target)?;
     let w = &spec.workload;
-    let mut wl = crate::workload::build(w, w.kind, spec.span / SYNTH_SECTOR, SYNTH_SECTOR, SYNTH_PAGE, 1, None)?;
+    let mut wl = super::build(w, w.kind, spec.span / SYNTH_SECTOR, SYNTH_SECTOR, SYNTH_PAGE, 1, None)?;
     let unit = if wl.pages { SYNTH_PAGE } else { SYNTH_SECTOR };
     let mut rng = Rng::new(spec.seed);
     let mut i = 0u64;
@@ -99,7 +99,24 @@ pub fn synth_to_file(spec: &SynthSpec, out_path: &str, target: &str) -> Result<u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{testing, TraceConfig};
+    use crate::trace::{Reader, TraceConfig};
+
+    fn write_tmp(name: &str, body: &[u8]) -> String {
+        let dir = std::env::temp_dir().join(format!("opsim-synth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    fn all_records(cfg: &TraceConfig) -> Result<Vec<Record>> {
+        let mut r = Reader::open(cfg)?;
+        let mut v = Vec::new();
+        while let Some(x) = r.next_record()? {
+            v.push(x);
+        }
+        Ok(v)
+    }
 
     fn spec(doc: &str, span: u64, count: u64) -> SynthSpec {
         let workload: WorkloadConfig = serde_json::from_str(doc).unwrap();
@@ -111,8 +128,8 @@ mod tests {
         let s = spec(r#"{"type":"hot-cold","hot_fraction":0.2,"hot_write_fraction":0.8}"#, 64 << 20, 20_000);
         let mut buf = Vec::new();
         assert_eq!(write_synth(&s, &mut buf, "/dev/x").unwrap(), 20_000);
-        let p = testing::write_tmp("synth_hc.iolog", &buf);
-        let recs = testing::all(&TraceConfig::new(&p)).unwrap();
+        let p = write_tmp("synth_hc.iolog", &buf);
+        let recs = all_records(&TraceConfig::new(&p)).unwrap();
         assert_eq!(recs.len(), 20_000);
         let hot = recs.iter().filter(|r| r.offset < (64 << 20) / 5).count() as f64 / 20_000.0;
         assert!((hot - 0.8).abs() < 0.02, "hot share {hot}");
