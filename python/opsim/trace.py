@@ -106,8 +106,11 @@ def synth(
     from .planner.advise import Workload, parse_skew
     from .sim import _core
 
-    wl = Workload(read_fraction=float(read_fraction), block_size=_args.uint("block_size", block_size))
-    name = str(skew).strip().lower()
+    rf = _args.number("read_fraction", read_fraction)
+    if not 0 <= rf < 1:
+        raise InputError(f"read_fraction: {rf} is outside [0, 1)", key="read_fraction")
+    wl = Workload(read_fraction=rf, block_size=_args.uint("block_size", block_size))
+    name = _args.text("skew", skew).strip().lower()
     if name in ("sequential", "jesd219"):
         doc: dict = {"type": name, "read_fraction": wl.read_fraction}
         if name == "sequential":
