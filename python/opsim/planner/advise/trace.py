@@ -108,7 +108,8 @@ def load_trace(path, opts: dict, drive: Drive, max_memory=None) -> TraceSource:
 
 def fit_trace(path, opts: dict, max_memory=None) -> dict:
     """The trace's fitted workload (:mod:`opsim.trace_profile`): ``skew`` in ``--skew``
-    notation, ``error``, ``workload`` (the ``[workload]`` table).  A profile cut short by
+    notation, ``error``, ``workload`` (the ``[workload]`` table), ``write_size`` (the upper
+    bound of the profile's size bucket holding the most writes).  A profile cut short by
     Ctrl-C is not advised on: the interrupt goes on (exit 130)."""
     from ... import trace_profile
 
@@ -116,22 +117,23 @@ def fit_trace(path, opts: dict, max_memory=None) -> dict:
     if getattr(p, "partial", False):
         raise KeyboardInterrupt
     f = trace_profile.fit(p)
-    return {"skew": f.skew, "error": f.error, "workload": dict(f.workload)}
+    mix = [b for b in p.data.get("size_mix", []) if b["write"] > 0]
+    size = max(mix, key=lambda b: b["write"])["upto"] if mix else None
+    return {"skew": f.skew, "error": f.error, "workload": dict(f.workload), "write_size": size}
 
 
 def fitted_workload(src: TraceSource, write_rate: int | None = None) -> Workload:
     """The workload the screen plans for: the fit's skew, the trace's read share (reads over
-    reads and writes) and its most frequent write size (4 KiB when that is not a whole number
-    of 512-byte sectors)."""
+    reads and writes) and its most frequent write size: the upper bound of the profile's size
+    bucket holding the most writes (sizes in (b/2, b]; 4 KiB when none is a whole number of
+    512-byte sectors)."""
     i = src.info
     rw = i["read"]["ios"] + i["write"]["ios"]
     wl = Workload(read_fraction=i["read"]["ios"] / rw if rw else 0.0)
     for k, v in parse_skew(src.fit["skew"]).items():
         setattr(wl, k, v)
-    bs = src.fit["workload"].get("request_size")
-    if not isinstance(bs, int) or bs <= 0 or bs % 512:
-        bs = next((s for s, _ in i["top_sizes"] if s > 0 and s % 512 == 0), 4096)
-    wl.block_size = int(bs)
+    bs = src.fit.get("write_size")
+    wl.block_size = int(bs) if isinstance(bs, int) and bs > 0 and bs % 512 == 0 else 4096
     wl.write_rate = write_rate
     return wl
 
