@@ -156,10 +156,10 @@ def test_bad_traces_exit_2_naming_the_line(tmp_path):
 
 def test_memory_cap_refuses_with_advice(tmp_path):
     path = write_msr(tmp_path / "far.csv", [("Write", 0, K), ("Write", 1 << 40, K)])
-    r = run("trace", "profile", path, "--max-memory", "300KiB")
+    r = run("trace", "profile", path, "--max-memory", "3MiB")
     assert r.returncode == 2 and "--max-memory" in r.stderr and "far.csv:2" in r.stderr, r.stderr
     with pytest.raises(ConfigError) as e:
-        tp.profile(path, max_memory="300KiB")
+        tp.profile(path, max_memory="3MiB")
     assert e.value.key == "max_memory"
     assert tp.profile(path).written_blocks == 2
 
@@ -186,3 +186,35 @@ def test_ctrl_c_keeps_what_was_counted(tmp_path):
     assert p.returncode == 130, err
     d = json.loads(out)
     assert d["partial"] and d["records"] == 5000 and d["written_blocks"] == 977
+
+
+# ---------------------------------------------------------------- plot kind and report section
+
+
+def test_write_curve_plot_and_report_section(tmp_path):
+    from opsim.report.sections import trace_profile_section
+
+    rng = np.random.default_rng(9)
+    hot = rng.random(50_000) < 0.9
+    blocks = np.where(hot, rng.integers(0, 400, 50_000), rng.integers(400, 4000, 50_000))
+    path = write_iolog(tmp_path / "hc.iolog", blocks)
+    r = run("trace", "profile", path, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    prof = tmp_path / "p.json"
+    prof.write_text(r.stdout)
+    png = tmp_path / "c.png"
+    r = run("plot", "write-curve", str(prof), "-o", str(png), "--json")
+    assert r.returncode == 0, r.stderr
+    axes = json.loads(r.stdout)["axes"][0]
+    assert axes["xscale"] == "log" and png.stat().st_size > 0
+    (s,) = axes["series"]
+    # what is drawn is the profile's curve; the fit's expected curve is drawn too
+    assert s["y"][-1] == pytest.approx(1.0) and axes["models"][0]["skew"] == doc["fit"]["skew"]
+    # a simulation result is not a trace profile: exit 2 naming the file
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"op": 1}')
+    r = run("plot", "write-curve", str(bad), "-o", str(png))
+    assert r.returncode == 2 and "not a trace profile" in r.stderr, r.stderr
+    html = "".join(trace_profile_section([doc]))
+    assert "Trace profiles" in html and doc["fit"]["skew"] in html and "hc.iolog" in html
