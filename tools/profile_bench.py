@@ -5,7 +5,9 @@
 writes (once; kept when it exists with the same size) an MSR Cambridge CSV of ``--records``
 requests: 4 KiB writes (a fifth of them reads) over a ``--span`` of offsets, 80% of the
 writes to a hot fifth of it (hot-cold 20/80), then profiles it once (the core's pass, no
-fit) and prints records per wall second, the load average and the machine as JSON.
+fit) and prints records per wall second and per CPU second (the process's user + system
+time: what the pass costs when other jobs share the cores), the load average and the
+machine as JSON.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import time
 
 import numpy as np
@@ -60,13 +63,18 @@ def main() -> None:
         made = True
         print(f"wrote {args.trace} in {time.perf_counter() - t:.0f} s", flush=True)
     load_before = os.getloadavg()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
     p = trace_profile.profile(args.trace, format="msr")
     wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     out = {
         "records": p.records,
         "wall_s": wall,
         "records_per_s": p.records / wall,
+        "cpu_s": cpu,
+        "records_per_cpu_s": p.records / cpu,
         "bytes": os.path.getsize(args.trace),
         "written_blocks": p.written_blocks,
         "memory_bytes": p.data["memory_bytes"],
