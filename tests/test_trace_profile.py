@@ -218,3 +218,22 @@ def test_write_curve_plot_and_report_section(tmp_path):
     assert r.returncode == 2 and "not a trace profile" in r.stderr, r.stderr
     html = "".join(trace_profile_section([doc]))
     assert "Trace profiles" in html and doc["fit"]["skew"] in html and "hc.iolog" in html
+
+
+def test_report_with_a_trace_profile(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
+        "[run]\nwarmup_drive_writes = 0.5\nmeasure_drive_writes = 0.5\n"
+    )
+    res = tmp_path / "r.json"
+    assert run("simulate", str(cfg), "--json-file", str(res)).returncode == 0
+    rng = np.random.default_rng(4)
+    r = run("trace", "profile", write_iolog(tmp_path / "u.iolog", rng.integers(0, 2048, 20_000)), "--json")
+    prof = tmp_path / "p.json"
+    prof.write_text(r.stdout)
+    html = tmp_path / "r.html"
+    r = run("report", str(res), "--trace-profile", str(prof), "-o", str(html))
+    assert r.returncode == 0, r.stderr
+    page = html.read_text()
+    assert "Trace profiles" in page and "u.iolog" in page and "uniform" in page

@@ -56,7 +56,7 @@ def run(args) -> Output:
     from .. import report, results
     from .plot import labels_from
 
-    check_writable_file(args.output, key="--output", inputs=args.results)
+    check_writable_file(args.output, key="--output", inputs=[*args.results, *args.trace_profile])
     docs = [results.load(p) for p in args.results]
     from ..trace_profile import load_doc
 
