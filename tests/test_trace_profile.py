@@ -237,3 +237,25 @@ def test_report_with_a_trace_profile(tmp_path):
     assert r.returncode == 0, r.stderr
     page = html.read_text()
     assert "Trace profiles" in page and "u.iolog" in page and "uniform" in page
+
+
+def test_the_fitted_workload_simulates_like_the_trace_replayed(tmp_path):
+    # the fit's [workload] (span included) is what `opsim simulate` takes, and on a drive of
+    # the trace's span it gives the WAF of the trace itself replayed there (remap = "scale")
+    import opsim
+
+    rng = np.random.default_rng(1)
+    m, n = 16384, 200_000
+    hot = rng.random(n) < 0.8
+    path = write_iolog(tmp_path / "hc.iolog", np.where(hot, rng.integers(0, m // 5, n), rng.integers(m // 5, m, n)))
+    f = tp.fit(tp.profile(path))
+    assert f.kind == "hot-cold"
+    base = {
+        "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
+        "run": {"warmup_drive_writes": 1, "measure_drive_writes": 1},
+    }
+    synthetic = opsim.simulate(base | {"workload": f.workload}).waf
+    replay = opsim.simulate(
+        base | {"workload": {"type": "trace", "trace": {"path": path, "remap": "scale", "repeat": True}}}
+    ).waf
+    assert synthetic == pytest.approx(replay, rel=0.03)
