@@ -429,6 +429,22 @@ mod tests {
     }
 
     #[test]
+    fn counts_past_24_bits_are_exact() {
+        let mut w = WriteState::default();
+        let mut b = budget(1 << 30);
+        let (mut idx, mut t) = (0u64, WriteTally::default());
+        let at = String::new;
+        let n = COUNT_MAX + 5;
+        for _ in 0..n {
+            w.write(7, 7, &mut idx, &mut t, &mut b, &at).unwrap();
+        }
+        w.write(8, 8, &mut idx, &mut t, &mut b, &at).unwrap();
+        let counts: Vec<u64> = w.counts(&w.chunks[0]).take(9).collect();
+        assert_eq!(&counts[6..], &[0, n, 1]);
+        assert_eq!((t.overwrites, t.distance[0]), (n - 1, n - 1), "every rewrite at distance 1");
+    }
+
+    #[test]
     fn touched_bits() {
         let mut t = Touched::default();
         let mut b = budget(1 << 30);
