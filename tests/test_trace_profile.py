@@ -156,10 +156,10 @@ def test_bad_traces_exit_2_naming_the_line(tmp_path):
 
 def test_memory_cap_refuses_with_advice(tmp_path):
     path = write_msr(tmp_path / "far.csv", [("Write", 0, K), ("Write", 1 << 40, K)])
-    r = run("trace", "profile", path, "--max-memory", "300KiB")
+    r = run("trace", "profile", path, "--max-memory", "3MiB")
     assert r.returncode == 2 and "--max-memory" in r.stderr and "far.csv:2" in r.stderr, r.stderr
     with pytest.raises(ConfigError) as e:
-        tp.profile(path, max_memory="300KiB")
+        tp.profile(path, max_memory="3MiB")
     assert e.value.key == "max_memory"
     assert tp.profile(path).written_blocks == 2
 
@@ -186,3 +186,76 @@ def test_ctrl_c_keeps_what_was_counted(tmp_path):
     assert p.returncode == 130, err
     d = json.loads(out)
     assert d["partial"] and d["records"] == 5000 and d["written_blocks"] == 977
+
+
+# ---------------------------------------------------------------- plot kind and report section
+
+
+def test_write_curve_plot_and_report_section(tmp_path):
+    from opsim.report.sections import trace_profile_section
+
+    rng = np.random.default_rng(9)
+    hot = rng.random(50_000) < 0.9
+    blocks = np.where(hot, rng.integers(0, 400, 50_000), rng.integers(400, 4000, 50_000))
+    path = write_iolog(tmp_path / "hc.iolog", blocks)
+    r = run("trace", "profile", path, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    prof = tmp_path / "p.json"
+    prof.write_text(r.stdout)
+    png = tmp_path / "c.png"
+    r = run("plot", "write-curve", str(prof), "-o", str(png), "--json")
+    assert r.returncode == 0, r.stderr
+    axes = json.loads(r.stdout)["axes"][0]
+    assert axes["xscale"] == "log" and png.stat().st_size > 0
+    (s,) = axes["series"]
+    # what is drawn is the profile's curve; the fit's expected curve is drawn too
+    assert s["y"][-1] == pytest.approx(1.0) and axes["models"][0]["skew"] == doc["fit"]["skew"]
+    # a simulation result is not a trace profile: exit 2 naming the file
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"op": 1}')
+    r = run("plot", "write-curve", str(bad), "-o", str(png))
+    assert r.returncode == 2 and "not a trace profile" in r.stderr, r.stderr
+    html = "".join(trace_profile_section([doc]))
+    assert "Trace profiles" in html and doc["fit"]["skew"] in html and "hc.iolog" in html
+
+
+def test_report_with_a_trace_profile(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[drive]\nuser_capacity = "64MiB"\nop = 0.28\npages_per_block = 64\n'
+        "[run]\nwarmup_drive_writes = 0.5\nmeasure_drive_writes = 0.5\n"
+    )
+    res = tmp_path / "r.json"
+    assert run("simulate", str(cfg), "--json-file", str(res)).returncode == 0
+    rng = np.random.default_rng(4)
+    r = run("trace", "profile", write_iolog(tmp_path / "u.iolog", rng.integers(0, 2048, 20_000)), "--json")
+    prof = tmp_path / "p.json"
+    prof.write_text(r.stdout)
+    html = tmp_path / "r.html"
+    r = run("report", str(res), "--trace-profile", str(prof), "-o", str(html))
+    assert r.returncode == 0, r.stderr
+    page = html.read_text()
+    assert "Trace profiles" in page and "u.iolog" in page and "uniform" in page
+
+
+def test_the_fitted_workload_simulates_like_the_trace_replayed(tmp_path):
+    # the fit's [workload] (span included) is what `opsim simulate` takes, and on a drive of
+    # the trace's span it gives the WAF of the trace itself replayed there (remap = "scale")
+    import opsim
+
+    rng = np.random.default_rng(1)
+    m, n = 16384, 200_000
+    hot = rng.random(n) < 0.8
+    path = write_iolog(tmp_path / "hc.iolog", np.where(hot, rng.integers(0, m // 5, n), rng.integers(m // 5, m, n)))
+    f = tp.fit(tp.profile(path))
+    assert f.kind == "hot-cold"
+    base = {
+        "drive": {"user_capacity": "64MiB", "op": 0.28, "pages_per_block": 64},
+        "run": {"warmup_drive_writes": 1, "measure_drive_writes": 1},
+    }
+    synthetic = opsim.simulate(base | {"workload": f.workload}).waf
+    replay = opsim.simulate(
+        base | {"workload": {"type": "trace", "trace": {"path": path, "remap": "scale", "repeat": True}}}
+    ).waf
+    assert synthetic == pytest.approx(replay, rel=0.03)

@@ -36,7 +36,7 @@ def register(sub, common):
     pr.add_argument(
         "--max-memory",
         metavar="SIZE",
-        help="cap of the per-block state (default 2GiB: 12 bytes per 4 KiB block in the 64 MiB chunks written)",
+        help="cap of the per-block state (default 2GiB: 8 bytes per 4 KiB block in the 1 GiB chunks written)",
     )
     pr.add_argument("--no-fit", action="store_true", help="profile only, no fitted workload")
     pr.set_defaults(func=run_profile)
@@ -246,7 +246,7 @@ def run_profile(args) -> Output:
         done()
     d = dict(p.data)
     fit = None if args.no_fit else trace_profile.fit(p)
-    d = {"schema": "opsim-trace-profile", **d, "fit": fit.to_dict() if fit else None}
+    d = {"schema": trace_profile.SCHEMA, **d, "fit": fit.to_dict() if fit else None}
     total = d["records"]
     kinds = table(
         ["kind", "requests", "share", "bytes", "share of bytes"],

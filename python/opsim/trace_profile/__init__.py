@@ -14,6 +14,6 @@ hot-cold and zipf workloads to its write counts, correcting for the finite numbe
 from __future__ import annotations
 
 from .fit import WorkloadFit, fit
-from .profile import TraceProfile, profile
+from .profile import SCHEMA, TraceProfile, check_doc, load_doc, profile
 
-__all__ = ["TraceProfile", "WorkloadFit", "fit", "profile"]
+__all__ = ["SCHEMA", "TraceProfile", "WorkloadFit", "check_doc", "fit", "load_doc", "profile"]

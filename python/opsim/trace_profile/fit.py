@@ -61,6 +61,9 @@ class WorkloadFit:
     error: float
     domain_blocks: int
     candidates: dict = field(default_factory=dict)
+    #: the curve the fit is expected to produce for the trace's writes: (share of written
+    #: blocks, share of writes) at the count buckets' edges, hottest first
+    curve: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -70,6 +73,7 @@ class WorkloadFit:
             "error": self.error,
             "domain_blocks": self.domain_blocks,
             "candidates": self.candidates,
+            "curve": self.curve,
         }
 
 
@@ -259,7 +263,10 @@ def _fit_kinds(p: TraceProfile) -> dict:
         "exp": _expected(*_zipf_classes(s, round(m), n), lows),
     }
     for v in out.values():
-        v["error"] = curve_error(obs, v.pop("exp"))
+        exp = v.pop("exp")
+        v["error"] = curve_error(obs, exp)
+        x, y = _curve(*exp)
+        v["curve"] = [(float(a), float(b)) for a, b in zip(x, y)]
     return out
 
 
@@ -297,6 +304,7 @@ def fit(profile: TraceProfile) -> WorkloadFit:
         workload=workload,
         error=c["error"],
         domain_blocks=round(c["domain_blocks"]),
+        curve=c["curve"],
         candidates={
             k: {
                 "skew": skew_notation(k, v["params"]),

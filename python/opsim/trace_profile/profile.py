@@ -51,6 +51,30 @@ class TraceProfile:
         )
 
 
+#: the ``schema`` of ``opsim trace profile --json``
+SCHEMA = "opsim-trace-profile"
+
+
+def check_doc(doc, name: str = "profile") -> dict:
+    """``doc`` if it is ``opsim trace profile --json`` output; else InputError naming ``name``."""
+    from ..errors import InputError
+
+    if not (isinstance(doc, dict) and doc.get("schema") == SCHEMA and isinstance(doc.get("curve"), list)):
+        raise InputError(f"{name}: not a trace profile (expected `opsim trace profile --json` output)", key="profile")
+    return doc
+
+
+def load_doc(path) -> dict:
+    """Read and check a saved trace profile (exit code 2 on any problem, naming the file)."""
+    import os
+
+    from .. import userfile
+
+    path = os.fspath(path)
+    text = userfile.read_text(path, what="trace profile", cap=64 << 20, key="profile")
+    return check_doc(userfile.loads_json(text, source=path, key="profile"), path)
+
+
 def profile(
     path,
     *,
@@ -62,7 +86,7 @@ def profile(
 
     ``reader_opts`` are the ``[workload.trace]`` options (format, device, skip_bad, columns,
     delimiter, skip_lines, action).  ``max_memory`` caps the per-block state (bytes or a size
-    such as ``"8GiB"``; default 2 GiB: 12 bytes per 4 KiB block in the 64 MiB chunks the trace
+    such as ``"8GiB"``; default 2 GiB: 8 bytes per 4 KiB block in the 1 GiB chunks the trace
     writes); past it the pass stops with a ConfigError naming ``max_memory``.  ``progress`` is
     called about once a second with (records, lines, seconds).  Ctrl-C ends the pass and
     returns what was counted, with ``partial`` set."""

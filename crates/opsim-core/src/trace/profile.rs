@@ -2,25 +2,28 @@
 //! count and the index of its last write ([`super::blocks`]), from which come the
 //! write-frequency curve, the footprints, the overwrite ratio and the update distances; per
 //! request, the read/write/trim split, the size mix and the sequential share.  Memory is the
-//! per-block state (12 bytes per block of the chunks the trace writes) under a cap; Ctrl-C
+//! per-block state (8 bytes per block of the chunks the trace writes) under a cap; Ctrl-C
 //! (the trace config's interrupt) ends the pass with what was counted, marked `partial`.
 //!
 //! Units: a *write* here is a 4 KiB block written (a 64 KiB request is 16 writes), so shares
 //! of writes are shares of the bytes written at 4 KiB granularity.
 
-use super::blocks::{Budget, Touched, WriteState, WriteTally};
-use super::{empty_error, trace_err, KindStats, Reader, TraceConfig};
+use super::blocks::{Budget, Touched, WriteState, WriteTally, CHUNK_BLOCKS, MAX_BLOCK_WRITES};
+use super::{empty_error, trace_err, KindStats, Reader, Record, TraceConfig};
 use crate::error::{ErrorKind, Result};
 use crate::op::OpKind;
 use serde::Serialize;
 use std::time::Instant;
 
-/// The default cap of the per-block state: 2 GiB covers about 170 GiB of written offsets.
+/// The default cap of the per-block state: 2 GiB covers 1 TiB of offsets written densely
+/// (8 bytes per 4 KiB block of each 1 GiB chunk of offsets a write falls in).
 pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 /// Points of the sampled write-frequency curve (besides its exact points at [`CURVE_AT`]).
 pub const CURVE_POINTS: usize = 1000;
 /// The shares of the written blocks (hottest first) at which the curve is given exactly.
 pub const CURVE_AT: [f64; 5] = [0.01, 0.05, 0.10, 0.20, 0.50];
+/// Requests parsed ahead of their processing (their block state prefetched).
+const BATCH: usize = 32;
 /// Streams told apart for the sequential share (handles above share the last one).
 const STREAMS: usize = 65;
 
@@ -139,49 +142,73 @@ pub fn profile_with(mut r: Reader, opts: &ProfileOptions, progress: &mut dyn FnM
     let mut sizes = [[0u64; 3]; 65];
     let mut stream_end = [u64::MAX; STREAMS];
     let (mut lo, mut hi, mut last_t, mut index, mut seq) = (u64::MAX, 0u64, 0u64, 0u64, 0u64);
+    let mut reported = 0u64;
     let start = Instant::now();
     let mut next_report = 1.0;
     let mut partial = false;
-    loop {
-        let x = match r.next_record() {
-            Ok(Some(x)) => x,
-            Ok(None) => break,
-            Err(e) if e.kind == ErrorKind::Interrupted => {
-                partial = true;
-                break;
+    let mut ended = false;
+    // Requests are taken BATCH at a time, each write's block state prefetched as it is
+    // parsed, so the random accesses of a large footprint overlap the parsing.
+    let mut batch: Vec<(Record, u64)> = Vec::with_capacity(BATCH);
+    let path = r.path().to_owned();
+    while !(ended || partial) {
+        batch.clear();
+        while batch.len() < BATCH {
+            match r.next_record() {
+                Ok(Some(x)) => {
+                    if x.kind == OpKind::Write {
+                        state.prefetch(x.offset / 4096);
+                    } else {
+                        touched.prefetch(x.offset / 4096);
+                    }
+                    batch.push((x, r.line));
+                }
+                Ok(None) => {
+                    ended = true;
+                    break;
+                }
+                Err(e) if e.kind == ErrorKind::Interrupted => {
+                    partial = true;
+                    break;
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
-        };
-        if r.records & 0xffff == 0 {
+        }
+        for &(x, line) in batch.iter() {
+            let k = match x.kind {
+                OpKind::Read => 0,
+                OpKind::Write => 1,
+                OpKind::Trim => 2,
+            };
+            kinds[k].ios += 1;
+            kinds[k].bytes = kinds[k].bytes.saturating_add(x.len);
+            // ceil(log2(len)): bucket b holds (2^(b-1), 2^b]
+            sizes[64 - (x.len - 1).leading_zeros() as usize][k] += 1;
+            let end = x.offset + x.len;
+            lo = lo.min(x.offset);
+            hi = hi.max(end);
+            last_t = last_t.max(x.t_ns);
+            let (a, b) = (x.offset / 4096, (end - 1) / 4096);
+            let at = || format!("{path}:{line}");
+            if x.kind == OpKind::Write {
+                let s = &mut stream_end[(x.stream as usize).min(STREAMS - 1)];
+                seq += (*s == x.offset) as u64;
+                *s = end;
+                if index + (b - a + 1) > MAX_BLOCK_WRITES {
+                    return Err(trace_err(&path, line, "writes more than 2^40 blocks of 4 KiB: profile part of it"));
+                }
+                state.write(a, b, &mut index, &mut tally, &mut budget, &at)?;
+            } else {
+                touched.set_range(a, b, &mut budget, &at)?;
+            }
+        }
+        if r.records & !(BATCH as u64 * 1024 - 1) != reported {
+            reported = r.records & !(BATCH as u64 * 1024 - 1);
             let elapsed_s = start.elapsed().as_secs_f64();
             if elapsed_s >= next_report {
                 next_report = elapsed_s + 1.0;
                 progress(Progress { records: r.records, lines: r.line, elapsed_s });
             }
-        }
-        let k = match x.kind {
-            OpKind::Read => 0,
-            OpKind::Write => 1,
-            OpKind::Trim => 2,
-        };
-        kinds[k].ios += 1;
-        kinds[k].bytes = kinds[k].bytes.saturating_add(x.len);
-        // ceil(log2(len)): bucket b holds (2^(b-1), 2^b]
-        sizes[64 - (x.len - 1).leading_zeros() as usize][k] += 1;
-        let end = x.offset + x.len;
-        lo = lo.min(x.offset);
-        hi = hi.max(end);
-        last_t = last_t.max(x.t_ns);
-        let (a, b) = (x.offset / 4096, (end - 1) / 4096);
-        let line = r.line;
-        let at = || format!("{}:{line}", r.path());
-        if x.kind == OpKind::Write {
-            let s = &mut stream_end[(x.stream as usize).min(STREAMS - 1)];
-            seq += (*s == x.offset) as u64;
-            *s = end;
-            state.write(a, b, &mut index, &mut tally, &mut budget, &at)?;
-        } else {
-            touched.set_range(a, b, &mut budget, &at)?;
         }
     }
     if r.records == 0 {
@@ -272,8 +299,8 @@ fn histogram(state: &WriteState, touched: &Touched) -> (Vec<(u64, u64)>, u64) {
     let mut large = std::collections::BTreeMap::<u64, u64>::new();
     let mut footprint = 0u64;
     for ch in state.chunks.iter() {
-        let bits = touched.chunk(ch.base);
-        for (i, &n) in ch.count.iter().enumerate() {
+        let bits = touched.bits_of_write_chunk(ch.base);
+        for (i, n) in state.counts(ch).enumerate() {
             match n as usize {
                 0 => footprint += bits.is_some_and(|w| w[i / 64] >> (i % 64) & 1 == 1) as u64,
                 n if n < small.len() => small[n] += 1,
@@ -281,12 +308,14 @@ fn histogram(state: &WriteState, touched: &Touched) -> (Vec<(u64, u64)>, u64) {
             }
         }
     }
-    // touched-only blocks in chunks without writes
+    // touched-only blocks outside the write chunks
+    let per = (CHUNK_BLOCKS / 64) as usize;
     for (base, words) in touched.chunks.iter() {
-        if state.has_chunk(*base) {
-            continue;
+        for (k, part) in words.chunks(per).enumerate() {
+            if !state.has_chunk(base + (k * per * 64) as u64) {
+                footprint += part.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+            }
         }
-        footprint += words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
     }
     let hist: Vec<(u64, u64)> =
         small.iter().enumerate().filter(|(_, &b)| b > 0).map(|(n, &b)| (n as u64, b)).chain(large).collect();
@@ -414,7 +443,7 @@ mod tests {
         let cfg = TraceConfig { format: super::super::TraceFormat::FioIolog, ..TraceConfig::new("mem.iolog") };
         let body = iolog(&[("write", 0, 4096), ("write", 1 << 40, 4096)]);
         let r = Reader::from_bytes(&cfg, body.into_bytes()).unwrap();
-        let e = profile_with(r, &ProfileOptions { max_memory: 300 << 10 }, &mut |_| {}).unwrap_err();
+        let e = profile_with(r, &ProfileOptions { max_memory: 3 << 20 }, &mut |_| {}).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("max_memory"));
         assert!(e.message.contains("mem.iolog:5"), "{e}");
     }
