@@ -54,6 +54,7 @@ BASE = {
     "head": lambda tmp: {"path": FIX, "n": 3},
     "frame": lambda tmp: {"path": FIX, "n": 3},
     "convert": lambda tmp: {"path": FIX, "out": str(tmp / "out.iolog")},
+    "synth": lambda tmp: {"out": str(tmp / "s.iolog"), "span": 1 << 20, "count": 10},
     "Simulator": lambda tmp: {"config": CFG},
     "SimResult": lambda tmp: {"data": opsim.simulate(CFG).data},
     # Simulator methods

@@ -5,6 +5,7 @@ decodes them.  Errors are the classes of :mod:`opsim.errors`; Ctrl-C raises Keyb
 ``tests/test_core_stubs.py`` checks this file against the built module with mypy's stubtest.
 """
 
+from collections.abc import Callable
 from typing import final
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "trace_convert",
     "trace_head",
     "trace_info",
+    "trace_profile",
+    "trace_synth",
 ]
 
 __version__: str
@@ -56,7 +59,19 @@ def fio_write_counts(
 ) -> list[int]: ...
 def trace_info(trace: str) -> str: ...
 def trace_head(trace: str, n: int) -> str: ...
+def trace_profile(
+    trace: str, max_memory: int | None = None, progress: Callable[[int, int, float], object] | None = None
+) -> str: ...
 def trace_convert(trace: str, out: str, version: int = 3, target: str = ...) -> int: ...  # target: "/dev/sdX"
+def trace_synth(
+    workload: str,
+    span: int,
+    count: int,
+    out: str,
+    seed: int = 1,
+    interval_ns: int = 10_000,
+    target: str = ...,  # "/dev/sdX"
+) -> int: ...
 
 @final
 class Simulator:

@@ -3,6 +3,7 @@
     >>> from opsim import trace
     >>> trace.info("hm_0.csv.gz", device="0")["write"]["ios"]
     >>> trace.convert("hm_0.csv.gz", "hm_0.iolog", target="/dev/nvme0n1")   # fio --read_iolog=
+    >>> trace.synth("hc.iolog", skew="hot-cold:20/80", span=64 << 30, count=1_000_000)
 
 The options are those of a ``[workload.trace]`` table in a simulation config
 (docs/workloads.md): ``format`` (auto, msr, blkparse, fio-iolog, disksim, mqsim, spc, columns),
@@ -17,7 +18,7 @@ import os
 from . import _args
 from .errors import InputError, TraceError
 
-__all__ = ["FORMATS", "convert", "frame", "head", "info", "options"]
+__all__ = ["FORMATS", "convert", "frame", "head", "info", "options", "synth"]
 
 FORMATS = ("auto", "msr", "blkparse", "fio-iolog", "disksim", "mqsim", "spc", "columns")
 
@@ -85,3 +86,46 @@ def convert(path, out, version: int = 3, target: str = "/dev/sdX", **opts) -> in
     doc = _doc(path, opts)
     out, version = _args.path("out", out), _args.uint("version", version, lo=2, hi=3)
     return _core().trace_convert(doc, out, version, _args.text("target", target))
+
+
+def synth(
+    out,
+    skew: str = "uniform",
+    span: int = 64 << 30,
+    count: int = 1_000_000,
+    block_size: int = 4096,
+    read_fraction: float = 0.0,
+    seed: int = 1,
+    interval_ns: int = 10_000,
+    target: str = "/dev/sdX",
+) -> int:
+    """Write ``count`` commands of the core's own generator for ``skew`` (``uniform``,
+    ``hot-cold:20/80``, ``zipf:0.9``, ``sequential``, ``jesd219``; the notation of ``opsim advise
+    --skew``) over ``span`` bytes as a fio iolog v3: a trace with a known skew.  Same seed, same
+    file.  Returns the commands written; the file appears atomically."""
+    from .planner.advise import Workload, parse_skew
+    from .sim import _core
+
+    rf = _args.number("read_fraction", read_fraction)
+    if not 0 <= rf < 1:
+        raise InputError(f"read_fraction: {rf} is outside [0, 1)", key="read_fraction")
+    wl = Workload(read_fraction=rf, block_size=_args.uint("block_size", block_size))
+    name = _args.text("skew", skew).strip().lower()
+    if name in ("sequential", "jesd219"):
+        doc: dict = {"type": name, "read_fraction": wl.read_fraction}
+        if name == "sequential":
+            doc["request_size"] = wl.block_size
+    else:
+        for k, v in parse_skew(name).items():
+            setattr(wl, k, v)
+        doc = wl.sim_workload(4096, 256)
+    out = _args.path("out", out)
+    return _core().trace_synth(
+        json.dumps(doc),
+        _args.uint("span", span),
+        _args.uint("count", count),
+        out,
+        _args.uint("seed", seed),
+        _args.uint("interval_ns", interval_ns),
+        _args.text("target", target),
+    )

@@ -107,6 +107,14 @@ fn bench_trace(c: &mut Criterion) {
             assert_eq!(r.records, n);
         })
     });
+    // the write profile of the same trace (`opsim trace profile`'s pass, no fit)
+    group.bench_function("msr_profile_2M", |b| {
+        b.iter(|| {
+            let cfg = opsim_core::trace::TraceConfig::new(path.to_str().unwrap());
+            let p = opsim_core::trace::profile(&cfg, &opsim_core::trace::ProfileOptions::default()).unwrap();
+            assert_eq!(p.records, n);
+        })
+    });
     group.finish();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -477,6 +477,46 @@ fn trace_info(py: Python<'_>, trace: String) -> PyResult<String> {
     guarded(py, move |intr| to_json(&opsim_core::trace::info(&trace_config(&trace, intr)?)?))
 }
 
+/// The write profile of a trace (streaming): JSON of the core's `TraceProfile`.  `progress`,
+/// if given, is called about once a second with (records, lines, seconds).  Ctrl-C ends the
+/// pass: what was counted is returned, marked `"partial": true`.
+#[pyfunction]
+#[pyo3(signature = (trace, max_memory = None, progress = None))]
+fn trace_profile(
+    py: Python<'_>,
+    trace: String,
+    max_memory: Option<u64>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    use opsim_core::trace::{profile_with, ProfileOptions, Reader, DEFAULT_MAX_MEMORY};
+    let signals = Signals::default();
+    let intr = signals.interrupt();
+    let r = detached(py, move || {
+        let opts = ProfileOptions { max_memory: max_memory.unwrap_or(DEFAULT_MAX_MEMORY) };
+        let mut report = |p: opsim_core::trace::Progress| {
+            if let Some(f) = &progress {
+                Python::attach(|py| {
+                    let _ = f.call1(py, (p.records, p.lines, p.elapsed_s));
+                });
+            }
+        };
+        profile_with(Reader::open(&trace_config(&trace, intr)?)?, &opts, &mut report)
+    });
+    match r {
+        Ok(Ok(p)) => {
+            if p.partial {
+                let e = signals.take();
+                if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                    return Err(e);
+                }
+            }
+            to_json(&p).map_err(|e| py_error(py, &e))
+        }
+        Ok(Err(e)) => to_py(py, &signals, Err(e)),
+        Err(msg) => Err(py_error(py, &Error::internal(format!("the Rust core panicked: {msg}")))),
+    }
+}
+
 /// The first `n` requests of a trace: JSON [[time_ns, kind, offset, bytes], ...].
 #[pyfunction]
 fn trace_head(py: Python<'_>, trace: String, n: usize) -> PyResult<String> {
@@ -489,6 +529,29 @@ fn trace_head(py: Python<'_>, trace: String, n: usize) -> PyResult<String> {
 #[pyo3(signature = (trace, out, version = 3, target = String::from("/dev/sdX")))]
 fn trace_convert(py: Python<'_>, trace: String, out: String, version: u8, target: String) -> PyResult<u64> {
     guarded(py, move |intr| opsim_core::trace::convert_to_file(&trace_config(&trace, intr)?, &out, version, &target))
+}
+
+/// Write `count` commands of a synthetic workload (`workload`: the JSON of a `[workload]`
+/// table of type uniform, hot-cold, zipf, sequential or jesd219) over `span` bytes as a fio
+/// iolog v3 on `target`, atomically; `interval_ns` apart.  Returns the commands written.
+#[pyfunction]
+#[pyo3(signature = (workload, span, count, out, seed = 1, interval_ns = 10_000, target = String::from("/dev/sdX")))]
+#[allow(clippy::too_many_arguments)]
+fn trace_synth(
+    py: Python<'_>,
+    workload: String,
+    span: u64,
+    count: u64,
+    out: String,
+    seed: u64,
+    interval_ns: u64,
+    target: String,
+) -> PyResult<u64> {
+    guarded(py, move |intr| {
+        let workload = from_json("workload", &workload)?;
+        let spec = opsim_core::workload::synth::SynthSpec { workload, span, count, seed, interval_ns, interrupt: intr };
+        opsim_core::workload::synth::synth_to_file(&spec, &out, &target)
+    })
 }
 
 #[pymodule]
@@ -507,6 +570,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_head, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_synth, m)?)?;
     m.add_class::<PySimulator>()?;
     Ok(())
 }

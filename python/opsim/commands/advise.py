@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from .._output import Output, kv_table, table
 from ..units import parse_size
+from . import _advise_trace as advise_trace
 
 
 def register(sub, common):
@@ -28,6 +29,7 @@ def register(sub, common):
     )
     _drive_options(p)
     _workload_options(p)
+    advise_trace.add_options(p)
     _target_options(p)
     _tenant_and_search_options(p)
     p.set_defaults(func=run)
@@ -263,6 +265,7 @@ def dwpd_rating_workload(args) -> bool:
     return (
         args.min_dwpd is not None
         and args.fio is None
+        and getattr(args, "trace", None) is None
         and args.tenants is None
         and args.profile is None
         and args.skew is None
@@ -282,6 +285,7 @@ def run(args) -> Output:
     if step == 0:
         raise advise._bad("step", "must be positive")
     max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(advise.DIAGNOSIS_HELD_BACK))
+    advise_trace.check(args)
     wl, tg = parse_args(args)
     drive = advise.load_drive(
         preset=args.drive if args.drive is not None else args.preset,
@@ -317,6 +321,11 @@ def run(args) -> Output:
             sys.stderr.write("\r" + " " * 64 + "\r")
         ok = all(v["recommended"] is not None for v in d["modes"].values())
         return Output(data=d, text=render_tenants(d), exit_code=0 if ok else 1)
+    if args.trace is not None:
+        d = advise_trace.run(args, drive, tg, step, max_hb, wl.write_rate, progress)
+        if tty:
+            sys.stderr.write("\r" + " " * 64 + "\r")
+        return Output(data=d, text=render(d), exit_code=0 if d["feasible"] else 1)
     d = advise.advise(
         drive,
         wl,
@@ -449,6 +458,8 @@ def render(d: dict) -> str:
     lat_hdr = "/".join(f"{'' if k == 'all' else k + ' '}{key}" for k, key, _ in tg["_latency"]) or "p99"
     lines += _recommendation_lines(rec, tg, lat_hdr) if rec is not None else _infeasible_lines(d)
     lines.append("")
+    if "trace" in d:
+        lines += [*advise_trace.lines(d), ""]
     lines += _interval_lines(d)
     lines.append("")
     extra = _ExtraColumns(drv["pe_cycles"] is not None, bool(wl["write_rate_bytes_per_day"]), tg["price"] is not None)
@@ -513,7 +524,7 @@ def _interval_lines(d: dict) -> list[str]:
     """Where the intervals (in parentheses) come from, or where they would."""
     iv = d["interval"]
     if iv["from"] is None:
-        return [f"Intervals: none: the drive keeps no profile; {iv['how']}"]
+        return [f"Intervals: none: {iv['how']}"]
     n = len(iv["points"]) - 1
     return [
         f"Intervals (in parentheses, 95%): {iv['from']}, {n} points and the drive as stored; "

@@ -98,7 +98,12 @@ def run(args) -> Output:
     from ..errors import InputError
 
     check_writable_file(args.output, key="--output", inputs=args.results)
-    docs = [results.load(p) for p in args.results]
+    if args.kind == "write-curve":  # trace profiles, not simulation results
+        from ..trace_profile import load_doc
+
+        docs = [load_doc(p) for p in args.results]
+    else:
+        docs = [results.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)
     opts = {}
     if args.title:

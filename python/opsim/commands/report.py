@@ -28,6 +28,13 @@ def register(sub, common):
     p.add_argument("--labels", help="comma-separated labels, one per result (default: the file names)")
     p.add_argument("--title", default="opsim report")
     p.add_argument("--progress", action="store_true", help="show progress on stderr even when it is not a terminal")
+    p.add_argument(
+        "--trace-profile",
+        action="append",
+        default=[],
+        metavar="PROFILE.json",
+        help="add a 'Trace profiles' section from `opsim trace profile --json` output (repeatable)",
+    )
     p.set_defaults(func=run)
 
 
@@ -49,8 +56,11 @@ def run(args) -> Output:
     from .. import report, results
     from .plot import labels_from
 
-    check_writable_file(args.output, key="--output", inputs=args.results)
+    check_writable_file(args.output, key="--output", inputs=[*args.results, *args.trace_profile])
     docs = [results.load(p) for p in args.results]
+    from ..trace_profile import load_doc
+
+    profiles = [load_doc(p) for p in args.trace_profile]
     labels = labels_from(args.labels, args.results)
     show = args.progress or sys.stderr.isatty()
 
@@ -65,7 +75,11 @@ def run(args) -> Output:
         labels,
         title=args.title,
         progress=progress,
-        context={"command": "opsim report " + " ".join(args.results), "inputs": list(args.results)},
+        context={
+            "command": "opsim report " + " ".join(args.results),
+            "inputs": list(args.results) + list(args.trace_profile),
+            "trace_profiles": profiles,
+        },
     )
     if show and sys.stderr.isatty():
         sys.stderr.write("\n")

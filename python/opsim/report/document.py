@@ -15,7 +15,14 @@ from .figures import Figures, figure_plan
 from .markup import page
 from .placement import handle_rows, namespace_rows, placement_plan, placement_section
 from .rows import groups_of, op_rows, verdicts
-from .sections import assumptions_section, configs_section, heading, op_table_section, verdicts_section
+from .sections import (
+    assumptions_section,
+    configs_section,
+    heading,
+    op_table_section,
+    trace_profile_section,
+    verdicts_section,
+)
 
 
 def _checked(results, labels: Sequence[str] | None) -> tuple[list[dict], list[str]]:
@@ -43,12 +50,15 @@ def build(
 ) -> tuple[str, dict]:
     """(HTML text, summary dict).  ``context`` (optional): ``intro`` (paragraphs), ``op_table``
     ({headers, rows, numeric?, caption}) to replace the generated OP table, ``notes`` (list),
-    ``command`` (how the results were made), ``inputs`` (file names)."""
+    ``command`` (how the results were made), ``inputs`` (file names), ``trace_profiles``
+    (``opsim trace profile --json`` documents: a "Trace profiles" section)."""
     docs, labels = _checked(results, labels)
     ctx = context or {}
     parts = heading(title, docs, ctx) + drives_section(docs, labels)
     rows_data = op_rows(docs, labels)
     parts += op_table_section(rows_data, ctx.get("op_table"))
+    if ctx.get("trace_profiles"):
+        parts += trace_profile_section(ctx["trace_profiles"])
 
     # data placement: per-namespace and per-handle tables, tenant WAF bars, WAF against OP by placement
     ns_rows = namespace_rows(docs, labels)

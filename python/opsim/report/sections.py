@@ -1,5 +1,6 @@
 """The report's plain sections: the heading, the OP table, the steady-state verdicts, the model
-assumptions, and the versions and configurations behind every result."""
+assumptions, the versions and configurations behind every result, and the profiles of the
+traces behind them (`opsim trace profile --json`)."""
 
 from __future__ import annotations
 
@@ -214,3 +215,49 @@ def configs_section(docs: Sequence[dict], labels: Sequence[str], ctx: dict) -> l
             f"<pre>{esc(json.dumps(_config_of(d), indent=2, default=str))}</pre></details>"
         )
     return parts
+
+
+def trace_profile_section(profiles: Sequence[dict]) -> list[str]:
+    """One row per trace profile (``opsim trace profile --json``): the split, footprints,
+    overwrite ratio, sequential share, the curve at 20% of the written blocks and the fitted
+    workload with its error (docs/workloads.md, "Profiling a trace")."""
+    import os
+
+    rows = []
+    for d in profiles:
+        at = {c["blocks"]: c["writes"] for c in d["curve_at"]}
+        fit = d.get("fit") or {}
+        rows.append(
+            [
+                os.path.basename(d["path"]) + (" (partial)" if d.get("partial") else ""),
+                num(d["records"]),
+                pct(d["write"]["ios"] / max(1, d["records"])),
+                size(d["write_footprint_bytes"]),
+                pct(d["overwrite_ratio"]),
+                pct(d["sequential_share"]),
+                pct(at.get(0.2)),
+                fit.get("skew", "-"),
+                "-" if "error" not in fit else f"{100 * fit['error']:.2f}",
+            ]
+        )
+    return [
+        "<h2>Trace profiles</h2>",
+        "<p>Block writes per 4 KiB block; the curve is the share of the writes taken by the hottest 20% of the "
+        "written blocks; the fit is corrected for each trace's finite number of writes and its error is the largest "
+        "gap between the curves, in points of the writes.</p>",
+        html_table(
+            [
+                "trace",
+                "requests",
+                "writes",
+                "written",
+                "overwrites",
+                "sequential",
+                "hottest 20%",
+                "fitted --skew",
+                "fit error (points)",
+            ],
+            rows,
+            [False, True, True, True, True, True, True, False, True],
+        ),
+    ]

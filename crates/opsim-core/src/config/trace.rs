@@ -45,6 +45,11 @@ pub enum Remap {
     Wrap,
     /// Offsets scaled by drive size / trace span (a pre-pass finds the span).
     Scale,
+    /// As `Scale`, and a request that starts on a 4 KiB boundary in the trace still does
+    /// after scaling (rounded down to one): scaled 4 KiB writes stay whole mapping units
+    /// instead of straddling two (`opsim advise --trace`).
+    #[serde(rename = "scale-aligned")]
+    ScaleAligned,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]

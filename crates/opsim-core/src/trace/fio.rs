@@ -1,6 +1,6 @@
 //! Writing a trace as a fio iolog (version 2 or 3), to a stream or atomically to a file.
 
-use super::{empty_error, Reader, TraceConfig};
+use super::{empty_error, Reader, Record, TraceConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::op::OpKind;
 use std::io::Write;
@@ -9,6 +9,17 @@ use std::io::Write;
 /// number of requests written.  Version 3 keeps times in microseconds; version 2 keeps
 /// them as `wait` lines in milliseconds.
 pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, target: &str) -> Result<u64> {
+    check_iolog_args(version, target)?;
+    let mut r = Reader::open(cfg)?;
+    let n = write_records(out, version, target, || r.next_record())?;
+    if n == 0 {
+        return Err(empty_error(&r));
+    }
+    Ok(n)
+}
+
+/// The checks of [`write_records`]'s `version` and `target`, before any work.
+pub(crate) fn check_iolog_args(version: u8, target: &str) -> Result<()> {
     if version != 2 && version != 3 {
         return Err(Error::config("version", format!("{version} is not a fio iolog version (2 or 3)")));
     }
@@ -18,8 +29,20 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
             format!("\"{}\" must be a file name without blanks", crate::quote::echo(target)),
         ));
     }
+    Ok(())
+}
+
+/// Write the records `next` yields (until None) as a fio iolog (version 2 or 3) replaying on
+/// `target`: the writer of [`write_fio_iolog`] and of the synthetic traces
+/// ([`super::synth`]).  Returns the number of requests written.
+pub(crate) fn write_records(
+    out: &mut dyn Write,
+    version: u8,
+    target: &str,
+    mut next: impl FnMut() -> Result<Option<Record>>,
+) -> Result<u64> {
+    check_iolog_args(version, target)?;
     let io = |e: std::io::Error| Error::new(ErrorKind::Trace, Some("output"), format!("cannot write: {e}"));
-    let mut r = Reader::open(cfg)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 18, out);
     writeln!(w, "fio version {version} iolog").map_err(io)?;
     let mut n = 0u64;
@@ -34,7 +57,7 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
     };
     pre(&mut w, 0, "add").map_err(io)?;
     pre(&mut w, 0, "open").map_err(io)?;
-    while let Some(x) = r.next_record()? {
+    while let Some(x) = next()? {
         let act = match x.kind {
             OpKind::Read => "read",
             OpKind::Write => "write",
@@ -52,9 +75,6 @@ pub fn write_fio_iolog(cfg: &TraceConfig, out: &mut dyn Write, version: u8, targ
             writeln!(w, "{target} {act} {} {}", x.offset, x.len).map_err(io)?;
         }
         n += 1;
-    }
-    if n == 0 {
-        return Err(empty_error(&r));
     }
     pre(&mut w, last_us, "close").map_err(io)?;
     w.flush().map_err(io)?;

@@ -27,6 +27,8 @@ pub struct TraceInfo {
     /// Lowest byte offset and highest end offset.
     pub min_offset: u64,
     pub max_end: u64,
+    /// The line of the first request ending at `max_end` (0: none).
+    pub max_end_line: u64,
     /// Distinct 4 KiB blocks touched (any kind) and written, in bytes; None if the span is too
     /// large to count exactly.
     pub footprint_bytes: Option<u64>,
@@ -110,6 +112,7 @@ pub fn summarise(mut r: Reader, max_records: u64) -> Result<TraceInfo> {
     let (mut rd, mut wr, mut tr) =
         (KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 });
     let (mut lo, mut hi, mut last_t) = (u64::MAX, 0u64, 0u64);
+    let mut hi_line = 0u64;
     let mut unaligned = 0;
     let mut sizes: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     // 32 MiB of bits covers 1 TiB touched exactly
@@ -125,7 +128,10 @@ pub fn summarise(mut r: Reader, max_records: u64) -> Result<TraceInfo> {
         s.ios += 1;
         s.bytes = s.bytes.saturating_add(x.len);
         lo = lo.min(x.offset);
-        hi = hi.max(x.offset + x.len);
+        if x.offset + x.len > hi {
+            hi = x.offset + x.len;
+            hi_line = r.line;
+        }
         last_t = last_t.max(x.t_ns);
         if x.offset % 4096 != 0 || x.len % 4096 != 0 {
             unaligned += 1;
@@ -159,6 +165,7 @@ pub fn summarise(mut r: Reader, max_records: u64) -> Result<TraceInfo> {
         trim: tr,
         min_offset: lo,
         max_end: hi,
+        max_end_line: hi_line,
         footprint_bytes: touched.bytes(),
         write_footprint_bytes: written.bytes(),
         duration_s: last_t as f64 / 1e9,

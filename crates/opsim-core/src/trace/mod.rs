@@ -5,22 +5,31 @@
 //! The rooms: `lex` (lines and fields, integers and times), `columns` (the column map of the
 //! `columns` format), `parse` (one line of each format), `detect` (the format from the first
 //! lines), `source` (where the bytes come from: files, pipes, memory, decompression), `reader`
-//! (the streaming [`Reader`]), `info` (the summary and footprint), `fio` (writing fio iologs).
+//! (the streaming [`Reader`]), `info` (the summary and footprint), `fio` (writing fio iologs), `profile` (the write
+//! profile: frequency curve, update distances...) over `blocks` (sparse per-block state); synthetic traces of the core's own
+//! generators are written by `workload::synth` with `fio`'s writer.
 
+mod blocks;
 mod columns;
 mod detect;
 mod fio;
 mod info;
 mod lex;
 mod parse;
+mod profile;
 mod reader;
 mod source;
 
 pub use crate::config::trace::{Remap, Timing, TraceConfig, TraceFormat};
 pub use columns::MAX_COLUMNS;
+pub(crate) use fio::{check_iolog_args, write_records};
 pub use fio::{convert_to_file, write_fio_iolog};
 pub use info::{info, summarise, KindStats, TraceInfo};
 pub use lex::MAX_LINE;
+pub use profile::{
+    curve, profile, profile_with, CurvePoint, DistanceBucket, ProfileOptions, Progress, SizeBucket, TraceProfile,
+    CURVE_AT, CURVE_POINTS, DEFAULT_MAX_MEMORY,
+};
 pub use reader::{empty_error, max_end, Reader};
 
 use crate::error::{Error, ErrorKind, Result};

@@ -11,6 +11,7 @@ use crate::rng::Rng;
 use crate::trace::{self, Remap, TraceConfig};
 
 pub mod fio;
+pub mod synth;
 pub mod tenants;
 pub mod zoned;
 
@@ -188,7 +189,8 @@ impl std::fmt::Debug for TraceFeed {
 
 impl TraceFeed {
     fn open(cfg: &TraceConfig, capacity_sectors: u64, sector: u64, streams: u32) -> Result<TraceFeed> {
-        let trace_end = if cfg.remap == Remap::Scale { trace::max_end(cfg)?.div_ceil(sector) } else { 0 };
+        let scaled = matches!(cfg.remap, Remap::Scale | Remap::ScaleAligned);
+        let trace_end = if scaled { trace::max_end(cfg)?.div_ceil(sector) } else { 0 };
         let reader = trace::Reader::open(cfg)?;
         Ok(TraceFeed {
             reader,
@@ -263,11 +265,16 @@ impl TraceFeed {
                     )))
                 }
                 Remap::Wrap => start %= cap,
-                Remap::Scale => {}
+                Remap::Scale | Remap::ScaleAligned => {}
             }
         }
-        if self.remap == Remap::Scale && self.trace_end > cap {
+        if matches!(self.remap, Remap::Scale | Remap::ScaleAligned) && self.trace_end > cap {
+            let aligned = rec.offset % 4096 == 0;
             start = ((start as u128 * cap as u128) / self.trace_end as u128) as u64;
+            if self.remap == Remap::ScaleAligned && aligned {
+                let a = (4096 / s).max(1);
+                start -= start % a;
+            }
         }
         start = start.min(cap - len);
         if rec.kind == OpKind::Write {

@@ -582,7 +582,52 @@ pub fn check_trace(data: &[u8], cfg: &TraceConfig, small: usize) -> Result<bool,
     if let Ok(r) = Reader::from_bytes(cfg, data.to_vec()) {
         let _ = trace::summarise(r, MAX_RECORDS);
     }
+    check_profile(data, cfg)?;
     Ok(big.is_ok())
+}
+
+/// The write profile of the input (memory capped at 64 MiB): an error or figures that agree
+/// with each other and with the trace summary.
+fn check_profile(data: &[u8], cfg: &TraceConfig) -> Result<(), String> {
+    let Ok(r) = Reader::from_bytes(cfg, data.to_vec()) else { return Ok(()) };
+    let opts = trace::ProfileOptions { max_memory: 64 << 20 };
+    let Ok(p) = trace::profile_with(r, &opts, &mut |_| {}) else { return Ok(()) };
+    let blocks: u64 = p.write_counts.iter().map(|h| h.1).sum();
+    let writes: u64 = p.write_counts.iter().map(|h| h.0 * h.1).sum();
+    let dist: u64 = p.update_distance.iter().map(|b| b.count).sum();
+    let ok = blocks == p.written_blocks
+        && writes == p.block_writes
+        && p.overwrites == p.block_writes - p.written_blocks
+        && dist == p.overwrites
+        && p.footprint_bytes >= p.write_footprint_bytes
+        && p.curve.windows(2).all(|w| w[1].blocks >= w[0].blocks && w[1].writes >= w[0].writes - 1e-12)
+        && (p.curve.last().map_or(0.0, |c| c.writes) - 1.0).abs() < 1e-9;
+    if !ok {
+        return Err(format!(
+            "profile disagrees with itself: {} blocks / {} writes in the histogram, {} written, {} block writes, {} overwrites, {} distances",
+            blocks, writes, p.written_blocks, p.block_writes, p.overwrites, dist
+        ));
+    }
+    if let Ok(i) = Reader::from_bytes(cfg, data.to_vec()).and_then(|r| trace::summarise(r, u64::MAX)) {
+        let same = i.records == p.records
+            && i.write.ios == p.write.ios
+            && i.write_footprint_bytes.is_none_or(|b| b == p.write_footprint_bytes)
+            && i.footprint_bytes.is_none_or(|b| b == p.footprint_bytes);
+        if !same {
+            return Err(format!(
+                "profile and summary differ: {} / {} records, {} / {} writes, footprints {:?} / {}, {:?} / {}",
+                p.records,
+                i.records,
+                p.write.ios,
+                i.write.ios,
+                i.footprint_bytes,
+                p.footprint_bytes,
+                i.write_footprint_bytes,
+                p.write_footprint_bytes
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One config input: the text and whether it is JSON.

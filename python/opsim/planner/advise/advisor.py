@@ -8,7 +8,7 @@ from fractions import Fraction
 from ..capacity import (
     GB,
 )
-from .confirm import DEFAULT_MODEL_BLOCKS, open_loop_latency, plan_model, sim_level, smallest_passing
+from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, open_loop_latency, plan_model, sim_level, smallest_passing
 from .drive import Drive
 from .interval import Carried, absent, carried, how, judged
 from .options import _bad
@@ -41,12 +41,18 @@ def advise(
     seed: int = 1,
     progress=None,
     conservative: bool = False,
+    replay: dict | None = None,
+    scale_model: ScaleModel | None = None,
+    intervals: bool = True,
 ) -> dict:
     """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``.  A drive file
     that keeps a profile carries its intervals into every figure (:mod:`.interval`); with
-    ``conservative`` the targets are judged on each interval's low end."""
+    ``conservative`` the targets are judged on each interval's low end.  ``replay``: the
+    ``[workload]`` table the confirmation runs instead of ``wl`` (a trace, on ``scale_model``;
+    the screen keeps ``wl``, the trace's fitted workload: :mod:`.trace`); ``intervals=False``
+    leaves the drive's profile out (a replay has no interval runs of its own)."""
     check_request(drive, wl, targets, confirm)
-    band = carried(drive, model_blocks)
+    band = carried(drive, model_blocks) if intervals else None
     if conservative and band is None:
         raise _bad(
             "conservative",
@@ -66,8 +72,9 @@ def advise(
     screen, per_target_model, model_pick = screen_levels(
         drive, wl, targets, levels, len(allowed), model_blocks, band=band, conservative=conservative
     )
-    model = plan_model(drive, wl, model_blocks, io_budget) if confirm else None
+    model = (scale_model or plan_model(drive, wl, model_blocks, io_budget)) if confirm else None
     sim = Confirmation(drive, wl, targets, levels, model, seed, progress)
+    sim.replay = replay
     sim.band, sim.screen, sim.conservative = band, screen, conservative
     sim.sizes = (model_blocks, io_budget)
     if model is not None and allowed:
@@ -111,12 +118,21 @@ def advise(
         "screen": screen,
         "simulated": [sim.rows[i] for i in sorted(sim.rows)],
         "ceiling": ceiling(drive, wl, targets, allowed[-1] if allowed else levels[0]),
-        "interval": band.to_dict(conservative) if band is not None else {"from": None, "how": how(drive)},
+        "interval": band.to_dict(conservative)
+        if band is not None
+        else {"from": None, "how": _no_band(drive, intervals)},
         "assumptions": [
             *notes(drive, wl, targets, model, confirm, confirm_note, screen, sim.latency_rate, step),
-            band.note(conservative) if band is not None else f"no intervals: the drive keeps no profile; {how(drive)}",
+            band.note(conservative) if band is not None else f"no intervals: {_no_band(drive, intervals)}",
         ],
     }
+
+
+def _no_band(drive: Drive, intervals: bool) -> str:
+    """Why no interval is carried."""
+    if not intervals:
+        return "not carried: the replay of a trace runs at the drive's best fit only"
+    return f"the drive keeps no profile; {how(drive)}"
 
 
 def check_request(drive: Drive, wl: Workload, targets: Targets, confirm: bool) -> None:
@@ -236,13 +252,14 @@ class Confirmation:
         self.screen: list[dict] = []
         self.conservative = False
         self.sizes = (2048, 1_500_000)  # the scale model's blocks and IO budget, for the points' own models
+        self.replay: dict | None = None  # the workload table simulated instead of ``wl``'s (a trace)
 
     def run(self, i: int) -> dict:
         if i not in self.rows:
             lv = self.levels[i]
             if self.progress:
                 self.progress(f"simulating {lv.user_bytes / GB:,.1f} GB ({100 * float(lv.held_back):.1f}% held back)")
-            row = sim_level(self.drive, self.wl, self.targets, lv, self.model, self.seed)
+            row = sim_level(self.drive, self.wl, self.targets, lv, self.model, self.seed, replay=self.replay)
             if self.band is not None:
                 if self.progress:
                     self.progress(f"simulating {lv.user_bytes / GB:,.1f} GB at the interval's ends")
@@ -256,7 +273,9 @@ class Confirmation:
 
     def latency(self, i: int) -> None:
         assert self.latency_rate is not None
-        open_loop_latency(self.drive, self.wl, self.rows[i], self.levels[i], self.model, self.seed, self.latency_rate)
+        open_loop_latency(
+            self.drive, self.wl, self.rows[i], self.levels[i], self.model, self.seed, self.latency_rate, self.replay
+        )
 
     def ok(self, i: int) -> bool:
         row = self.run(i)

@@ -155,11 +155,18 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
 
 
 def sim_config(
-    drive: Drive, wl: Workload, lv: Level, model: ScaleModel, seed: int, arrival_iops: float | None = None
+    drive: Drive,
+    wl: Workload,
+    lv: Level,
+    model: ScaleModel,
+    seed: int,
+    arrival_iops: float | None = None,
+    replay: dict | None = None,
 ) -> dict:
     """The scale model of ``lv``: ``model.blocks`` blocks holding the user pages that give
     the same OP seen by GC as the real drive at this capacity (the core's scale model: its
-    reserve, GC groups and SLC cache as the core keeps them)."""
+    reserve, GC groups and SLC cache as the core keeps them).  ``replay``: a ``[workload]``
+    table run instead of ``wl``'s (a trace: :mod:`.trace`)."""
     page = drive.page_size
     scale = drive.scale_model(lv.user_bytes, model.blocks)
     cfg: dict = {}
@@ -173,7 +180,7 @@ def sim_config(
     cfg["ftl"] = dict(drive.ftl_overrides) | {"gc": drive.gc}  # a profile point's [ftl] keys too
     if scale["superblock_scale"] is not None:  # superblocks: as many, each that many times smaller
         cfg["ftl"]["superblock_scale"] = scale["superblock_scale"]
-    cfg["workload"] = wl.sim_workload(page, scale["pages_per_block"])
+    cfg["workload"] = dict(replay) if replay is not None else wl.sim_workload(page, scale["pages_per_block"])
     t = dict(drive.timing_overrides)
     if arrival_iops is not None:
         t["arrival_iops"] = arrival_iops
@@ -211,9 +218,12 @@ def run_sim(cfg: dict, model: ScaleModel) -> dict:
     return s.run().data
 
 
-def sim_level(drive: Drive, wl: Workload, targets: Targets, lv: Level, model: ScaleModel, seed: int) -> dict:
-    """One OP level in the timed model, closed loop at the queue depth."""
-    r = run_sim(sim_config(drive, wl, lv, model, seed), model)
+def sim_level(
+    drive: Drive, wl: Workload, targets: Targets, lv: Level, model: ScaleModel, seed: int, replay: dict | None = None
+) -> dict:
+    """One OP level in the timed model, closed loop at the queue depth (``replay``: the
+    workload table run instead of ``wl``'s)."""
+    r = run_sim(sim_config(drive, wl, lv, model, seed, replay=replay), model)
     t = r["timed"]
     k = rmw_factor(wl, drive.page_size)
     waf_sim = r["waf"]
@@ -246,7 +256,14 @@ def sim_level(drive: Drive, wl: Workload, targets: Targets, lv: Level, model: Sc
 
 
 def open_loop_latency(
-    drive: Drive, wl: Workload, row: dict, lv: Level, model: ScaleModel, seed: int, rate: float
+    drive: Drive,
+    wl: Workload,
+    row: dict,
+    lv: Level,
+    model: ScaleModel,
+    seed: int,
+    rate: float,
+    replay: dict | None = None,
 ) -> None:
     """Replace ``row``'s latency by an open-loop run at ``rate`` IOPS (Poisson arrivals), the
     load the IOPS target asks for; a level that does not reach that rate is not run."""
@@ -254,7 +271,7 @@ def open_loop_latency(
         row["latency_us"] = None
         row["latency_source"] = f"not run: the level does not reach {rate:,.0f} IOPS"
         return
-    r = run_sim(sim_config(drive, wl, lv, model, seed, arrival_iops=rate), model)
+    r = run_sim(sim_config(drive, wl, lv, model, seed, arrival_iops=rate, replay=replay), model)
     row["latency_us"] = r["timed"]["latency_us"]
     row["latency_source"] = f"timed model, open loop at {rate:,.0f} IOPS (Poisson arrivals)"
     row["wall_seconds"] += r["perf"]["wall_seconds"]
