@@ -141,6 +141,7 @@ def test_span_beyond_the_drive_exit_2_names_the_line(tmp_path, capsys):
         (["--block-size", "8KiB"], "--block-size"),
         (["--read-write", "70:30"], "--read-write"),
         (["--sequential", "50%"], "--sequential"),
+        (["--fio", "examples/fio-zipf.fio"], "--fio"),
     ],
 )
 def test_trace_refuses_a_second_workload(tmp_path, capsys, extra, option):
