@@ -651,19 +651,9 @@ pub fn build(
     let (read_threshold, trim_threshold) = mix(rf, tf);
 
     if kind == WorkloadType::Trace {
-        return build_trace(w, &unused, accessible_sectors, sector_size, streams);
+        return build_trace(w, accessible_sectors, sector_size, streams);
     }
     if kind == WorkloadType::Fio {
-        // the job file sets the region, sizes and mix
-        for (k, v) in [
-            ("workload.request_size", w.request_size.is_some()),
-            ("workload.align", w.align.is_some()),
-            ("workload.read_fraction", w.read_fraction.0 > 0.0),
-            ("workload.trim_fraction", w.trim_fraction.0 > 0.0),
-            ("workload.span", w.span.0 != 1.0),
-        ] {
-            unused(k, v)?;
-        }
         return fio::build(w, accessible_sectors, sector_size, page_size);
     }
     let shape = Shape::new(w, kind, accessible_sectors, sector_size, page_size, request_override, &unused)?;
@@ -724,28 +714,25 @@ fn check_unused_keys(w: &WorkloadConfig, kind: WorkloadType, unused: &impl Fn(&s
             unused(k, v)?;
         }
     }
+    if matches!(kind, T::Trace | T::Fio) {
+        // a trace or a fio job file gives the region, the request sizes and the mix
+        for (k, v) in [
+            ("workload.request_size", w.request_size.is_some()),
+            ("workload.align", w.align.is_some()),
+            ("workload.read_fraction", w.read_fraction.0 > 0.0),
+            ("workload.trim_fraction", w.trim_fraction.0 > 0.0),
+            ("workload.span", w.span.0 != 1.0),
+        ] {
+            unused(k, v)?;
+        }
+    }
     unused("workload.job", w.job.is_some() && kind != T::Fio)?;
     unused("workload.section", w.section.is_some() && kind != T::Fio)?;
     unused("workload.trace", w.trace.is_some() && kind != T::Trace)
 }
 
 /// A trace replay: no request shape or mix of its own (the trace has them).
-fn build_trace(
-    w: &WorkloadConfig,
-    unused: &impl Fn(&str, bool) -> Result<()>,
-    accessible_sectors: u64,
-    sector_size: u64,
-    streams: u32,
-) -> Result<Workload> {
-    for (k, v) in [
-        ("workload.request_size", w.request_size.is_some()),
-        ("workload.align", w.align.is_some()),
-        ("workload.read_fraction", w.read_fraction.0 > 0.0),
-        ("workload.trim_fraction", w.trim_fraction.0 > 0.0),
-        ("workload.span", w.span.0 != 1.0),
-    ] {
-        unused(k, v)?;
-    }
+fn build_trace(w: &WorkloadConfig, accessible_sectors: u64, sector_size: u64, streams: u32) -> Result<Workload> {
     let tc = w.trace.as_ref().ok_or_else(|| {
         Error::workload("workload.trace", "is required for type \"trace\" (a table with at least path)")
     })?;
