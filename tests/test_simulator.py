@@ -114,6 +114,42 @@ def test_analytic_precondition_other_policies(gc):
     assert abs(pre.rounds[0]["waf"] - long.waf) / long.waf < 0.02, (pre.rounds[0]["waf"], long.waf)
 
 
+def test_analytic_precondition_of_part_page_writes_is_their_steady_state():
+    """4 KiB writes to a 16 KiB mapping unit rewrite one uniformly chosen unit each: the analytic
+    layout is their steady state too (first measured round within 2% of a long run from a fill,
+    whose WAF is the unit's read-modify-write: 16 KiB programmed per 4 KiB written, and more)."""
+    c = {
+        "drive": {"user_capacity": 3000 * 64 * 16384, "op": 0.2, "page_size": "16KiB", "pages_per_block": 64},
+        "workload": {"type": "uniform", "request_size": 4096},
+    }
+    long = simulate(
+        c | {"run": {"seed": 5, "precondition": "fill", "warmup_drive_writes": 8, "measure_drive_writes": 4}}
+    )
+    pre = simulate(
+        c
+        | {
+            "run": {
+                "seed": 5,
+                "precondition": "analytic",
+                "warmup_drive_writes": 0,
+                "measure_drive_writes": 1,
+                "round_drive_writes": 0.25,
+            }
+        }
+    )
+    assert long.waf > 4.0
+    assert abs(pre.rounds[0]["waf"] - long.waf) / long.waf < 0.02, (pre.rounds[0]["waf"], long.waf)
+    # a request that can straddle two units is not one unit's rewrite: refused, naming the key
+    with pytest.raises(ConfigError, match=r"run\.precondition"):
+        simulate(
+            c
+            | {
+                "workload": {"type": "uniform", "request_size": 4096, "align": 2048},
+                "run": {"precondition": "analytic"},
+            }
+        )
+
+
 def test_snia_pts_sequence():
     r = simulate(cfg(65536, 0.07, b=64, workload={"type": "snia-pts"}, round_drive_writes=0.25))
     phases = [x["phase"] for x in r.rounds]

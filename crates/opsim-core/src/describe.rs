@@ -179,7 +179,7 @@ pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> 
 
 /// Whether analytic preconditioning applies to `cfg`'s workload on `geo`: the config with
 /// `run.precondition = "analytic"` passes the core's checks, and the mean-field model covers
-/// its workload (uniform random single-page writes) and GC policy.
+/// its workload (uniform random writes that each rewrite one page) and GC policy.
 fn analytic_precondition(cfg: &Config, geo: &Geometry) -> bool {
     let mut analytic = cfg.clone();
     analytic.run.precondition = Precondition::Analytic;
@@ -197,7 +197,7 @@ fn analytic_precondition(cfg: &Config, geo: &Geometry) -> bool {
             cfg.ftl.streams,
             None,
         )
-        .is_ok_and(|wl| wl.pages && wl.len == 1);
+        .is_ok_and(|wl| wl.uniform_page_span(geo.sectors_per_page()).is_some());
     crate::meanfield::analytic_refusal(w.kind, single_page, cfg.ftl.gc).is_none()
 }
 
@@ -541,6 +541,12 @@ mod tests {
             let text = if rest == "[drive]\n" { drive.to_string() } else { format!("{drive}{rest}") };
             assert_eq!(describe(cfg(&text), true).unwrap().analytic_precondition, yes, "{rest}");
         }
+        // a 4 KiB write to a 16 KiB page rewrites one page: the layout is its steady state too;
+        // not when it can straddle two pages (aligned to 2 KiB)
+        let part = "[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\npage_size = \"16KiB\"\n\
+                    [workload]\nrequest_size = 4096\n";
+        assert!(describe(cfg(part), true).unwrap().analytic_precondition);
+        assert!(!describe(cfg(&format!("{part}align = 2048\n")), true).unwrap().analytic_precondition);
         let scoped = "[drive]\nuser_capacity = \"64MiB\"\nop = 0.28\npages_per_block = 64\ndies = 4\n[ftl]\ngc_scope = \"die\"\n";
         assert!(!describe(cfg(scoped), true).unwrap().analytic_precondition);
     }

@@ -18,14 +18,20 @@
 use crate::config::{GcPolicy, WorkloadType};
 
 /// Why analytic preconditioning cannot lay out the steady state of a workload of `kind` whose
-/// requests are one whole page each (`single_page`) under GC policy `gc`, or None: the model
-/// covers uniform random single-page writes under greedy, d-choices, random and FIFO GC.
+/// requests each rewrite one uniformly chosen page (`single_page`: a whole page, or an aligned
+/// part of one, [`crate::workload::Workload::uniform_page_span`]) under GC policy `gc`, or
+/// None: the model covers uniform random single-page writes under greedy, d-choices, random
+/// and FIFO GC.
 pub fn analytic_refusal(kind: WorkloadType, single_page: bool, gc: GcPolicy) -> Option<String> {
     if kind != WorkloadType::Uniform {
         return Some("\"analytic\" supports workload type \"uniform\" only".into());
     }
     if !single_page {
-        return Some("\"analytic\" needs single-page requests (request_size = page_size)".into());
+        return Some(
+            "\"analytic\" needs requests that each write within one page (request_size = page_size, or \
+                     an aligned part of a page over whole pages)"
+                .into(),
+        );
     }
     match gc {
         GcPolicy::Greedy | GcPolicy::DChoices | GcPolicy::Random | GcPolicy::Fifo => None,

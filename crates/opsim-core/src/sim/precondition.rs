@@ -28,19 +28,16 @@ impl Simulator {
         Ok(())
     }
 
-    /// Analytic preconditioning for uniform random single-page writes.
+    /// Analytic preconditioning for uniform random writes that each rewrite one page.
     pub(super) fn precondition_analytic(&mut self) -> Result<()> {
         let key = "run.precondition";
         let kind = self.cfg.workload.kind;
         let wl = if kind == WorkloadType::Uniform { Some(self.build_workload(kind, None)?) } else { None };
-        let single_page = wl.as_ref().is_some_and(|w| w.pages && w.len == 1);
-        if let Some(why) = meanfield::analytic_refusal(kind, single_page, self.cfg.ftl.gc) {
+        let span = wl.as_ref().and_then(|w| w.uniform_page_span(self.geo.sectors_per_page()));
+        if let Some(why) = meanfield::analytic_refusal(kind, span.is_some(), self.cfg.ftl.gc) {
             return Err(Error::config(key, why));
         }
-        let span_pages = match wl.map(|w| w.pattern) {
-            Some(workload::Pattern::Uniform(u)) => u.slots,
-            _ => unreachable!(),
-        };
+        let span_pages = span.expect("analytic_refusal accepts a page span only");
         let b = self.geo.pages_per_block as usize;
         // the SLC cache's static part is held out of the native-mode pool GC works in
         let slc_static = self.slc.map(|s| s.min_blocks).unwrap_or(0);

@@ -338,6 +338,25 @@ pub const AHEAD: usize = 32;
 const NO_OP: Op = Op { kind: OpKind::Write, start: 0, len: 0, stream: 0, t_ns: 0 };
 
 impl Workload {
+    /// The pages a uniform random workload rewrites, each equally likely, when every request
+    /// writes within one page: requests of one whole page, or an aligned part of a page (a
+    /// 4 KiB write to a 16 KiB mapping unit, which the FTL rewrites whole) over whole pages.
+    /// Either way a request invalidates one uniformly chosen page and programs one: the
+    /// mean-field model's load (analytic preconditioning, [`crate::meanfield`]).  None for any
+    /// other workload.  `sectors_per_page` converts a workload in sectors.
+    pub fn uniform_page_span(&self, sectors_per_page: u64) -> Option<u64> {
+        let Pattern::Uniform(u) = &self.pattern else { return None };
+        if self.sizes.is_some() || u.base != 0 {
+            return None;
+        }
+        if self.pages {
+            return (self.len == 1).then_some(u.slots);
+        }
+        let (len, align) = (self.len as u64, u.align);
+        let inside = len <= align && sectors_per_page % align == 0;
+        (inside && (u.slots * align) % sectors_per_page == 0).then(|| u.slots * align / sectors_per_page)
+    }
+
     /// The next command, and the command `AHEAD` places later (to prefetch for).
     #[inline(always)]
     pub fn next_ahead(&mut self, rng: &mut Rng) -> (Op, Op) {
