@@ -73,23 +73,22 @@ def test_trim_after_fill_is_dynamic_op():
     s.check()
 
 
+#: one measured drive write in quarter rounds, straight after the analytic layout
+ANALYTIC_FIRST = {
+    "seed": 5,
+    "precondition": "analytic",
+    "warmup_drive_writes": 0,
+    "measure_drive_writes": 1,
+    "round_drive_writes": 0.25,
+}
+
+
 def test_analytic_precondition_starts_in_steady_state():
     """First measured round after analytic preconditioning within 2% of the long-run WAF."""
     base = cfg(16_400 * 256 // 1.07, 0.07, b=256)
     base["drive"]["user_capacity"] = int(16_400 * 256 / 1.07) * 4096
     long = simulate(base | {"run": {"seed": 5, "warmup_drive_writes": 4, "measure_drive_writes": 4}})
-    pre = simulate(
-        base
-        | {
-            "run": {
-                "seed": 5,
-                "precondition": "analytic",
-                "warmup_drive_writes": 0,
-                "measure_drive_writes": 1,
-                "round_drive_writes": 0.25,
-            }
-        }
-    )
+    pre = simulate(base | {"run": ANALYTIC_FIRST})
     first = pre.rounds[0]
     assert first["phase"] == "measure"
     assert abs(first["waf"] - long.waf) / long.waf < 0.02, (first["waf"], long.waf)
@@ -99,18 +98,7 @@ def test_analytic_precondition_starts_in_steady_state():
 def test_analytic_precondition_other_policies(gc):
     c = cfg(200_000, 0.28, b=64, gc=gc)
     long = simulate(c | {"run": {"seed": 5, "warmup_drive_writes": 4, "measure_drive_writes": 4}})
-    pre = simulate(
-        c
-        | {
-            "run": {
-                "seed": 5,
-                "precondition": "analytic",
-                "warmup_drive_writes": 0,
-                "measure_drive_writes": 1,
-                "round_drive_writes": 0.25,
-            }
-        }
-    )
+    pre = simulate(c | {"run": ANALYTIC_FIRST})
     assert abs(pre.rounds[0]["waf"] - long.waf) / long.waf < 0.02, (pre.rounds[0]["waf"], long.waf)
 
 
@@ -125,18 +113,7 @@ def test_analytic_precondition_of_part_page_writes_is_their_steady_state():
     long = simulate(
         c | {"run": {"seed": 5, "precondition": "fill", "warmup_drive_writes": 8, "measure_drive_writes": 4}}
     )
-    pre = simulate(
-        c
-        | {
-            "run": {
-                "seed": 5,
-                "precondition": "analytic",
-                "warmup_drive_writes": 0,
-                "measure_drive_writes": 1,
-                "round_drive_writes": 0.25,
-            }
-        }
-    )
+    pre = simulate(c | {"run": ANALYTIC_FIRST})
     assert long.waf > 4.0
     assert abs(pre.rounds[0]["waf"] - long.waf) / long.waf < 0.02, (pre.rounds[0]["waf"], long.waf)
     # a request that can straddle two units is not one unit's rewrite: refused, naming the key

@@ -533,6 +533,8 @@ mod tests {
         for (rest, yes) in [
             ("", true),
             ("[workload]\nrequest_size = 8192\n", false),
+            // one page every other page: not the layout of the pages it writes
+            ("[workload]\nalign = 8192\n", false),
             ("[workload]\ntype = \"sequential\"\n", false),
             ("[ftl]\ngc = \"fifo\"\n", true),
             ("[ftl]\ngc = \"cost-benefit\"\n", false),

@@ -343,18 +343,17 @@ impl Workload {
     /// 4 KiB write to a 16 KiB mapping unit, which the FTL rewrites whole) over whole pages.
     /// Either way a request invalidates one uniformly chosen page and programs one: the
     /// mean-field model's load (analytic preconditioning, [`crate::meanfield`]).  None for any
-    /// other workload.  `sectors_per_page` converts a workload in sectors.
+    /// other workload (nor for whole pages aligned to more than a page: they skip pages).
+    /// `sectors_per_page` converts a workload in sectors.
     pub fn uniform_page_span(&self, sectors_per_page: u64) -> Option<u64> {
         let Pattern::Uniform(u) = &self.pattern else { return None };
         if self.sizes.is_some() || u.base != 0 {
             return None;
         }
-        if self.pages {
-            return (self.len == 1).then_some(u.slots);
-        }
+        let per_page = if self.pages { 1 } else { sectors_per_page };
         let (len, align) = (self.len as u64, u.align);
-        let inside = len <= align && sectors_per_page % align == 0;
-        (inside && (u.slots * align) % sectors_per_page == 0).then(|| u.slots * align / sectors_per_page)
+        let inside = len <= align && per_page % align == 0;
+        (inside && (u.slots * align) % per_page == 0).then(|| u.slots * align / per_page)
     }
 
     /// The next command, and the command `AHEAD` places later (to prefetch for).
