@@ -93,8 +93,9 @@ def plan_model(drive: Drive, wl: Workload, model_blocks: int, io_budget: int) ->
     run lengths (warm-up and measurement from the IO budget).
 
     * analytic preconditioning (the mean-field steady state) when the core allows it for the
-      workload on this drive (``describe``'s ``analytic_precondition``: uniform single-page
-      writes under a GC policy the model covers), and the model has at least twice as many
+      workload on this drive (``describe``'s ``analytic_precondition``: uniform random writes
+      that each rewrite one page, a whole one or an aligned part of one, under a GC policy the
+      model covers), and the model has at least twice as many
       blocks as pages per block (the placement rounds block counts per valid-page level; with
       fewer blocks it starts off steady state);
     * other workloads: a sequential fill, then aging drive writes of the workload in the
