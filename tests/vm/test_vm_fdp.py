@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from vm_guest import Controller, Namespace, Subsystem
+from vm_guest import Controller, Namespace, Subsystem, ok
 
 QEMU = "backports"
 WRITTEN = 32 << 20
@@ -49,12 +49,6 @@ def guest_steps(g):
     g.opsim("waf", "smart waf --json $KEEP/snap-before.json $KEEP/snap-after.json")
     g.step("delete_ns", f"nvme delete-ns {c} --namespace-id=1")
     g.step("after_delete", f"nvme list-ns {c} -a; nvme id-ns {d} -o json | jq .nsze")
-
-
-def ok(g, name):
-    r = g.results[name]
-    assert r.rc == 0, str(r)
-    return r
 
 
 def test_the_controller_has_fdp_enabled(guest):

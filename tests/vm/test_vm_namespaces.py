@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from vm_guest import Controller, Namespace
+from vm_guest import Controller, Namespace, ok
 
 # NSIDs 1, 3 and 4: no NSID 2, so the kernel's /dev/nvmeXn2 is NSID 3 (it numbers in probe order)
 NAMESPACES = [
@@ -33,12 +33,6 @@ def guest_steps(g):
     g.opsim("apply", f"plan {n2} {TARGET} --apply --destroy-data={n2} --json")
     g.step("lsblk", f"lsblk -b -J -o NAME,SIZE,START,PARTLABEL,LOG-SEC {c}n1 {n2} {c}n3")
     g.step("blkid_others", f"blkid -p {c}n1; a=$?; blkid -p {c}n3; echo $a $?")
-
-
-def ok(g, name):
-    r = g.results[name]
-    assert r.rc == 0, str(r)
-    return r
 
 
 def _sysfs(guest):

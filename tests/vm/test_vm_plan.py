@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from vm_guest import Controller, Namespace
+from vm_guest import Controller, Namespace, ok
 
 NATIVE = 1 << 30  # the namespace's bytes
 SECTOR = 512
@@ -38,12 +38,6 @@ def guest_steps(g):
         "rc=$?; umount /tmp/mnt; exit $rc",
     )
     g.step("after_mounted", f"sgdisk -p {d}; blkid -p -s TYPE -o value {d}p1")
-
-
-def ok(g, name):
-    r = g.results[name]
-    assert r.rc == 0, str(r)
-    return r
 
 
 def test_plan_reads_the_real_identify_data(guest):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from vm_guest import SataDisk
+from vm_guest import SataDisk, ok
 
 SIZE = 1 << 30
 SECTORS = SIZE // 512
@@ -34,12 +34,6 @@ def guest_steps(g):
     g.step("after_setmax", f"hdparm -N {d}; cat /sys/block/${{SATA_sata##*/}}/size")
     g.opsim("apply", f"plan {d} {TARGET} --apply --destroy-data={d} --json")
     g.step("lsblk", f"lsblk -b -J -o NAME,SIZE,START,PARTLABEL {d}")
-
-
-def ok(g, name):
-    r = g.results[name]
-    assert r.rc == 0, str(r)
-    return r
 
 
 def _plan(guest):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from vm_guest import Controller, Namespace
+from vm_guest import Controller, Namespace, ok
 
 WRITTEN = 64 << 20  # bytes dd writes between the snapshots
 DATA_UNIT = 1000 * 512  # NVMe SMART log data unit
@@ -21,12 +21,6 @@ def guest_steps(g):
     g.step("write", f"dd if=/dev/urandom of=${{CTRL_smart}}n1 bs=1M count={WRITTEN >> 20} oflag=direct conv=fsync")
     g.opsim("after", "smart snapshot $CTRL_smart -o $KEEP/after.json")
     g.opsim("waf", "smart waf --json $KEEP/before.json $KEEP/after.json")
-
-
-def ok(g, name):
-    r = g.results[name]
-    assert r.rc == 0, str(r)
-    return r
 
 
 def test_snapshot_reads_the_controllers_smart_log(guest):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from vm_guest import Controller, Namespace
+from vm_guest import Controller, Namespace, ok
 
 ZONE = 64 << 20
 
@@ -25,12 +25,6 @@ def guest_steps(g):
     g.opsim("measure", f"measure iops --device {z} --destroy-data={z} --force --round 1 --max-rounds 1 -o /tmp/zoned-m")
     g.step("zones_after", f"nvme zns report-zones {z} -o json")
     g.step("sum_after", f"sha256sum < {z}")
-
-
-def ok(g, name):
-    r = g.results[name]
-    assert r.rc == 0, str(r)
-    return r
 
 
 def test_the_guest_sees_a_host_managed_zoned_namespace(guest):

@@ -47,6 +47,14 @@ QEMU_OWNED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "qemu_owne
 MARKER = "opsimvm"
 
 
+def ok(view, name: str):
+    """The result of the step ``name`` in a guest's results (``view.results``), asserting that it
+    exited 0 (the assertion shows the step's output)."""
+    r = view.results[name]
+    assert r.rc == 0, str(r)
+    return r
+
+
 class GuestError(RuntimeError):
     """The guest did not boot or did not finish its steps (with the tail of its console)."""
 
