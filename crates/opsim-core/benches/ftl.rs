@@ -112,7 +112,7 @@ fn bench_trace(c: &mut Criterion) {
         b.iter(|| {
             let cfg = opsim_core::trace::TraceConfig::new(path.to_str().unwrap());
             let p = opsim_core::trace::profile(&cfg, &opsim_core::trace::ProfileOptions::default()).unwrap();
-            assert_eq!(p.records, n);
+            assert_eq!(p.source.records, n);
         })
     });
     group.finish();

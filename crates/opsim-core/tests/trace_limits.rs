@@ -223,5 +223,5 @@ fn a_zstd_stream_with_a_huge_window_is_refused() {
     // the usual levels read fine
     assert!(zstd(&["-q", "-f", "-19"]));
     let info = trace::info(&TraceConfig::new(out.to_str().unwrap())).unwrap();
-    assert_eq!((info.compression, info.records), ("zstd", 300));
+    assert_eq!((info.source.compression, info.source.records), ("zstd", 300));
 }

@@ -1,7 +1,7 @@
 //! The summary of a trace: counts and bytes by kind, the span, the footprint (distinct 4 KiB
 //! blocks, in bounded memory), alignment, the most frequent sizes.
 
-use super::{empty_error, Reader, TraceConfig};
+use super::{empty_error, Reader, TraceConfig, TraceSource};
 use crate::error::Result;
 use crate::op::OpKind;
 use serde::Serialize;
@@ -14,12 +14,8 @@ pub struct KindStats {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TraceInfo {
-    pub path: String,
-    pub format: &'static str,
-    pub compression: &'static str,
-    pub device: Option<String>,
-    pub lines: u64,
-    pub records: u64,
+    #[serde(flatten)]
+    pub source: TraceSource,
     pub read: KindStats,
     pub write: KindStats,
     pub trim: KindStats,
@@ -153,12 +149,7 @@ pub fn summarise(mut r: Reader, max_records: u64) -> Result<TraceInfo> {
     top.truncate(16);
     let total = rd.ios + wr.ios + tr.ios;
     Ok(TraceInfo {
-        path: r.cfg.path.clone(),
-        format: r.format.name(),
-        compression: r.compression,
-        device: r.cfg.device.clone(),
-        lines: r.line,
-        records: r.records,
+        source: r.source(),
         write_fraction: wr.ios as f64 / total as f64,
         read: rd,
         write: wr,

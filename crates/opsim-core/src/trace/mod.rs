@@ -30,7 +30,7 @@ pub use profile::{
     curve, profile, profile_with, CurvePoint, DistanceBucket, ProfileOptions, Progress, SizeBucket, TraceProfile,
     CURVE_AT, CURVE_POINTS, DEFAULT_MAX_MEMORY,
 };
-pub use reader::{empty_error, max_end, Reader};
+pub use reader::{empty_error, max_end, Reader, TraceSource};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::op::OpKind;

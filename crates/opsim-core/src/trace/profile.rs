@@ -9,7 +9,7 @@
 //! of writes are shares of the bytes written at 4 KiB granularity.
 
 use super::blocks::{Budget, Touched, WriteState, WriteTally, CHUNK_BLOCKS, MAX_BLOCK_WRITES};
-use super::{empty_error, trace_err, KindStats, Reader, Record, TraceConfig};
+use super::{empty_error, trace_err, KindStats, Reader, Record, TraceConfig, TraceSource};
 use crate::error::{ErrorKind, Result};
 use crate::op::OpKind;
 use serde::Serialize;
@@ -78,12 +78,8 @@ pub struct SizeBucket {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TraceProfile {
-    pub path: String,
-    pub format: &'static str,
-    pub compression: &'static str,
-    pub device: Option<String>,
-    pub lines: u64,
-    pub records: u64,
+    #[serde(flatten)]
+    pub source: TraceSource,
     /// Ctrl-C ended the pass: the figures cover the first `records` requests.
     pub partial: bool,
     pub read: KindStats,
@@ -258,12 +254,7 @@ pub fn profile_with(mut r: Reader, opts: &ProfileOptions, progress: &mut dyn FnM
         _ => Vec::new(),
     };
     Ok(TraceProfile {
-        path: r.cfg.path.clone(),
-        format: r.format.name(),
-        compression: r.compression,
-        device: r.cfg.device.clone(),
-        lines: r.line,
-        records: r.records,
+        source: r.source(),
         partial,
         block_writes: index,
         overwrites: tally.overwrites,

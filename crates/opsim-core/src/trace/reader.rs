@@ -20,6 +20,19 @@ fn not_rereadable(path: &str, what: &str) -> Error {
     )
 }
 
+/// What a trace summary says of the file it read: its name, format and compression, the
+/// device its records were filtered to, and how many lines and requests it held (the first
+/// fields of [`super::TraceInfo`] and [`super::TraceProfile`], flattened into their JSON).
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct TraceSource {
+    pub path: String,
+    pub format: &'static str,
+    pub compression: &'static str,
+    pub device: Option<String>,
+    pub lines: u64,
+    pub records: u64,
+}
+
 /// A streaming reader of one trace file.
 pub struct Reader {
     pub(super) cfg: TraceConfig,
@@ -141,6 +154,17 @@ impl Reader {
 
     pub fn path(&self) -> &str {
         &self.cfg.path
+    }
+    /// The file read so far, as a summary reports it.
+    pub fn source(&self) -> TraceSource {
+        TraceSource {
+            path: self.cfg.path.clone(),
+            format: self.format.name(),
+            compression: self.compression,
+            device: self.cfg.device.clone(),
+            lines: self.line,
+            records: self.records,
+        }
     }
     pub fn line(&self) -> u64 {
         self.line

@@ -609,15 +609,15 @@ fn check_profile(data: &[u8], cfg: &TraceConfig) -> Result<(), String> {
         ));
     }
     if let Ok(i) = Reader::from_bytes(cfg, data.to_vec()).and_then(|r| trace::summarise(r, u64::MAX)) {
-        let same = i.records == p.records
+        let same = i.source.records == p.source.records
             && i.write.ios == p.write.ios
             && i.write_footprint_bytes.is_none_or(|b| b == p.write_footprint_bytes)
             && i.footprint_bytes.is_none_or(|b| b == p.footprint_bytes);
         if !same {
             return Err(format!(
                 "profile and summary differ: {} / {} records, {} / {} writes, footprints {:?} / {}, {:?} / {}",
-                p.records,
-                i.records,
+                p.source.records,
+                i.source.records,
                 p.write.ios,
                 i.write.ios,
                 i.footprint_bytes,
