@@ -345,3 +345,52 @@ def waf(doc: dict) -> float | None:
         return doc["waf"]
     smart = doc.get("smart") or {}
     return smart.get("waf")
+
+
+#: how a result without a ``placement`` object ran: every write through one frontier
+NO_PLACEMENT = {"mode": "none", "isolation": None, "handles": 0, "shared_blocks": None}
+
+
+def placement_of(doc: dict) -> dict:
+    """The data placement a simulated result ran with (``mode``: none, streams or fdp;
+    ``isolation``, ``handles``, ``shared_blocks``); ``mode`` ``"none"`` for a result that
+    carries no ``placement`` (made without ``[ftl.placement]`` or by an opsim without it) and
+    for a measured result."""
+    p = doc.get("placement") if kind_of(doc) == SIM else None
+    if isinstance(p, dict) and p.get("mode"):
+        return {**NO_PLACEMENT, **p}
+    return dict(NO_PLACEMENT)
+
+
+def placement_label(doc: dict) -> str:
+    """The placement a result ran with, for legends: ``placement none``, ``placement fdp, 4
+    handles``, ``placement streams, 2 streams``; with the isolation when it is not the default
+    (initially)."""
+    p = placement_of(doc)
+    mode = p["mode"]
+    if mode == "none":
+        return "placement none"
+    n = p.get("handles") or 0
+    out = f"placement {mode}, {n} {'handle' if mode == 'fdp' else 'stream'}{'' if n == 1 else 's'}"
+    if mode == "fdp" and p.get("isolation") not in (None, "initially"):
+        out += f", isolated {p['isolation']}"
+    return out
+
+
+def namespaces_of(doc: dict) -> list[dict] | None:
+    """A simulated result's per-namespace results (``namespaces``), or None without them."""
+    if kind_of(doc) != SIM:
+        return None
+    ns = doc.get("namespaces")
+    return ns if isinstance(ns, list) and ns else None
+
+
+def workload_of(doc: dict) -> str:
+    """The workload of a result: :func:`opsim.results.workload_label`, or for a result with
+    namespaces the tenants ("4 tenants: seq-4k, seq-16k, ...")."""
+    ns = namespaces_of(doc)
+    if ns is None:
+        return workload_label(doc)
+    names = [str(n.get("name")) for n in ns]
+    shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+    return f"{len(names)} tenant{'' if len(names) == 1 else 's'}: {shown}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .. import plots, results
+from .. import results
 from .markup import html_table, size
 from .rows import groups_of
 
@@ -94,7 +94,7 @@ def _workload_row(g: str, d: dict) -> list[str]:
         f"{run.get('measure_drive_writes')} drive writes in rounds of {run.get('round_drive_writes')}; "
         f"GC {d['gc']}; seed {run.get('seed')}"
     )
-    tenants = d["config"].get("namespace") if plots.namespaces_of(d) is not None else None
+    tenants = d["config"].get("namespace") if results.namespaces_of(d) is not None else None
     if isinstance(tenants, list) and tenants:
         params = _tenant_parameters(tenants)
     else:

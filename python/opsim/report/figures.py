@@ -18,7 +18,7 @@ def pattern_groups(docs: Sequence[dict]) -> list[tuple[str, list[int]]]:
     results of a workload and the measured ones with the same pattern go on the same axes."""
     keys: dict = {}
     for i, d in enumerate(docs):
-        ns = plots.namespaces_of(d)  # tenants: their own group, whatever the top-level workload says
+        ns = results.namespaces_of(d)  # tenants: their own group, whatever the top-level workload says
         keys.setdefault(
             results.pattern(d) if ns is None else ("tenants", *(str(n.get("name")) for n in ns)), []
         ).append(i)
@@ -27,7 +27,7 @@ def pattern_groups(docs: Sequence[dict]) -> list[tuple[str, list[int]]]:
         sim = next((i for i in idx if results.kind_of(docs[i]) == results.SIM), idx[0])
         out.append(
             (
-                plots.workload_of(docs[sim])
+                results.workload_of(docs[sim])
                 if results.kind_of(docs[sim]) == results.SIM
                 else "measured: " + results.workload_label(docs[sim]),
                 idx,

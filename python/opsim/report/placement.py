@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import plots, results
+from .. import results
 from .markup import esc, html_table, num, pct, size
 
 
@@ -58,10 +58,10 @@ def namespace_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
     (``total``: their NAND bytes over their host bytes, which is the drive's WAF)."""
     rows: list[dict] = []
     for d, lab in zip(docs, labels):
-        ns = plots.namespaces_of(d)
+        ns = results.namespaces_of(d)
         if ns is None:
             continue
-        mode = plots.placement_of(d)["mode"]
+        mode = results.placement_of(d)["mode"]
         user = d["drive"].get("user_bytes")
         rows += [_namespace_row(lab, mode, user, n) for n in ns]
         rows.append(_namespaces_total(lab, mode, user, ns, d.get("waf")))
@@ -86,7 +86,7 @@ def handle_rows(docs: Sequence[dict], labels: Sequence[str]) -> list[dict]:
     for d, lab in zip(docs, labels):
         if results.kind_of(d) != results.SIM or not isinstance(d.get("handles"), list):
             continue
-        mode = plots.placement_of(d)["mode"]
+        mode = results.placement_of(d)["mode"]
         for h in d["handles"]:
             rows.append({"label": lab, "placement": mode, **{k: h.get(k) for k in _HANDLE_KEYS}})
     return rows
@@ -99,7 +99,7 @@ def placement_plan(docs: Sequence[dict], labels: Sequence[str]) -> list[tuple[st
     plan: list[tuple[str, str, list[int], dict, str]] = []
     layouts: dict[tuple, list[int]] = {}
     for i, d in enumerate(docs):
-        ns = plots.namespaces_of(d)
+        ns = results.namespaces_of(d)
         if ns is not None:
             layouts.setdefault(tuple(str(n.get("name")) for n in ns), []).append(i)
     for names, idx in layouts.items():
@@ -114,7 +114,7 @@ def placement_plan(docs: Sequence[dict], labels: Sequence[str]) -> list[tuple[st
             )
         )
     sims = [i for i, d in enumerate(docs) if results.kind_of(d) == results.SIM and d["waf"] is not None]
-    modes = {plots.placement_of(docs[i])["mode"] for i in sims}
+    modes = {results.placement_of(docs[i])["mode"] for i in sims}
     if len(modes) > 1:
         plan.append(
             (

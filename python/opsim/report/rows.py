@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .. import plots, results
+from .. import results
 from ..errors import InputError
 
 
@@ -38,7 +38,7 @@ def drive_key(doc: dict) -> str:
 def groups_of(docs: Sequence[dict]) -> list[str]:
     """The workload group of each result (simulated and measured kept apart)."""
     return [
-        plots.workload_of(d) if results.kind_of(d) == results.SIM else "measured: " + results.workload_label(d)
+        results.workload_of(d) if results.kind_of(d) == results.SIM else "measured: " + results.workload_label(d)
         for d in docs
     ]
 

@@ -139,7 +139,7 @@ def figure(rows: Sequence[dict], unit: int, title: str):
 
     fig, (ax,) = plots.new_figure(width=6.5, height=4.0)
     actives = sorted({r["active_zones"] for r in rows})
-    for a, color in zip(actives, plots._colors(len(actives))):
+    for a, color in zip(actives, plots.palette(len(actives))):
         pts = sorted((r["zone_size"], r["waf"]) for r in rows if r["active_zones"] == a)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=color, label=f"{a} active")
     ax.axvline(unit, color="grey", linestyle=":", label=f"GC unit ({fmt_bytes(unit)})")

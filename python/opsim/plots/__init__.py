@@ -1,0 +1,124 @@
+"""Plots of simulated and measured results (matplotlib, Agg; nothing is shown on a display).
+
+Every function takes a list of results (``SimResult``, a simulation result dict, or an
+``opsim measure`` result dict), optional ``labels`` and an optional matplotlib ``ax`` to draw
+into, and returns the Figure.  What was drawn (axis labels and scales, every series' x and y,
+the phase markers, the model curves, and what was left out and why) is recorded on each Axes
+and returned by :func:`drawn`; ``opsim plot --json`` prints it and the tests check it.
+
+    >>> from opsim import plots
+    >>> fig = plots.saturation([r1, r2], labels=["7% OP", "28% OP"])
+    >>> plots.save(fig, "wsat.png")
+    >>> plots.drawn(fig)[0]["series"][0]["y"][:3]
+
+Kinds (:data:`KINDS`): ``saturation`` (per-interval IOPS against time), ``saturation-written``
+(against host data written, in drive writes), ``waf-op`` (WAF against OP with the analytic
+models), ``steady-iops`` (bars), ``endurance`` (TBW and DWPD bars, relative), ``latency``
+(CDF), ``wear`` (erase-count distribution), ``victims`` (valid fraction of GC victims),
+``tenants`` (per-namespace WAF bars, with and without placement), ``placement-waf`` (WAF
+against OP, one line per placement mode).
+
+One module a kind of figure: ``saturation``, ``waf`` (WAF against OP), ``tenants``, ``bars``
+(steady IOPS, endurance), ``latency``, ``wear`` (erase counts, GC victims), ``write_curve``;
+``figure`` holds what they share (the Agg figure, the record of what was drawn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import InputError
+from .bars import endurance, steady_iops
+from .figure import NO_WAF, drawn, new_figure, palette, save, to_bytes
+from .latency import LATENCY_PCTS, latency
+from .saturation import saturation, saturation_panels
+from .tenants import tenants
+from .waf import MODEL_NAMES, placement_waf, waf_op
+from .wear import victims, wear
+from .write_curve import write_curve
+
+__all__ = [
+    "KINDS",
+    "LATENCY_PCTS",
+    "MODEL_NAMES",
+    "NO_WAF",
+    "drawn",
+    "endurance",
+    "latency",
+    "new_figure",
+    "palette",
+    "placement_waf",
+    "plot",
+    "saturation",
+    "saturation_panels",
+    "save",
+    "steady_iops",
+    "tenants",
+    "to_bytes",
+    "victims",
+    "waf_op",
+    "wear",
+    "write_curve",
+]
+
+KINDS = {
+    "saturation": (
+        lambda res, labels, ax, **kw: saturation(res, labels, x="time", ax=ax, **kw),
+        "per-interval IOPS against time, log y, FOB/transition/steady marked",
+    ),
+    "saturation-written": (
+        lambda res, labels, ax, **kw: saturation(res, labels, x="written", ax=ax, **kw),
+        "per-interval IOPS against host data written (drive writes), log y, phases marked",
+    ),
+    "saturation-panels": (
+        lambda res, labels, ax, **kw: _no_ax(ax, "saturation-panels") or saturation_panels(res, labels, **kw),
+        "one write-saturation panel per result (phases shaded), shared axes",
+    ),
+    "waf-op": (
+        lambda res, labels, ax, **kw: waf_op(res, labels, ax=ax, **kw),
+        "WAF against OP: simulated points and the greedy, LRW/FIFO and random models",
+    ),
+    "steady-iops": (
+        lambda res, labels, ax, **kw: steady_iops(res, labels, ax=ax, **kw),
+        "steady-state IOPS per configuration (bars)",
+    ),
+    "endurance": (
+        lambda res, labels, ax, **kw: endurance(res, labels, ax=ax, **kw),
+        "TBW and DWPD relative to the least-OP configuration (bars)",
+    ),
+    "latency": (
+        lambda res, labels, ax, **kw: latency(res, labels, ax=ax, **kw),
+        "latency CDF from the percentiles (log x, logit y)",
+    ),
+    "wear": (lambda res, labels, ax, **kw: wear(res, labels, ax=ax, **kw), "erase-count distribution"),
+    "victims": (
+        lambda res, labels, ax, **kw: victims(res, labels, ax=ax, **kw),
+        "GC victims' valid-fraction distribution with the model mean",
+    ),
+    "tenants": (
+        lambda res, labels, ax, **kw: tenants(res, labels, ax=ax, **kw),
+        "per-namespace WAF bars, one group per namespace, one bar per result, the drive's WAF dashed",
+    ),
+    "write-curve": (
+        lambda res, labels, ax, **kw: write_curve(res, labels, ax=ax, **kw),
+        "a trace's write-frequency curve (opsim trace profile --json) with its fitted workload's, log x",
+    ),
+    "placement-waf": (
+        lambda res, labels, ax, **kw: placement_waf(res, labels, ax=ax, **kw),
+        "WAF against OP, one line per placement mode (none, streams, fdp)",
+    ),
+}
+
+
+def _no_ax(ax, kind):
+    if ax is not None:
+        raise InputError(f"ax: {kind} draws its own grid of axes; call it without ax", key="ax")
+    return None
+
+
+def plot(kind: str, results, labels: Sequence[str] | None = None, ax=None, **options: Any):
+    """Draw ``kind`` (one of :data:`KINDS`) for ``results``; returns the Figure."""
+    if kind not in KINDS:
+        raise InputError(f"kind: {kind!r} is not a plot kind (known: {', '.join(KINDS)})", key="kind")
+    return KINDS[kind][0](results, labels, ax, **options)

@@ -1,0 +1,150 @@
+"""What every plot shares: the Agg figure, the record of what was drawn, results and labels.
+
+Each Axes carries ``opsim_drawn``, the record :func:`drawn` returns (axis labels and scales,
+series, markers, model curves, and what was skipped and why).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import results as result_docs
+from .._output import atomic_write
+from ..errors import InputError
+
+#: why a simulated result has no WAF to draw
+NO_WAF = "WAF undefined: no host writes in the measurement window (a read-only load)"
+
+
+def mpl():
+    try:
+        import matplotlib
+    except ImportError as e:  # pragma: no cover - a dev dependency
+        from ..errors import CommandError
+
+        raise CommandError("plots need matplotlib (pip install matplotlib)") from e
+    return matplotlib
+
+
+def new_figure(ncols: int = 1, width: float = 7.5, height: float = 4.4):
+    """A Figure on the Agg canvas (no pyplot, no display) with ``ncols`` axes."""
+    mpl()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols if ncols > 1 else width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    return fig, axes
+
+
+def record(ax, kind: str, title: str) -> dict:
+    rec = {
+        "kind": kind,
+        "title": title,
+        "xlabel": "",
+        "ylabel": "",
+        "xscale": "linear",
+        "yscale": "linear",
+        "series": [],
+        "markers": [],
+        "models": [],
+        "skipped": [],
+    }
+    ax.opsim_drawn = rec
+    ax.set_title(title, fontsize=10)
+    return rec
+
+
+def finish(ax, rec: dict) -> None:
+    rec["xlabel"], rec["ylabel"] = ax.get_xlabel(), ax.get_ylabel()
+    rec["xscale"], rec["yscale"] = ax.get_xscale(), ax.get_yscale()
+
+
+def drawn(obj) -> list[dict] | dict:
+    """What was drawn: for an Axes its record; for a Figure the records of its axes."""
+    if hasattr(obj, "opsim_drawn"):
+        return obj.opsim_drawn
+    return [ax.opsim_drawn for ax in getattr(obj, "axes", []) if hasattr(ax, "opsim_drawn")]
+
+
+def docs_and_labels(results, labels) -> tuple[list[dict], list[str]]:
+    if isinstance(results, dict) or hasattr(results, "data"):
+        results = [results]
+    docs = []
+    for i, r in enumerate(results):
+        docs.append(result_docs.check(result_docs.as_doc(r), f"result {i + 1}"))
+    if not docs:
+        raise InputError("no results to plot", key="results")
+    if labels is None:
+        labels = [result_docs.default_label(d) for d in docs]
+    labels = [str(x) for x in labels]
+    if len(labels) != len(docs):
+        raise InputError(f"labels: {len(labels)} labels for {len(docs)} results", key="labels")
+    return docs, labels
+
+
+def palette(n: int) -> list:
+    mpl()
+    from matplotlib import colormaps
+
+    if n <= 10:
+        cmap = colormaps["tab10"]
+        return [cmap(i) for i in range(n)]
+    cmap = colormaps["viridis"]
+    return [cmap(i / max(1, n - 1)) for i in range(n)]
+
+
+def axes_for(ax, ncols=1, **kw):
+    if ax is None:
+        fig, axes = new_figure(ncols, **kw)
+        return fig, axes
+    axes = list(ax) if isinstance(ax, (list, tuple)) else [ax]
+    if len(axes) != ncols:
+        raise InputError(f"ax: this plot needs {ncols} axes, got {len(axes)}", key="ax")
+    return axes[0].figure, axes
+
+
+def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
+    """Write ``fig`` to ``path`` (format from the suffix: png, svg, pdf) atomically."""
+    path = os.fspath(path)
+    fmt = os.path.splitext(path)[1].lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise InputError(f"output: {path}: the file name must end in .png, .svg or .pdf", key="output")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise InputError(f"output: {path}: directory {d} does not exist", key="output")
+    atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi), binary=True, suffix="." + fmt)
+    return path
+
+
+def to_bytes(fig, fmt: str = "png", dpi: int = 100) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    return buf.getvalue()
+
+
+def skip(rec, label, reason):
+    rec["skipped"].append({"label": label, "reason": reason})
+
+
+def nothing(ax, rec):
+    """No result had what this plot needs: say so on the axes (the record lists why)."""
+    ax.text(
+        0.5,
+        0.5,
+        "nothing to draw:\n" + "\n".join(f"{s['label']}: {s['reason']}" for s in rec["skipped"]),
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=8,
+        wrap=True,
+    )
+
+
+def null_locator():
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()
