@@ -27,16 +27,23 @@
 //! the cache shrinks as the drive fills.  Folds count as NAND writes (WAF).
 
 mod check;
+mod counters;
+mod params;
 pub mod placement;
 pub mod policy;
+mod tables;
 
+pub(crate) use counters::fieldwise_minus;
+pub use counters::Counters;
+pub use params::{meta_rate, FtlParams, SlcParams, META_ONE};
 pub use placement::{PlacementCounters, PlacementParams};
 pub use policy::{CostBenefit, DChoices, Fifo, Greedy, Policy, WindowedGreedy, NONE};
+pub use tables::prefetch_write;
+use tables::{set_bit_range, table, FastDiv};
 
 use crate::error::{Error, Result};
-use crate::memory::{try_deque, try_vec, try_with_capacity};
+use crate::memory::{try_deque, try_vec};
 use crate::rng::Rng;
-use serde::Serialize;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,105 +62,6 @@ pub struct BlockMeta {
     pub valid: Vec<u32>,
     pub erase: Vec<u32>,
     pub state: Vec<BlockState>,
-}
-
-/// Event counters.  All 64-bit; never reset except by [`Ftl::reset_counters`] (not used by
-/// the simulator, which takes differences).
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct Counters {
-    pub host_write_cmds: u64,
-    pub host_write_bytes: u64,
-    /// Pages programmed on behalf of host writes (a partial-page write programs a whole page).
-    pub host_write_pages: u64,
-    pub host_read_cmds: u64,
-    pub host_read_bytes: u64,
-    pub trim_cmds: u64,
-    pub trimmed_pages: u64,
-    /// Pages programmed in all (host + GC).
-    pub nand_write_pages: u64,
-    /// Pages read from NAND: host reads of mapped pages, read-modify-write and GC reads.
-    pub nand_read_pages: u64,
-    pub gc_copy_pages: u64,
-    /// NAND senses the GC copies took when the timed model reads whole pages
-    /// ([`Ftl::set_sense_layout`]): the distinct NAND pages (die, page) among each victim's
-    /// valid pages; 0 when not counted.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub gc_read_senses: u64,
-    /// Victims collected by garbage collection.
-    pub gc_victims: u64,
-    pub erases: u64,
-    /// Partial-page host writes that had to read the old page (read-modify-write).
-    pub rmw_pages: u64,
-    /// Host reads of pages that were never written or were trimmed.
-    pub unmapped_read_pages: u64,
-    /// SLC cache: valid pages folded from SLC-mode blocks into native-mode blocks (each
-    /// read once and programmed once; included in the NAND page counts).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub fold_pages: u64,
-    /// SLC cache: SLC-mode blocks folded and erased (included in `erases`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub folds: u64,
-    /// Metadata pages (`ftl.meta_writes`): programmed into host frontiers, invalid at once
-    /// (included in `nand_write_pages`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub meta_pages: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-/// `minus(&self, o)`: every named counter of `self` less `o`'s (the counts between two
-/// snapshots), for [`Counters`] and the timed device's work counts.  The list must name every
-/// field (the struct literal does not compile otherwise).
-macro_rules! fieldwise_minus {
-    ($vis:vis, $t:ident { $($f:ident),* $(,)? }) => {
-        #[inline(always)]
-        $vis fn minus(&self, o: &$t) -> $t {
-            $t { $($f: self.$f - o.$f),* }
-        }
-    };
-}
-pub(crate) use fieldwise_minus;
-
-impl Counters {
-    fieldwise_minus!(
-        pub,
-        Counters {
-            host_write_cmds,
-            host_write_bytes,
-            host_write_pages,
-            host_read_cmds,
-            host_read_bytes,
-            trim_cmds,
-            trimmed_pages,
-            nand_write_pages,
-            nand_read_pages,
-            gc_copy_pages,
-            gc_read_senses,
-            gc_victims,
-            erases,
-            rmw_pages,
-            unmapped_read_pages,
-            fold_pages,
-            folds,
-            meta_pages
-        }
-    );
-
-    /// NAND bytes programmed over host bytes written (page_size converts pages to bytes).
-    /// Host commands of every kind (writes, reads, trims).
-    #[inline(always)]
-    pub fn commands(&self) -> u64 {
-        self.host_write_cmds + self.host_read_cmds + self.trim_cmds
-    }
-
-    pub fn waf(&self, page_size: u64) -> f64 {
-        if self.host_write_bytes == 0 {
-            return f64::NAN;
-        }
-        (self.nand_write_pages * page_size) as f64 / self.host_write_bytes as f64
-    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -195,126 +103,6 @@ enum Tag {
     Gc(u8),
     /// A host frontier of a stream (the shared frontier).
     Host(usize),
-}
-
-/// Exact division of a 32-bit value by a fixed divisor with one 128-bit multiply
-/// (Lemire, Kaser and Kurz 2019).
-#[derive(Clone, Copy, Debug)]
-struct FastDiv {
-    m: u64,
-}
-
-impl FastDiv {
-    fn new(d: u32) -> Self {
-        assert!(d >= 2);
-        FastDiv { m: u64::MAX / d as u64 + 1 }
-    }
-    #[inline(always)]
-    fn div(self, n: u32) -> u32 {
-        ((self.m as u128 * n as u128) >> 64) as u32
-    }
-}
-
-/// Set bits `from..to` of a bitmap.
-#[inline]
-fn set_bit_range(words: &mut [u64], from: u32, to: u32) {
-    let mut i = from;
-    while i < to {
-        let w = (i >> 6) as usize;
-        let lo = i & 63;
-        let hi = (to - (i & !63)).min(64);
-        let mask = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
-        words[w] |= mask;
-        i = (i & !63) + hi;
-    }
-}
-
-/// A vector of `n` copies of `value` (a capacity error when it cannot be allocated).  Large
-/// tables are advised to use transparent huge pages before they are first touched: the
-/// mapping tables are accessed at random, and 2 MiB pages cut TLB misses (no effect on
-/// results).
-fn table<T: Copy>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
-    let mut v: Vec<T> = try_with_capacity(n, what)?;
-    #[cfg(target_os = "linux")]
-    {
-        let bytes = n * std::mem::size_of::<T>();
-        if bytes >= 4 << 20 {
-            let start = v.as_mut_ptr() as usize;
-            let page = 4096usize;
-            let aligned = (start + page - 1) & !(page - 1);
-            let len = (start + bytes).saturating_sub(aligned) & !(page - 1);
-            if len > 0 {
-                // SAFETY: the range lies inside our own allocation; MADV_HUGEPAGE is advice only.
-                unsafe {
-                    libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-                }
-            }
-        }
-    }
-    v.resize(n, value);
-    Ok(v)
-}
-
-/// Hint that `v[i]` will soon be written (no effect on results).
-#[inline(always)]
-pub fn prefetch_write<T>(v: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if i < v.len() {
-        // SAFETY: the pointer is in bounds; prefetch has no architectural effect.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch(v.as_ptr().add(i) as *const i8, core::arch::x86_64::_MM_HINT_T0);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
-}
-
-pub struct FtlParams {
-    pub blocks: u32,
-    pub pages_per_block: u32,
-    pub lpns: u32,
-    pub page_size: u64,
-    pub sector_size: u32,
-    pub streams: u32,
-    pub gc_low: u32,
-    pub gc_high: u32,
-    pub policy_param: u32,
-    pub check: bool,
-    pub track_data: bool,
-    pub seed: u64,
-    pub slc: Option<SlcParams>,
-    /// Namespaces and placement handles; None: off.
-    pub placement: Option<PlacementParams>,
-    /// Block groups GC works within (1: the whole drive); `blocks` must be a multiple.
-    /// `gc_low` and `gc_high` are per group.
-    pub groups: u32,
-    /// GC copies go into the triggering host frontier (compact in place and refill).
-    pub shared_frontier: bool,
-    /// Metadata pages per host page (`ftl.meta_writes`) in units of 2^-32 (see
-    /// [`meta_rate`]); 0: off.
-    pub meta_rate: u64,
-}
-
-/// One metadata page in the fixed point of [`FtlParams::meta_rate`].
-pub const META_ONE: u64 = 1 << 32;
-
-/// `ftl.meta_writes` (pages per host page, 0..=1) in the fixed point of
-/// [`FtlParams::meta_rate`]: integer arithmetic keeps every run exact and seed-free.
-pub fn meta_rate(meta_writes: f64) -> u64 {
-    (meta_writes * META_ONE as f64).round() as u64
-}
-
-/// The SLC cache's limits, resolved to blocks.
-#[derive(Clone, Copy, Debug)]
-pub struct SlcParams {
-    /// Ceiling of the dynamic cache, blocks.
-    pub max_blocks: u32,
-    /// Static part, blocks.
-    pub min_blocks: u32,
-    /// Bits per cell in native mode: an SLC block holds `pages_per_block / bits` pages.
-    pub bits: u32,
-    /// Cache full: fold the oldest SLC block (true) or write native-mode blocks (false).
-    pub fold_when_full: bool,
 }
 
 /// State of the SLC cache.
