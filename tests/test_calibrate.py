@@ -64,6 +64,28 @@ def test_the_max_dwpd_follows_from_the_spare_only_on_less_nand():
     assert small["waf_pro"] > preset["waf_pro"] and small["waf_max"] > preset["waf_max"]
 
 
+def test_a_measured_waf_moves_the_sibling_dwpd_away_from_3():
+    """docs/calibrate.md, "Every read-intensive preset": every NVMe preset rated 1 DWPD gives
+    its 5/6-capacity sibling well under 3 DWPD, and on the D7-P5520 the NAND its measured
+    whole-drive WAF asks for is more than its datasheet's, so its sibling's DWPD is lower."""
+    from opsim.validation.held_out import nand_for_waf, siblings
+
+    rows = siblings()
+    presets_ = [r for r in rows if r["nand"] == "the preset's"]
+    assert {r["preset"] for r in presets_} == {
+        "kioxia-cm7-r-3840gb",
+        "micron-7450-pro-960gb",
+        "samsung-pm9a3-960gb",
+        "solidigm-d7-p5520-1920gb",
+    }
+    assert all(2.0 < r["dwpd"] < 0.85 * 3 for r in presets_), presets_
+    p5520 = next(r for r in presets_ if r["preset"] == "solidigm-d7-p5520-1920gb")
+    measured = next(r for r in rows if r["nand"] != "the preset's")
+    assert measured["physical"] > p5520["physical"] and measured["dwpd"] < p5520["dwpd"]
+    # the solve is a solve: a higher WAF asks for less NAND
+    assert nand_for_waf("solidigm-d7-p5520-1920gb", 4.5) < p5520["physical"] < measured["physical"]
+
+
 def test_every_parameter_has_a_source_and_fitted_ones_an_interval(micron_7450_pro):
     params = micron_7450_pro.parameters()
     assert all(p["source"] for p in params)

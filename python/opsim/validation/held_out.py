@@ -4,6 +4,7 @@ published value.
 
     python -m opsim.validation.held_out          # the table in docs/calibrate.md (about a minute)
     python -m opsim.validation.held_out --nand   # the 7450 MAX's DWPD against the NAND (seconds)
+    python -m opsim.validation.held_out --siblings   # every 1 DWPD preset at 5/6 of its capacity
 """
 
 from __future__ import annotations
@@ -141,6 +142,95 @@ def micron_7450_nand(
     return rows
 
 
+def _sibling_row(name: str, cfg: dict, physical: int, native: int, sibling: int, rated: float, nand: str) -> dict:
+    """The DWPD the same P/E gives at ``sibling`` bytes (JESD219 enterprise WAF at native over
+    the WAF at the sibling, times native / sibling) on the drive ``cfg``."""
+    from ..calibrate import endurance
+
+    a, b = (endurance.enterprise_waf(cfg, u) for u in (native, sibling))
+    return {
+        "preset": name,
+        "nand": nand,
+        "physical": physical,
+        "native": native,
+        "sibling": sibling,
+        "seen": (a.seen_by_gc, b.seen_by_gc),
+        "waf": (a.waf, b.waf),
+        "dwpd": rated * a.waf / b.waf * native / sibling,
+    }
+
+
+def nand_for_waf(name: str, waf: float) -> int:
+    """The NAND (physical bytes) at which the preset ``name``'s steady WAF of 4 KiB uniform
+    random writes over its whole native capacity is ``waf``: its WAF curve (calibrate's) at
+    the OP garbage collection sees, solved for the NAND with scipy's brentq."""
+    from scipy.optimize import brentq
+
+    from .. import presets
+    from ..calibrate import endurance
+    from ..calibrate.curve import curve
+
+    cfg = presets.settings(name)
+    native = presets.user_bytes(name)
+    timing = cfg.get("timing", {})
+    cv = curve(cfg["drive"], cfg.get("ftl", {}), 4096, timing.get("cell"), timing=timing)
+
+    def gap(physical: float) -> float:
+        c = cfg | {"drive": cfg["drive"] | {"physical_capacity": int(physical)}}
+        return cv.at(endurance.enterprise_waf(c, native).seen_by_gc)[0] - waf
+
+    return int(brentq(gap, native * 1.05, native * 1.6, xtol=1e6))
+
+
+def siblings(share: float = 5 / 6) -> list[dict]:
+    """Every data-center preset rated 1 DWPD, at ``share`` of its native capacity (the 3 DWPD
+    sibling of a read-intensive drive: the 7450 MAX's 800 GB of the PRO's 960 GB): the DWPD
+    the same P/E gives there under the JESD219 enterprise workload, from the preset as it
+    stands; and the D7-P5520 once more with its NAND set by its measured whole-drive WAF (the
+    real-drives suite's ``waf-whole``), where a measurement, not a datasheet, pins the spare."""
+    from .. import presets
+    from ..calibrate.presets import INPUTS
+    from .real_drives import load
+
+    rows = []
+    for name in sorted(f.stem for f in INPUTS.glob("*.toml")):
+        spec, _ = _inputs(name)
+        if spec.dwpd != 1 or spec.interface != "nvme":
+            continue
+        cfg = presets.settings(name)
+        native = presets.user_bytes(name)
+        sibling = int(native * share) // 10**9 * 10**9
+        rows.append(_sibling_row(name, cfg, presets.physical_bytes(name), native, sibling, spec.dwpd, "the preset's"))
+    case = next(c for c in load() if c.id == "solidigm-d7-p5520-1920gb")
+    measured = case.figures["waf-whole"].value
+    name = case.input
+    cfg = presets.settings(name)
+    physical = nand_for_waf(name, measured)
+    native = presets.user_bytes(name)
+    sibling = int(native * share) // 10**9 * 10**9
+    c = cfg | {"drive": cfg["drive"] | {"physical_capacity": physical}}
+    rows.append(_sibling_row(name, c, physical, native, sibling, 1.0, f"its 4 KiB uniform WAF, {measured:g}"))
+    return rows
+
+
+def siblings_markdown(rows: list[dict]) -> str:
+    return markdown_table(
+        ["preset (1 DWPD)", "NAND", "user capacity", "OP seen by GC", "WAF JESD219", "DWPD from its 1"],
+        "llrrrr",
+        (
+            [
+                r["preset"],
+                f"{r['physical'] / 1e12:.3f} TB ({r['nand']})",
+                f"{r['native'] / 1e9:,.0f} / {r['sibling'] / 1e9:,.0f} GB",
+                f"{r['seen'][0]:.1%} / {r['seen'][1]:.1%}",
+                f"{r['waf'][0]:.2f} / {r['waf'][1]:.2f}",
+                f"{r['dwpd']:.2f}",
+            ]
+            for r in rows
+        ),
+    )
+
+
 def held_out() -> list[dict]:
     return micron_1100() + intel_320() + x400() + micron_7450()
 
@@ -182,6 +272,9 @@ def nand_markdown(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if "--siblings" in argv:  # docs/calibrate.md, "The endurance prediction"
+        print(siblings_markdown(siblings()))
+        return 0
     if "--nand" in argv:  # the table in docs/calibrate.md, "The endurance prediction"
         print(nand_markdown(micron_7450_nand()))
         return 0
