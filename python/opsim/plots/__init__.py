@@ -62,59 +62,51 @@ __all__ = [
     "write_curve",
 ]
 
+
+def _drawn_by(fn, **fixed):
+    """A :data:`KINDS` entry's drawer: ``fn(results, labels, ax=ax, **fixed, **options)``."""
+    return lambda res, labels, ax, **kw: fn(res, labels, ax=ax, **fixed, **kw)
+
+
+def _panels(res, labels, ax, **kw):
+    if ax is not None:
+        raise InputError("ax: saturation-panels draws its own grid of axes; call it without ax", key="ax")
+    return saturation_panels(res, labels, **kw)
+
+
+#: kind -> (drawer(results, labels, ax, **options), what it draws)
 KINDS = {
     "saturation": (
-        lambda res, labels, ax, **kw: saturation(res, labels, x="time", ax=ax, **kw),
+        _drawn_by(saturation, x="time"),
         "per-interval IOPS against time, log y, FOB/transition/steady marked",
     ),
     "saturation-written": (
-        lambda res, labels, ax, **kw: saturation(res, labels, x="written", ax=ax, **kw),
+        _drawn_by(saturation, x="written"),
         "per-interval IOPS against host data written (drive writes), log y, phases marked",
     ),
-    "saturation-panels": (
-        lambda res, labels, ax, **kw: _no_ax(ax, "saturation-panels") or saturation_panels(res, labels, **kw),
-        "one write-saturation panel per result (phases shaded), shared axes",
-    ),
+    "saturation-panels": (_panels, "one write-saturation panel per result (phases shaded), shared axes"),
     "waf-op": (
-        lambda res, labels, ax, **kw: waf_op(res, labels, ax=ax, **kw),
+        _drawn_by(waf_op),
         "WAF against OP: simulated points and the greedy, LRW/FIFO and random models",
     ),
-    "steady-iops": (
-        lambda res, labels, ax, **kw: steady_iops(res, labels, ax=ax, **kw),
-        "steady-state IOPS per configuration (bars)",
-    ),
-    "endurance": (
-        lambda res, labels, ax, **kw: endurance(res, labels, ax=ax, **kw),
-        "TBW and DWPD relative to the least-OP configuration (bars)",
-    ),
-    "latency": (
-        lambda res, labels, ax, **kw: latency(res, labels, ax=ax, **kw),
-        "latency CDF from the percentiles (log x, logit y)",
-    ),
-    "wear": (lambda res, labels, ax, **kw: wear(res, labels, ax=ax, **kw), "erase-count distribution"),
-    "victims": (
-        lambda res, labels, ax, **kw: victims(res, labels, ax=ax, **kw),
-        "GC victims' valid-fraction distribution with the model mean",
-    ),
+    "steady-iops": (_drawn_by(steady_iops), "steady-state IOPS per configuration (bars)"),
+    "endurance": (_drawn_by(endurance), "TBW and DWPD relative to the least-OP configuration (bars)"),
+    "latency": (_drawn_by(latency), "latency CDF from the percentiles (log x, logit y)"),
+    "wear": (_drawn_by(wear), "erase-count distribution"),
+    "victims": (_drawn_by(victims), "GC victims' valid-fraction distribution with the model mean"),
     "tenants": (
-        lambda res, labels, ax, **kw: tenants(res, labels, ax=ax, **kw),
+        _drawn_by(tenants),
         "per-namespace WAF bars, one group per namespace, one bar per result, the drive's WAF dashed",
     ),
     "write-curve": (
-        lambda res, labels, ax, **kw: write_curve(res, labels, ax=ax, **kw),
+        _drawn_by(write_curve),
         "a trace's write-frequency curve (opsim trace profile --json) with its fitted workload's, log x",
     ),
     "placement-waf": (
-        lambda res, labels, ax, **kw: placement_waf(res, labels, ax=ax, **kw),
+        _drawn_by(placement_waf),
         "WAF against OP, one line per placement mode (none, streams, fdp)",
     ),
 }
-
-
-def _no_ax(ax, kind):
-    if ax is not None:
-        raise InputError(f"ax: {kind} draws its own grid of axes; call it without ax", key="ax")
-    return None
 
 
 def plot(kind: str, results, labels: Sequence[str] | None = None, ax=None, **options: Any):

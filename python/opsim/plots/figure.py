@@ -144,6 +144,15 @@ def nothing(ax, rec):
     )
 
 
+def legend(ax, extra: list[dict], **kw) -> None:
+    """The legend of the labelled series, then a grey key for each of ``extra`` (the keyword
+    arguments of a ``Line2D``: a line style or marker every series shares), in small type."""
+    from matplotlib.lines import Line2D
+
+    handles, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=handles + [Line2D([], [], color="0.3", **e) for e in extra], fontsize=7, **kw)
+
+
 def null_locator():
     from matplotlib.ticker import NullLocator
 

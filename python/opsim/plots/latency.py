@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .. import results as result_docs
 from ..errors import InputError
-from .figure import axes_for, docs_and_labels, finish, nothing, null_locator, palette, record, skip
+from .figure import axes_for, docs_and_labels, finish, legend, nothing, null_locator, palette, record, skip
 
 LATENCY_PCTS = result_docs.LATENCY_PERCENTILES
 
@@ -64,12 +64,8 @@ def latency(results, labels: Sequence[str] | None = None, direction: str = "all"
     ax.set_ylabel("fraction of IOs completed within (logit scale)")
     ax.grid(True, which="both", alpha=0.25)
     if rec["series"]:
-        from matplotlib.lines import Line2D
-
-        handles, _ = ax.get_legend_handles_labels()
-        if any("max_q" in s for s in rec["series"]):
-            handles.append(Line2D([], [], color="0.3", marker="x", ls="none", label="maximum"))
-        ax.legend(handles=handles, fontsize=7, loc="lower right")
+        maximum = any("max_q" in s for s in rec["series"])
+        legend(ax, [{"marker": "x", "ls": "none", "label": "maximum"}] if maximum else [], loc="lower right")
     else:
         nothing(ax, rec)
     finish(ax, rec)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from .. import results as result_docs
 from ..errors import InputError
-from .figure import axes_for, docs_and_labels, finish, new_figure, nothing, null_locator, palette, record, skip
+from .figure import axes_for, docs_and_labels, finish, legend, new_figure, nothing, null_locator, palette, record, skip
 
 _PHASE_STYLE = {"fob_end": "--", "steady_start": ":"}
 _PHASE_NAME = {"fob_end": "fresh-out-of-box ends", "steady_start": "steady state from"}
@@ -121,17 +121,14 @@ def _draw_saturation_series(ax, rec, doc: dict, label: str, color, x: str, smoot
 
 def _saturation_legend(ax, rec, any_zero: bool) -> None:
     """The results, and the phase lines and no-completion triangles drawn."""
-    from matplotlib.lines import Line2D
-
-    handles, _ = ax.get_legend_handles_labels()
     extra = [
-        Line2D([], [], color="0.3", ls=_PHASE_STYLE[p], label=_PHASE_NAME[p])
+        {"ls": _PHASE_STYLE[p], "label": _PHASE_NAME[p]}
         for p in ("fob_end", "steady_start")
         if any(m["phase"] == p for m in rec["markers"])
     ]
     if any_zero:
-        extra.append(Line2D([], [], color="0.3", ls="none", marker="v", label="no completion in the interval"))
-    ax.legend(handles=handles + extra, fontsize=7, loc="best", ncol=2 if len(handles) > 5 else 1)
+        extra.append({"ls": "none", "marker": "v", "label": "no completion in the interval"})
+    legend(ax, extra, loc="best", ncol=2 if len(rec["series"]) > 5 else 1)
 
 
 def saturation(

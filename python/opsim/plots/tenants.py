@@ -8,7 +8,7 @@ from .. import results as result_docs
 from ..errors import InputError
 from ..results import namespaces_of, placement_label, placement_of
 from ..units import fmt_bytes
-from .figure import axes_for, docs_and_labels, finish, nothing, palette, record, skip
+from .figure import axes_for, docs_and_labels, finish, legend, nothing, palette, record, skip
 
 
 def _tenant_labels(docs: Sequence[dict]) -> list[str]:
@@ -156,11 +156,7 @@ def tenants(results, labels: Sequence[str] | None = None, ax=None, title: str | 
     ax.set_ylabel("write amplification (WAF), measurement window")
     ax.grid(True, axis="y", alpha=0.25)
     if any(s["y"] for s in rec["series"]):
-        from matplotlib.lines import Line2D
-
-        handles, _ = ax.get_legend_handles_labels()
-        handles.append(Line2D([], [], color="0.3", ls="--", label="drive WAF (all namespaces)"))
-        ax.legend(handles=handles, fontsize=7, loc="upper right")
+        legend(ax, [{"ls": "--", "label": "drive WAF (all namespaces)"}], loc="upper right")
     else:
         nothing(ax, rec)
     finish(ax, rec)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .. import results as result_docs
 from ..errors import InputError
-from .figure import axes_for, docs_and_labels, finish, nothing, palette, record, skip
+from .figure import axes_for, docs_and_labels, finish, legend, nothing, palette, record, skip
 
 
 def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | None = None):
@@ -125,12 +125,8 @@ def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 2
     ax.set_ylabel("share of victims")
     ax.grid(True, alpha=0.25)
     if rec["series"]:
-        from matplotlib.lines import Line2D
-
-        handles, _ = ax.get_legend_handles_labels()
-        if any(s.get("model_mean_valid_fraction") is not None for s in rec["series"]):
-            handles.append(Line2D([], [], color="0.3", ls=":", label="model mean (1 - 1/WAF)"))
-        ax.legend(handles=handles, fontsize=7, loc="upper left")
+        model = any(s.get("model_mean_valid_fraction") is not None for s in rec["series"])
+        legend(ax, [{"ls": ":", "label": "model mean (1 - 1/WAF)"}] if model else [], loc="upper left")
     else:
         nothing(ax, rec)
     finish(ax, rec)
