@@ -102,6 +102,7 @@ def run(args) -> Output:
 def run_seeds(args) -> Output:
     from ..validation import io_consistency, micron_dwa, micron_dwa_markdown, seeds_markdown, write_saturation
     from ..validation import run_seeds as seeds
+    from ..validation.seeds import seeds_cells
 
     rows = seeds(progress=_progress)
     ws = write_saturation()
@@ -111,19 +112,7 @@ def run_seeds(args) -> Output:
         atomic_write_text(args.markdown, md + "\n\n" + micron_dwa_markdown(dwa))
     text = table(
         ["drive", "figure", "simulated", "published", "error", "tol.", "", ""],
-        [
-            [
-                r["drive"],
-                r["figure"],
-                f"{r['simulated']:.2f}",
-                f"{r['published']:.2f}",
-                f"{100 * r['error']:+.1f}%",
-                f"{100 * r['tolerance']:.0f}%",
-                r["status"],
-                "pass" if r["pass"] else "FAIL",
-            ]
-            for r in rows
-        ],
+        seeds_cells(rows),
         title="Seed drives: steady-state 4 KiB random-write IOPS ratios, timed model on the presets",
     )
     text += (

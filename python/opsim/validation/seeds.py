@@ -201,23 +201,29 @@ def micron_dwa_markdown(doc: dict) -> str:
     )
 
 
+def seeds_cells(rows: list[dict]) -> list[list[str]]:
+    """The seed drives' rows as table cells: drive, figure, simulated, published, error,
+    tolerance, fitted or predicted, pass/FAIL (the markdown table and `opsim validate`'s)."""
+    return [
+        [
+            r["drive"],
+            r["figure"],
+            f"{r['simulated']:.2f}",
+            f"{r['published']:.2f}",
+            f"{100 * r['error']:+.1f}%",
+            f"{100 * r['tolerance']:.0f}%",
+            r["status"],
+            "pass" if r["pass"] else "FAIL",
+        ]
+        for r in rows
+    ]
+
+
 def seeds_markdown(rows: list[dict]) -> str:
     return markdown_table(
         ["drive", "figure", "simulated", "published", "error", "tolerance", "fitted or predicted", ""],
         "llrrrrll",
-        [
-            [
-                r["drive"],
-                r["figure"],
-                f"{r['simulated']:.2f}",
-                f"{r['published']:.2f}",
-                f"{100 * r['error']:+.1f}%",
-                f"{100 * r['tolerance']:.0f}%",
-                r["status"],
-                "pass" if r["pass"] else "FAIL",
-            ]
-            for r in rows
-        ],
+        seeds_cells(rows),
     )
 
 
