@@ -501,6 +501,10 @@ def test_a_drive_rated_1_dwpd_meets_it_at_its_native_capacity(capsys):
     native = next(r for r in d["simulated"] if r["held_back"] == 0)
     assert native["dwpd"] == pytest.approx(1.0, rel=0.05)
     assert "JESD219 enterprise workload" in d["drive"]["sources"]["pe"]
+    # a P/E derived from a rating is a floor, and the sources say so; a P/E given is not
+    assert any("least the NAND carries" in a for a in d["assumptions"])
+    code, given, _ = run(capsys, "--native", "960GB", "--physical", "1113GB", "--pe", "6851", "--min-dwpd", "1")
+    assert code == 0 and not any("least the NAND carries" in a for a in given["assumptions"])
 
 
 def test_the_timing_note_says_what_a_preset_was_fitted_to(capsys):

@@ -515,6 +515,13 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
             f"TBW = P/E ({drive.pe:g}{pe_note}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
             f"DWPD = TBW x 1024 / user GB / ({targets.dwpd_years:g} x 365 days) (the SanDisk X400 note's "
             "formula); lifetime = TBW / write rate"
+            + (
+                "; a rating is the floor its vendor warrants, so a P/E derived from one is the least the NAND "
+                "carries and these TBW and DWPD are conservative (docs/calibrate.md, 'The endurance prediction "
+                "is low')"
+                if "fitted: the datasheet's endurance" in (pe_src or "")
+                else ""
+            )
         )
         if targets.min_dwpd is not None and targets.dwpd_workload:
             out.append(
