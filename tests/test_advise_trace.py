@@ -234,7 +234,8 @@ def test_known_20_80_trace_advised_as_the_skew_is(hc_trace, capsys):
     fit = A.parse_skew(t["trace"]["fit"]["skew"])  # profiled back within 1 point
     assert fit["hot_fraction"] == pytest.approx(0.2, abs=0.01)
     assert fit["hot_write_fraction"] == pytest.approx(0.8, abs=0.01)
-    assert t["recommendation"]["held_back"] == pytest.approx(s["recommendation"]["held_back"], abs=0.0051)
+    # within one step of the search: 0.5% of 960 GB is 4.8 GB, held back in whole GB (4 or 5 GB)
+    assert t["recommendation"]["held_back"] == pytest.approx(s["recommendation"]["held_back"], abs=5.5e9 / NATIVE_960)
     # and the replay's WAF there is the generator's within 5%
     assert t["recommendation"]["figures"]["waf"] == pytest.approx(s["recommendation"]["figures"]["waf"], rel=0.05)
 

@@ -56,6 +56,30 @@ def test_tbw_dwpd_round_trip(tbw, gb, days):
     assert E.tbw_from_dwpd(E.dwpd_from_tbw(tbw, gb, days), gb, days) == tbw
 
 
+def test_decimal_formula_is_the_data_center_ratings():
+    """Intel's DC P3600 (docs/planner.md): 3 DWPD over 5 years on 2 TB is "10.95 PBW" with 1000
+    GB a TB, not with the X400's 1024; and calibrate's host bytes of a rating round-trip."""
+    assert E.tbw_from_dwpd(3, 2000, 5 * 365, "decimal") == 10_950
+    assert E.tbw_from_dwpd(3, 2000, 5 * 365) != 10_950
+    assert E.rated_host_bytes(3, 2e12, 5) == pytest.approx(10.95e15)
+    assert E.dwpd_of(E.rated_host_bytes(1, 960e9, 5), 960e9, 5) == pytest.approx(1.0, abs=1e-12)
+    with pytest.raises(InputError):
+        E.dwpd_from_tbw(1, 1, 1, "binary")
+
+
+def test_endurance_formula_option(capsys):
+    argv = ["endurance", "--tbw", "10950", "--capacity", "2TB", "--years", "5", "--json"]
+    assert main([*argv, "--formula", "decimal"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["dwpd"] == pytest.approx(3.0) and d["formula"] == "decimal" and d["gb_per_tb"] == 1000
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["dwpd"] == pytest.approx(3.0 * 1.024) and d["formula"] == "x400"
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--formula", "binary"])
+    assert e.value.code == 2
+
+
 def test_lifetime():
     # 72 TB at 50 GB/day = 1440 days
     assert E.lifetime_days(72, 50 * 10**9) == 1440

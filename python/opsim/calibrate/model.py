@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InputError
+from ..planner.endurance import dwpd_of
 from ..sim import costs, describe
 from . import population, read_time
 from .curve import curve
@@ -149,7 +150,7 @@ def _population_prior(spec: DriveSpec) -> tuple[int, str, float]:
     dwpd = spec.dwpd
     if dwpd is None and spec.tbw is not None:
         years = spec.warranty_years or 5.0
-        dwpd = spec.tbw * 1e12 / (spec.native * 365.0 * years)
+        dwpd = dwpd_of(spec.tbw * 1e12, spec.native, years)
     cls = population.drive_class(spec.cell, dwpd)
     centre, sigma, n = population.class_prior(cls, exclude=spec.name)
     why = (

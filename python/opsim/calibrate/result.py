@@ -10,6 +10,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError
+from ..planner.endurance import dwpd_of, rated_host_bytes
 from ..units import fmt_bytes
 from . import endurance, stored, timed
 from .fit import Z95, Fitted, fit
@@ -233,7 +234,7 @@ class Calibration:
                 physical = f.values.get("physical") or cfg["drive"]["physical_capacity"]
                 tbw = float(physical) * self.pe["value"] / waf
                 row["tbw_tb"] = tbw / 1e12
-                row["dwpd"] = tbw / (span * 365.0 * years)
+                row["dwpd"] = dwpd_of(tbw, span, years)
             out.append(row)
         return out
 
@@ -344,7 +345,7 @@ def _pe(cal: Calibration) -> dict | None:
         written, how = spec.tbw * 1e12, f"{spec.tbw:g} TBW"
     else:
         assert spec.dwpd is not None
-        written, how = spec.dwpd * cal.user_bytes * 365.0 * years, f"{spec.dwpd:g} DWPD over {years:g} years"
+        written, how = rated_host_bytes(spec.dwpd, cal.user_bytes, years), f"{spec.dwpd:g} DWPD over {years:g} years"
     cls, why = endurance.rating_class(spec)
     waf_of = _rating_waf(cal, cls)
 

@@ -16,8 +16,9 @@ def register(sub, common):
         parents=[common],
         help="TBW <-> DWPD, lifetime at a write rate, host TB writable from P/E and WAF",
         description=(
-            "Endurance arithmetic. DWPD = TBW x 1024 / capacity GB / days (the vendors' formula, "
-            "as in the SanDisk X400 note); capacity is the configured user capacity. "
+            "Endurance arithmetic. DWPD = TBW x 1024 / capacity GB / days (the SanDisk X400 note's "
+            "formula; --formula decimal: x 1000, host bytes over user bytes a day, as data-center "
+            "ratings and opsim calibrate and advise); capacity is the configured user capacity. "
             "With --pe: host TB writable = P/E x physical / WAF, WAF from --waf or from the "
             "analytic models (--gc, --pages-per-block) at the OP given by --native/--user/--op. "
             "--x400 prints the SanDisk X400 DWPD table recomputed from its TBW table."
@@ -44,7 +45,20 @@ def register(sub, common):
     p.add_argument("--pages-per-block", type=int, default=256, help="pages per block for the model (default 256)")
     p.add_argument("--d", type=int, help="d for d-choices")
     p.add_argument("--x400", action="store_true", help="reproduce the SanDisk X400 DWPD table from its TBW table")
+    p.add_argument(
+        "--formula",
+        default="x400",
+        choices=["x400", "decimal"],
+        help="DWPD = TBW x 1024 (x400, the default: the SanDisk X400 note) or x 1000 (decimal: data-center "
+        "ratings, as opsim calibrate and advise) / capacity GB / days",
+    )
     p.set_defaults(func=run)
+
+
+def _formula_text(endurance, formula: str) -> str:
+    k = endurance.GB_PER_TB[formula]
+    why = "the SanDisk X400 note" if formula == "x400" else "data-center ratings; opsim calibrate and advise"
+    return f"DWPD = TBW x {k} / capacity GB / days ({formula}: {why})"
 
 
 def _num(text, key) -> Fraction:
@@ -68,7 +82,7 @@ def x400(days: int | Fraction) -> tuple[dict, str]:
         for label, ugb, tbw, seed in zip(
             endurance.X400_OP_LABELS, endurance.X400_CONFIGURED_GB[cap], tbws, endurance.X400_DWPD_3Y[cap]
         ):
-            v = endurance.dwpd_from_tbw(tbw, ugb, days)
+            v = endurance.dwpd_from_tbw(tbw, ugb, days, "x400")
             r = str(endurance.round2(v))
             data.append(
                 {
@@ -102,7 +116,7 @@ def run(args) -> Output:
         d, text = x400(int(days) if days.denominator == 1 else days)
         return Output(data={"x400": d}, text=text)
 
-    data: dict = {"days": float(days)}
+    data: dict = {"days": float(days), "formula": args.formula, "gb_per_tb": endurance.GB_PER_TB[args.formula]}
     pairs = []
     _projection_options_need_pe(args)
     if args.tbw is not None and args.dwpd is not None:
@@ -111,23 +125,25 @@ def run(args) -> Output:
     if args.capacity is not None and (tbw is not None or args.dwpd is not None):
         cap = _gb(args.capacity, "capacity")
         if tbw is not None:
-            dw = endurance.dwpd_from_tbw(tbw, cap, days)
+            dw = endurance.dwpd_from_tbw(tbw, cap, days, args.formula)
             data.update({"tbw": float(tbw), "capacity_gb": float(cap), "dwpd": float(dw)})
             pairs += [
                 ("TBW", f"{float(tbw):g} TB"),
                 ("capacity", f"{float(cap):g} GB"),
                 ("life", f"{float(days):g} days"),
                 ("DWPD", f"{float(dw):.4f} (2 dp: {endurance.round2(dw)})"),
+                ("formula", _formula_text(endurance, args.formula)),
             ]
         else:
             dw = _num(args.dwpd, "dwpd")
-            tbw = endurance.tbw_from_dwpd(dw, cap, days)
+            tbw = endurance.tbw_from_dwpd(dw, cap, days, args.formula)
             data.update({"dwpd": float(dw), "capacity_gb": float(cap), "tbw": float(tbw)})
             pairs += [
                 ("DWPD", f"{float(dw):g}"),
                 ("capacity", f"{float(cap):g} GB"),
                 ("life", f"{float(days):g} days"),
                 ("TBW", f"{float(tbw):.2f} TB"),
+                ("formula", _formula_text(endurance, args.formula)),
             ]
     elif args.dwpd is not None:
         raise InputError("capacity: DWPD -> TBW needs --capacity", key="capacity")
@@ -221,7 +237,8 @@ def _projection(args, endurance):
         dw = endurance.dwpd_from_tbw(
             Fraction(proj["host_bytes_writable"], endurance.TB),
             ugb,
-            _num(args.days, "days") if args.days else _num(args.years, "years") * 365,
+            _num(args.days, "days") if args.days else _num(args.years, "years") * endurance.DAYS_PER_YEAR,
+            args.formula,
         )
         proj["dwpd"] = float(dw)
         pairs.append(("DWPD over the life", f"{float(dw):.3f}"))

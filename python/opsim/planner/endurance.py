@@ -1,13 +1,18 @@
 """Endurance arithmetic: TBW <-> DWPD, lifetime at a write rate, and the P/E projection.
 
-The TBW/DWPD relation is the one in the SanDisk X400 note (seed 001), used as printed::
+The TBW/DWPD relation comes in two conventions (:data:`GB_PER_TB`, ``formula``)::
 
-    DWPD = TBW x 1024 / capacity in GB / life in days
+    DWPD = TBW x k / capacity in GB / life in days
 
-Note the 1024: it converts TB to GB as if TB were binary while TBW is decimal (10^12 bytes).
-opsim keeps it because it is the vendors' formula (with it, all twelve cells of the X400 DWPD
-table follow from its TBW table; with 1000 they would not).  ``capacity`` is the *configured*
-user capacity (after OP), and a year is 365 days (3 years = 1,095 days).
+``"x400"``, k = 1024: the SanDisk X400 note (seed 001), as printed; it converts TB to GB as if
+TB were binary while TBW is decimal (10^12 bytes), and with it all twelve cells of the X400 DWPD
+table follow from its TBW table (with 1000 they would not).  ``opsim endurance`` uses it unless
+told (``--formula decimal``).  ``"decimal"``, k = 1000: host bytes over (user bytes x days), the
+data-center vendors' ratings (Intel's DC P3600: 3 DWPD over 5 years on 2 TB, "10.95 PBW";
+docs/planner.md) and the one ``opsim calibrate`` derives a P/E rating from and ``opsim advise``
+projects with (:data:`RATING_FORMULA`), so that a drive rated 1 DWPD comes back at 1 DWPD.
+``capacity`` is the *configured* user capacity (after OP), and a year is 365 days (3 years =
+1,095 days).
 
 Projection from the NAND budget::
 
@@ -38,14 +43,42 @@ def _pos(v, key) -> Fraction:
     return f
 
 
-def dwpd_from_tbw(tbw_tb, capacity_gb, days) -> Fraction:
-    """DWPD = TBW x 1024 / capacity GB / days (the seed's formula, exact)."""
-    return _pos(tbw_tb, "tbw") * 1024 / _pos(capacity_gb, "capacity") / _pos(days, "days")
+#: GB in a TB in DWPD = TBW x k / capacity GB / days, per convention (module docstring)
+GB_PER_TB = {"x400": 1024, "decimal": 1000}
+
+#: the convention of a data-center rating: ``opsim calibrate`` derives a P/E rating from a DWPD
+#: with it and ``opsim advise`` projects DWPD with it
+RATING_FORMULA = "decimal"
 
 
-def tbw_from_dwpd(dwpd, capacity_gb, days) -> Fraction:
-    """The inverse: TBW = DWPD x capacity GB x days / 1024."""
-    return _pos(dwpd, "dwpd") * _pos(capacity_gb, "capacity") * _pos(days, "days") / 1024
+def _k(formula: str) -> int:
+    try:
+        return GB_PER_TB[formula]
+    except KeyError:
+        raise InputError(f"formula: {formula!r} is not one of {', '.join(GB_PER_TB)}", key="formula") from None
+
+
+def dwpd_from_tbw(tbw_tb, capacity_gb, days, formula: str = "x400") -> Fraction:
+    """DWPD = TBW x k / capacity GB / days (k: :data:`GB_PER_TB` of ``formula``; exact)."""
+    return _pos(tbw_tb, "tbw") * _k(formula) / _pos(capacity_gb, "capacity") / _pos(days, "days")
+
+
+def tbw_from_dwpd(dwpd, capacity_gb, days, formula: str = "x400") -> Fraction:
+    """The inverse: TBW = DWPD x capacity GB x days / k."""
+    return _pos(dwpd, "dwpd") * _pos(capacity_gb, "capacity") * _pos(days, "days") / _k(formula)
+
+
+def rated_host_bytes(dwpd: float, user_bytes: float, years: float) -> float:
+    """Host bytes a DWPD rating allows over ``years`` (:data:`RATING_FORMULA`), as
+    ``opsim calibrate`` derives a P/E rating from it."""
+    days = _pos(years, "years") * DAYS_PER_YEAR
+    return float(tbw_from_dwpd(dwpd, _pos(user_bytes, "user") / GB, days, RATING_FORMULA) * TB)
+
+
+def dwpd_of(host_bytes: float, user_bytes: float, years: float) -> float:
+    """The inverse of :func:`rated_host_bytes`: drive writes per day over ``years``."""
+    days = _pos(years, "years") * DAYS_PER_YEAR
+    return float(dwpd_from_tbw(_pos(host_bytes, "host") / TB, _pos(user_bytes, "user") / GB, days, RATING_FORMULA))
 
 
 def round2(x, digits: int = 2) -> Decimal:

@@ -107,12 +107,13 @@ def rated_dwpd(cal, user_bytes: int) -> float:
     bytes x 365 x years)."""
     from ..calibrate import endurance
     from ..calibrate.result import DEFAULT_WARRANTY
+    from ..planner.endurance import dwpd_of
 
     assert cal.pe is not None
     years = cal.spec.warranty_years or DEFAULT_WARRANTY
     physical = float(cal.fitted.values.get("physical") or cal.config()["drive"]["physical_capacity"])
     waf = endurance.enterprise_waf(cal.config(), user_bytes).waf
-    return cal.pe["value"] * physical / waf / (user_bytes * 365.0 * years)
+    return dwpd_of(cal.pe["value"] * physical / waf, user_bytes, years)
 
 
 def micron_7450_nand(

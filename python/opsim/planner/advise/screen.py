@@ -17,7 +17,7 @@ from ..capacity import (
     idema_lba_count,
     op_all,
 )
-from ..endurance import DAYS_PER_YEAR, TB, dwpd_from_tbw, lifetime_days, projection
+from ..endurance import DAYS_PER_YEAR, RATING_FORMULA, TB, dwpd_from_tbw, lifetime_days, projection
 from .drive import Drive
 from .targets import Targets, latency_name
 from .workload import Workload
@@ -185,7 +185,7 @@ def endurance(drive: Drive, wl: Workload, targets: Targets, waf: float, user_byt
         tbw = Fraction(proj["host_bytes_writable"], TB)
         out["tbw_tb"] = float(tbw)
         days = Fraction(str(targets.dwpd_years)) * DAYS_PER_YEAR
-        out["dwpd"] = float(dwpd_from_tbw(tbw, Fraction(user_bytes, GB), days))
+        out["dwpd"] = float(dwpd_from_tbw(tbw, Fraction(user_bytes, GB), days, RATING_FORMULA))
         if wl.write_rate:
             out["lifetime_years"] = float(lifetime_days(tbw, wl.write_rate) / DAYS_PER_YEAR)
     if targets.price is not None:
