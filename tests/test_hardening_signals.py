@@ -41,8 +41,15 @@ CLI = textwrap.dedent("""
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make sysdeps)")
 
 
+def _default_sighup() -> None:
+    # a suite run under nohup passes SIGHUP ignored to its children, and opsim leaves an ignored
+    # SIGHUP alone (stopsignals): the child starts with the default, as from a terminal
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def start(args: list[str], **kw) -> subprocess.Popen:
     """opsim's CLI in a subprocess, once Python and opsim are imported."""
+    kw.setdefault("preexec_fn", _default_sighup)
     p = subprocess.Popen(
         [sys.executable, "-c", CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
     )

@@ -193,25 +193,26 @@ def siblings(share: float = 5 / 6) -> list[dict]:
     from ..calibrate.presets import INPUTS
     from .real_drives import load
 
-    rows = []
-    for name in sorted(f.stem for f in INPUTS.glob("*.toml")):
-        spec, _ = _inputs(name)
-        if spec.dwpd != 1 or spec.interface != "nvme":
-            continue
-        cfg = presets.settings(name)
-        native = presets.user_bytes(name)
+    def row(name: str, physical: int | None, nand: str) -> dict:
+        cfg, native = presets.settings(name), presets.user_bytes(name)
+        if physical is None:
+            physical = presets.physical_bytes(name)
+        else:
+            cfg = cfg | {"drive": cfg["drive"] | {"physical_capacity": physical}}
         sibling = int(native * share) // 10**9 * 10**9
-        rows.append(_sibling_row(name, cfg, presets.physical_bytes(name), native, sibling, spec.dwpd, "the preset's"))
+        return _sibling_row(name, cfg, physical, native, sibling, _inputs(name)[0].dwpd, nand)
+
+    rated_1 = [n for n in sorted(f.stem for f in INPUTS.glob("*.toml")) if _is_read_intensive(_inputs(n)[0])]
+    rows = [row(name, None, "the preset's") for name in rated_1]
     case = next(c for c in load() if c.id == "solidigm-d7-p5520-1920gb")
     measured = case.figures["waf-whole"].value
-    name = case.input
-    cfg = presets.settings(name)
-    physical = nand_for_waf(name, measured)
-    native = presets.user_bytes(name)
-    sibling = int(native * share) // 10**9 * 10**9
-    c = cfg | {"drive": cfg["drive"] | {"physical_capacity": physical}}
-    rows.append(_sibling_row(name, c, physical, native, sibling, 1.0, f"its 4 KiB uniform WAF, {measured:g}"))
+    rows.append(row(case.input, nand_for_waf(case.input, measured), f"its 4 KiB uniform WAF, {measured:g}"))
     return rows
+
+
+def _is_read_intensive(spec) -> bool:
+    """A data-center (NVMe) drive rated 1 DWPD."""
+    return spec.dwpd == 1 and spec.interface == "nvme"
 
 
 def siblings_markdown(rows: list[dict]) -> str:

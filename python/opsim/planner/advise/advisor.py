@@ -8,7 +8,7 @@ from fractions import Fraction
 from ..capacity import (
     GB,
 )
-from ..endurance import GB_PER_TB, RATING_FORMULA
+from ..endurance import DAYS_PER_YEAR, GB_PER_TB, RATING_FORMULA
 from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, open_loop_latency, plan_model, sim_level, smallest_passing
 from .drive import Drive
 from .interval import Carried, absent, carried, how, judged
@@ -514,8 +514,9 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
         pe_note = "" if pe_src in (None, "given with --pe") else f", {pe_src}"
         out.append(
             f"TBW = P/E ({drive.pe:g}{pe_note}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
-            f"DWPD = TBW x {GB_PER_TB[RATING_FORMULA]} / user GB / ({targets.dwpd_years:g} x 365 days) (host bytes over user bytes "
-            "a day: the data-center vendors' ratings, and the one `opsim calibrate` derives a P/E rating from; "
+            f"DWPD = TBW x {GB_PER_TB[RATING_FORMULA]} / user GB / ({targets.dwpd_years:g} x {DAYS_PER_YEAR} days) "
+            "(host bytes over user bytes a day: the data-center vendors' ratings, and the one `opsim calibrate` "
+            "derives a P/E rating from; "
             "`opsim endurance` gives the SanDisk X400 note's 1024 too); lifetime = TBW / write rate"
             + (
                 "; a rating is the floor its vendor warrants, so a P/E derived from one is the least the NAND "
