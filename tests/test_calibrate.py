@@ -84,6 +84,7 @@ def test_a_measured_waf_moves_the_sibling_dwpd_away_from_3():
     assert measured["physical"] > p5520["physical"] and measured["dwpd"] < p5520["dwpd"]
     # the solve is a solve: a higher WAF asks for less NAND
     assert nand_for_waf("solidigm-d7-p5520-1920gb", 4.5) < p5520["physical"] < measured["physical"]
+    assert nand_for_waf("solidigm-d7-p5520-1920gb", 3.5) == measured["physical"]
 
 
 def test_every_parameter_has_a_source_and_fitted_ones_an_interval(micron_7450_pro):

@@ -168,8 +168,8 @@ def nand_for_waf(name: str, waf: float) -> int:
     from scipy.optimize import brentq
 
     from .. import presets
-    from ..calibrate import endurance
     from ..calibrate.curve import curve
+    from ..sim import describe
 
     cfg = presets.settings(name)
     native = presets.user_bytes(name)
@@ -178,7 +178,8 @@ def nand_for_waf(name: str, waf: float) -> int:
 
     def gap(physical: float) -> float:
         c = cfg | {"drive": cfg["drive"] | {"physical_capacity": int(physical)}}
-        return cv.at(endurance.enterprise_waf(c, native).seen_by_gc)[0] - waf
+        seen = float(describe(c, model_limits=False, users=[native])["levels"][0]["seen_by_gc"])
+        return cv.at(seen)[0] - waf
 
     return int(brentq(gap, native * 1.05, native * 1.6, xtol=1e6))
 
