@@ -10,7 +10,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError
-from ..planner.endurance import dwpd_of, rated_host_bytes
+from ..planner.endurance import RATED_PE_SOURCE, dwpd_of, rated_host_bytes
 from ..units import fmt_bytes
 from . import endurance, stored, timed
 from .fit import Z95, Fitted, fit
@@ -369,7 +369,7 @@ def _pe(cal: Calibration) -> dict | None:
         "high": v * math.exp(Z95 * s),
         "class": cls,
         "waf": w,
-        "source": f"fitted: the datasheet's endurance ({how}) at the model's WAF under "
+        "source": f"{RATED_PE_SOURCE} ({how}) at the model's WAF under "
         f"{endurance.WORKLOAD[cls]} ({w:.2f}; JESD218 {cls} class: {why}), over the NAND: "
         "P/E = host bytes x WAF / NAND bytes"
         + ("" if spec.warranty_years else f"; the warranty taken as {DEFAULT_WARRANTY:g} years"),

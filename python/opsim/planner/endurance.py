@@ -50,6 +50,10 @@ GB_PER_TB = {"x400": 1024, "decimal": 1000}
 #: with it and ``opsim advise`` projects DWPD with it
 RATING_FORMULA = "decimal"
 
+#: how the source of a P/E rating ``opsim calibrate`` derived from a datasheet's DWPD or TBW
+#: begins (a drive file's ``pe_cycles_source``): ``opsim advise`` knows such a rating by it
+RATED_PE_SOURCE = "fitted: the datasheet's endurance"
+
 
 def _k(formula: str) -> int:
     try:

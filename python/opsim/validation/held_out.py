@@ -123,13 +123,11 @@ def micron_7450_nand(
     DWPD at 960 GB under the JESD219 enterprise workload, and the DWPD the same P/E gives at
     800 GB (the spare alone: DWPD ratio = WAF at 960 GB / WAF at 800 GB x 960 / 800)."""
     from .. import presets
-    from ..calibrate import endurance
 
     cfg = presets.get("micron-7450-pro-960gb")["settings"]
     rows = []
     for physical in (*physicals, None):
-        c = cfg if physical is None else cfg | {"drive": cfg["drive"] | {"physical_capacity": int(physical)}}
-        pro, mx = (endurance.enterprise_waf(c, u) for u in (960 * 10**9, 800 * 10**9))
+        pro, mx, dwpd = _same_pe(_with_nand(cfg, physical), 960 * 10**9, 800 * 10**9)
         rows.append(
             {
                 "physical": physical,
@@ -137,18 +135,31 @@ def micron_7450_nand(
                 "seen_max": mx.seen_by_gc,
                 "waf_pro": pro.waf,
                 "waf_max": mx.waf,
-                "dwpd_max": pro.waf / mx.waf * 960 / 800,
+                "dwpd_max": dwpd,
             }
         )
     return rows
 
 
-def _sibling_row(name: str, cfg: dict, physical: int, native: int, sibling: int, rated: float, nand: str) -> dict:
-    """The DWPD the same P/E gives at ``sibling`` bytes (JESD219 enterprise WAF at native over
-    the WAF at the sibling, times native / sibling) on the drive ``cfg``."""
+def _with_nand(cfg: dict, physical: float | None) -> dict:
+    """``cfg`` with ``physical`` bytes of NAND behind it (None: as it is)."""
+    return cfg if physical is None else cfg | {"drive": cfg["drive"] | {"physical_capacity": int(physical)}}
+
+
+def _same_pe(cfg: dict, native: int, user: int):
+    """The JESD219 enterprise WAFs of the drive ``cfg`` at ``native`` and at ``user`` bytes, and
+    the drive writes per day the same P/E gives at ``user`` per one rated at ``native``: the WAF
+    at native over the WAF at ``user``, times native / user (the spare alone)."""
     from ..calibrate import endurance
 
-    a, b = (endurance.enterprise_waf(cfg, u) for u in (native, sibling))
+    a, b = (endurance.enterprise_waf(cfg, u) for u in (native, user))
+    return a, b, a.waf / b.waf * native / user
+
+
+def _sibling_row(name: str, cfg: dict, physical: int, native: int, sibling: int, rated: float, nand: str) -> dict:
+    """The DWPD the same P/E gives at ``sibling`` bytes on the drive ``cfg`` rated ``rated``
+    DWPD at ``native`` (:func:`_same_pe`)."""
+    a, b, per_rated = _same_pe(cfg, native, sibling)
     return {
         "preset": name,
         "nand": nand,
@@ -157,7 +168,7 @@ def _sibling_row(name: str, cfg: dict, physical: int, native: int, sibling: int,
         "sibling": sibling,
         "seen": (a.seen_by_gc, b.seen_by_gc),
         "waf": (a.waf, b.waf),
-        "dwpd": rated * a.waf / b.waf * native / sibling,
+        "dwpd": rated * per_rated,
     }
 
 
@@ -177,8 +188,7 @@ def nand_for_waf(name: str, waf: float) -> int:
     cv = curve(cfg["drive"], cfg.get("ftl", {}), 4096, timing.get("cell"), timing=timing)
 
     def gap(physical: float) -> float:
-        c = cfg | {"drive": cfg["drive"] | {"physical_capacity": int(physical)}}
-        seen = float(describe(c, model_limits=False, users=[native])["levels"][0]["seen_by_gc"])
+        seen = float(describe(_with_nand(cfg, physical), model_limits=False, users=[native])["levels"][0]["seen_by_gc"])
         return cv.at(seen)[0] - waf
 
     return int(brentq(gap, native * 1.05, native * 1.6, xtol=1e6))
@@ -195,13 +205,10 @@ def siblings(share: float = 5 / 6) -> list[dict]:
     from .real_drives import load
 
     def row(name: str, physical: int | None, nand: str) -> dict:
-        cfg, native = presets.settings(name), presets.user_bytes(name)
-        if physical is None:
-            physical = presets.physical_bytes(name)
-        else:
-            cfg = cfg | {"drive": cfg["drive"] | {"physical_capacity": physical}}
+        cfg, native = _with_nand(presets.settings(name), physical), presets.user_bytes(name)
         sibling = int(native * share) // 10**9 * 10**9
-        return _sibling_row(name, cfg, physical, native, sibling, _inputs(name)[0].dwpd, nand)
+        given = presets.physical_bytes(name) if physical is None else physical
+        return _sibling_row(name, cfg, given, native, sibling, _inputs(name)[0].dwpd, nand)
 
     rated_1 = [n for n in sorted(f.stem for f in INPUTS.glob("*.toml")) if _is_read_intensive(_inputs(n)[0])]
     rows = [row(name, None, "the preset's") for name in rated_1]

@@ -522,7 +522,7 @@ def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate
                 "; a rating is the floor its vendor warrants, so a P/E derived from one is the least the NAND "
                 "carries and these TBW and DWPD are conservative (docs/calibrate.md, 'The endurance prediction "
                 "is low')"
-                if "fitted: the datasheet's endurance" in (pe_src or "")
+                if drive.pe_from_rating
                 else ""
             )
         )

@@ -15,6 +15,7 @@ from ..capacity import (
     assumed_physical,
     parse_capacity,
 )
+from ..endurance import RATED_PE_SOURCE
 from .options import _as_option, _bad, _opt, _option_for_key
 
 
@@ -63,6 +64,15 @@ class Drive:
     def slc_static_blocks(self) -> int:
         s = self.description.get("slc_cache")
         return s["min_blocks"] if s else 0
+
+    @property
+    def pe_from_rating(self) -> bool:
+        """Whether the P/E rating is one ``opsim calibrate`` derived from the datasheet's
+        endurance (the drive file's ``pe_cycles_source``), not one given (``--pe``, or the
+        drive file's input)."""
+        if self.pe is None or self.sources.get("pe", "").startswith("given with --pe"):
+            return False
+        return str(self.calibration.get("pe_cycles_source") or "").startswith(RATED_PE_SOURCE)
 
     def prefetch_ops(self, user_bytes) -> None:
         """Ask the core, in one call, for the OP figures at each of these user capacities."""

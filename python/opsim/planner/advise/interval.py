@@ -353,12 +353,9 @@ def _rating_workload(drive: Drive) -> tuple[Workload, str] | None:
     """The workload a P/E rating derived from the datasheet's endurance was rated at (the
     drive file's ``pe_cycles_source`` names its JESD218 class), or None when the rating is
     held at every point (given with --pe, or given in the drive file's input)."""
-    if drive.pe is None or drive.sources.get("pe", "").startswith("given with --pe"):
+    if not drive.pe_from_rating:
         return None
-    src = str(drive.calibration.get("pe_cycles_source") or "")
-    if not src.startswith("fitted: the datasheet's endurance"):
-        return None
-    m = re.search(r"JESD218 (enterprise|client) class", src)
+    m = re.search(r"JESD218 (enterprise|client) class", str(drive.calibration["pe_cycles_source"]))
     if m is None:
         return None
     if m.group(1) == "enterprise":
