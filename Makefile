@@ -9,7 +9,8 @@ PIP := $(PY) -m pip
 export CARGO_TERM_COLOR := never
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-# Debian packages the tests and the measurement harness use: command -> package.
+# Debian packages the tests and the measurement harness use: command -> package.  Installed by
+# tools/apt_install.sh, which waits for apt's locks (another apt-get, unattended-upgrades) instead of failing.
 SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux chromium:chromium
 # ... and the QEMU guest of tests/vm/ (plus Debian's kernel image in /boot). Where these cannot be
 # installed, make goes on and the guest tests skip, saying what is missing.
@@ -25,16 +26,14 @@ sysdeps:
 	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || [ -x /sbin/$$cmd ] || missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  tools/apt_install.sh $$missing; \
 	fi
 	@missing=""; for pair in $(VMDEPS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || [ -x /sbin/$$cmd ] || missing="$$missing $$pkg"; done; \
 	ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$$missing linux-image-amd64"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages for the QEMU guest tests:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
-	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; } \
+	  tools/apt_install.sh --no-sudo-prompt $$missing \
 	    || echo "warning: could not install$$missing: the tests in tests/vm/ will be skipped"; \
 	fi
 

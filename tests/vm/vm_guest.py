@@ -114,6 +114,8 @@ class Qemu:
 
     binary: str
     datadirs: tuple[str, ...] = ()
+    #: where its loadable modules are (searched before the system QEMU's compiled-in module directory)
+    moduledir: str = ""
 
 
 @dataclasses.dataclass
@@ -162,7 +164,8 @@ def backports_qemu() -> Qemu | None:
     if not m or int(m.group(1)) < 8:
         return None
     dirs = (os.path.join(BACKPORTS_DIR, "usr", "share", "qemu"), "/usr/share/seabios", "/usr/lib/ipxe/qemu")
-    return Qemu(binary, tuple(d for d in dirs if os.path.isdir(d)))
+    moduledir = os.path.join(BACKPORTS_DIR, "usr", "lib", "x86_64-linux-gnu", "qemu")
+    return Qemu(binary, tuple(d for d in dirs if os.path.isdir(d)), moduledir if os.path.isdir(moduledir) else "")
 
 
 def find_vng() -> str | None:
@@ -342,6 +345,9 @@ class Guest:
         if not vng or not kernel:
             raise GuestError("virtme-ng or the kernel is missing: " + ", ".join(missing_tools()))
         qopts, _ = qemu_drive_opts(self.controllers, self.workdir, self.tag, self.sata)
+        # no sound device: QEMU then loads no audio driver module (a QEMU build other than the system's
+        # would otherwise load the system's audio and UI modules, refuse them as another build's and abort)
+        qopts += ["-audio", "none"]
         if self.qemu is not None:
             for d in self.qemu.datadirs:
                 qopts += ["-L", d]
@@ -384,8 +390,8 @@ class Guest:
                 OPSIM_VM_OWNER=str(os.getpid()),
                 OPSIM_VM_WORKDIR=self.workdir,
             )
-            if self.qemu is not None:  # not the system QEMU's modules (another build: refused, noisily)
-                env["QEMU_MODULE_DIR"] = os.path.join(self.workdir, "no-qemu-modules")
+            if self.qemu is not None and self.qemu.moduledir:  # its own build's modules first, not the system's
+                env["QEMU_MODULE_DIR"] = self.qemu.moduledir
             self._proc = _popen(
                 self.argv(script), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
             )
