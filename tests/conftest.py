@@ -2,6 +2,7 @@ import os
 import signal
 
 import pytest
+import xdist_groups
 
 # A test run started in the background of a non-interactive shell inherits SIGINT ignored, and
 # so would every opsim it starts (an ignored signal survives exec): the Ctrl-C tests need it live.
@@ -64,3 +65,14 @@ def drive_config(user_pages: int, op: float, b: int = 256, gc: str = "greedy", *
 @pytest.fixture
 def cfg_factory():
     return drive_config
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadgroup":  # make test's: the io group on one worker (tests/xdist_groups.py)
+        return xdist_groups.make_scheduler(config, log)
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    xdist_groups.check_io_files(items)

@@ -75,3 +75,20 @@ def _cmdline(pid: int) -> bytes:
             return f.read()
     except OSError:
         return b""
+
+
+def test_a_guest_is_stopped_by_a_stall_not_by_a_slow_step(tmp_path):
+    """The limit is progress: a guest whose step prints for longer than the stall limit goes on; one
+    that then falls silent is stopped a stall limit later (no QEMU needed: a shell stands in for vng)."""
+    g = Guest([], timeout=600, stall=1.5, workroot=str(tmp_path))
+    os.makedirs(g.outdir)
+    script = f"for i in $(seq 12); do echo $i >> {g.outdir}/000.out; sleep 0.5; done; sleep 600"
+    g._proc = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(GuestTimeout, match=r"made no progress for [12] s"):
+            g._wait(t0, os.path.join(g.workdir, "console.log"))
+    finally:
+        g.cleanup()
+    assert 6.0 <= time.monotonic() - t0 < 15.0  # 6 s of output kept it going; the silence ended it
+    assert not os.path.exists(g.workdir)

@@ -60,7 +60,24 @@ class GuestError(RuntimeError):
 
 
 class GuestTimeout(GuestError):
-    """The guest did not finish within the timeout (it was killed)."""
+    """The guest did not finish within the timeout, or made no progress for its stall limit (it was killed)."""
+
+
+#: a guest that changes nothing in its work directory (console, a step's start, end or output) for this
+#: long is hung; a slow one (software emulation on a loaded machine) goes on as long as it makes progress
+STALL_S = 300.0
+
+
+def progress_mark(workdir: str) -> tuple:
+    """What changes while a guest works: the names, sizes and times of the files in its work directory
+    (the console log, and each step's start, output, exit status and end in ``out/``)."""
+    mark = []
+    for d, _, names in os.walk(workdir):
+        for name in names:
+            with contextlib.suppress(OSError):
+                st = os.stat(os.path.join(d, name))
+                mark.append((d, name, st.st_size, st.st_mtime_ns))
+    return tuple(sorted(mark))
 
 
 @dataclasses.dataclass
@@ -303,6 +320,7 @@ class Guest:
         *,
         accel: str = "tcg",
         timeout: float = 180.0,
+        stall: float = STALL_S,
         memory: str = "1G",
         workroot: str | None = None,
         sata: list[SataDisk] | None = None,
@@ -312,7 +330,8 @@ class Guest:
         self.sata = sata or []
         self.qemu = qemu
         self.accel = accel
-        self.timeout = timeout
+        self.timeout = timeout  # a cap on the whole run (boot, steps, power-off)
+        self.stall = stall  # ... and on the time without progress (see progress_mark)
         self.memory = memory
         self.steps: list[Step] = []
         # a unique tag in every QEMU command line and drive serial: what the clean-up checks look for
@@ -345,10 +364,10 @@ class Guest:
         if not vng or not kernel:
             raise GuestError("virtme-ng or the kernel is missing: " + ", ".join(missing_tools()))
         qopts, _ = qemu_drive_opts(self.controllers, self.workdir, self.tag, self.sata)
-        # no sound device: QEMU then loads no audio driver module (a QEMU build other than the system's
-        # would otherwise load the system's audio and UI modules, refuse them as another build's and abort)
-        qopts += ["-audio", "none"]
         if self.qemu is not None:
+            # no audio backend: QEMU then loads no audio driver module (this build would otherwise load the
+            # system QEMU's audio and UI modules, refuse them as another build's and abort; QEMU >= 8.2 syntax)
+            qopts += ["-audio", "none"]
             for d in self.qemu.datadirs:
                 qopts += ["-L", d]
         argv = [vng, "--run", kernel, "--force-9p", "--disable-microvm", "--memory", self.memory, "--cpus", "1"]
@@ -395,13 +414,7 @@ class Guest:
             self._proc = _popen(
                 self.argv(script), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
             )
-            try:
-                rc = self._proc.wait(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                self.console = _tail(log_path)
-                raise GuestTimeout(
-                    f"the guest did not finish within {self.timeout:.0f} s (killed); console:\n{self.console}"
-                ) from None
+            rc = self._wait(t0, log_path)
         self.boot_seconds = time.monotonic() - t0
         self.console = _tail(log_path)
         if not os.path.exists(os.path.join(self.outdir, "done")):
@@ -414,6 +427,27 @@ class Guest:
                     self.blobs[rel] = f.read()
                 self.files[rel] = self.blobs[rel].decode(errors="replace")
         return {s.name: self._result(i, s) for i, s in enumerate(self.steps)}
+
+    def _wait(self, t0: float, log_path: str) -> int:
+        """vng's exit status; GuestTimeout when the run passes its cap or stalls."""
+        mark, moved = progress_mark(self.workdir), time.monotonic()
+        while True:
+            try:
+                return self._proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            new = progress_mark(self.workdir)
+            if new != mark:
+                mark, moved = new, now
+            why = None
+            if now - t0 > self.timeout:
+                why = f"did not finish within {self.timeout:.0f} s"
+            elif now - moved > self.stall:
+                why = f"made no progress for {now - moved:.0f} s (nothing in its work directory changed)"
+            if why:
+                self.console = _tail(log_path)
+                raise GuestTimeout(f"the guest {why} (killed); console:\n{self.console}")
 
     def _result(self, i: int, s: Step) -> StepResult:
         base = os.path.join(self.outdir, f"{i:03d}")

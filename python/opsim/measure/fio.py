@@ -25,6 +25,7 @@ import time
 from .. import childproc
 from ..errors import CommandError, InputError
 from ..toolio import extract_json
+from .fio_progress import ETA_ARGS, STALL_S, FioProgress
 from .signals import signal_name
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
@@ -300,9 +301,15 @@ def _tail(f, n: int = 3) -> str:
     return " | ".join(lines[-n:]) if lines else "no message"
 
 
-def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_tick=None, stop=None) -> dict:
+def run_fio(
+    argv: list[str], json_path: str, timeout: float | None = None, on_tick=None, stop=None, stall_s: float = STALL_S
+) -> dict:
     """Run fio with ``--output-format=json+ --output=json_path`` (json+ adds the latency
     histogram bins); return the parsed document.
+
+    fio is stopped when it stalls: no I/O reported for ``stall_s`` seconds
+    (:mod:`opsim.measure.fio_progress`; a slow machine never trips it, a device that stops
+    answering does); ``timeout``, when given, is a cap on the whole run besides.
 
     fio runs in its own session (process group), so nothing but opsim signals it, and dies
     with opsim (:mod:`opsim.childproc`: a SIGKILL of opsim ends it too).  ``stop``:
@@ -314,13 +321,14 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
     process group is gone."""
     if stop is not None and stop():
         raise Interrupted(stop())
-    full = [*argv, "--output-format=json+", f"--output={json_path}"]
+    full = [*argv, *ETA_ARGS, "--output-format=json+", f"--output={json_path}"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = childproc.popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         except OSError as e:
             raise FioFailed(f"cannot start fio: {e.strerror or e}") from None
         start = last_tick = time.monotonic()
+        progress, seen = FioProgress(start, stall_s), 0
         why: Exception | None = None
         try:
             while not _leader_exited(proc.pid):
@@ -328,6 +336,12 @@ def run_fio(argv: list[str], json_path: str, timeout: float | None = None, on_ti
                 now = time.monotonic()
                 if stop is not None and stop():
                     why = Interrupted(stop())
+                    break
+                text = os.pread(out.fileno(), 1 << 16, seen)
+                seen += len(text)
+                progress.feed(text.decode("utf-8", "replace"), now)
+                if progress.stalled(now):
+                    why = FioFailed(progress.reason(now))
                     break
                 if timeout and now - start > timeout:
                     why = FioFailed(f"fio did not finish within {timeout:.0f} s and was stopped")

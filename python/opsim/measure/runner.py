@@ -190,7 +190,6 @@ def _round(
     doc = run_fio(
         argv,
         json_path,
-        timeout=(plan.round_s * 3 + 120) if plan.round_s else None,
         on_tick=lambda t: prog.show(f"{status} ({t:4.0f}s)"),
         stop=plan.stop,
     )
