@@ -17,7 +17,7 @@ SYSDEPS := fio:fio sgdisk:gdisk parted:parted blkid:util-linux chromium:chromium
 VMDEPS := qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod nvme:nvme-cli smartctl:smartmontools \
   hdparm:hdparm jq:jq
 
-.PHONY: all setup sysdeps qemu-backports venv build test test-rust test-python lint fuzz bench demo clean fmt docs-figures
+.PHONY: all setup sysdeps qemu-backports venv build test test-fast test-rust test-python lint fuzz bench demo clean fmt docs-figures
 
 all: build
 
@@ -77,8 +77,17 @@ docs-figures: build
 test-rust:
 	cargo test --workspace --exclude opsim-py -q
 
+# The Python suite on every core (pytest-xdist): each test goes to whichever worker is free, but the
+# QEMU guests and the real fio runs form one group on one worker (tests/xdist_groups.py).
+PYTEST_WORKERS ?= auto
 test-python: build
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+
+# The quick loop while changing code (under 2 minutes here): the Rust suite and the Python unit tests,
+# without the QEMU guests, real fio runs and long simulations (markers vm, fio, slow); make test runs all.
+test-fast: build
+	cargo test --workspace --exclude opsim-py -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not vm and not fio and not slow"
 
 # Fuzzing the parsers of outside input (config, traces, smartctl/nvme-cli JSON): a short pass
 # runs in `make test` (tests/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this
