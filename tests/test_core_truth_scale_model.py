@@ -19,8 +19,8 @@ import pytest
 from opsim.planner.advise import load_drive
 from opsim.planner.advise.confirm import ScaleModel, plan_model, sim_config
 from opsim.planner.advise.screen import grid
-from opsim.planner.advise.workload import Workload
 from opsim.sim import describe
+from opsim.workload import Workload
 
 DRIVE = """[preset]
 name = "scale-test"

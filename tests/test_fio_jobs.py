@@ -184,7 +184,7 @@ def test_advise_fio_maps_the_distribution_and_refuses_byte_regions(tmp_path):
         "[h]\nrw=randwrite\nnorandommap\nrandom_distribution=zoned:80/20:20/80\n"
         "[p]\nrw=randwrite\nrandom_distribution=pareto:0.2\n[b]\nrw=randwrite\nsize=64m\n"
     )
-    from opsim.planner.advise.fio import fio_workload
+    from opsim.workload.fio import fio_workload
 
     z = fio_workload(job, "z")
     assert (z.skew, z.zipf_exponent, z.mapping["notation"]) == ("zipf", 0.8, "zipf:0.8")

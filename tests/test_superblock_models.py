@@ -16,8 +16,8 @@ from opsim import plots
 from opsim.planner.advise import load_drive
 from opsim.planner.advise.confirm import plan_model, sim_config
 from opsim.planner.advise.screen import grid
-from opsim.planner.advise.workload import Workload
 from opsim.sim import costs, describe
+from opsim.workload import Workload
 
 TIMING = '[timing]\nnand_block_size = "12MiB"\nplanes = 2\nchannels = 8\ndies_per_channel = 2\n'
 SB = {

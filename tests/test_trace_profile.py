@@ -15,7 +15,7 @@ import pytest
 
 from opsim import trace_profile as tp
 from opsim.errors import ConfigError, TraceError
-from opsim.planner.advise.targets import parse_skew
+from opsim.workload import parse_skew
 
 OPSIM = [sys.executable, "-m", "opsim.cli"]
 K = 4096

@@ -16,9 +16,14 @@ import copy
 import json
 import os
 from functools import lru_cache
+from pathlib import Path
 
 from .errors import ConfigError, OpsimError
 from .units import parse_size
+
+#: the checked-in inputs the built-in presets are calibrated from (``opsim calibrate``:
+#: :mod:`opsim.calibrate.presets`), one ``NAME.toml`` a preset
+INPUTS = Path(__file__).resolve().parents[2] / "crates" / "opsim-core" / "presets" / "inputs"
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,7 @@ import os
 
 from . import _args
 from .errors import InputError, TraceError
+from .workload import Workload, parse_skew
 
 __all__ = ["FORMATS", "convert", "frame", "head", "info", "options", "synth"]
 
@@ -103,7 +104,6 @@ def synth(
     ``hot-cold:20/80``, ``zipf:0.9``, ``sequential``, ``jesd219``; the notation of ``opsim advise
     --skew``) over ``span`` bytes as a fio iolog v3: a trace with a known skew.  Same seed, same
     file.  Returns the commands written; the file appears atomically."""
-    from .planner.advise import Workload, parse_skew
     from .sim import _core
 
     rf = _args.number("read_fraction", read_fraction)

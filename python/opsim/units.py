@@ -26,6 +26,8 @@ _UNITS = {
     "tib": 2**40,
     "pib": 2**50,
 }
+#: a decimal gigabyte (the unit of a write rate per day)
+GB = _UNITS["gb"]
 
 
 def parse_size(text, key: str = "size") -> int:

@@ -20,14 +20,13 @@ import re
 import sys
 import tomllib
 from functools import cache
-from pathlib import Path
 
 import tomli_w
 
+from ..presets import INPUTS
 from .stored import differences, interval_text
 
-ROOT = Path(__file__).resolve().parents[3] / "crates" / "opsim-core" / "presets"
-INPUTS = ROOT / "inputs"
+ROOT = INPUTS.parent
 
 
 def preset_inputs() -> list[str]:

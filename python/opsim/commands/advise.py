@@ -212,7 +212,7 @@ def parse_args(args):
 
 def _fio_args(args):
     from ..planner import advise
-    from ..planner.advise.fio import fio_workload
+    from ..workload.fio import fio_workload
 
     if args.fio is None:
         raise advise._bad("section", "needs --fio (the job file)")

@@ -99,7 +99,7 @@ def run(args) -> Output:
 
     check_writable_file(args.output, key="--output", inputs=args.results)
     if args.kind == "write-curve":  # trace profiles, not simulation results
-        from ..trace_profile import load_doc
+        from ..results import load_trace_profile as load_doc
 
         docs = [load_doc(p) for p in args.results]
     else:

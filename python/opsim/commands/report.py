@@ -58,7 +58,7 @@ def run(args) -> Output:
 
     check_writable_file(args.output, key="--output", inputs=[*args.results, *args.trace_profile])
     docs = [results.load(p) for p in args.results]
-    from ..trace_profile import load_doc
+    from ..results import load_trace_profile as load_doc
 
     profiles = [load_doc(p) for p in args.trace_profile]
     labels = labels_from(args.labels, args.results)

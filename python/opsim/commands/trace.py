@@ -318,8 +318,8 @@ def run_profile(args) -> Output:
 
 def run_synth(args) -> Output:
     from .. import trace
-    from ..planner.advise import parse_read_write, parse_skew
     from ..units import parse_size
+    from ..workload import parse_read_write, parse_skew
 
     check_writable_file(args.output, key="--output", inputs=[])
     name = str(args.skew).strip().lower()

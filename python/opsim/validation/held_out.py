@@ -18,7 +18,7 @@ from .seeds import X400_IOPS, x400_users
 
 def _inputs(name: str):
     from ..calibrate import read_inputs
-    from ..calibrate.presets import INPUTS
+    from ..presets import INPUTS
 
     return read_inputs(str(INPUTS / f"{name}.toml"))
 
@@ -201,7 +201,7 @@ def siblings(share: float = 5 / 6) -> list[dict]:
     stands; and the D7-P5520 once more with its NAND set by its measured whole-drive WAF (the
     real-drives suite's ``waf-whole``), where a measurement, not a datasheet, pins the spare."""
     from .. import presets
-    from ..calibrate.presets import INPUTS
+    from ..presets import INPUTS
     from .real_drives import load
 
     def row(name: str, physical: int | None, nand: str) -> dict:

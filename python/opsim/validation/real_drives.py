@@ -82,7 +82,7 @@ class Case:
 
 
 def _inputs_dir() -> Path:
-    from ..calibrate.presets import INPUTS
+    from ..presets import INPUTS
 
     return INPUTS
 

@@ -32,7 +32,7 @@ def sweep(floor: float) -> list[dict]:
     from ..calibrate.fit import fit
     from ..calibrate.inputs import SIGMA_MEASURED, Figure
     from ..calibrate.model import build, predict
-    from ..calibrate.presets import INPUTS
+    from ..presets import INPUTS
 
     spec, sheet = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
     base = calibrate(spec, sheet, timed_rounds=0)

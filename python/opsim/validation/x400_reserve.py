@@ -18,7 +18,7 @@ def refit(physical_256: int) -> dict:
     """The family's controller times fitted by ``opsim calibrate`` to the 256 GB drive's two
     published points, with ``physical_256`` bytes of NAND behind it."""
     from ..calibrate import calibrate, read_inputs
-    from ..calibrate.presets import INPUTS
+    from ..presets import INPUTS
 
     spec, figures = read_inputs(str(INPUTS / "sandisk-x400-256gb.toml"))
     spec.physical = physical_256

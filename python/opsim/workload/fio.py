@@ -26,20 +26,19 @@ from __future__ import annotations
 import json
 import os
 
-from ...errors import InputError
-from .options import _bad
-from .workload import Workload
+from ..errors import InputError
+from ..errors import option_error as _bad
+from ..sim import _core
+from .spec import Workload, _units_touched
 
 
 def read_job(path, section=None) -> dict:
     """The core's reading of the job (the core's typed errors, exit 2; its config keys
     ``workload.job`` and ``workload.section`` become the options ``--fio`` and ``--section``)."""
-    from ... import _core
-
     if not os.path.isfile(str(path)):
         raise _bad("fio", f"{path}: no such file")
     try:
-        return json.loads(_core.fio_job(os.path.abspath(str(path)), section))
+        return json.loads(_core().fio_job(os.path.abspath(str(path)), section))
     except InputError as e:
         for key, opt in (("workload.section", "section"), ("workload.job", "fio")):
             if getattr(e, "key", None) == key:
@@ -70,8 +69,6 @@ class FioWorkload(Workload):
         return list(self._sizes)
 
     def pages_per_io(self, page: int) -> float:
-        from .workload import _units_touched
-
         return sum(p * _units_touched(s, page, min(min(b for b, _ in self._sizes), page)) for s, p in self._sizes)
 
     def classes(self, user_pages: int):

@@ -1,15 +1,13 @@
-"""The workload the advisor plans for: read/write mix, transfer size (or JESD219's sizes),
-random/sequential mix, skew, host writes per day; and the zipf skew's page classes."""
+"""A workload: read/write mix, transfer size (or JESD219's sizes), random/sequential mix, skew,
+host writes per day; its LBA classes for the analytic models and its translation into the core's
+``[workload]`` table (:meth:`Workload.sim_workload`)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 
-from ..capacity import (
-    GB,
-)
+from ..units import GB
 
 #: JEDEC JESD219 enterprise endurance workload: transfer sizes and their share of IOs
 #: (JESD219, Sept. 2010, as summarised by Tom's Hardware/Seagate, "SSD Endurance: Endurance
@@ -82,19 +80,21 @@ class Workload:
     def classes(self, user_pages: int) -> list[tuple[float, float]] | None:
         """The LBA classes [(share of LBAs, share of writes)] of the random writes, or None
         for uniform."""
-        from ... import models
-
         if self.skew == "uniform":
             return None
         if self.skew == "hot-cold":
             f, r = self.hot_fraction, self.hot_write_fraction
             assert f is not None and r is not None  # set with the skew
             return [(f, r), (1 - f, 1 - r)] if 0 < f < 1 else None
+        # lazy: the classes' models take numpy and scipy, which the notation and the core's table
+        # do not need (start-up of `opsim trace synth` and `opsim trace profile`)
+        from . import classes  # noqa: PLC0415
+
         if self.skew == "jesd219":
-            return models.jesd219_classes()
+            return classes.jesd219_classes()
         if user_pages not in self._classes:
             assert self.zipf_exponent is not None  # the remaining skew, zipf, sets it
-            self._classes[user_pages] = zipf_classes(self.zipf_exponent, user_pages)
+            self._classes[user_pages] = classes.zipf_classes(self.zipf_exponent, user_pages)
         return self._classes[user_pages]
 
     def pages_per_io(self, page: int) -> float:
@@ -166,36 +166,3 @@ def _fmt_size(n: int) -> str:
         if n % m == 0:
             return f"{n // m} {u}"
     return f"{n} B"
-
-
-def _gen_harmonic(n: int, s: float, head) -> float:
-    """sum_{i=1}^{n} i^-s: exact from the prefix sums ``head`` (head[k] = sum up to k), the
-    Euler-Maclaurin expansion beyond them."""
-    m = len(head) - 1
-    if n <= m:
-        return float(head[n])
-    integral = math.log(n / m) if s == 1 else (n ** (1 - s) - m ** (1 - s)) / (1 - s)
-    em = (n**-s - m**-s) / 2 - s * (n ** (-s - 1) - m ** (-s - 1)) / 12
-    return float(head[m]) + integral + em
-
-
-def zipf_classes(s: float, n: int, bins: int = 48) -> list[tuple[float, float]]:
-    """Zipf(s) over ``n`` pages (rank 1 = hottest) as LBA classes for the non-uniform LRW
-    model: log-spaced rank bins, each with its share of the LBAs and of the writes."""
-    import numpy as np
-
-    m = min(n, 100_000)
-    head = np.concatenate([[0.0], np.cumsum(np.arange(1, m + 1, dtype=float) ** -s)])
-    edges = sorted({0, *(round(n ** (k / bins)) for k in range(1, bins + 1)), n})
-    total = _gen_harmonic(n, s, head)
-    out = []
-    prev_h = 0.0
-    for a, b in itertools.pairwise(edges):
-        if b <= a:
-            continue
-        h = _gen_harmonic(b, s, head)
-        out.append(((b - a) / n, (h - prev_h) / total))
-        prev_h = h
-    # normalise rounding
-    fs, rs = sum(f for f, _ in out), sum(r for _, r in out)
-    return [(f / fs, r / rs) for f, r in out if r > 0]

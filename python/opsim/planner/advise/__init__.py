@@ -26,6 +26,8 @@ confirmation) and :mod:`.advisor` (the search, the binding target, the diagnosis
 
 from __future__ import annotations
 
+from ...workload import JESD219_SIZES, Workload, parse_read_write, parse_skew
+from ...workload.classes import zipf_classes
 from .advisor import DIAGNOSIS_HELD_BACK, advise, plan_command, why_not
 from .confirm import DEFAULT_MODEL_BLOCKS, MIN_MODEL_BLOCKS, ScaleModel, plan_model, sim_config, sim_level
 from .drive import Drive, load_drive
@@ -36,12 +38,9 @@ from .targets import (
     Targets,
     parse_fraction_option,
     parse_latency,
-    parse_read_write,
-    parse_skew,
     parse_target_number,
 )
 from .tenants import advise_tenants, load_tenants
-from .workload import JESD219_SIZES, Workload, zipf_classes
 
 __all__ = [
     "DEFAULT_MODEL_BLOCKS",

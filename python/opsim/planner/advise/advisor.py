@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ...workload.spec import Workload
 from ..capacity import (
     GB,
 )
@@ -24,7 +25,6 @@ from .screen import (
 )
 from .skew import skew_model
 from .targets import Targets
-from .workload import Workload
 
 DIAGNOSIS_HELD_BACK = Fraction(3, 4)  # the screen looks this far (max --max-held-back)
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...workload.spec import Workload
 from .drive import Drive
 from .screen import Level, endurance, level_ops, rmw_factor
 from .targets import Targets
-from .workload import Workload
 
 # Sizes of a simulation run (see the "Simulator confirmation" notes in docs/planner.md).
 AGING_DRIVE_WRITES = {"uniform": 2.0}  # after a sequential fill, before timing; skewed: aging_drive_writes

@@ -22,19 +22,21 @@ was given (``--pe``, or the drive file's input) is held.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from ...errors import InputError, OpsimError
+from ...presets import INPUTS
+from ...workload.spec import Workload
 from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, plan_model, sim_level
 from .drive import Drive, load_drive
 from .options import _bad
 from .screen import Level, SkewRatio, endurance, iops_bound, screen_level, waf_bytes
 from .skew import skew_model
 from .targets import Targets
-from .workload import Workload
 
 #: the figures an interval is carried for: (the row's key, the interval's name)
 FIGURES = (("waf", "waf"), ("iops", "iops"), ("tbw_tb", "tbw"), ("dwpd", "dwpd"), ("lifetime_years", "lifetime"))
@@ -46,10 +48,6 @@ def how(drive: Drive) -> str:
     """Where intervals would come from for a drive without a profile: the calibrate command
     (of its checked-in input, for a built-in preset made from one); a drive whose NAND was
     given rather than fitted has no profile to keep (the profile is over the NAND capacity)."""
-    import os
-
-    from ...calibrate.presets import INPUTS
-
     phys = str(drive.sources.get("physical", ""))
     if drive.preset is not None and not phys.startswith("fitted"):
         return (

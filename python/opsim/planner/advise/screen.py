@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
+from ...workload.spec import Workload
 from ..capacity import (
     GB,
     IDEMA_MIN_GB,
@@ -20,7 +21,6 @@ from ..capacity import (
 from ..endurance import DAYS_PER_YEAR, RATING_FORMULA, TB, dwpd_from_tbw, lifetime_days, projection
 from .drive import Drive
 from .targets import Targets, latency_name
-from .workload import Workload
 
 
 class SkewRatio(Protocol):

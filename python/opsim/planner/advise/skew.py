@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ...workload.spec import Workload
 from ..capacity import capacity_from_sectors
 from .confirm import (
     MIN_MODEL_BLOCKS,
@@ -37,7 +38,6 @@ from .confirm import (
 )
 from .drive import Drive
 from .screen import Level
-from .workload import Workload
 
 #: anchor levels: multiples of this share of the native capacity held back ...
 ANCHOR_STEP = Fraction(1, 40)

@@ -21,12 +21,12 @@ from collections.abc import Callable
 
 from ... import userfile
 from ...errors import InputError
+from ...workload.spec import Workload
 from .confirm import model_blocks_asked, model_geometry, smallest_passing
 from .drive import Drive
 from .options import _bad
 from .screen import Level, check, endurance, failing, level_ops
 from .targets import Targets
-from .workload import Workload
 
 #: the most bytes a tenants file may have (a few dozen tables; refuse before reading more)
 MAX_FILE_BYTES = 1 << 20

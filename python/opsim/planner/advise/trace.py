@@ -34,10 +34,9 @@ import os
 from dataclasses import dataclass
 
 from ...errors import TraceError
+from ...workload import Workload, parse_skew
 from .confirm import MIN_MODEL_BLOCKS, ScaleModel, aging_drive_writes, model_geometry, plan_model
 from .drive import Drive
-from .targets import parse_skew
-from .workload import Workload
 
 #: a pass of the trace may be looped at most this many times per run (beyond: the trace is
 #: too small to age the model; the notes say so)
