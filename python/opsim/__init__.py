@@ -45,7 +45,7 @@ __all__ = [
 def __getattr__(name):
     # Lazy: importing opsim must not require the compiled core.
     if name in ("simulate", "SimResult", "Simulator"):
-        from . import sim as _sim
+        from . import sim as _sim  # noqa: PLC0415
 
         return getattr(_sim, name)
     raise AttributeError(f"module 'opsim' has no attribute {name!r}")

@@ -189,7 +189,7 @@ def series(doc: dict) -> dict | None:
     """Per-interval IOPS: ``{"t_s", "iops", "written_bytes", "written_dw", "interval_s"}`` as
     lists (``t_s`` = end of each interval), or None when the document has no series
     (a functional simulation).  ``written_*`` is host data written since the series began."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415  (start-up: `opsim --help` loads this module, not numpy)
 
     if kind_of(doc) == SIM:
         t = doc.get("timed")

@@ -6,9 +6,18 @@ and only with ``--destroy-data=<the same path>``; a refused run changes nothing.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
+
 from .. import userfile
 from .._output import Output, kv_table, table
+from ..devices import nvme_fdp, probe
 from ..errors import InputError
+from ..planner import fdp
+from ..planner.capacity import parse_capacity
+from ..planner.fdp import make_fdp_plan, parse_namespace_spec
+from ..planner.plan import apply_partition, make_plan
 from ..units import parse_size
 
 #: the largest `nvme fdp configs` JSON read (a few configurations: kilobytes)
@@ -170,11 +179,6 @@ def fdp_plan_text(d: dict) -> str:
 
 def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
     """The FDP configuration log and the CTRATT bits: from --fdp-configs-json, the records or the device."""
-    import os
-
-    from ..devices import nvme_fdp
-    from ..planner import fdp
-
     endgrp = 1 if args.endgrp_id is None else args.endgrp_id
     out: dict = {"support": None, "configs": None, "configs_source": None}
     if raw.get("nvme_id_ctrl"):
@@ -258,8 +262,6 @@ def run(args) -> Output:
     drive, raw, notes = _drive(args)
     gran = parse_size(args.ns_granularity, key="ns_granularity") if args.ns_granularity else None
     if fdp:
-        from ..planner.fdp import make_fdp_plan, parse_namespace_spec
-
         specs = [parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
         inputs = _fdp_inputs(args, raw, notes, drive)
         d = make_fdp_plan(
@@ -274,8 +276,6 @@ def run(args) -> Output:
         )
         text = fdp_plan_text(d)
     else:
-        from ..planner.plan import make_plan
-
         d = make_plan(drive, granularity=gran, **_target(args))
         text = plan_text(d)
     d["probe_notes"] = notes
@@ -286,8 +286,6 @@ def run(args) -> Output:
 
 def _apply(args) -> Output:
     """--apply: the partition mechanism, guarded, and what it did."""
-    from ..planner.plan import apply_partition
-
     if not args.device:
         raise InputError("device: --apply needs a device or image file", key="device")
     r = apply_partition(args.device, args.destroy_data, sector_size=args.sector_size, force=args.force, **_target(args))
@@ -328,8 +326,6 @@ def _check_no_fdp_options(args) -> None:
 def _drive(args) -> tuple[dict, dict, list]:
     """The drive: probed (a device), from recorded outputs (--records) or described (--interface
     with --native), then the options that override the probe; with the raw outputs and notes."""
-    from ..devices import probe
-
     notes: list = []
     raw: dict = {}
     device = args.device
@@ -359,8 +355,6 @@ def _drive(args) -> tuple[dict, dict, list]:
     if args.sector_size:
         drive["sector_size"] = args.sector_size
     if args.native:
-        from ..planner.capacity import parse_capacity
-
         drive["native"] = parse_capacity(args.native, drive.get("sector_size") or 512, "native")
     return drive, raw, notes
 
@@ -369,10 +363,6 @@ def _namespace_of_controller(device: str, notes: list, sys_block: str = "/sys/bl
     """An NVMe controller's character device (/dev/nvme0) stands for its one namespace's block
     device (/dev/nvme0n1), which the probe reads; a controller with several namespaces is refused
     with their names.  Any other path is returned as it is."""
-    import os
-    import re
-    import stat
-
     m = re.fullmatch(r"/dev/(nvme\d+)", device)
     try:
         is_chr = bool(m) and stat.S_ISCHR(os.stat(device).st_mode)
@@ -397,9 +387,6 @@ def _namespace_of_controller(device: str, notes: list, sys_block: str = "/sys/bl
 
 def _check_device_kind(device: str) -> None:
     """A block device or an image file; anything else is refused before any tool runs."""
-    import os
-    import stat
-
     try:
         mode = os.stat(device).st_mode
     except OSError as e:

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
+from .. import smart
 from .._output import Output, atomic_write_text, check_writable_file, kv_table
+from ..errors import InputError
+from ..smart import interval_waf, lifetime_waf, load_document
+from ..smart.fdp import fdp_text, fdp_waf, load_fdp_stats
 from ..smart.report import waf_text
+from ..smart.rules import identity
 
 
 def register(sub, common):
@@ -58,16 +65,11 @@ def register(sub, common):
 
 
 def run_snapshot(args) -> Output:
-    import json
-
-    from ..smart import take_snapshot
-
     if args.output:
         check_writable_file(args.output, key="--output", inputs=[args.device])
-    snap = take_snapshot(args.device)
+    snap = smart.take_snapshot(args.device)
     if args.output:
         atomic_write_text(args.output, json.dumps(snap, indent=2))
-    from ..smart.rules import identity
 
     ident = identity(snap)
     text = kv_table(
@@ -89,9 +91,6 @@ def run_snapshot(args) -> Output:
 
 
 def run_waf(args) -> Output:
-    from ..errors import InputError
-    from ..smart import interval_waf, lifetime_waf, load_document
-
     if len(args.snapshots) > 2:
         raise InputError("smart waf: give one SNAPSHOT (lifetime) or two, BEFORE AFTER (interval)", key="snapshots")
     snaps = [load_document(p) for p in args.snapshots]
@@ -103,9 +102,6 @@ def run_waf(args) -> Output:
 
 
 def run_fdp(args) -> Output:
-    from ..errors import InputError
-    from ..smart.fdp import fdp_text, fdp_waf, load_fdp_stats
-
     if len(args.stats) > 2:
         raise InputError(
             "smart fdp: give one FILE (since FDP was enabled) or two, BEFORE AFTER (interval)", key="files"

@@ -7,9 +7,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .. import trace
+from .. import sim, trace
 from ..results import SCHEMA_TRACE_PROFILE as SCHEMA
-from ..sim import _core
 from ..units import parse_size
 
 __all__ = ["SCHEMA", "TraceProfile", "profile"]
@@ -73,4 +72,4 @@ def profile(
     returns what was counted, with ``partial`` set."""
     doc = trace._doc(path, reader_opts)
     cap = None if max_memory is None else parse_size(max_memory, key="max_memory")
-    return TraceProfile.from_json(json.loads(_core().trace_profile(doc, cap, progress)))
+    return TraceProfile.from_json(json.loads(sim._core().trace_profile(doc, cap, progress)))

@@ -3,8 +3,10 @@ the ``opsim plan`` command for the answer, and the notes on every model used."""
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
+from ...presets import is_path
 from ...workload.spec import Workload
 from ..capacity import (
     GB,
@@ -444,7 +446,6 @@ def why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_hel
 def _timing_note(drive: Drive) -> str:
     if not drive.preset:
         return f"timing parameters: {drive.sources.get('timing')}"
-    from ...presets import is_path
 
     src = drive.sources.get("timing") or {}
     fitted = sorted(k for k, v in src.items() if str(v).startswith("fitted"))
@@ -461,8 +462,6 @@ def _timing_note(drive: Drive) -> str:
 def _fitted_to(source: str) -> list[str]:
     """What a fitted key's source says it was fitted to: the drive's datasheet, a seed, a
     measurement (the text after "to " in "fitted: WHAT, to FIGURES (95%: ...)")."""
-    import re
-
     figures = source.split(", to ", 1)[1] if ", to " in source else ""
     out = ["its datasheet"] if re.search(r"(^|; )datasheet", figures) else []
     out += sorted(set(re.findall(r"seed \d{3}", figures)))

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from scipy.interpolate import PchipInterpolator
+
 from ...errors import InputError, OpsimError
 from ...presets import INPUTS
 from ...workload.spec import Workload
@@ -212,8 +214,6 @@ class _Curve:
     """The best fit's screened WAF of garbage collection over the OP it sees, interpolated."""
 
     def __init__(self, rows: list[dict]) -> None:
-        from scipy.interpolate import PchipInterpolator
-
         pts = sorted({r["op"]["seen_by_gc"]: r["waf_gc"] for r in rows if r["op"]["seen_by_gc"] > 0}.items())
         self.lo: float = pts[0][0] if pts else math.inf
         self.hi: float = pts[-1][0] if pts else -math.inf
