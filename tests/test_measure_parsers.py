@@ -142,18 +142,18 @@ def test_too_few_rounds():
 def test_write_cache_note(tmp_path, monkeypatch):
     """--write-cache is a note: what the user set, beside the kernel's view of the disk (for a
     partition, its disk), with a warning when they disagree.  Nothing is changed."""
-    from opsim.commands import measure as M
     from opsim.devices.guard import Target
+    from opsim.measure import target as M
 
     q = tmp_path / "sdz" / "queue"
     q.mkdir(parents=True)
     (q / "write_cache").write_text("write back\n")
     monkeypatch.setattr(M, "SYS_BLOCK", str(tmp_path))
     part = Target(path="/dev/sdz1", kind="block", dev_name="sdz1", partition_of="sdz")
-    note, warnings = M._write_cache("on", part)
+    note, warnings = M.write_cache("on", part)
     assert note == {"stated": "on", "detected": "write back", "source": str(q / "write_cache")} and warnings == []
-    note, warnings = M._write_cache("off", part)
+    note, warnings = M.write_cache("off", part)
     assert "kernel reports 'write back'" in warnings[0]
-    note, _ = M._write_cache(None, None)
+    note, _ = M.write_cache(None, None)
     assert note["detected"] is None and "file target" in note["note"]
     assert (q / "write_cache").read_text() == "write back\n"
