@@ -6,9 +6,15 @@ the JSON document, marked ``"interrupted": true``), exit code 130."""
 from __future__ import annotations
 
 import os
+import sys
 
+from .. import simulate_interval, trace
 from .._output import Output, check_output_not_input, kv_table, table
+from ..errors import InputError, OpsimError
+from ..presets import is_path
 from ..results import LATENCY_SUMMARY
+from ..sim import describe, simulate
+from ..simulate_interval import preset_in
 from ..units import fmt_bytes, pct
 
 
@@ -291,24 +297,20 @@ def map_cache_rows(m: dict | None) -> list[tuple[str, str]]:
 
 
 def traces_in(config_path: str) -> list[dict]:
-    """The `[workload.trace]` tables of a config file (workload and phases), paths resolved
-    relative to the config file."""
-    import tomllib
-
-    from ..userfile import read_config
-
+    """The `[workload.trace]` tables of a config file (workload and phases) as the core reads them,
+    paths resolved relative to the config file; none when the core refuses the config (it says
+    why when the simulation starts)."""
     if not os.path.exists(config_path):
         return []  # said below, as the API says it
-    text = read_config(config_path)  # a regular file, capped, nested at most MAX_NESTING levels
     try:
-        cfg = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return []  # the core reports TOML errors with their line below
+        cfg = describe(config_path, model_limits=False)["config"]  # nothing built, no trace read
+    except OpsimError:
+        return []
     base = os.path.dirname(os.path.abspath(config_path))
-    wls = [cfg.get("workload", {})] + [p.get("workload", {}) for p in cfg.get("phase", []) if isinstance(p, dict)]
+    wls = [cfg.get("workload") or {}] + [(p or {}).get("workload") or {} for p in cfg.get("phase") or []]
     out = []
     for w in wls:
-        t = w.get("trace") if isinstance(w, dict) and w.get("type") == "trace" else None
+        t = w.get("trace") if w.get("type") == "trace" else None
         if isinstance(t, dict) and isinstance(t.get("path"), str):
             out.append(t | {"path": os.path.join(base, t["path"])})
     return out
@@ -316,9 +318,6 @@ def traces_in(config_path: str) -> list[dict]:
 
 def drive_file_in(config_path: str) -> str | None:
     """The drive file a config's ``preset`` names (relative to the config file), if any."""
-    from ..presets import is_path
-    from ..simulate_interval import preset_in
-
     preset = preset_in(config_path)
     return preset if preset is not None and is_path(preset) else None
 
@@ -348,11 +347,6 @@ def pts_iops_text(tab: dict) -> str:
 
 
 def run(args) -> Output:
-    import sys
-
-    from .. import trace
-    from ..sim import simulate
-
     traces = traces_in(args.config)
     # the files the config names are inputs too: never let --json-file write over one of them
     named = [t["path"] for t in traces] + [drive_file_in(args.config)]
@@ -370,13 +364,10 @@ def run(args) -> Output:
         info = trace.info(t["path"], **opts)
         infos.append(info)
         print(trace_summary(info), file=sys.stderr, flush=True)
-    from .. import simulate_interval
 
     preset = simulate_interval.preset_in(args.config)
     prof = simulate_interval.profile_of(preset)
     if getattr(args, "interval", False) and prof is None:
-        from ..errors import InputError
-
         raise InputError(
             "--interval: the config's preset keeps no profile ([preset.calibration.profile], which "
             "`opsim calibrate -o FILE` writes when it fits the NAND)",

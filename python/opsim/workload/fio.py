@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 import os
 
+from .. import sim
 from ..errors import InputError
 from ..errors import option_error as _bad
-from ..sim import _core
 from .spec import Workload, _units_touched
 
 
@@ -38,7 +38,7 @@ def read_job(path, section=None) -> dict:
     if not os.path.isfile(str(path)):
         raise _bad("fio", f"{path}: no such file")
     try:
-        return json.loads(_core().fio_job(os.path.abspath(str(path)), section))
+        return json.loads(sim._core().fio_job(os.path.abspath(str(path)), section))
     except InputError as e:
         for key, opt in (("workload.section", "section"), ("workload.job", "fio")):
             if getattr(e, "key", None) == key:
@@ -76,7 +76,7 @@ class FioWorkload(Workload):
             return self._zone_classes
         return super().classes(user_pages)
 
-    def sim_workload(self, page: int, ppb: int) -> dict:
+    def sim_workload(self, page: int | None = None, ppb: int | None = None) -> dict:
         return {"type": "fio", "job": self.job["path"], "section": self.section}
 
     def describe(self) -> str:

@@ -118,11 +118,14 @@ class Workload:
         rnd = max(bs, round(seq * (1 - self.sequential) / self.sequential / bs) * bs)
         return seq, rnd
 
-    def sim_workload(self, page: int, ppb: int) -> dict:
+    def sim_workload(self, page: int | None = None, ppb: int | None = None) -> dict:
+        """The core's ``[workload]`` table.  ``page`` and ``ppb`` (the drive's page size and pages per
+        block) are for a random/sequential mix only, whose sequential chunk is one FTL block."""
         w: dict = {"read_fraction": self.read_fraction}
         if self.sequential >= 1:
             w["type"] = "sequential"
         elif self.sequential > 0:
+            assert page is not None and ppb is not None, "a random/sequential mix needs the drive's geometry"
             seq, rnd = self.mix_chunks(page, ppb)
             w.update(type="sk-hynix", sequential_chunk=seq, random_chunk=rnd, sequential_request_size=self.block_size)
         elif self.skew == "jesd219":
