@@ -58,8 +58,8 @@ build: venv
 	VIRTUAL_ENV=$(VENV) PATH=$(VENV)/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 
 # make test runs the lint gate first: formatting (rustfmt, ruff format), clippy with warnings
-# as errors, ruff's lint rules and mypy on the package (configuration in rustfmt.toml and
-# pyproject.toml).
+# as errors, ruff's lint rules (imports at the top, function length) and mypy on the package, and
+# import-linter's layers contract (configuration in rustfmt.toml and pyproject.toml; ARCHITECTURE.md).
 test: setup build lint test-rust test-python
 
 lint: venv
@@ -68,6 +68,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check python tests
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/mypy
+	PYTHONPATH=python $(VENV)/bin/lint-imports
 
 # The figures of the docs that are generated (docs/figures/; each with its data as JSON).
 docs-figures: build

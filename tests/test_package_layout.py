@@ -168,6 +168,21 @@ def test_nothing_outside_the_cli_layer_imports_it():
     assert offenders == []
 
 
+#: the longest function (tests aside): the brief's rule, beside ruff's statement count (PLR0915)
+MAX_FUNCTION_LINES = 120
+
+
+def test_no_function_above_120_lines():
+    long = []
+    for path in [*PKG.rglob("*.py"), *(PKG.parent.parent / "tools").rglob("*.py")]:
+        for fn in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+                if fn.end_lineno - first + 1 > MAX_FUNCTION_LINES:
+                    long.append(f"{path.name}:{fn.lineno} {fn.name} ({fn.end_lineno - first + 1} lines)")
+    assert long == []
+
+
 def test_python_and_core_versions_agree():
     from opsim import _core
     from opsim._version import __version__
