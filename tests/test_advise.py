@@ -513,7 +513,7 @@ def test_the_timing_note_says_what_a_preset_was_fitted_to(capsys):
     import tomllib
     from pathlib import Path
 
-    from opsim.planner.advise.advisor import _fitted_to
+    from opsim.planner.advise.notes import _fitted_to
 
     code, d, _ = run(capsys, "--preset", "samsung-pm9a3-960gb", "--min-iops", "1000")
     assert code == 0

@@ -163,7 +163,7 @@ def test_predict_100_percent_is_the_whole_drive_and_says_whether_waf_is_pinned(t
 
 
 def test_advise_says_what_a_preset_was_fitted_to():
-    from opsim.planner.advise.advisor import _fitted_to
+    from opsim.planner.advise.notes import _fitted_to
 
     doc = tomllib.loads((ROOT / "crates" / "opsim-core" / "presets" / "samsung-pm9a3-960gb.toml").read_text())
     src = doc["preset"]["sources"]["timing.t_prog_us"]
