@@ -10,21 +10,16 @@ import sys
 import time
 from decimal import Decimal
 
-from .. import measure
-from .. import smart as smart_module
 from .._output import Output, atomic_write_text, check_writable_dir, kv_table, table
 from ..errors import ConfigError
-from ..measure import Plan, fdp, scratch, steps
-from ..measure import fio as fio_mod
-from ..measure import outdir as outdir_files
-from ..measure import target as target_mod
-from ..measure.fdp import check_options
-from ..measure.fio import size_bytes
-from ..measure.runner import Progress
-from ..measure.signals import StopSignals
-from ..measure.smart_window import Checkpoints
 from ..results import LATENCY_SUMMARY
 from ..units import fmt_bytes, parse_size
+
+#: the size of a file target when --size is not given
+DEFAULT_FILE_SIZE = "1GiB"
+
+# LAZY: the measurement (fio, the device guard, SMART) is imported when the command runs: `opsim
+# --help` and the other commands do not need it (start-up)
 
 
 def register(sub, common):
@@ -77,7 +72,7 @@ def _target_options(p) -> None:
 
 def _workload_options(p) -> None:
     """The fio workload: size, span, queue depth, rounds, block sizes, mixes, stop rules."""
-    p.add_argument("--size", help=f"file size for file targets (default {target_mod.DEFAULT_FILE_SIZE})")
+    p.add_argument("--size", help=f"file size for file targets (default {DEFAULT_FILE_SIZE})")
     p.add_argument("--span", help="active range: bytes (e.g. 8GiB) or a percentage of the target (e.g. 75%%)")
     p.add_argument("--qd", type=int, default=32, help="queue depth per job (default 32)")
     p.add_argument("--threads", type=int, default=1, help="fio numjobs (default 1)")
@@ -282,8 +277,9 @@ def _check_options(args) -> None:
     _finite_positive(args.time_cap, "time-cap")
     _finite_positive(args.capacity_multiple, "capacity-multiple")
     _fio_steadystate(args.fio_steadystate)
+    from .. import measure  # noqa: PLC0415  (start-up: see LAZY)
 
-    check_options(args.fdp, args.fdp_pli, args.fdp_pli_select, args.ioengine, args.buffered)
+    measure.fdp.check_options(args.fdp, args.fdp_pli, args.fdp_pli_select, args.ioengine, args.buffered)
     if args.rwmix:
         _mixes(args.rwmix)
     if args.bs:
@@ -291,43 +287,46 @@ def _check_options(args) -> None:
 
 
 def run(args) -> Output:
+    from .. import measure, smart  # noqa: PLC0415  (start-up: see LAZY)
 
     # 1. every check, before anything is created, purged or run
     _check_options(args)
     if args.fdp and not args.device:
-        fdp.refuse_file_target()
+        measure.fdp.refuse_file_target()
     outdir = args.output_dir or f"opsim-measure-{args.test}-{time.strftime('%Y%m%d-%H%M%S')}"
     check_writable_dir(outdir, key="output-dir")
-    previous = outdir_files.previous_results(outdir, args.replace)
+    previous = measure.outdir.previous_results(outdir, args.replace)
     if args.device:
         if args.size is not None:  # it would be ignored: a device's size is its own
             raise ConfigError("--size applies to file targets only; limit a device's range with --span", key="size")
-        tgt, placement = target_mod.device_target(
+        tgt, placement = measure.target.device_target(
             args.device, args.destroy_data, args.force, args.fdp, args.fdp_pli, args.fdp_pli_select
         )
         target, kind, total, create = args.device, "block", tgt.size_bytes or 0, False
     else:
         if args.destroy_data or args.purge or args.smart:
             raise ConfigError("--destroy-data, --purge and --smart apply to --device targets only", key="device")
-        target, total, create = target_mod.file_target(args.file, args.size, outdir, args.force)
+        target, total, create = measure.target.file_target(
+            args.file, args.size or DEFAULT_FILE_SIZE, outdir, args.force
+        )
         tgt, placement, kind = None, None, "file"
     plan, warnings = _measure_plan(args, target, kind, total, outdir, tgt, placement)
 
     # 2. the work: the output directory, the scratch file, purge, SMART, fio
-    pre, smart_before = steps.before_the_run(
+    pre, smart_before = measure.steps.before_the_run(
         args.device, args.purge, args.destroy_data, args.force, args.smart, outdir, previous
     )
     checkpoints = None
     if args.smart:  # a snapshot around each round's tracked run: the steady window's WAF
-        checkpoints = Checkpoints(args.device, outdir, lambda dev: smart_module.take_snapshot(dev))
+        checkpoints = measure.smart_window.Checkpoints(args.device, outdir, lambda dev: smart.take_snapshot(dev))
         plan.checkpoint = checkpoints
     if create:
-        scratch.claim_new(target)
-    with StopSignals() as stop:
+        measure.scratch.claim_new(target)
+    with measure.signals.StopSignals() as stop:
         try:
-            result = measure.run(plan, Progress(args.progress), stop=stop)
+            result = measure.run(plan, measure.runner.Progress(args.progress), stop=stop)
         finally:
-            sealed = target_mod.seal(target) if kind == "file" else None
+            sealed = measure.target.seal(target) if kind == "file" else None
         if sealed:
             warnings.append(sealed)
         result.update(pre)
@@ -335,8 +334,8 @@ def run(args) -> Output:
             result["warnings"] = warnings
         result["output_dir"] = os.path.abspath(outdir)
         if args.smart:
-            steps.smart_after(args.device, outdir, smart_before, stop, result)
-            steps.smart_steady(result, checkpoints)
+            measure.steps.smart_after(args.device, outdir, smart_before, stop, result)
+            measure.steps.smart_steady(result, checkpoints)
         atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
     # A stop signal: the finished rounds are printed and kept, exit 128 + the signal (130 for
     # SIGINT, 143 SIGTERM, 129 SIGHUP).  fio failed: the same, and exit 1 with the reason.
@@ -355,22 +354,26 @@ def run(args) -> Output:
 def _measure_plan(args, target: str, kind: str, total: int, outdir: str, tgt, placement):
     """The measurement plan (span, block sizes, mixes, write cache, preconditioning, fio), every
     option checked against the target; with the warnings so far."""
+    from .. import measure  # noqa: PLC0415  (start-up: see LAZY)
+
     span = _span(args.span, total) if args.span is not None else total - total % 4096
     default_bs = "512,4k,8k,16k,32k,64k,128k,1m" if args.test == "iops" else "4k"
     bs = _bs_list(args.bs or default_bs)
-    too_big = [b for b in bs if size_bytes(b) > span]
+    too_big = [b for b in bs if measure.fio.size_bytes(b) > span]
     if too_big:
         raise ConfigError(f"--bs: {', '.join(too_big)} is larger than the span ({fmt_bytes(span)})", key="bs")
     if placement is not None:
-        fdp.check_block_sizes({b: size_bytes(b) for b in bs}, fdp.logical_block_size(tgt.dev_name))
+        measure.fdp.check_block_sizes(
+            {b: measure.fio.size_bytes(b) for b in bs}, measure.fdp.logical_block_size(tgt.dev_name)
+        )
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
-    cache, warnings = target_mod.write_cache(args.write_cache, tgt)
+    cache, warnings = measure.target.write_cache(args.write_cache, tgt)
     passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
-    fio = fio_mod.fio_binary()  # installed?
+    fio = measure.fio.fio_binary()  # installed?
     if placement is not None:
         names = ["fdp"] + (["fdp_pli"] if placement.pli else []) + (["fdp_pli_select"] if placement.select else [])
-        fdp.check_fio(fio, fio_mod.fio_version(fio), names)
-    plan = Plan(
+        measure.fdp.check_fio(fio, measure.fio.fio_version(fio), names)
+    plan = measure.Plan(
         test=args.test,
         target=target,
         target_kind=kind,

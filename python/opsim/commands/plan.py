@@ -12,12 +12,8 @@ import stat
 
 from .. import userfile
 from .._output import Output, kv_table, table
-from ..devices import nvme_fdp, probe
 from ..errors import InputError
-from ..planner import fdp
 from ..planner.capacity import parse_capacity
-from ..planner.fdp import make_fdp_plan, parse_namespace_spec
-from ..planner.plan import apply_partition, make_plan
 from ..units import parse_size
 
 #: the largest `nvme fdp configs` JSON read (a few configurations: kilobytes)
@@ -179,6 +175,9 @@ def fdp_plan_text(d: dict) -> str:
 
 def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
     """The FDP configuration log and the CTRATT bits: from --fdp-configs-json, the records or the device."""
+    from ..devices import nvme_fdp  # noqa: PLC0415  (start-up: see LAZY)
+    from ..planner import fdp  # noqa: PLC0415
+
     endgrp = 1 if args.endgrp_id is None else args.endgrp_id
     out: dict = {"support": None, "configs": None, "configs_source": None}
     if raw.get("nvme_id_ctrl"):
@@ -247,7 +246,13 @@ def plan_text(d: dict) -> str:
     return "\n".join(lines)
 
 
+# LAZY: the planner's procedures and the device readers are imported when the command runs, not for
+# `opsim --help` (start-up)
+
+
 def run(args) -> Output:
+    from ..planner import fdp, plan  # noqa: PLC0415  (start-up: see LAZY)
+
     if args.apply and args.placement == "fdp":
         raise InputError(
             "apply: --apply does only the partition mechanism; the FDP procedure is printed, never run", key="apply"
@@ -256,15 +261,15 @@ def run(args) -> Output:
         return _apply(args)
     if args.destroy_data or args.force:
         raise InputError("apply: --destroy-data/--force only make sense with --apply", key="apply")
-    fdp = args.placement == "fdp"
-    if not fdp:
+    is_fdp = args.placement == "fdp"
+    if not is_fdp:
         _check_no_fdp_options(args)
     drive, raw, notes = _drive(args)
     gran = parse_size(args.ns_granularity, key="ns_granularity") if args.ns_granularity else None
-    if fdp:
-        specs = [parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
+    if is_fdp:
+        specs = [fdp.parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
         inputs = _fdp_inputs(args, raw, notes, drive)
-        d = make_fdp_plan(
+        d = fdp.make_fdp_plan(
             drive,
             namespaces=specs or None,
             tenants=args.tenants,
@@ -276,7 +281,7 @@ def run(args) -> Output:
         )
         text = fdp_plan_text(d)
     else:
-        d = make_plan(drive, granularity=gran, **_target(args))
+        d = plan.make_plan(drive, granularity=gran, **_target(args))
         text = plan_text(d)
     d["probe_notes"] = notes
     if notes:
@@ -286,6 +291,8 @@ def run(args) -> Output:
 
 def _apply(args) -> Output:
     """--apply: the partition mechanism, guarded, and what it did."""
+    from ..planner.plan import apply_partition  # noqa: PLC0415  (start-up: see LAZY)
+
     if not args.device:
         raise InputError("device: --apply needs a device or image file", key="device")
     r = apply_partition(args.device, args.destroy_data, sector_size=args.sector_size, force=args.force, **_target(args))
@@ -326,6 +333,8 @@ def _check_no_fdp_options(args) -> None:
 def _drive(args) -> tuple[dict, dict, list]:
     """The drive: probed (a device), from recorded outputs (--records) or described (--interface
     with --native), then the options that override the probe; with the raw outputs and notes."""
+    from ..devices import probe  # noqa: PLC0415  (start-up: see LAZY)
+
     notes: list = []
     raw: dict = {}
     device = args.device

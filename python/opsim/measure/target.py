@@ -13,9 +13,6 @@ from ..errors import ConfigError, DeviceError, OpsimError
 from ..units import fmt_bytes, parse_size
 from . import fdp, scratch
 
-#: the size of a file target when --size is not given
-DEFAULT_FILE_SIZE = "1GiB"
-
 SYS_BLOCK = "/sys/block"
 
 
@@ -56,13 +53,12 @@ def _free_bytes(d: str) -> int | None:
     return st.f_bavail * st.f_frsize
 
 
-def file_target(file: str | None, size: str | None, outdir: str, force: bool) -> tuple[str, int, bool]:
+def file_target(file: str | None, size: str, outdir: str, force: bool) -> tuple[str, int, bool]:
     """Check a file target; returns (path, size in bytes, whether opsim must create it).
 
     A file that does not exist is created by opsim (after every check); an existing one is
     written only if it is opsim's scratch file (:mod:`opsim.measure.scratch`) or with --force,
     and never while it backs a mounted loop device."""
-    size = size or DEFAULT_FILE_SIZE
     total = parse_size(size, key="size")
     if total < 2**20:
         raise ConfigError(f"--size: {size} is less than 1MiB", key="size")

@@ -16,7 +16,6 @@ from typing import Any
 
 from .. import userfile
 from ..errors import ConfigError, InputError, InternalError, OpsimError, SchemaError, UnknownKeyError
-from ..sim import _core
 from .columns import _BASE_METRICS, _TIMED_METRICS
 
 #: keys of the ``[sweep]`` table
@@ -172,6 +171,8 @@ def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]], base_dir: str | No
     Each pair is checked on its own by the Rust core's parser, in a config that cannot build a
     drive (no capacity, or a 1-byte memory limit), so nothing is allocated.  Only parse errors
     count; value and combination errors are the point's business when it runs."""
+    from ..sim import _core
+
     core = _core()
     seen = set()
     for loc, key_loc, key, value in pairs:

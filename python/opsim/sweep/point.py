@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 from .._version import __version__
-from ..sim import _core
 from .columns import metrics
 
 
@@ -31,6 +30,8 @@ def run_point(config_json: str, document: bool = False, base_dir: str | None = N
     """
     t0 = time.perf_counter()
     try:
+        from ..sim import _core
+
         data = json.loads(_core().simulate(config_json, "json", base_dir))
         row: dict[str, Any] = {"status": "ok", "error_type": None, "error_key": None, "error_message": None}
         row.update(metrics(data))

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import logging
 import os
-import signal
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -84,6 +81,8 @@ class _Checkpoint:
 
 def _connect(scheduler, workers, client):
     """(client, cluster or None, description).  The caller closes what it opened."""
+    import logging
+
     if client is not None:
         return (
             client,
@@ -125,6 +124,8 @@ def _ignore_sigint_plugin():
         name = "opsim-ignore-sigint"
 
         def setup(self, worker):
+            import signal
+            import threading
 
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
