@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 
 from .. import simulate_interval, trace
 from .._output import Output, check_output_not_input, kv_table, table
-from ..errors import InputError, OpsimError
+from ..errors import InputError
 from ..presets import is_path
 from ..results import LATENCY_SUMMARY
-from ..sim import describe, simulate
+from ..sim import simulate
 from ..simulate_interval import preset_in
 from ..units import fmt_bytes, pct
+from ..userfile import read_config
 
 
 def register(sub, common):
@@ -297,20 +299,21 @@ def map_cache_rows(m: dict | None) -> list[tuple[str, str]]:
 
 
 def traces_in(config_path: str) -> list[dict]:
-    """The `[workload.trace]` tables of a config file (workload and phases) as the core reads them,
-    paths resolved relative to the config file; none when the core refuses the config (it says
-    why when the simulation starts)."""
+    """The `[workload.trace]` tables of a config file (workload and phases), paths resolved
+    relative to the config file.  Read here, not by the core: the --json-file check comes before
+    any core work, and a trace option's error names its key (trace.info below)."""
     if not os.path.exists(config_path):
         return []  # said below, as the API says it
+    text = read_config(config_path)  # a regular file, capped, nested at most MAX_NESTING levels
     try:
-        cfg = describe(config_path, model_limits=False)["config"]  # nothing built, no trace read
-    except OpsimError:
-        return []
+        cfg = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []  # the core reports TOML errors with their line below
     base = os.path.dirname(os.path.abspath(config_path))
-    wls = [cfg.get("workload") or {}] + [(p or {}).get("workload") or {} for p in cfg.get("phase") or []]
+    wls = [cfg.get("workload", {})] + [p.get("workload", {}) for p in cfg.get("phase", []) if isinstance(p, dict)]
     out = []
     for w in wls:
-        t = w.get("trace") if w.get("type") == "trace" else None
+        t = w.get("trace") if isinstance(w, dict) and w.get("type") == "trace" else None
         if isinstance(t, dict) and isinstance(t.get("path"), str):
             out.append(t | {"path": os.path.join(base, t["path"])})
     return out
