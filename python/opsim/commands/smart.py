@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from .. import smart
 from .._output import Output, atomic_write_text, check_writable_file, kv_table
 from ..errors import InputError
 
@@ -62,6 +61,7 @@ def register(sub, common):
 
 def run_snapshot(args) -> Output:
     # lazy: the SMART readers and rules are for this command only, not `opsim --help` (start-up)
+    from .. import smart  # noqa: PLC0415
 
     if args.output:
         check_writable_file(args.output, key="--output", inputs=[args.device])
@@ -90,6 +90,7 @@ def run_snapshot(args) -> Output:
 
 def run_waf(args) -> Output:
     # lazy: the SMART readers and rules are for this command only, not `opsim --help` (start-up)
+    from .. import smart  # noqa: PLC0415
 
     if len(args.snapshots) > 2:
         raise InputError("smart waf: give one SNAPSHOT (lifetime) or two, BEFORE AFTER (interval)", key="snapshots")
