@@ -83,7 +83,7 @@ test-python: build
 	$(PY) -m pytest -q
 
 # Fuzzing the parsers of outside input (config, traces, smartctl/nvme-cli JSON): a short pass
-# runs in `make test` (tests/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this
+# runs in `make test` (tests/smart/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this
 # runs a million inputs per parser (counts and times in BENCHMARKS.md, section Fuzzing).
 FUZZ_COUNT ?= 1000000
 FUZZ_SEED ?= 1

@@ -23,7 +23,7 @@ from .errors import (
 # import time) so that the function, not the submodule of the same name, is opsim.sweep.
 from .sweep import sweep
 
-#: the public API (tests/test_api_fuzz.py calls every function here with wrong arguments)
+#: the public API (tests/package/test_api_fuzz.py calls every function here with wrong arguments)
 __all__ = [
     "CapacityError",
     "CommandError",

@@ -156,7 +156,7 @@ class Carried:
         GC policy and workload), and a point that moves only the NAND capacity and ``[timing]``
         keeps all three; so at such a point the WAF at each level is read off the best fit's own
         WAF curve over the fine grid (monotone cubic interpolation in log OP, within 1e-5 of the
-        model: tests/test_advise_interval.py), and computed where the point's OP falls outside
+        model: tests/planner/test_advise_interval.py), and computed where the point's OP falls outside
         it.  The greedy mean field of a superblock drive costs ~20 ms a level, 3 s for the grid:
         every point would multiply that.  IOPS, TBW, DWPD and lifetime are the screen's own
         rules at the point's WAF, timing and P/E."""

@@ -74,7 +74,7 @@ def grid(drive: Drive, step: Fraction, max_held_back: Fraction) -> list[Level]:
 
 def level_ops(drive: Drive, lv: Level) -> dict:
     """OP in every basis at the level (exact, from the drive's capacities as given: the core
-    rounds the NAND to whole blocks of its model; tests/test_core_truth_op.py pins the two
+    rounds the NAND to whole blocks of its model; tests/core/test_core_truth_op.py pins the two
     together) and the OP garbage collection sees (the core's figure)."""
     ops = op_all(Fraction(lv.user_bytes), Fraction(drive.physical_bytes), Fraction(drive.native.bytes))
     return {k: float(v) for k, v in ops.items()} | {"seen_by_gc": drive.op_seen(lv.user_bytes)}
