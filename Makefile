@@ -57,8 +57,8 @@ build: venv
 	VIRTUAL_ENV=$(VENV) PATH=$(VENV)/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 
 # make test runs the lint gate first: formatting (rustfmt, ruff format), clippy with warnings
-# as errors, ruff's lint rules and mypy on the package (configuration in rustfmt.toml and
-# pyproject.toml).
+# as errors, ruff's lint rules (imports at the top, function length) and mypy on the package, and
+# import-linter's layers contract (configuration in rustfmt.toml and pyproject.toml; ARCHITECTURE.md).
 test: setup build lint test-rust test-python
 
 lint: venv
@@ -67,6 +67,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check python tests
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/mypy
+	PYTHONPATH=python $(VENV)/bin/lint-imports
 
 # The figures of the docs that are generated (docs/figures/; each with its data as JSON).
 docs-figures: build
@@ -90,7 +91,7 @@ test-fast: build
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not vm and not fio and not slow"
 
 # Fuzzing the parsers of outside input (config, traces, smartctl/nvme-cli JSON): a short pass
-# runs in `make test` (tests/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this
+# runs in `make test` (tests/smart/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this
 # runs a million inputs per parser (counts and times in BENCHMARKS.md, section Fuzzing).
 FUZZ_COUNT ?= 1000000
 FUZZ_SEED ?= 1

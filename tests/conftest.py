@@ -1,8 +1,18 @@
 import os
 import signal
+import sys
+from pathlib import Path
 
 import pytest
 import xdist_groups
+
+# The tests live in one folder a room of the package (tests/<room>/); a test may import another's
+# helpers by module name (``from test_smart_waf import MICRON``), as when they shared one folder.
+sys.path[:0] = sorted(
+    str(d)
+    for d in Path(__file__).parent.iterdir()
+    if d.is_dir() and d.name not in ("artifacts", "fixtures", "vm", "__pycache__")
+)
 
 # A test run started in the background of a non-interactive shell inherits SIGINT ignored, and
 # so would every opsim it starts (an ignored signal survives exec): the Ctrl-C tests need it live.

@@ -27,7 +27,7 @@ and the counters must come out as integers in 0..2**128-1.
 
 It is a test tool, not part of the installed package: ``python tests/smart_fuzz.py --count 1000000
 --seed 1`` runs it against the opsim in the environment (``make fuzz``: both parsers, ``--parser``
-picks one), and tests/test_smart_fuzz.py and tests/test_smart_fdp.py run short passes.
+picks one), and tests/smart/test_smart_fuzz.py and tests/smart/test_smart_fdp.py run short passes.
 """
 
 from __future__ import annotations

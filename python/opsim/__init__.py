@@ -23,7 +23,7 @@ from .errors import (
 # import time) so that the function, not the submodule of the same name, is opsim.sweep.
 from .sweep import sweep
 
-#: the public API (tests/test_api_fuzz.py calls every function here with wrong arguments)
+#: the public API (tests/package/test_api_fuzz.py calls every function here with wrong arguments)
 __all__ = [
     "CapacityError",
     "CommandError",
@@ -45,7 +45,7 @@ __all__ = [
 def __getattr__(name):
     # Lazy: importing opsim must not require the compiled core.
     if name in ("simulate", "SimResult", "Simulator"):
-        from . import sim as _sim
+        from . import sim as _sim  # noqa: PLC0415
 
         return getattr(_sim, name)
     raise AttributeError(f"module 'opsim' has no attribute {name!r}")

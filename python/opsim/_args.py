@@ -7,10 +7,11 @@ convert a Python object, without naming the argument for an OverflowError).
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .errors import InputError
@@ -93,9 +94,6 @@ def flags(name: str, values: Any) -> list[bool]:
 
 def json_text(name: str, value: Any) -> str:
     """``value`` (a mapping) as JSON text for the core; the core's errors name ``name.key``."""
-    import json
-    from collections.abc import Mapping
-
     if not isinstance(value, Mapping):
         raise _refuse(name, f"must be a dict, not {type(value).__name__}")
     try:

@@ -2,7 +2,7 @@
 
 Results cross the boundary as JSON text; the Python API (:mod:`opsim.sim`, :mod:`opsim.trace`)
 decodes them.  Errors are the classes of :mod:`opsim.errors`; Ctrl-C raises KeyboardInterrupt.
-``tests/test_core_stubs.py`` checks this file against the built module with mypy's stubtest.
+``tests/core/test_core_stubs.py`` checks this file against the built module with mypy's stubtest.
 """
 
 from collections.abc import Callable

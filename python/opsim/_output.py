@@ -25,6 +25,7 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -109,10 +110,7 @@ def markdown_table(headers: Sequence[str], align: str, rows: Iterable[Sequence[A
 
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays, NaN and dataclasses into plain JSON values."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None  # type: ignore[assignment]  # numpy is optional here; every use checks for None
+    np = sys.modules.get("numpy")  # no numpy value exists unless numpy was imported: not imported here
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import pkgutil
 import re
 import sys
 
+from . import commands
 from ._output import Output, atomic_write_text, check_writable_file, dumps
 from ._version import __version__
 from .errors import InputError, OpsimError
@@ -25,10 +27,6 @@ from .stopsignals import TermAsInterrupt, Terminated, interrupt_exit_code
 
 def command_modules() -> list[str]:
     """Every module in ``opsim.commands`` is a command module (sorted, so --help is stable)."""
-    import pkgutil
-
-    from . import commands
-
     return sorted(
         f"opsim.commands.{m.name}" for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")
     )

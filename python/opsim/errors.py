@@ -75,6 +75,12 @@ class InternalError(OpsimError):
     """A bug in opsim: an invariant was violated or the Rust core panicked."""
 
 
+def option_error(option: str, msg: str) -> InputError:
+    """An input error naming the command-line option its value came from: ``--read-write: ...``
+    for ``option`` ``read_write`` (the error's key)."""
+    return InputError(f"--{option.replace('_', '-')}: {msg}", key=option)
+
+
 __all__ = [
     "CapacityError",
     "CommandError",

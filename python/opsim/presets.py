@@ -16,16 +16,21 @@ import copy
 import json
 import os
 from functools import lru_cache
+from pathlib import Path
 
+from . import sim
 from .errors import ConfigError, OpsimError
+from .sim import describe
 from .units import parse_size
+
+#: the checked-in inputs the built-in presets are calibrated from (``opsim calibrate``:
+#: :mod:`opsim.calibrate.presets`), one ``NAME.toml`` a preset
+INPUTS = Path(__file__).resolve().parents[2] / "crates" / "opsim-core" / "presets" / "inputs"
 
 
 @lru_cache(maxsize=1)
 def _all() -> tuple[dict, ...]:
-    from .sim import _core
-
-    return tuple(json.loads(_core().presets()))
+    return tuple(json.loads(sim._core().presets()))
 
 
 def load() -> list[dict]:
@@ -49,11 +54,9 @@ def drive_file(path, base_dir=None, key: str = "preset") -> dict:
     """A drive file read by the core, in the shape of one entry of :func:`load` plus
     ``path`` (absolute).  A relative ``path`` is relative to ``base_dir`` (default: the
     current directory).  Errors name the file (and the line) under ``key``."""
-    from .sim import _core
-
     base = None if base_dir is None else os.fspath(base_dir)
     try:
-        return json.loads(_core().drive_file(os.fspath(path), base))
+        return json.loads(sim._core().drive_file(os.fspath(path), base))
     except OpsimError as e:
         if key == "preset" or e.key != "preset":
             raise
@@ -119,7 +122,6 @@ def scale_model(name_or_path, scale: int, user: int | None = None, drive: dict |
     path, so the config resolves from anywhere."""
     if scale < 1:
         raise ConfigError(f"scale must be at least 1, not {scale}", key="scale")
-    from .sim import describe
 
     p = get(name_or_path)
     full_user = _drive_size(p, "user_capacity") if user is None else int(user)

@@ -1,11 +1,15 @@
 """Result documents as plots and reports read them.
 
-Two kinds of document are understood:
+Two kinds of result are understood:
 
 * ``sim``: a simulation result (``opsim simulate --json``, ``SimResult.data``), functional or
   timed (``timed`` present);
 * ``measure``: a measured result (``opsim measure``, ``"schema": "opsim-measure"``,
   docs/measure.md).
+
+A trace profile (``opsim trace profile --json``, ``"schema": "opsim-trace-profile"``) is read
+here too, for the write-curve plot and the report (:func:`load_trace_profile`); the profile itself
+is :mod:`opsim.trace_profile`'s.
 
 Everything here reads what the document holds; the only figures derived are the cumulative
 data written (from the per-interval IOPS and the command size) and the phases of a measured run
@@ -185,7 +189,7 @@ def series(doc: dict) -> dict | None:
     """Per-interval IOPS: ``{"t_s", "iops", "written_bytes", "written_dw", "interval_s"}`` as
     lists (``t_s`` = end of each interval), or None when the document has no series
     (a functional simulation).  ``written_*`` is host data written since the series began."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415  (start-up: `opsim --help` loads this module, not numpy)
 
     if kind_of(doc) == SIM:
         t = doc.get("timed")
@@ -394,3 +398,23 @@ def workload_of(doc: dict) -> str:
     names = [str(n.get("name")) for n in ns]
     shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
     return f"{len(names)} tenant{'' if len(names) == 1 else 's'}: {shown}"
+
+
+# --------------------------------------------------------------------------- trace profiles
+
+#: the ``schema`` of ``opsim trace profile --json``
+SCHEMA_TRACE_PROFILE = "opsim-trace-profile"
+
+
+def check_trace_profile(doc, name: str = "profile") -> dict:
+    """``doc`` if it is ``opsim trace profile --json`` output; else InputError naming ``name``."""
+    if not (isinstance(doc, dict) and doc.get("schema") == SCHEMA_TRACE_PROFILE and isinstance(doc.get("curve"), list)):
+        raise InputError(f"{name}: not a trace profile (expected `opsim trace profile --json` output)", key="profile")
+    return doc
+
+
+def load_trace_profile(path) -> dict:
+    """Read and check a saved trace profile (exit code 2 on any problem, naming the file)."""
+    path = os.fspath(path)
+    text = userfile.read_text(path, what="trace profile", cap=64 << 20, key="profile")
+    return check_trace_profile(userfile.loads_json(text, source=path, key="profile"), path)

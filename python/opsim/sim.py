@@ -34,7 +34,7 @@ ON_INTERRUPT = ("raise", "return")
 
 def _core():
     try:
-        from . import _core as core  # the compiled Rust extension
+        from . import _core as core  # noqa: PLC0415  (the compiled core: `import opsim` works without it)
     except ImportError as e:  # pragma: no cover - only without a build
         raise InternalError(
             "the opsim Rust core is not built; run `make build` (or `maturin develop --release`)"
@@ -98,14 +98,14 @@ class SimResult:
 
     def rounds_frame(self):
         """The per-round metrics as a pandas DataFrame."""
-        import pandas as pd
+        import pandas as pd  # noqa: PLC0415  (start-up: pandas for this frame only)
 
         return pd.DataFrame(self.data["rounds"]).set_index("index")
 
     def plot(self, kind: str = "saturation", ax=None, **options):
         """Draw this result with matplotlib and return the Figure (``ax``: draw into it).
         ``kind`` is one of :data:`opsim.plots.KINDS`; see docs/reports.md."""
-        from . import plots
+        from . import plots  # noqa: PLC0415  (start-up: drawing takes matplotlib, numpy and scipy)
 
         return plots.plot(_args.text("kind", kind), [self.data], ax=ax, **options)
 

@@ -19,6 +19,9 @@ import os
 import tomllib
 
 from ._output import kv_table
+from .errors import OpsimError
+from .presets import get, is_path, physical_bytes
+from .sim import simulate
 from .units import parse_size
 
 
@@ -26,8 +29,6 @@ def preset_in(config: str) -> str | None:
     """The drive a config starts from (``preset``): a built-in preset's name, or a drive file's
     absolute path (relative to the config file); None without one, or when the config cannot
     be read here (the simulation reports that)."""
-    from .presets import is_path
-
     if not os.path.isfile(config):
         return None  # a pipe can be read only once: the simulation reads it
     try:
@@ -42,9 +43,6 @@ def preset_in(config: str) -> str | None:
 
 def profile_of(preset: str | None) -> dict | None:
     """The ``[preset.calibration.profile]`` of a preset or drive file (None: none)."""
-    from .errors import OpsimError
-    from .presets import get, is_path
-
     if preset is None or (is_path(preset) and not os.path.isfile(preset)):
         return None
     try:
@@ -72,8 +70,6 @@ def ends(prof: dict) -> list[dict[str, float]]:
 
 def how(config: str, preset: str, prof: dict) -> dict:
     """What the output says without ``--interval``."""
-    from .presets import is_path
-
     return {
         "from": f"[preset.calibration.profile] of {preset}",
         "points": len(prof["points"]),
@@ -116,9 +112,6 @@ def _config_at(config: str, preset: str, stored_physical: int, values: dict[str,
 def run_ends(config: str, preset: str, prof: dict, best: dict) -> dict:
     """Run ``config`` at the profile's two ends: each run's WAF and IOPS, and the interval of
     the three runs (the config's own, ``best``, included)."""
-    from .presets import physical_bytes
-    from .sim import simulate
-
     stored = physical_bytes(preset)
     runs = []
     for values in ends(prof):

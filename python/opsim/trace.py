@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import os
 
-from . import _args
+from . import _args, sim
 from .errors import InputError, TraceError
+from .workload import Workload, parse_skew
 
 __all__ = ["FORMATS", "convert", "frame", "head", "info", "options", "synth"]
 
@@ -54,22 +55,18 @@ def _jsonable(v) -> bool:
 def info(path, **opts) -> dict:
     """Read the whole trace (streaming) and summarise it: requests, bytes and split by kind,
     footprint, span, duration, the most frequent sizes, lines skipped."""
-    from .sim import _core
-
-    return json.loads(_core().trace_info(_doc(path, opts)))
+    return json.loads(sim._core().trace_info(_doc(path, opts)))
 
 
 def head(path, n: int = 10, **opts) -> list[tuple[int, str, int, int]]:
     """The first ``n`` requests: (time in ns from the first request, kind, byte offset, bytes)."""
-    from .sim import _core
-
     doc = _doc(path, opts)
-    return [tuple(r) for r in json.loads(_core().trace_head(doc, _args.uint("n", n)))]
+    return [tuple(r) for r in json.loads(sim._core().trace_head(doc, _args.uint("n", n)))]
 
 
 def frame(path, n: int = 1_000_000, **opts):
     """The first ``n`` requests as a pandas DataFrame (t_s, kind, offset, bytes)."""
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415  (start-up: pandas for this frame only)
 
     rows = head(path, n, **opts)
     df = pd.DataFrame(rows, columns=["t_ns", "kind", "offset", "bytes"])
@@ -81,11 +78,9 @@ def convert(path, out, version: int = 3, target: str = "/dev/sdX", **opts) -> in
     """Write the trace as a fio iolog (version 3: times in microseconds; version 2: ``wait``
     lines in milliseconds) replaying on ``target``; returns the number of requests written.
     The output appears atomically (nothing is left behind on error)."""
-    from .sim import _core
-
     doc = _doc(path, opts)
     out, version = _args.path("out", out), _args.uint("version", version, lo=2, hi=3)
-    return _core().trace_convert(doc, out, version, _args.text("target", target))
+    return sim._core().trace_convert(doc, out, version, _args.text("target", target))
 
 
 def synth(
@@ -103,9 +98,6 @@ def synth(
     ``hot-cold:20/80``, ``zipf:0.9``, ``sequential``, ``jesd219``; the notation of ``opsim advise
     --skew``) over ``span`` bytes as a fio iolog v3: a trace with a known skew.  Same seed, same
     file.  Returns the commands written; the file appears atomically."""
-    from .planner.advise import Workload, parse_skew
-    from .sim import _core
-
     rf = _args.number("read_fraction", read_fraction)
     if not 0 <= rf < 1:
         raise InputError(f"read_fraction: {rf} is outside [0, 1)", key="read_fraction")
@@ -118,9 +110,9 @@ def synth(
     else:
         for k, v in parse_skew(name).items():
             setattr(wl, k, v)
-        doc = wl.sim_workload(4096, 256)
+        doc = wl.sim_workload()  # no random/sequential mix here: no drive geometry needed
     out = _args.path("out", out)
-    return _core().trace_synth(
+    return sim._core().trace_synth(
         json.dumps(doc),
         _args.uint("span", span),
         _args.uint("count", count),

@@ -3,7 +3,7 @@
 :func:`parse_size` keeps its own implementation rather than delegating to the core's
 (``opsim._core.parse_size``): it is exact on Python integers (no 64-bit ceiling), its refusals
 and messages are the CLI's ("a size cannot be negative", control bytes escaped), and the core's
-messages are being reworded separately.  tests/test_core_truth_op.py checks that the two give
+messages are being reworded separately.  tests/core/test_core_truth_op.py checks that the two give
 the same bytes, or both refuse, on the grammar they share."""
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ _UNITS = {
     "tib": 2**40,
     "pib": 2**50,
 }
+#: a decimal gigabyte (the unit of a write rate per day)
+GB = _UNITS["gb"]
 
 
 def parse_size(text, key: str = "size") -> int:

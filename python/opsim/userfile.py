@@ -18,9 +18,11 @@ The core reads its own files (traces, drive files) with the same rules (``opsim_
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
+import tomllib
 from collections.abc import Mapping
 
 from .errors import ConfigError, InputError
@@ -211,8 +213,6 @@ def check_toml_nesting(text: str, *, source: str, key: str, error=InputError) ->
 
 def loads_toml(text: str, *, source: str, key: str, error=InputError) -> dict:
     """TOML ``text`` parsed after the nesting check; errors name ``source`` and the line."""
-    import tomllib
-
     check_toml_nesting(text, source=source, key=key, error=error)
     try:
         return tomllib.loads(text)
@@ -232,8 +232,6 @@ def read_config(path) -> str:
 def loads_json(text: str, *, source: str, key: str, error=InputError):
     """JSON ``text`` parsed; errors name ``source`` and the line.  Python's parser recurses:
     a document nested thousands deep is refused, not a RecursionError."""
-    import json
-
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:

@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import userfile
 from ..errors import InputError
-from ..units import parse_size
+from ..units import fmt_bytes, parse_size
 
 #: the size of file any reader here takes (a datasheet, a points file, a result)
 MAX_FILE = 16 << 20
@@ -83,8 +83,6 @@ class Figure:
     ref: Figure | None = None
 
     def label(self) -> str:
-        from ..units import fmt_bytes
-
         where = f" over {fmt_bytes(self.span)}" if self.span is not None else ""
         if self.user is not None:
             where = f" at a max address of {fmt_bytes(self.user)}"
@@ -472,8 +470,6 @@ def resolve_spans(figures: list[Figure], user_bytes: int, sector: int = 4096) ->
         if span is not None and span < 0:
             span = (user_bytes * -span // _FRACTION_SCALE) // sector * sector
         if span is not None and span > user_bytes:
-            from ..units import fmt_bytes
-
             raise InputError(
                 f"{f.source}: span {fmt_bytes(span)} is larger than the drive's user capacity {fmt_bytes(user_bytes)}",
                 key="span",

@@ -20,14 +20,15 @@ import re
 import sys
 import tomllib
 from functools import cache
-from pathlib import Path
 
 import tomli_w
 
+from .._output import markdown_table
+from ..presets import INPUTS
+from . import calibrate, read_inputs, timed
 from .stored import differences, interval_text
 
-ROOT = Path(__file__).resolve().parents[3] / "crates" / "opsim-core" / "presets"
-INPUTS = ROOT / "inputs"
+ROOT = INPUTS.parent
 
 
 def preset_inputs() -> list[str]:
@@ -53,8 +54,6 @@ def _whole(name: str) -> bool:
 
 @cache
 def _calibration(name: str):
-    from . import calibrate, read_inputs
-
     return calibrate(*read_inputs(str(INPUTS / f"{name}.toml")))
 
 
@@ -122,9 +121,6 @@ def fit_table() -> str:
     event model's figure on the preset as stored (a timed run of the figure's condition), their
     errors, the busiest resource and the parameters the figures fitted (docs/calibrate.md,
     "Presets of today's drives")."""
-    from .._output import markdown_table
-    from . import timed
-
     rows = []
     for name in (n for n in preset_inputs() if _whole(n)):
         cal = _calibration(name)

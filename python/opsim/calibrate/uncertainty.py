@@ -33,10 +33,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ..measure.smart_window import EXPECTED_SIGMA
+from ..units import fmt_bytes
 from .fit import Fitted, _solve
 from .inputs import SIGMA_MEASURED, Figure
+from .model import predict
 
 #: the chi-square 95% point of one degree of freedom: the profile's interval is where the cost
 #: is within this of its least
@@ -192,8 +195,6 @@ def _crossing(
     """The point between grid points ``lo`` and ``hi`` (z, cost) where the profile's cost is
     ``THRESHOLD`` above ``least``: (z, cost, values), refitted there (scipy's brentq on the cost's
     square root, to a hundredth of the grid step)."""
-    from scipy.optimize import brentq
-
     known = {lo[0]: (lo[1], start), hi[0]: (hi[1], start)}
 
     def g(z: float) -> float:
@@ -224,9 +225,6 @@ class Candidate:
 def candidates(fitted: Fitted, queue_depth: int | None) -> list[Candidate]:
     """The measurements the tool can take of a drive (``opsim measure``, ``opsim smart waf``),
     each as the figures it gives, at the model's own prediction (a measurement not yet taken)."""
-    from ..units import fmt_bytes
-    from .model import predict
-
     user = fitted.model.user_bytes
     half = user // 2 // 4096 * 4096
     whole_iops = Figure("steady_iops", 1.0, "measured (not yet)", queue_depth=queue_depth, sigma=SIGMA_MEASURED)
@@ -279,8 +277,6 @@ def narrowing(fitted: Fitted, span: int | None, queue_depth: int | None, base: P
     """For each measurement the tool could take (:func:`candidates`), the WAF interval at
     ``span`` (None: the whole drive) the profile would give with its figures added at the
     model's prediction with their measurement uncertainty; best (narrowest) first."""
-    from .model import predict
-
     base = base or profile(fitted)
     if base is None:
         return []

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from .._output import table
+from ..errors import option_error as _bad
+from .trace import add_reader_options, reader_opts
 
 #: options that describe a workload the trace already gives: refused with --trace
 _SHAPE_OPTIONS = (
@@ -18,8 +20,6 @@ _SHAPE_OPTIONS = (
 
 def add_options(p) -> None:
     """``--trace`` and the trace reader's options (``opsim trace info``'s)."""
-    from .trace import add_reader_options
-
     g = p.add_argument_group(
         "trace (--trace FILE: the workload is the trace's; the screen uses its fitted workload, the "
         "simulator replays the trace itself)"
@@ -39,8 +39,6 @@ def add_options(p) -> None:
 
 def check(args) -> None:
     """Refuse, naming the option, what --trace cannot be combined with (before any work)."""
-    from ..planner.advise import _bad
-
     if args.trace is None:
         given = [
             opt
@@ -72,8 +70,9 @@ def check(args) -> None:
 
 def run(args, drive, targets, step, max_held_back, write_rate, progress) -> dict:
     """Load, check and fit the trace, then screen and replay."""
-    from ..planner.advise.trace import advise_trace, load_trace
-    from .trace import reader_opts
+    # lazy: the advisor takes numpy and scipy (its analytic models), which `opsim --help` and the
+    # other commands do not need
+    from ..planner.advise.trace import advise_trace, load_trace  # noqa: PLC0415
 
     src = load_trace(args.trace, reader_opts(args), drive, args.max_memory)
     return advise_trace(

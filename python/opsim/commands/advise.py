@@ -8,7 +8,11 @@ import sys
 from fractions import Fraction
 
 from .._output import Output, kv_table, table
+from ..errors import InputError
+from ..errors import option_error as _bad
 from ..units import parse_size
+from ..workload import Workload, parse_read_write, parse_skew
+from ..workload.fio import fio_workload
 from . import _advise_trace as advise_trace
 
 
@@ -159,19 +163,22 @@ def _tenant_and_search_options(p) -> None:
     )
 
 
-def _frac(text, option, lo=0.0, hi=1.0) -> Fraction:
-    from ..planner.advise import _bad, parse_fraction_option
+def _advisor():
+    """:mod:`opsim.planner.advise`, imported when the command runs: it takes numpy and scipy (its
+    analytic models), which `opsim --help` and every other command do not need."""
+    from ..planner import advise  # noqa: PLC0415
 
-    v = parse_fraction_option(text, option)
+    return advise
+
+
+def _frac(text, option, lo=0.0, hi=1.0) -> Fraction:
+    v = _advisor().parse_fraction_option(text, option)
     if not (lo <= v <= hi):
         raise _bad(option, f"{text} is outside {100 * lo:g}%..{100 * hi:g}%")
     return Fraction(str(v)).limit_denominator(10**6)
 
 
 def _size(text, option) -> int:
-    from ..errors import InputError
-    from ..planner.advise import _bad
-
     try:
         v = parse_size(text, key=option)
     except InputError as e:
@@ -182,40 +189,35 @@ def _size(text, option) -> int:
 
 
 def parse_args(args):
-    from ..planner import advise
-
     if args.fio is not None or args.section is not None:
         return _fio_args(args)
-    wl = advise.Workload(read_fraction=advise.parse_read_write(args.read_write))
-    wl.sequential = advise.parse_fraction_option(args.sequential, "sequential")
+    wl = Workload(read_fraction=parse_read_write(args.read_write))
+    wl.sequential = _advisor().parse_fraction_option(args.sequential, "sequential")
     rating = dwpd_rating_workload(args)
     if args.profile == "jesd219" or rating:
         if args.skew not in (None, "uniform"):
-            raise advise._bad("skew", "--profile jesd219 has its own LBA zones; drop --skew")
+            raise _bad("skew", "--profile jesd219 has its own LBA zones; drop --skew")
         wl.skew = "jesd219"
         wl.block_size = None
         if args.block_size is not None:
             bs = _size(args.block_size, "block_size")
             if bs != 4096:
-                raise advise._bad("block_size", "with --profile jesd219 only 4KiB (its zones with 4 KiB transfers)")
+                raise _bad("block_size", "with --profile jesd219 only 4KiB (its zones with 4 KiB transfers)")
             wl.block_size = 4096
     else:
-        for k, v in advise.parse_skew(args.skew or "uniform").items():
+        for k, v in parse_skew(args.skew or "uniform").items():
             setattr(wl, k, v)
         wl.block_size = _size(args.block_size, "block_size") if args.block_size else 4096
         if wl.block_size % 512:
-            raise advise._bad("block_size", f"{wl.block_size} bytes is not a whole number of 512-byte sectors")
+            raise _bad("block_size", f"{wl.block_size} bytes is not a whole number of 512-byte sectors")
     if args.write_rate is not None:
         wl.write_rate = _size(re.sub(r"\s*/\s*d(ay)?$", "", str(args.write_rate).strip(), flags=re.I), "write_rate")
     return wl, _targets(args, rating)
 
 
 def _fio_args(args):
-    from ..planner import advise
-    from ..planner.advise.fio import fio_workload
-
     if args.fio is None:
-        raise advise._bad("section", "needs --fio (the job file)")
+        raise _bad("section", "needs --fio (the job file)")
     given = [
         ("skew", args.skew is not None),
         ("profile", args.profile is not None),
@@ -226,7 +228,7 @@ def _fio_args(args):
     ]
     for opt, on in given:
         if on:
-            raise advise._bad(opt, "the fio job sets the workload; drop it or --fio")
+            raise _bad(opt, "the fio job sets the workload; drop it or --fio")
     wl = fio_workload(args.fio, args.section)  # errors name the job file's option and line, or --section
     if args.queue_depth is None and wl.job.get("iodepth"):
         args.queue_depth = int(wl.job["iodepth"])
@@ -236,8 +238,7 @@ def _fio_args(args):
 
 
 def _targets(args, rating: bool):
-    from ..planner import advise
-
+    advise = _advisor()
     tg = advise.Targets()
     if args.min_iops is not None:
         tg.min_iops, tg.min_iops_relative = advise.parse_target_number(args.min_iops, "min_iops", allow_relative=True)
@@ -275,15 +276,14 @@ def dwpd_rating_workload(args) -> bool:
 
 
 def run(args) -> Output:
-    from ..planner import advise
-
+    advise = _advisor()
     if args.model_blocks is None:
         args.model_blocks = advise.DEFAULT_MODEL_BLOCKS
     if args.model_blocks < advise.MIN_MODEL_BLOCKS:
-        raise advise._bad("model_blocks", f"at least {advise.MIN_MODEL_BLOCKS}")
+        raise _bad("model_blocks", f"at least {advise.MIN_MODEL_BLOCKS}")
     step = _frac(args.step, "step", 0.0005, 0.10)
     if step == 0:
-        raise advise._bad("step", "must be positive")
+        raise _bad("step", "must be positive")
     max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(advise.DIAGNOSIS_HELD_BACK))
     advise_trace.check(args)
     wl, tg = parse_args(args)
@@ -300,9 +300,9 @@ def run(args) -> Output:
         sector_size=args.sector_size,
     )
     if args.conservative and args.tenants is not None:
-        raise advise._bad("conservative", "the tenants advisor carries no intervals; drop --conservative or --tenants")
+        raise _bad("conservative", "the tenants advisor carries no intervals; drop --conservative or --tenants")
     if args.placement is not None and args.tenants is None:
-        raise advise._bad("placement", "needs --tenants (the namespaces whose writes are placed)")
+        raise _bad("placement", "needs --tenants (the namespaces whose writes are placed)")
     tenants = advise.load_tenants(args.tenants) if args.tenants is not None else None
     tty = sys.stderr.isatty()
 

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import platform
+import tempfile
 import time
 from typing import Any
 
 from .._output import Output, table
+from ..errors import InputError
+from ..sim import Simulator, simulate
+from ..units import parse_size
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "16GiB": {"user_capacity": "16GiB", "pages": 40_000_000},
@@ -69,9 +73,6 @@ def machine() -> dict:
 
 
 def bench_one(capacity: str, pages: int, repeat: int, gc: str, superblocks: bool = False) -> dict:
-    from ..errors import InputError
-    from ..sim import Simulator
-
     if repeat < 1:
         raise InputError("--repeat must be at least 1", key="repeat")
     drive, ftl, timing, unit = _unit(superblocks)
@@ -112,8 +113,6 @@ def bench_timed(
     """The timed model: 4 KiB random writes at QD32 in steady state (analytic
     preconditioning); simulated host commands per wall second of the timed rounds.
     ``timing``: more [timing] settings (e.g. a mapping-table cache)."""
-    from ..sim import simulate
-
     drive, ftl, nand, unit = _unit(superblocks)
     rates = []
     for _ in range(repeat):
@@ -148,7 +147,7 @@ def bench_timed(
 
 def write_msr_trace(path, n: int, span_pages: int, seed: int = 7) -> None:
     """An MSR Cambridge CSV of ``n`` uniform random 4 KiB writes over ``span_pages`` pages."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415  (start-up: numpy for this benchmark only, not for `opsim --help`)
 
     rng = np.random.default_rng(seed)
     t0 = 128166372003061629
@@ -164,10 +163,6 @@ def bench_trace(capacity: str, records: int, repeat: int, gc: str) -> dict:
     """Trace replay in the functional model: an MSR CSV of uniform random 4 KiB writes over the
     whole drive at OP 28%, after a sequential fill; trace records parsed and simulated per
     wall second (the whole run, fill included)."""
-    import tempfile
-
-    from ..sim import simulate
-
     with tempfile.TemporaryDirectory(prefix="opsim-bench-") as d:
         path = os.path.join(d, "msr.csv")
         write_msr_trace(path, records, r_user(capacity) // 4096)
@@ -195,8 +190,6 @@ def bench_trace(capacity: str, records: int, repeat: int, gc: str) -> dict:
 
 
 def r_user(capacity: str) -> int:
-    from ..units import parse_size
-
     return parse_size(capacity)
 
 

@@ -63,6 +63,14 @@ def register(sub, common):
     p.set_defaults(func=run)
 
 
+def _calibration():
+    """:mod:`opsim.calibrate`, imported when the command runs: the fit takes numpy and scipy, which
+    `opsim --help` and the other commands do not need."""
+    from .. import calibrate  # noqa: PLC0415
+
+    return calibrate
+
+
 def _pct(text: str, key: str, whole: bool = False) -> float:
     """A share ``text`` (7% or 0.07) from 0% up to 100% (``whole``: 100% included)."""
     t = text.strip()
@@ -124,8 +132,6 @@ def _flags(args) -> dict:
 
 
 def run(args) -> Output:
-    from ..calibrate import calibrate, read_inputs
-
     if not (args.datasheet or args.points or args.measured or args.native):
         raise InputError(
             "nothing to calibrate from: give --datasheet, --points or --measured (and --native when no file says it)",
@@ -133,7 +139,8 @@ def run(args) -> Output:
         )
     inputs = [args.datasheet, args.points, args.measured]
     out = check_writable_file(args.output, key="output", inputs=inputs) if args.output else None
-    spec, figures = read_inputs(args.datasheet, args.points, args.measured, _flags(args))
+    cal_pkg = _calibration()
+    spec, figures = cal_pkg.read_inputs(args.datasheet, args.points, args.measured, _flags(args))
     assert spec.native is not None  # read_inputs refuses a drive without one
     spans, held = _spans(args, spec.native)
 
@@ -141,14 +148,13 @@ def run(args) -> Output:
         if not args.json:
             print(f"  {msg}", file=sys.stderr)
 
-    cal = calibrate(spec, figures, progress=progress)
+    cal = cal_pkg.calibrate(spec, figures, progress=progress)
     preds = cal.predict(
         spans, held_back=held, queue_depth=args.queue_depth, simulate=not args.bound_only, max_address=args.max_address
     )
-    from ..calibrate.result import suggestion
 
     asked = spans[0] if spans else None
-    narrow = suggestion(cal, asked, args.queue_depth)
+    narrow = cal_pkg.result.suggestion(cal, asked, args.queue_depth)
     drive = cal.drive_toml(args.name, args.title)
     if out:
         atomic_write_text(out, tomli_w.dumps(drive))
@@ -225,12 +231,10 @@ def _text(cal, params, data, out) -> str:
 def _narrowing_text(n: dict) -> str:
     """In words: whether the figures pin WAF at the span asked, and the one measurement that
     would narrow it most (computed: :func:`opsim.calibrate.result.suggestion`)."""
-    from ..calibrate.uncertainty import PINNED
-
     b = n["best"]
     span = fmt_bytes(n["span_bytes"])
     lo, hi, mid = b["waf_low"], b["waf_high"], b["waf"]
-    pinned = hi / lo <= PINNED
+    pinned = hi / lo <= _calibration().uncertainty.PINNED
     head = (
         f"WAF over {span} is pinned by the figures: {mid:.2f} ({lo:.2f}-{hi:.2f})."
         if pinned

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._output import Output, kv_table, table
 from ..errors import InputError
+from ..planner.capacity import BASIS_HELP, idema_lba_count, max_lba_hex, plan_capacity
 from ..units import fmt_bytes
 
 
@@ -55,8 +56,6 @@ def register(sub, common):
 
 
 def idema_rows(spec: str, sector_size: int) -> list[dict]:
-    from ..planner.capacity import idema_lba_count, max_lba_hex
-
     rows = []
     for part in str(spec).split(","):
         t = part.strip().upper().removesuffix("GB").strip().replace("_", "")
@@ -75,8 +74,6 @@ def _pct(v) -> str:
 
 
 def summary_text(d: dict) -> str:
-    from ..planner.capacity import BASIS_HELP
-
     nat, usr, ph = d["native"], d["user"], d["physical"]
 
     def cap_rows(c):
@@ -127,8 +124,6 @@ def summary_text(d: dict) -> str:
 
 
 def run(args) -> Output:
-    from ..planner.capacity import plan_capacity
-
     if args.table:
         rows = idema_rows(args.table, args.sector_size)
         text = table(

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 import time
 
-from .._output import Output, table
+from .._output import Output, check_writable_file, table
 from ..demo.runs import simulate_all
 from ..demo.study import WORKLOADS, Study, configs, default_study, drive_study
+from ..demo.table import ALIGN, HEADERS, level_rows, text_rows, title
+from ..errors import CapacityError, InputError
+from ..sim import describe
 
 DEFAULT_REPORT = "opsim-demo-report.html"
 
@@ -56,9 +60,7 @@ def register(sub, common):
 
 
 def _progress_bar(total: int, desc: str, enabled: bool, unit: str = "run"):
-    import shutil
-
-    from tqdm import tqdm
+    from tqdm import tqdm  # noqa: PLC0415  (start-up: the progress bar only, not `opsim --help`)
 
     # a terminal that reports no size (a bare pty) would get no bar: tqdm hides bars below its last row
     size = shutil.get_terminal_size((80, 24))
@@ -76,9 +78,6 @@ def _progress_bar(total: int, desc: str, enabled: bool, unit: str = "run"):
 
 def _checked_options(args) -> tuple[Study, int]:
     """(the study, jobs) with ``args.scale`` set; every option checked (exit 2) before any work."""
-    from .._output import check_writable_file
-    from ..errors import InputError
-
     study = default_study() if args.drive is None else drive_study(args.drive)
     if args.scale is None:
         args.scale = study.default_scale
@@ -96,9 +95,6 @@ def _checked_options(args) -> tuple[Study, int]:
 def _model_geometry(cfgs, scale: int) -> dict:
     """The scale model's geometry; the native level has the least spare: if its model cannot be
     built, say which option to change."""
-    from ..errors import CapacityError, InputError
-    from ..sim import describe
-
     try:
         return describe(cfgs[0][2])
     except CapacityError as e:
@@ -117,8 +113,10 @@ def _command_line() -> str:
 
 def _write_report(args, study: Study, rows: list[dict], res: dict, geo: dict, show: bool) -> dict:
     """The HTML report of every run, with a progress bar per figure; returns its summary."""
-    from .. import report
-    from ..demo.context import report_context, report_results, report_title
+    # lazy: the report draws with matplotlib and the analytic models; `opsim --help` and the other
+    # commands do not need them
+    from .. import report  # noqa: PLC0415
+    from ..demo.context import report_context, report_results, report_title  # noqa: PLC0415
 
     docs, labels = report_results(study, res)
     drive = geo["drive"]
@@ -138,8 +136,6 @@ def _write_report(args, study: Study, rows: list[dict], res: dict, geo: dict, sh
 
 
 def run(args) -> Output:
-    from ..demo.table import ALIGN, HEADERS, level_rows, text_rows, title
-
     study, jobs = _checked_options(args)
     show = args.progress or sys.stderr.isatty()
     cfgs = configs(study, args.scale, args.seed, args.pages_per_block)

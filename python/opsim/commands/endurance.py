@@ -7,6 +7,8 @@ from fractions import Fraction
 
 from .._output import Output, kv_table, table
 from ..errors import InputError
+from ..planner import endurance
+from ..planner.capacity import parse_fraction, plan_capacity
 from ..units import fmt_bytes, parse_size
 
 
@@ -74,8 +76,6 @@ def _gb(text, key) -> Fraction:
 
 
 def x400(days: int | Fraction) -> tuple[dict, str]:
-    from ..planner import endurance
-
     rows, data = [], []
     for cap, tbws in endurance.X400_TBW.items():
         cells = []
@@ -107,8 +107,6 @@ def x400(days: int | Fraction) -> tuple[dict, str]:
 
 
 def run(args) -> Output:
-    from ..planner import endurance
-
     days = _num(args.days, "days") if args.days else _num(args.years, "years") * endurance.DAYS_PER_YEAR
     if days <= 0:
         raise InputError("days: the life must be positive", key="days")
@@ -190,8 +188,6 @@ def _projection_options_need_pe(args) -> None:
 
 
 def _projection(args, endurance):
-    from ..planner.capacity import parse_fraction, plan_capacity
-
     op_user = None
     cap = None
     if args.native is not None:

@@ -9,19 +9,17 @@ import re
 import sys
 import time
 from decimal import Decimal
-from typing import Any
 
-from .._output import (
-    Output,
-    atomic_write_text,
-    check_writable_dir,
-    check_writable_file,
-    kv_table,
-    table,
-)
-from ..errors import ConfigError, DeviceError
+from .._output import Output, atomic_write_text, check_writable_dir, kv_table, table
+from ..errors import ConfigError
 from ..results import LATENCY_SUMMARY
 from ..units import fmt_bytes, parse_size
+
+#: the size of a file target when --size is not given
+DEFAULT_FILE_SIZE = "1GiB"
+
+# LAZY: the measurement (fio, the device guard, SMART) is imported when the command runs: `opsim
+# --help` and the other commands do not need it (start-up)
 
 
 def register(sub, common):
@@ -246,37 +244,8 @@ def _bs_list(text):
     return tuple(out)
 
 
-SYS_BLOCK = "/sys/block"
-
-
-def _write_cache(stated: str | None, tgt) -> tuple[dict, list]:
-    """The write-cache note: what the user stated and what the kernel reports for the device
-    (``queue/write_cache``: "write back" = a volatile cache the kernel flushes, "write through" =
-    none or disabled).  Read-only."""
-    out: dict[str, Any] = {"stated": stated, "detected": None, "source": None}
-    warnings: list[str] = []
-    if tgt is None:
-        out["note"] = "file target: a filesystem and the page cache sit between fio and the drive"
-        return out, warnings
-    disk = tgt.partition_of or tgt.dev_name
-    path = f"{SYS_BLOCK}/{disk}/queue/write_cache" if disk else None
-    if path is not None:
-        try:
-            with open(path) as f:
-                out["detected"], out["source"] = f.read().strip(), path
-        except OSError:
-            pass
-    kernel = {"write back": "on", "write through": "off"}.get(out["detected"] or "")
-    if stated and kernel and stated != kernel:
-        warnings.append(f"--write-cache {stated} but the kernel reports {out['detected']!r} for {disk} ({path})")
-    return out, warnings
-
-
 #: the options that apply to some tests only: option (argparse dest) -> the tests it applies to.
 #: Every other option applies to every test.  Given for another test, an option is refused.
-#: the size of a file target when --size is not given
-DEFAULT_FILE_SIZE = "1GiB"
-
 TEST_OPTIONS = {
     "max_rounds": ("iops",),
     "rwmix": ("iops",),
@@ -308,178 +277,56 @@ def _check_options(args) -> None:
     _finite_positive(args.time_cap, "time-cap")
     _finite_positive(args.capacity_multiple, "capacity-multiple")
     _fio_steadystate(args.fio_steadystate)
-    from ..measure.fdp import check_options
+    from .. import measure  # noqa: PLC0415  (start-up: see LAZY)
 
-    check_options(args.fdp, args.fdp_pli, args.fdp_pli_select, args.ioengine, args.buffered)
+    measure.fdp.check_options(args.fdp, args.fdp_pli, args.fdp_pli_select, args.ioengine, args.buffered)
     if args.rwmix:
         _mixes(args.rwmix)
     if args.bs:
         _bs_list(args.bs)
 
 
-#: the files a measurement writes in its output directory (the scratch file aside):
-#: result.json, SMART snapshots, and each round's fio JSON and logs (finished or ``.partial``)
-RESULT_FILES = re.compile(
-    r"(result|smart-before|smart-after|smart-(before|after)-\d{3})\.json"
-    r"|(round-\d{3}(-\w+-r\d+w\d+)?|fill|precondition)(\.partial)?(\.json|_[a-z]+(\.\d+)?\.log)"
-)
-
-
-def _previous_results(outdir: str, replace: bool) -> list[str]:
-    """The files of an earlier measurement in ``outdir``: refused without ``replace`` (a run
-    would mix its rounds with the old ones and replace result.json); with it, returned for
-    :func:`_clear` to delete."""
-    try:
-        found = sorted(n for n in os.listdir(outdir) if RESULT_FILES.fullmatch(n))
-    except OSError:  # not there yet (check_writable_dir has checked the rest)
-        return []
-    if found and not replace:
-        more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-        raise ConfigError(
-            f"--output-dir: {outdir} already holds a measurement's results ({found[0]}{more}); give "
-            "another directory, or add --replace to delete them and measure again",
-            key="output-dir",
-        )
-    return found
-
-
-def _clear(outdir: str, names: list[str]) -> None:
-    """Delete an earlier measurement's files, result.json first."""
-    for n in sorted(names, key=lambda n: n != "result.json"):
-        os.remove(os.path.join(outdir, n))
-
-
-def _existing_ancestor(d: str) -> str:
-    while d and not os.path.isdir(d) and os.path.dirname(d) != d:
-        d = os.path.dirname(d)
-    return d
-
-
-def _free_bytes(d: str) -> int | None:
-    try:
-        st = os.statvfs(d)
-    except OSError:
-        return None
-    return st.f_bavail * st.f_frsize
-
-
-def _file_target(args, outdir: str) -> tuple[str, int, bool]:
-    """Check a file target; returns (path, size in bytes, whether opsim must create it).
-
-    A file that does not exist is created by opsim (after every check); an existing one is
-    written only if it is opsim's scratch file (:mod:`opsim.measure.scratch`) or with --force,
-    and never while it backs a mounted loop device."""
-    from ..devices.guard import probe_target
-    from ..measure import scratch
-
-    size = args.size or DEFAULT_FILE_SIZE
-    total = parse_size(size, key="size")
-    if total < 2**20:
-        raise ConfigError(f"--size: {size} is less than 1MiB", key="size")
-    target = args.file or os.path.join(outdir, "opsim-measure.dat")
-    if args.file:
-        check_writable_file(target, key="file")
-    t = probe_target(target)
-    if t.kind == "missing" and os.path.lexists(target):
-        raise DeviceError(f"{target} is a symbolic link to nothing; give the file itself", key="file")
-    if t.kind == "other":
-        raise DeviceError(f"{target}: {t.notes[0] if t.notes else 'not a regular file'}", key="file")
-    if t.kind == "block":
-        raise DeviceError(f"{target} is a block device: use --device {target} --destroy-data={target}", key="file")
-    create = t.kind == "missing"
-    if not create:
-        if t.is_mounted:
-            raise DeviceError(
-                f"{target} backs a mounted loop device ({', '.join(t.mounted_paths)}); --force does not override this",
-                key="file",
-            )
-        ours, why = scratch.is_scratch(target)
-        problems = [] if ours else [f"it exists and is not opsim's scratch file ({why})"]
-        if t.fs_signature and not ours:
-            problems.append(f"it holds a {'/'.join(t.signatures)} signature")
-        if t.in_use:
-            problems.append(f"it is in use: {t.in_use_reason}")
-        # whether someone holds it open must be known; its signatures need not be (ours, or refused)
-        problems += [
-            f"opsim could not check it ({u}), and refuses what it cannot check"
-            for u in t.unchecked
-            if not u.startswith("signatures:")
-        ]
-        if problems and not args.force:
-            raise DeviceError(
-                f"{target}: refusing to overwrite it with random data: {'; '.join(problems)}. "
-                "Give a path that does not exist yet (opsim creates it), or add --force if "
-                "its contents are disposable",
-                key="file",
-            )
-    scratch.check_record_slot(target)
-    free = _free_bytes(_existing_ancestor(os.path.dirname(os.path.realpath(target))))
-    grow = total - (t.size_bytes or 0)
-    if free is not None and grow > free:
-        raise ConfigError(
-            f"--size: {fmt_bytes(total)} does not fit beside {target}: {fmt_bytes(free)} free on its filesystem",
-            key="size",
-        )
-    return target, total, create
-
-
-def _seal(target: str) -> str | None:
-    """Record the scratch file as opsim left it; a warning instead of an error when that fails
-    (the result matters more: the next run then refuses the file unless --force)."""
-    from ..errors import OpsimError
-    from ..measure import scratch
-
-    try:
-        scratch.seal(target)
-    except (OpsimError, OSError) as e:
-        return f"could not record {target} as opsim's scratch file ({e}); the next run needs --force for it"
-    return None
-
-
 def run(args) -> Output:
-    from ..measure import run as run_plan
-    from ..measure.runner import Progress
-    from ..measure.signals import StopSignals
+    from .. import measure, smart  # noqa: PLC0415  (start-up: see LAZY)
 
     # 1. every check, before anything is created, purged or run
     _check_options(args)
     if args.fdp and not args.device:
-        from ..measure import fdp
-
-        fdp.refuse_file_target()
+        measure.fdp.refuse_file_target()
     outdir = args.output_dir or f"opsim-measure-{args.test}-{time.strftime('%Y%m%d-%H%M%S')}"
     check_writable_dir(outdir, key="output-dir")
-    previous = _previous_results(outdir, args.replace)
+    previous = measure.outdir.previous_results(outdir, args.replace)
     if args.device:
         if args.size is not None:  # it would be ignored: a device's size is its own
             raise ConfigError("--size applies to file targets only; limit a device's range with --span", key="size")
-        tgt, placement = _device_target(args)
+        tgt, placement = measure.target.device_target(
+            args.device, args.destroy_data, args.force, args.fdp, args.fdp_pli, args.fdp_pli_select
+        )
         target, kind, total, create = args.device, "block", tgt.size_bytes or 0, False
     else:
         if args.destroy_data or args.purge or args.smart:
             raise ConfigError("--destroy-data, --purge and --smart apply to --device targets only", key="device")
-        target, total, create = _file_target(args, outdir)
+        target, total, create = measure.target.file_target(
+            args.file, args.size or DEFAULT_FILE_SIZE, outdir, args.force
+        )
         tgt, placement, kind = None, None, "file"
     plan, warnings = _measure_plan(args, target, kind, total, outdir, tgt, placement)
 
     # 2. the work: the output directory, the scratch file, purge, SMART, fio
-    pre, smart_before = _before_the_run(args, outdir, previous)
+    pre, smart_before = measure.steps.before_the_run(
+        args.device, args.purge, args.destroy_data, args.force, args.smart, outdir, previous
+    )
     checkpoints = None
     if args.smart:  # a snapshot around each round's tracked run: the steady window's WAF
-        from .. import smart as smart_module
-        from ..measure.smart_window import Checkpoints
-
-        checkpoints = Checkpoints(args.device, outdir, lambda dev: smart_module.take_snapshot(dev))
+        checkpoints = measure.smart_window.Checkpoints(args.device, outdir, lambda dev: smart.take_snapshot(dev))
         plan.checkpoint = checkpoints
     if create:
-        from ..measure import scratch
-
-        scratch.claim_new(target)
-    with StopSignals() as stop:
+        measure.scratch.claim_new(target)
+    with measure.signals.StopSignals() as stop:
         try:
-            result = run_plan(plan, Progress(args.progress), stop=stop)
+            result = measure.run(plan, measure.runner.Progress(args.progress), stop=stop)
         finally:
-            sealed = _seal(target) if kind == "file" else None
+            sealed = measure.target.seal(target) if kind == "file" else None
         if sealed:
             warnings.append(sealed)
         result.update(pre)
@@ -487,8 +334,8 @@ def run(args) -> Output:
             result["warnings"] = warnings
         result["output_dir"] = os.path.abspath(outdir)
         if args.smart:
-            _smart_after(args, outdir, smart_before, stop, result)
-            _smart_steady(result, checkpoints)
+            measure.steps.smart_after(args.device, outdir, smart_before, stop, result)
+            measure.steps.smart_steady(result, checkpoints)
         atomic_write_text(os.path.join(outdir, "result.json"), json.dumps(result, indent=2))
     # A stop signal: the finished rounds are printed and kept, exit 128 + the signal (130 for
     # SIGINT, 143 SIGTERM, 129 SIGHUP).  fio failed: the same, and exit 1 with the reason.
@@ -504,54 +351,29 @@ def run(args) -> Output:
     return Output(data=result, text=summary_text(result), exit_code=code)
 
 
-def _device_target(args):
-    """The guarded block device (a :class:`~opsim.devices.guard.Target`) and, with --fdp, its
-    placement (the generic device and the handle list)."""
-    from ..devices.guard import guard_destructive
-    from ..measure import fdp
-
-    if args.fdp:
-        fdp.refuse_generic_as_device(args.device)
-    tgt = guard_destructive(args.device, args.destroy_data, force=args.force)
-    if tgt.kind != "block":
-        raise DeviceError(f"{args.device}: --device needs a block device; use --file for files", key="device")
-    if (tgt.size_bytes or 0) <= 0:
-        raise DeviceError(f"{args.device}: cannot tell the device's size (/sys/block)", key="device")
-    placement = None
-    if args.fdp:
-        generic = fdp.generic_device(args.device, tgt.dev_name)
-        fdp.check_generic_device(generic)
-        placement = fdp.FdpPlacement(
-            namespace=args.device,
-            device=generic,
-            pli=fdp.parse_pli(args.fdp_pli) if args.fdp_pli is not None else None,
-            select=args.fdp_pli_select,
-        )
-    return tgt, placement
-
-
 def _measure_plan(args, target: str, kind: str, total: int, outdir: str, tgt, placement):
     """The measurement plan (span, block sizes, mixes, write cache, preconditioning, fio), every
     option checked against the target; with the warnings so far."""
-    from ..measure import Plan, fdp
-    from ..measure.fio import fio_binary, fio_version, size_bytes
+    from .. import measure  # noqa: PLC0415  (start-up: see LAZY)
 
     span = _span(args.span, total) if args.span is not None else total - total % 4096
     default_bs = "512,4k,8k,16k,32k,64k,128k,1m" if args.test == "iops" else "4k"
     bs = _bs_list(args.bs or default_bs)
-    too_big = [b for b in bs if size_bytes(b) > span]
+    too_big = [b for b in bs if measure.fio.size_bytes(b) > span]
     if too_big:
         raise ConfigError(f"--bs: {', '.join(too_big)} is larger than the span ({fmt_bytes(span)})", key="bs")
     if placement is not None:
-        fdp.check_block_sizes({b: size_bytes(b) for b in bs}, fdp.logical_block_size(tgt.dev_name))
+        measure.fdp.check_block_sizes(
+            {b: measure.fio.size_bytes(b) for b in bs}, measure.fdp.logical_block_size(tgt.dev_name)
+        )
     mixes = _mixes(args.rwmix) if args.rwmix else ((0, 100), (5, 95), (35, 65), (50, 50), (65, 35), (95, 5), (100, 0))
-    cache, warnings = _write_cache(args.write_cache, tgt)
+    cache, warnings = measure.target.write_cache(args.write_cache, tgt)
     passes = args.precondition if args.precondition is not None else (2 if args.test == "iops" else 0)
-    fio = fio_binary()  # installed?
+    fio = measure.fio.fio_binary()  # installed?
     if placement is not None:
         names = ["fdp"] + (["fdp_pli"] if placement.pli else []) + (["fdp_pli_select"] if placement.select else [])
-        fdp.check_fio(fio, fio_version(fio), names)
-    plan = Plan(
+        measure.fdp.check_fio(fio, measure.fio.fio_version(fio), names)
+    plan = measure.Plan(
         test=args.test,
         target=target,
         target_kind=kind,
@@ -573,76 +395,6 @@ def _measure_plan(args, target: str, kind: str, total: int, outdir: str, tgt, pl
         fdp=placement,
     )
     return plan, warnings
-
-
-def _before_the_run(args, outdir: str, previous: list[str]) -> tuple[dict, dict | None]:
-    """Purge (--purge), the output directory cleared of an earlier run, the SMART snapshot
-    before (--smart); returns the purge record and that snapshot."""
-    pre = {}
-    smart_before = None
-    if args.device and args.purge:
-        from ..measure.purge import purge
-
-        pre["purge"] = purge(
-            args.device,
-            args.purge,
-            confirm=args.destroy_data,
-            force=args.force,
-            notify=lambda msg: sys.stderr.write(msg + "\n"),
-        )
-    os.makedirs(outdir, exist_ok=True)
-    _clear(outdir, previous)
-    if args.smart:
-        from ..smart import take_snapshot
-
-        smart_before = take_snapshot(args.device)
-        atomic_write_text(os.path.join(outdir, "smart-before.json"), json.dumps(smart_before, indent=2))
-    return pre, smart_before
-
-
-def _smart_after(args, outdir: str, smart_before: dict | None, stop, result: dict) -> None:
-    """The SMART snapshot after the run and the WAF over the interval into ``result``; a run a
-    signal stopped takes no snapshot and says so."""
-    if stop.signum is not None:
-        result["interrupted"], result["interrupted_by"] = True, stop.name
-        result["smart"] = {
-            "waf": None,
-            "available": False,
-            "host_writes": None,
-            "nand_writes": None,
-            "rule": None,
-            "reason": f"no SMART snapshot after the run: {stop.name} stopped it",
-        }
-        return
-    from ..smart import interval_waf, take_snapshot
-    from ..smart.parse import as_snapshot
-
-    after = take_snapshot(args.device)
-    assert smart_before is not None  # taken before the run whenever --smart is given
-    atomic_write_text(os.path.join(outdir, "smart-after.json"), json.dumps(after, indent=2))
-    # both snapshots are of the device this run wrote: the same drive even without a serial
-    w = interval_waf(
-        as_snapshot(smart_before, "smart-before.json"),
-        as_snapshot(after, "smart-after.json"),
-        allow_no_serial=True,
-    )
-    result["smart"] = {
-        "waf": w["waf"],
-        "available": w["available"],
-        "reason": w["reason"],
-        "host_writes": w["host_writes"],
-        "nand_writes": w["nand_writes"],
-        "rule": w["rule"],
-    }
-
-
-def _smart_steady(result: dict, checkpoints) -> None:
-    """The steady window's WAF from the snapshots around the rounds (measure/smart_window.py)."""
-    from ..measure.smart_window import steady
-
-    s = steady(result, checkpoints)
-    s["snapshot_errors"] = checkpoints.errors
-    result["smart"]["steady"] = s
 
 
 def summary_text(r: dict) -> str:

@@ -6,9 +6,14 @@ and only with ``--destroy-data=<the same path>``; a refused run changes nothing.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
+
 from .. import userfile
 from .._output import Output, kv_table, table
 from ..errors import InputError
+from ..planner.capacity import parse_capacity
 from ..units import parse_size
 
 #: the largest `nvme fdp configs` JSON read (a few configurations: kilobytes)
@@ -170,10 +175,8 @@ def fdp_plan_text(d: dict) -> str:
 
 def _fdp_inputs(args, raw: dict, notes: list, drive: dict) -> dict:
     """The FDP configuration log and the CTRATT bits: from --fdp-configs-json, the records or the device."""
-    import os
-
-    from ..devices import nvme_fdp
-    from ..planner import fdp
+    from ..devices import nvme_fdp  # noqa: PLC0415  (start-up: see LAZY)
+    from ..planner import fdp  # noqa: PLC0415
 
     endgrp = 1 if args.endgrp_id is None else args.endgrp_id
     out: dict = {"support": None, "configs": None, "configs_source": None}
@@ -243,7 +246,13 @@ def plan_text(d: dict) -> str:
     return "\n".join(lines)
 
 
+# LAZY: the planner's procedures and the device readers are imported when the command runs, not for
+# `opsim --help` (start-up)
+
+
 def run(args) -> Output:
+    from ..planner import fdp, plan  # noqa: PLC0415  (start-up: see LAZY)
+
     if args.apply and args.placement == "fdp":
         raise InputError(
             "apply: --apply does only the partition mechanism; the FDP procedure is printed, never run", key="apply"
@@ -252,17 +261,15 @@ def run(args) -> Output:
         return _apply(args)
     if args.destroy_data or args.force:
         raise InputError("apply: --destroy-data/--force only make sense with --apply", key="apply")
-    fdp = args.placement == "fdp"
-    if not fdp:
+    is_fdp = args.placement == "fdp"
+    if not is_fdp:
         _check_no_fdp_options(args)
     drive, raw, notes = _drive(args)
     gran = parse_size(args.ns_granularity, key="ns_granularity") if args.ns_granularity else None
-    if fdp:
-        from ..planner.fdp import make_fdp_plan, parse_namespace_spec
-
-        specs = [parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
+    if is_fdp:
+        specs = [fdp.parse_namespace_spec(t, i) for i, t in enumerate(args.namespace or [])]
         inputs = _fdp_inputs(args, raw, notes, drive)
-        d = make_fdp_plan(
+        d = fdp.make_fdp_plan(
             drive,
             namespaces=specs or None,
             tenants=args.tenants,
@@ -274,9 +281,7 @@ def run(args) -> Output:
         )
         text = fdp_plan_text(d)
     else:
-        from ..planner.plan import make_plan
-
-        d = make_plan(drive, granularity=gran, **_target(args))
+        d = plan.make_plan(drive, granularity=gran, **_target(args))
         text = plan_text(d)
     d["probe_notes"] = notes
     if notes:
@@ -286,7 +291,7 @@ def run(args) -> Output:
 
 def _apply(args) -> Output:
     """--apply: the partition mechanism, guarded, and what it did."""
-    from ..planner.plan import apply_partition
+    from ..planner.plan import apply_partition  # noqa: PLC0415  (start-up: see LAZY)
 
     if not args.device:
         raise InputError("device: --apply needs a device or image file", key="device")
@@ -328,7 +333,7 @@ def _check_no_fdp_options(args) -> None:
 def _drive(args) -> tuple[dict, dict, list]:
     """The drive: probed (a device), from recorded outputs (--records) or described (--interface
     with --native), then the options that override the probe; with the raw outputs and notes."""
-    from ..devices import probe
+    from ..devices import probe  # noqa: PLC0415  (start-up: see LAZY)
 
     notes: list = []
     raw: dict = {}
@@ -359,8 +364,6 @@ def _drive(args) -> tuple[dict, dict, list]:
     if args.sector_size:
         drive["sector_size"] = args.sector_size
     if args.native:
-        from ..planner.capacity import parse_capacity
-
         drive["native"] = parse_capacity(args.native, drive.get("sector_size") or 512, "native")
     return drive, raw, notes
 
@@ -369,10 +372,6 @@ def _namespace_of_controller(device: str, notes: list, sys_block: str = "/sys/bl
     """An NVMe controller's character device (/dev/nvme0) stands for its one namespace's block
     device (/dev/nvme0n1), which the probe reads; a controller with several namespaces is refused
     with their names.  Any other path is returned as it is."""
-    import os
-    import re
-    import stat
-
     m = re.fullmatch(r"/dev/(nvme\d+)", device)
     try:
         is_chr = bool(m) and stat.S_ISCHR(os.stat(device).st_mode)
@@ -397,9 +396,6 @@ def _namespace_of_controller(device: str, notes: list, sys_block: str = "/sys/bl
 
 def _check_device_kind(device: str) -> None:
     """A block device or an image file; anything else is refused before any tool runs."""
-    import os
-    import stat
-
     try:
         mode = os.stat(device).st_mode
     except OSError as e:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 
+from .. import plots, results
 from .._output import Output, check_writable_file, table
+from ..errors import InputError
 from ..plots import KINDS
+from ..results import load_trace_profile as load_doc
 
 
 def register(sub, common):
@@ -47,8 +50,6 @@ def file_labels(paths) -> list[str]:
 
 
 def labels_from(arg: str | None, paths) -> list[str]:
-    from ..errors import InputError
-
     if arg is None:
         return file_labels(paths)
     labels = [x.strip() for x in arg.split(",")]
@@ -94,13 +95,8 @@ def drawn_text(axes_records: list[dict]) -> str:
 
 
 def run(args) -> Output:
-    from .. import plots, results
-    from ..errors import InputError
-
     check_writable_file(args.output, key="--output", inputs=args.results)
     if args.kind == "write-curve":  # trace profiles, not simulation results
-        from ..trace_profile import load_doc
-
         docs = [load_doc(p) for p in args.results]
     else:
         docs = [results.load(p) for p in args.results]

@@ -4,6 +4,7 @@ file (a TOML file in the presets' schema) shown the same way."""
 from __future__ import annotations
 
 from .._output import Output, table
+from ..presets import get, load, title
 
 
 def register(sub, common):
@@ -22,8 +23,6 @@ def register(sub, common):
 
 
 def run(args) -> Output:
-    from ..presets import get, load, title
-
     presets = load()
     if not args.name:
         rows = []

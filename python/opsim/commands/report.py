@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import results
 from .._output import Output, check_writable_file, table
+from ..results import load_trace_profile as load_doc
 from ..units import pct
+from .plot import labels_from
 
 
 def register(sub, common):
@@ -53,12 +56,12 @@ def summary_text(summary: dict) -> str:
 
 
 def run(args) -> Output:
-    from .. import report, results
-    from .plot import labels_from
+    # lazy: the report draws with matplotlib and the analytic models; `opsim --help` and the other
+    # commands do not need them
+    from .. import report  # noqa: PLC0415
 
     check_writable_file(args.output, key="--output", inputs=[*args.results, *args.trace_profile])
     docs = [results.load(p) for p in args.results]
-    from ..trace_profile import load_doc
 
     profiles = [load_doc(p) for p in args.trace_profile]
     labels = labels_from(args.labels, args.results)

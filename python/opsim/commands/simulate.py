@@ -6,10 +6,18 @@ the JSON document, marked ``"interrupted": true``), exit code 130."""
 from __future__ import annotations
 
 import os
+import sys
+import tomllib
 
+from .. import simulate_interval, trace
 from .._output import Output, check_output_not_input, kv_table, table
+from ..errors import InputError
+from ..presets import is_path
 from ..results import LATENCY_SUMMARY
+from ..sim import simulate
+from ..simulate_interval import preset_in
 from ..units import fmt_bytes, pct
+from ..userfile import read_config
 
 
 def register(sub, common):
@@ -292,11 +300,8 @@ def map_cache_rows(m: dict | None) -> list[tuple[str, str]]:
 
 def traces_in(config_path: str) -> list[dict]:
     """The `[workload.trace]` tables of a config file (workload and phases), paths resolved
-    relative to the config file."""
-    import tomllib
-
-    from ..userfile import read_config
-
+    relative to the config file.  Read here, not by the core: the --json-file check comes before
+    any core work, and a trace option's error names its key (trace.info below)."""
     if not os.path.exists(config_path):
         return []  # said below, as the API says it
     text = read_config(config_path)  # a regular file, capped, nested at most MAX_NESTING levels
@@ -316,9 +321,6 @@ def traces_in(config_path: str) -> list[dict]:
 
 def drive_file_in(config_path: str) -> str | None:
     """The drive file a config's ``preset`` names (relative to the config file), if any."""
-    from ..presets import is_path
-    from ..simulate_interval import preset_in
-
     preset = preset_in(config_path)
     return preset if preset is not None and is_path(preset) else None
 
@@ -348,11 +350,6 @@ def pts_iops_text(tab: dict) -> str:
 
 
 def run(args) -> Output:
-    import sys
-
-    from .. import trace
-    from ..sim import simulate
-
     traces = traces_in(args.config)
     # the files the config names are inputs too: never let --json-file write over one of them
     named = [t["path"] for t in traces] + [drive_file_in(args.config)]
@@ -370,13 +367,10 @@ def run(args) -> Output:
         info = trace.info(t["path"], **opts)
         infos.append(info)
         print(trace_summary(info), file=sys.stderr, flush=True)
-    from .. import simulate_interval
 
     preset = simulate_interval.preset_in(args.config)
     prof = simulate_interval.profile_of(preset)
     if getattr(args, "interval", False) and prof is None:
-        from ..errors import InputError
-
         raise InputError(
             "--interval: the config's preset keeps no profile ([preset.calibration.profile], which "
             "`opsim calibrate -o FILE` writes when it fits the NAND)",

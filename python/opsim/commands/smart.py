@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from .._output import Output, atomic_write_text, check_writable_file, kv_table
-from ..smart.report import waf_text
+from ..errors import InputError
 
 
 def register(sub, common):
@@ -58,18 +60,16 @@ def register(sub, common):
 
 
 def run_snapshot(args) -> Output:
-    import json
-
-    from ..smart import take_snapshot
+    # lazy: the SMART readers and rules are for this command only, not `opsim --help` (start-up)
+    from .. import smart  # noqa: PLC0415
 
     if args.output:
         check_writable_file(args.output, key="--output", inputs=[args.device])
-    snap = take_snapshot(args.device)
+    snap = smart.take_snapshot(args.device)
     if args.output:
         atomic_write_text(args.output, json.dumps(snap, indent=2))
-    from ..smart.rules import identity
 
-    ident = identity(snap)
+    ident = smart.rules.identity(snap)
     text = kv_table(
         [
             ("device", args.device),
@@ -89,27 +89,27 @@ def run_snapshot(args) -> Output:
 
 
 def run_waf(args) -> Output:
-    from ..errors import InputError
-    from ..smart import interval_waf, lifetime_waf, load_document
+    # lazy: the SMART readers and rules are for this command only, not `opsim --help` (start-up)
+    from .. import smart  # noqa: PLC0415
 
     if len(args.snapshots) > 2:
         raise InputError("smart waf: give one SNAPSHOT (lifetime) or two, BEFORE AFTER (interval)", key="snapshots")
-    snaps = [load_document(p) for p in args.snapshots]
+    snaps = [smart.load_document(p) for p in args.snapshots]
     if len(snaps) == 1:
-        r = lifetime_waf(snaps[0])
+        r = smart.lifetime_waf(snaps[0])
     else:
-        r = interval_waf(snaps[0], snaps[1], allow_no_serial=args.allow_no_serial)
-    return Output(data=r, text=waf_text(r))
+        r = smart.interval_waf(snaps[0], snaps[1], allow_no_serial=args.allow_no_serial)
+    return Output(data=r, text=smart.report.waf_text(r))
 
 
 def run_fdp(args) -> Output:
-    from ..errors import InputError
-    from ..smart.fdp import fdp_text, fdp_waf, load_fdp_stats
+    # lazy: the SMART readers and rules are for this command only, not `opsim --help` (start-up)
+    from ..smart import fdp  # noqa: PLC0415
 
     if len(args.stats) > 2:
         raise InputError(
             "smart fdp: give one FILE (since FDP was enabled) or two, BEFORE AFTER (interval)", key="files"
         )
     # the inputs are only read: --json-file naming one of them is refused by the command line
-    r = fdp_waf([load_fdp_stats(p) for p in args.stats])
-    return Output(data=r, text=fdp_text(r))
+    r = fdp.fdp_waf([fdp.load_fdp_stats(p) for p in args.stats])
+    return Output(data=r, text=fdp.fdp_text(r))

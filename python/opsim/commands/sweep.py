@@ -8,6 +8,7 @@ import os
 from .._output import Output, check_output_not_input, check_writable_file, kv_table, table
 from ..errors import InputError
 from ..stopsignals import INTERRUPT_EXIT
+from ..sweep import columns, load_grid, run_sweep
 from ..units import pct
 
 #: at most this many rows in the printed table (the file and --json hold them all)
@@ -137,8 +138,6 @@ def summary_text(outcome) -> str:
 
 
 def document(outcome) -> dict:
-    from ..sweep import columns
-
     return {
         "sweep": outcome.grid.describe(),
         "run": outcome.summary,
@@ -148,8 +147,6 @@ def document(outcome) -> dict:
 
 
 def run(args) -> Output:
-    from ..sweep import load_grid, run_sweep
-
     if args.workers is not None and args.workers < 0:
         raise InputError(f"--workers: must be 0 (serial) or more (got {args.workers})", key="--workers")
     if args.limit is not None and args.limit < 0:

@@ -3,8 +3,16 @@ synthesise one of a known skew."""
 
 from __future__ import annotations
 
+import argparse
+import re
+import sys
+
+from .. import trace
 from .._output import Output, check_writable_file, kv_table, table
-from ..units import fmt_bytes
+from ..errors import InputError
+from ..trace import FORMATS
+from ..units import fmt_bytes, parse_size
+from ..workload import parse_read_write, parse_skew
 
 
 def register(sub, common):
@@ -93,8 +101,6 @@ def _register_synth(tsub, common) -> None:
 
 
 def _reader_options():
-    import argparse
-
     o = argparse.ArgumentParser(add_help=False)
     add_reader_options(o.add_argument_group("trace reading"))
     return o
@@ -103,8 +109,6 @@ def _reader_options():
 def add_reader_options(g) -> None:
     """The trace reader's options (those of a ``[workload.trace]`` table) on a parser or group:
     ``opsim trace`` and ``opsim advise --trace`` share them; :func:`reader_opts` reads them."""
-    from ..trace import FORMATS
-
     g.add_argument("--format", choices=FORMATS, default="auto", help="trace layout (default: detect)")
     g.add_argument("--device", help="keep one device / volume (MSR disk or host_disk, blkparse maj,min, ASU...)")
     g.add_argument("--skip-bad", action="store_true", help="skip and count malformed lines instead of stopping")
@@ -116,8 +120,6 @@ def add_reader_options(g) -> None:
 
 def _count(text: str) -> int:
     """A non-negative integer option value (argparse names the option in its error)."""
-    import argparse
-
     try:
         v = int(text)
     except ValueError:
@@ -146,8 +148,6 @@ def reader_opts(args) -> dict:
 
 
 def run_info(args) -> Output:
-    from .. import trace
-
     d = trace.info(args.file, **_opts(args))
     total = d["records"]
     rows = [
@@ -194,8 +194,6 @@ def run_info(args) -> Output:
 
 
 def run_convert(args) -> Output:
-    from .. import trace
-
     check_writable_file(args.output, key="--output", inputs=[args.file])
     n = trace.convert(args.file, args.output, version=args.version, target=args.target, **_opts(args))
     data = {"input": args.file, "output": args.output, "version": args.version, "target": args.target, "requests": n}
@@ -210,8 +208,6 @@ def run_convert(args) -> Output:
 def _progress_printer():
     """A progress callback printing records and records/s on stderr (about once a second),
     and a function ending its line."""
-    import sys
-
     shown = [False]
 
     def show(records: int, lines: int, seconds: float) -> None:
@@ -235,8 +231,8 @@ def _pct(x: float) -> str:
 
 
 def run_profile(args) -> Output:
-    from .. import trace_profile
-    from ..units import parse_size
+    # lazy: the fit takes scipy, which `opsim --help` and the other trace commands do not need
+    from .. import trace_profile  # noqa: PLC0415
 
     cap = None if args.max_memory is None else parse_size(args.max_memory, key="--max-memory")
     show, done = _progress_printer()
@@ -317,10 +313,6 @@ def run_profile(args) -> Output:
 
 
 def run_synth(args) -> Output:
-    from .. import trace
-    from ..planner.advise import parse_read_write, parse_skew
-    from ..units import parse_size
-
     check_writable_file(args.output, key="--output", inputs=[])
     name = str(args.skew).strip().lower()
     if name not in ("sequential", "jesd219"):
@@ -360,10 +352,6 @@ _TIME_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_
 
 def _interval_ns(text) -> int:
     """``10us``, ``1ms``, ``0``: nanoseconds (refused naming --interval)."""
-    import re
-
-    from ..errors import InputError
-
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(ns|us|µs|ms|s)?\s*", str(text))
     if not m or (m.group(2) is None and float(m.group(1)) != 0):
         raise InputError(f"--interval: {text!r} is not a time; write it as 10us, 1ms or 0", key="interval")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 import sys
 
-from .._output import Output, atomic_write_text, check_writable_file, table
+from .._output import Output, atomic_write_text, check_writable_file, markdown_table, table
+from ..errors import ConfigError
 
 
 def register(sub, common):
@@ -54,27 +55,23 @@ def _progress_line(text: str) -> None:
 
 
 def run(args) -> Output:
-    if args.scale != 1 and args.suite != "sk-hynix":
-        from ..errors import ConfigError
+    # lazy: the suites take numpy and scipy (models, calibrate), which `opsim --help` does not need
+    from ..validation import markdown, real_drives_report, run_oracles  # noqa: PLC0415
 
+    if args.scale != 1 and args.suite != "sk-hynix":
         raise ConfigError(f"--scale is used only with --suite sk-hynix (not {args.suite})", key="scale")
     if getattr(args, "case", None) and args.suite != "real-drives":
-        from ..errors import ConfigError
-
         raise ConfigError(f"--case is used only with --suite real-drives (not {args.suite})", key="case")
     if args.markdown:
         check_writable_file(args.markdown, key="--markdown")
     if args.suite == "real-drives":
-        from ..validation.real_drives_report import real_drives_output
-
-        return real_drives_output(args.case, args.markdown, _progress_line)
+        return real_drives_report.real_drives_output(args.case, args.markdown, _progress_line)
     if args.suite == "seeds":
         return run_seeds(args)
     if args.suite == "workloads":
         return run_workloads(args)
     if args.suite == "sk-hynix":
         return run_sk_hynix(args)
-    from ..validation import markdown, run_oracles
 
     rows = run_oracles(_progress)
     if args.markdown:
@@ -100,9 +97,16 @@ def run(args) -> Output:
 
 
 def run_seeds(args) -> Output:
-    from ..validation import io_consistency, micron_dwa, micron_dwa_markdown, seeds_markdown, write_saturation
-    from ..validation import run_seeds as seeds
-    from ..validation.seeds import seeds_cells
+    # lazy: the suites take numpy and scipy (models, calibrate), which `opsim --help` does not need
+    from ..validation.seeds import (  # noqa: PLC0415
+        io_consistency,
+        micron_dwa,
+        micron_dwa_markdown,
+        seeds_cells,
+        seeds_markdown,
+        write_saturation,
+    )
+    from ..validation.seeds import run_seeds as seeds  # noqa: PLC0415
 
     rows = seeds(progress=_progress)
     ws = write_saturation()
@@ -156,8 +160,8 @@ def run_seeds(args) -> Output:
 
 
 def run_workloads(args) -> Output:
-    from .._output import markdown_table
-    from ..validation import x400_tbw_trend
+    # lazy: the suites take numpy and scipy (models, calibrate), which `opsim --help` does not need
+    from ..validation.seeds import x400_tbw_trend  # noqa: PLC0415
 
     rows = x400_tbw_trend()
     head = ["drive", "OP", "OP (user basis)", "WAF (JESD219)", "TBW vs 0% simulated", "TBW vs 0% SanDisk"]
@@ -183,8 +187,8 @@ def run_workloads(args) -> Output:
 
 
 def run_sk_hynix(args) -> Output:
-    from ..errors import ConfigError
-    from ..validation import SKH_PRESET, skh_markdown, skh_suite, skh_tables
+    # lazy: the suites take numpy and scipy (models, calibrate), which `opsim --help` does not need
+    from ..validation.sk_hynix import SKH_PRESET, skh_markdown, skh_suite, skh_tables  # noqa: PLC0415
 
     ppb = 16384
     if args.scale < 1 or ppb % args.scale or ppb // args.scale < 16:

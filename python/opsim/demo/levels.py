@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..planner.capacity import idema_lba_count
+
 NAND = 256 * 2**30  # bytes of NAND in the modelled drive
 SECTOR = 512
 PRESET = "samsung-840-pro-256gb"
@@ -11,8 +13,6 @@ PRESET = "samsung-840-pro-256gb"
 
 def levels():
     """(label, user sectors of the 256 GB-class drive, source)."""
-    from ..planner.capacity import idema_lba_count
-
     native = idema_lba_count(256)
     nand_sectors = NAND // SECTOR
     return sorted(

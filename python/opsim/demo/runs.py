@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from ..sim import simulate
+
 
 def simulate_all(cfgs, jobs: int, bar) -> dict:
     """Run every (level index, workload key, config) of ``cfgs``, ``jobs`` at once (the Rust
     core releases the GIL: threads run in parallel); ``bar.update(1)`` after each.  Returns
     {(level index, workload key): result document}."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
-    from ..sim import simulate
-
     results = {}
     with ThreadPoolExecutor(max_workers=jobs) as ex:
         futs = {ex.submit(simulate, cfg): (i, key) for i, key, cfg in cfgs}

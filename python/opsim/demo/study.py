@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import presets
+from ..errors import InputError, OpsimError
 from .levels import NAND, PRESET, SECTOR, levels, levels_for, marketed_gb
 
 #: (key, label, workload table, run table)
@@ -63,9 +65,6 @@ def default_study() -> Study:
 
 def drive_study(path: str) -> Study:
     """The study of the drive file at ``path``; errors (exit 2) name ``--drive`` and the file."""
-    from .. import presets
-    from ..errors import InputError, OpsimError
-
     try:
         p = presets.drive_file(path, key="drive")
         user, nand = presets.user_bytes(p["path"]), presets.physical_bytes(p["path"])

@@ -4,6 +4,7 @@ and steady-state verdicts; and its cells, for the terminal and for the report.""
 
 from __future__ import annotations
 
+from .. import results
 from ..units import pct
 from .levels import SECTOR
 from .study import WORKLOADS, Study
@@ -55,8 +56,6 @@ REPORT_CAPTION = (
 
 def _workload_figures(doc: dict, label: str) -> dict:
     """One workload's figures at one level, from its result document."""
-    from .. import results
-
     ph = results.phases(doc)
     lat = results.latency(doc) or {}
     return {
@@ -76,7 +75,8 @@ def _workload_figures(doc: dict, label: str) -> dict:
 
 def _level_row(study: Study, i: int, res: dict) -> dict:
     """Level ``i``'s row: its capacities and OP, the random-write WAF beside the greedy model."""
-    from .. import models
+    # lazy: the models take numpy and scipy, which `opsim --help` (this package is on its path) does not need
+    from .. import models  # noqa: PLC0415
 
     label, sectors, source = study.levels[i]
     native_sectors = study.levels[0][1]

@@ -37,6 +37,7 @@ user's process could open the file only where its permissions allow).
 from __future__ import annotations
 
 import errno
+import grp
 import json
 import os
 import shutil
@@ -209,61 +210,70 @@ def _signatures(path: str) -> tuple[list[str], list[str], str | None]:
     why = _readable(path)
     if why:
         return [], notes, why
-    failures = []
-    ambivalent = False
-    sigs: list[str] | None
+    failures: list[str] = []
     blkid = _tool("blkid")
+    ambivalent = False
     if blkid:
-        try:
-            r = childproc.run(
-                [blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            failures.append(f"blkid -p failed: {e}")
-        else:
-            if r.returncode == 2 and not r.stderr.strip():  # nothing found
-                return [], notes, None
-            if r.returncode == 0:
-                kv = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
-                sigs = [kv[key] for key in ("PTTYPE", "TYPE") if kv.get(key)]
-                if not sigs and kv.get("USAGE"):
-                    sigs.append(kv["USAGE"])
-                # blkid may print only e.g. PART_ENTRY_* for a partition: no content signature
-                return sigs, notes, None
-            if r.returncode == 8:  # ambivalent: several signatures; wipefs lists them
-                ambivalent = True
-                notes.append("blkid -p: ambivalent result (several signatures)")
-            else:
-                failures.append(f"blkid -p exited {r.returncode}: {_first_line(r.stderr)}")
+        found, ambivalent = _blkid_signatures(blkid, path, notes, failures)
+        if found is not None:
+            return found, notes, None
     wipefs = _tool("wipefs")
     if wipefs:
-        try:
-            r = childproc.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30, check=False)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            failures.append(f"wipefs -n failed: {e}")
-        else:
-            if r.returncode == 0:
-                if not r.stdout.strip():
-                    sigs = []
-                else:
-                    try:
-                        doc = json.loads(r.stdout)
-                        sigs = [s.get("type") for s in doc.get("signatures", []) if s.get("type")]
-                    except (ValueError, AttributeError):
-                        sigs = None
-                        failures.append("wipefs -n -J printed no JSON")
-                if sigs is not None:
-                    sigs = list(dict.fromkeys(sigs))
-                    if ambivalent and not sigs:
-                        sigs = ["several signatures (blkid: ambivalent)"]
-                    return sigs, notes, None
-            else:
-                failures.append(f"wipefs -n exited {r.returncode}: {_first_line(r.stderr)}")
+        found = _wipefs_signatures(wipefs, path, failures)
+        if found is not None:
+            if ambivalent and not found:
+                found = ["several signatures (blkid: ambivalent)"]
+            return found, notes, None
     if ambivalent:
         return ["several signatures (blkid: ambivalent)"], notes, None
     if not blkid and not wipefs:
         failures.append("neither blkid nor wipefs is installed (Debian package util-linux)")
     return [], notes, "; ".join(failures)
+
+
+def _blkid_signatures(blkid: str, path: str, notes: list[str], failures: list[str]) -> tuple[list[str] | None, bool]:
+    """``blkid -p``'s signatures (None: it could not say; a failure or its ambivalence noted) and
+    whether it found several (ambivalent: wipefs lists them)."""
+    try:
+        r = childproc.run([blkid, "-p", "-o", "export", path], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        failures.append(f"blkid -p failed: {e}")
+        return None, False
+    if r.returncode == 2 and not r.stderr.strip():  # nothing found
+        return [], False
+    if r.returncode == 0:
+        kv = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+        sigs = [kv[key] for key in ("PTTYPE", "TYPE") if kv.get(key)]
+        if not sigs and kv.get("USAGE"):
+            sigs.append(kv["USAGE"])
+        # blkid may print only e.g. PART_ENTRY_* for a partition: no content signature
+        return sigs, False
+    if r.returncode == 8:  # ambivalent: several signatures; wipefs lists them
+        notes.append("blkid -p: ambivalent result (several signatures)")
+        return None, True
+    failures.append(f"blkid -p exited {r.returncode}: {_first_line(r.stderr)}")
+    return None, False
+
+
+def _wipefs_signatures(wipefs: str, path: str, failures: list[str]) -> list[str] | None:
+    """``wipefs -n -J``'s signatures, each once (None: it could not say; the failure noted)."""
+    try:
+        r = childproc.run([wipefs, "-n", "-J", path], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        failures.append(f"wipefs -n failed: {e}")
+        return None
+    if r.returncode != 0:
+        failures.append(f"wipefs -n exited {r.returncode}: {_first_line(r.stderr)}")
+        return None
+    if not r.stdout.strip():
+        return []
+    try:
+        doc = json.loads(r.stdout)
+        sigs = [s.get("type") for s in doc.get("signatures", []) if s.get("type")]
+    except (ValueError, AttributeError):
+        failures.append("wipefs -n -J printed no JSON")
+        return None
+    return list(dict.fromkeys(sigs))
 
 
 def _exclusive_open(path: str) -> tuple[bool, str | None]:
@@ -410,41 +420,8 @@ def _probe_block(path: str, real: str, st) -> Target:
     if sysdir is None:
         t.unchecked.append("partitions and holders: no /sys/dev/block entry for the device")
     else:
-        t.dev_name = os.path.basename(sysdir)
-        t.sysfs_path = sysdir
-        if os.path.exists(os.path.join(sysdir, "partition")):
-            t.partition_of = os.path.basename(os.path.dirname(sysdir))
-        sectors = _read(os.path.join(sysdir, "size"))
-        if sectors and sectors.isdigit():
-            t.size_bytes = int(sectors) * 512  # sysfs size is always in 512-byte units
-        zoned = _read(os.path.join(sysdir, "queue", "zoned"))
-        t.zoned = zoned if zoned and zoned != "none" else None
-        t.partitions = _partitions(sysdir)
-        holders = set(_holders(sysdir))
-        for p in t.partitions:
-            holders.update(_holders(os.path.join(sysdir, p)))
-        t.holders = sorted(holders)
-    try:
-        mounts, swaps = _mountinfo(), _swaps()
-    except OSError as e:
-        t.unchecked.append(f"mounts: cannot read the mount table ({e.strerror})")
-        mounts, swaps = [], []
-    paths = _mounts_of(sysdir, mounts, swaps, extra_paths={real})
-    # mounts on holders (LVM/dm/md volumes built on the device), one level down and beyond
-    seen = set()
-    todo = list(t.holders)
-    while todo:
-        h = todo.pop()
-        if h in seen:
-            continue
-        seen.add(h)
-        hs = _holder_sysdir(h)
-        if not hs:
-            continue
-        for mp in _mounts_of(hs, mounts, swaps):
-            paths.append(f"{mp} (via {h})")
-        todo += _holders(hs)
-    t.mounted_paths = list(dict.fromkeys(paths))
+        _read_sysfs(t, sysdir)
+    t.mounted_paths = _mounted_paths(t, sysdir, real)
     t.is_mounted = bool(t.mounted_paths)
     t.signatures, notes, unknown = _signatures(path)
     t.notes += notes
@@ -472,6 +449,49 @@ def _probe_block(path: str, real: str, st) -> Target:
     if reasons:
         t.in_use, t.in_use_reason = True, "; ".join(reasons)
     return t
+
+
+def _read_sysfs(t: Target, sysdir: str) -> None:
+    """The block device's name, partition, size, zoned model, partitions and holders (sysfs)."""
+    t.dev_name = os.path.basename(sysdir)
+    t.sysfs_path = sysdir
+    if os.path.exists(os.path.join(sysdir, "partition")):
+        t.partition_of = os.path.basename(os.path.dirname(sysdir))
+    sectors = _read(os.path.join(sysdir, "size"))
+    if sectors and sectors.isdigit():
+        t.size_bytes = int(sectors) * 512  # sysfs size is always in 512-byte units
+    zoned = _read(os.path.join(sysdir, "queue", "zoned"))
+    t.zoned = zoned if zoned and zoned != "none" else None
+    t.partitions = _partitions(sysdir)
+    holders = set(_holders(sysdir))
+    for p in t.partitions:
+        holders.update(_holders(os.path.join(sysdir, p)))
+    t.holders = sorted(holders)
+
+
+def _mounted_paths(t: Target, sysdir: str | None, real: str) -> list[str]:
+    """Where the device, its partitions and its holders (LVM/dm/md volumes built on it, one level
+    down and beyond) are mounted or swapped on; a mount table that cannot be read is noted."""
+    try:
+        mounts, swaps = _mountinfo(), _swaps()
+    except OSError as e:
+        t.unchecked.append(f"mounts: cannot read the mount table ({e.strerror})")
+        mounts, swaps = [], []
+    paths = _mounts_of(sysdir, mounts, swaps, extra_paths={real})
+    seen = set()
+    todo = list(t.holders)
+    while todo:
+        h = todo.pop()
+        if h in seen:
+            continue
+        seen.add(h)
+        hs = _holder_sysdir(h)
+        if not hs:
+            continue
+        for mp in _mounts_of(hs, mounts, swaps):
+            paths.append(f"{mp} (via {h})")
+        todo += _holders(hs)
+    return list(dict.fromkeys(paths))
 
 
 def _mounts_of(sysdir: str | None, mounts, swaps, extra_paths=()) -> list[str]:
@@ -555,8 +575,6 @@ def _no_write_access(path: str, t: Target) -> str | None:
     if os.access(path, os.R_OK | os.W_OK, effective_ids=True):
         return None
     try:
-        import grp
-
         st = os.stat(path)
         group = grp.getgrgid(st.st_gid).gr_name
     except (OSError, KeyError):

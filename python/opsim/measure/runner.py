@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from ..sim import steady_state
 from .fdp import ENGINE as FDP_ENGINE
 from .fdp import NO_PLACEMENT, FdpPlacement
 from .fio import (
@@ -350,8 +351,6 @@ def run(plan: Plan, progress: Progress | None = None, stop: StopSignals | None =
 def _steady(values: list, tracked_rounds: list) -> tuple[dict, float | None]:
     """The SNIA rule (Rust core) on the tracked rounds' values, with ``round`` and ``window``
     given as round indexes (as the timed model reports them); and the steady IOPS or None."""
-    from ..sim import steady_state
-
     ss = steady_state(values)
     if ss.get("window"):
         lo, hi = ss["window"]
@@ -499,7 +498,6 @@ def _wsat(plan, result, tracked, lat, prog, t0):
 
 
 def _iops(plan, result, tracked, lat, prog, t0):
-    from ..sim import steady_state
 
     # the steady-state metric (SNIA PTS): 4 KiB, 100% write -- or the first combination given
     track = ("4k", (0, 100)) if ("4k" in plan.bs and (0, 100) in plan.mixes) else (plan.bs[0], plan.mixes[0])

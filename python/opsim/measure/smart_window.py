@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 from .._output import atomic_write_text
 from ..errors import OpsimError
+from ..smart import interval_waf
+from ..smart.parse import as_snapshot
 
 #: the least relative uncertainty of a steady window's WAF: background work of the drive (read
 #: refresh, wear levelling, its own metadata) writes NAND on its own schedule, which no window
@@ -98,9 +100,6 @@ def steady(result: dict, cps: Checkpoints) -> dict:
     """The steady window's WAF (the module's text) of ``result``; each round's ``waf`` field is
     filled where its snapshots give one.  ``available`` false with a ``reason`` when the run has
     no window, a snapshot is missing or the drive has no NAND counters."""
-    from ..smart import interval_waf
-    from ..smart.parse import as_snapshot
-
     per: dict[int, tuple[float, float, int, int]] = {}
     reasons: dict[int, str] = {}
     for rnd in result.get("rounds") or []:

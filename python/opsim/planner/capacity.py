@@ -25,7 +25,7 @@ OP bases (the same names as the simulator's ``op`` block, plus ``added``)::
 The core computes the same bases in floating point for the drive it models
 (``opsim.sim.describe``: ``op``, and ``levels`` at other user capacities); this module keeps
 the exact rational forms (the planner prints exact fractions and IDEMA counts) and
-tests/test_core_truth_op.py pins them to the core (1e-12 relative on a grid of capacities, OP
+tests/core/test_core_truth_op.py pins them to the core (1e-12 relative on a grid of capacities, OP
 values and bases; the same for :func:`parse_fraction` against the core's parser).
 """
 

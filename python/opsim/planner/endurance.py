@@ -101,11 +101,11 @@ def lifetime_days(tbw_tb, bytes_per_day) -> Fraction:
 
 
 def waf_from_models(op_user: float, policy: str = "greedy", pages_per_block: int = 256, d: int | None = None) -> float:
-    """The analytic steady-state WAF for uniform random writes (opsim.models, imported lazily)."""
-    try:
-        from .. import models
-    except ImportError as e:  # the models module is another engineer's; say what to do
-        raise InputError("waf: opsim.models is not available; give --waf", key="waf") from e
+    """The analytic steady-state WAF for uniform random writes (:mod:`opsim.models`)."""
+    # lazy: the models take numpy and scipy, which `opsim endurance --waf W`, `opsim capacity` and
+    # `opsim --help` (this module is on their path) do not need
+    from .. import models  # noqa: PLC0415
+
     if op_user is None or op_user <= 0:
         raise CapacityError("op: the modelled WAF needs a positive OP (user basis)", key="op")
     return float(models.waf(policy, float(op_user), int(pages_per_block), d))

@@ -9,7 +9,7 @@ here writes to a device.
 
 The namespace sizes are LBA counts from :func:`opsim.planner.capacity.plan_capacity`, the same
 arithmetic every other plan uses (IDEMA counts for whole GB, exact sectors, percentages of the
-native LBAs), pinned to the Rust core by tests/test_core_truth_op.py. The capacity left outside
+native LBAs), pinned to the Rust core by tests/core/test_core_truth_op.py. The capacity left outside
 every namespace is the spare area the drive sees as OP; it is reported in every OP basis by the
 same function.
 

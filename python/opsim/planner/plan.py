@@ -11,6 +11,7 @@ import re
 import shutil
 
 from .. import childproc
+from ..devices.guard import guard_destructive
 from ..devices.nvme import lba_format_index
 from ..errors import CommandError, InputError
 from .capacity import capacity_from_sectors, plan_capacity
@@ -467,8 +468,6 @@ def apply_partition(
     Refused (nothing changed) unless :func:`opsim.devices.guard.guard_destructive` accepts the target.
     ``sector_size`` None: the target's own (a block device's logical block size, 512 for a file).
     """
-    from ..devices.guard import guard_destructive
-
     if user is None and op is None and max_lba is None:
         raise InputError("user: give the target with --user, --op/--op-basis or --max-lba", key="user")
     t = guard_destructive(path, confirm, force=force)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from .. import results as result_docs
 from ..errors import InputError
-from .figure import NO_WAF, axes_for, docs_and_labels, finish, nothing, palette, record, skip
+from .figure import NO_WAF, axes_for, docs_and_labels, finish, lazy_numpy, nothing, palette, record, skip
 
 
 def _categories(docs, labels, groups):
@@ -49,7 +49,7 @@ def steady_iops(
     (default: the workload; simulated and measured side by side).  Steady IOPS: the mean of
     the SNIA steady-state window (:func:`opsim.results.phases`); a run that did not reach
     steady state is drawn hatched at its measurement-window IOPS and marked "not steady"."""
-    import numpy as np
+    np = lazy_numpy()
 
     docs, labels = docs_and_labels(results, labels)
     cats, grps, groups = _categories(docs, labels, groups)
@@ -133,7 +133,7 @@ def endurance(
     """TBW and DWPD as bars (two axes), relative to ``reference`` (a label) or, by default, to
     the configuration with the least OP in each group (workload).  Same NAND and P/E rating:
     host bytes writable scale with 1/WAF, drive writes per day with 1/(WAF x user capacity)."""
-    import numpy as np
+    np = lazy_numpy()
 
     docs, labels = docs_and_labels(results, labels)
     cats, grps, groups = _categories(docs, labels, groups)

@@ -6,34 +6,57 @@ series, markers, model curves, and what was skipped and why).
 
 from __future__ import annotations
 
+import io
 import os
+from types import SimpleNamespace
 
 from .. import results as result_docs
 from .._output import atomic_write
-from ..errors import InputError
+from ..errors import CommandError, InputError
 
 #: why a simulated result has no WAF to draw
 NO_WAF = "WAF undefined: no host writes in the measurement window (a read-only load)"
 
 
-def mpl():
-    try:
-        import matplotlib
-    except ImportError as e:  # pragma: no cover - a dev dependency
-        from ..errors import CommandError
+# numpy, matplotlib and the analytic models (numpy and scipy) are imported when a figure is drawn,
+# not when this package is: `opsim --help` and `opsim plot --help` list the plot kinds from it, and
+# `import opsim` (SimResult.plot) must not pay for them.  One import site each.
 
+
+def lazy_numpy():
+    import numpy  # noqa: PLC0415  (start-up: see above)
+
+    return numpy
+
+
+def lazy_mpl() -> SimpleNamespace:
+    """matplotlib's pieces: the Agg canvas, Figure, colour maps, Line2D and the tickers."""
+    try:
+        from matplotlib import colormaps, figure, lines, ticker  # noqa: PLC0415  (start-up: see above)
+        from matplotlib.backends import backend_agg  # noqa: PLC0415
+    except ImportError as e:  # pragma: no cover - a dev dependency
         raise CommandError("plots need matplotlib (pip install matplotlib)") from e
-    return matplotlib
+    return SimpleNamespace(
+        Figure=figure.Figure,
+        FigureCanvasAgg=backend_agg.FigureCanvasAgg,
+        colormaps=colormaps,
+        Line2D=lines.Line2D,
+        ticker=ticker,
+    )
+
+
+def lazy_models():
+    """:mod:`opsim.models`, the analytic curves drawn beside simulated points."""
+    from .. import models  # noqa: PLC0415  (start-up: see above)
+
+    return models
 
 
 def new_figure(ncols: int = 1, width: float = 7.5, height: float = 4.4):
     """A Figure on the Agg canvas (no pyplot, no display) with ``ncols`` axes."""
-    mpl()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width * ncols if ncols > 1 else width, height), layout="constrained")
-    FigureCanvasAgg(fig)
+    m = lazy_mpl()
+    fig = m.Figure(figsize=(width * ncols if ncols > 1 else width, height), layout="constrained")
+    m.FigureCanvasAgg(fig)
     axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
     return fig, axes
 
@@ -85,9 +108,7 @@ def docs_and_labels(results, labels) -> tuple[list[dict], list[str]]:
 
 
 def palette(n: int) -> list:
-    mpl()
-    from matplotlib import colormaps
-
+    colormaps = lazy_mpl().colormaps
     if n <= 10:
         cmap = colormaps["tab10"]
         return [cmap(i) for i in range(n)]
@@ -119,8 +140,6 @@ def save(fig, path: str | os.PathLike, dpi: int = 110) -> str:
 
 
 def to_bytes(fig, fmt: str = "png", dpi: int = 100) -> bytes:
-    import io
-
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=dpi)
     return buf.getvalue()
@@ -147,13 +166,15 @@ def nothing(ax, rec):
 def legend(ax, extra: list[dict], **kw) -> None:
     """The legend of the labelled series, then a grey key for each of ``extra`` (the keyword
     arguments of a ``Line2D``: a line style or marker every series shares), in small type."""
-    from matplotlib.lines import Line2D
-
+    Line2D = lazy_mpl().Line2D
     handles, _ = ax.get_legend_handles_labels()
     ax.legend(handles=handles + [Line2D([], [], color="0.3", **e) for e in extra], fontsize=7, **kw)
 
 
 def null_locator():
-    from matplotlib.ticker import NullLocator
+    return lazy_mpl().ticker.NullLocator()
 
-    return NullLocator()
+
+def percent_formatter():
+    """Tick labels as percentages of 1.0, no decimals."""
+    return lazy_mpl().ticker.PercentFormatter(1.0, decimals=0)

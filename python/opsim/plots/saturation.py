@@ -8,14 +8,26 @@ from collections.abc import Sequence
 
 from .. import results as result_docs
 from ..errors import InputError
-from .figure import axes_for, docs_and_labels, finish, legend, new_figure, nothing, null_locator, palette, record, skip
+from .figure import (
+    axes_for,
+    docs_and_labels,
+    finish,
+    lazy_numpy,
+    legend,
+    new_figure,
+    nothing,
+    null_locator,
+    palette,
+    record,
+    skip,
+)
 
 _PHASE_STYLE = {"fob_end": "--", "steady_start": ":"}
 _PHASE_NAME = {"fob_end": "fresh-out-of-box ends", "steady_start": "steady state from"}
 
 
 def _rolling_median(y, window: int):
-    import numpy as np
+    np = lazy_numpy()
 
     n = len(y)
     h = window // 2
@@ -27,7 +39,7 @@ def _rolling_median(y, window: int):
 
 def _draw_iops_line(ax, rec, xs, iops, label: str, color, smooth: int | None):
     """The per-interval IOPS line (or faint dots and their running median); the median or None."""
-    import numpy as np
+    np = lazy_numpy()
 
     y = np.where(iops <= 0, np.nan, iops)
     med = None
@@ -43,7 +55,7 @@ def _draw_iops_line(ax, rec, xs, iops, label: str, color, smooth: int | None):
 
 def _draw_zero_intervals(ax, rec, xs, zero, color) -> None:
     """Intervals with no completion: triangles on the bottom edge (a log axis has no zero)."""
-    import numpy as np
+    np = lazy_numpy()
 
     ax.plot(
         xs[zero],
@@ -60,7 +72,7 @@ def _draw_zero_intervals(ax, rec, xs, zero, color) -> None:
 
 def _draw_phase_markers(ax, rec, ph: dict, ts, xs, x: str, label: str, color) -> None:
     """A line in the result's colour where fresh-out-of-box ends and where steady state starts."""
-    import numpy as np
+    np = lazy_numpy()
 
     for phase in ("fob_end", "steady_start"):
         t = ph[f"{phase}_s"]
@@ -76,7 +88,7 @@ def _draw_phase_markers(ax, rec, ph: dict, ts, xs, x: str, label: str, color) ->
 def _draw_saturation_series(ax, rec, doc: dict, label: str, color, x: str, smooth, shade: bool) -> bool | None:
     """One result's series with its phases; None when it has nothing to draw (listed as skipped),
     else whether it has intervals with no completion."""
-    import numpy as np
+    np = lazy_numpy()
 
     s = result_docs.series(doc)
     if s is None:
@@ -178,7 +190,7 @@ def saturation_panels(
 ):
     """Write saturation as small multiples: one panel per result (phases shaded), the same x
     and y axes on every panel, like the seeds' one-chart-per-configuration figures."""
-    import numpy as np
+    np = lazy_numpy()
 
     docs, labels = docs_and_labels(results, labels)
     n = len(docs)
@@ -223,7 +235,7 @@ def saturation_panels(
 
 
 def _shade_phases(ax, ph, ts, xs, x):
-    import numpy as np
+    np = lazy_numpy()
 
     def to_x(t):
         return float(t) if x == "time" else float(np.interp(t, ts, xs))

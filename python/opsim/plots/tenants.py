@@ -8,7 +8,7 @@ from .. import results as result_docs
 from ..errors import InputError
 from ..results import namespaces_of, placement_label, placement_of
 from ..units import fmt_bytes
-from .figure import axes_for, docs_and_labels, finish, legend, nothing, palette, record, skip
+from .figure import axes_for, docs_and_labels, finish, lazy_numpy, legend, nothing, palette, record, skip
 
 
 def _tenant_labels(docs: Sequence[dict]) -> list[str]:
@@ -89,7 +89,7 @@ def _draw_drive_waf(ax, ri: int, drive_waf: float, n_names: int, color) -> None:
 
 def _draw_tenant_result(ax, rec, ri: int, n_docs: int, d: dict, label: str, color, names: list[str]) -> float:
     """One result's bars (and its drive WAF line); returns the highest WAF drawn (at least 1)."""
-    import numpy as np
+    np = lazy_numpy()
 
     width = 0.8 / max(1, n_docs)
     top = 1.0

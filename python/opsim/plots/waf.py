@@ -7,7 +7,19 @@ from collections.abc import Sequence
 from .. import results as result_docs
 from ..errors import InputError
 from ..results import placement_of, workload_of
-from .figure import NO_WAF, axes_for, docs_and_labels, finish, nothing, palette, record, skip
+from .figure import (
+    NO_WAF,
+    axes_for,
+    docs_and_labels,
+    finish,
+    lazy_models,
+    lazy_numpy,
+    nothing,
+    palette,
+    percent_formatter,
+    record,
+    skip,
+)
 
 MODEL_NAMES = {
     "greedy": "greedy, mean field (Van Houdt 2013)",
@@ -50,7 +62,7 @@ def _waf_groups(pts: list[tuple[dict, str]], by: str) -> dict[str, list]:
 
 def _draw_waf_series(ax, rec, groups: dict[str, list], by: str, op: str) -> None:
     """Each group's simulated points in OP order: markers (by workload) or joined (by placement)."""
-    import numpy as np
+    np = lazy_numpy()
 
     markers = "os^Dv<>P*X"
     colors = palette(max(1, len(groups)))
@@ -81,7 +93,7 @@ def _draw_waf_series(ax, rec, groups: dict[str, list], by: str, op: str) -> None
 def _draw_waf_models(ax, rec, grid, models: Sequence[str], block_sizes: list, op: str) -> None:
     """The analytic curves over ``grid`` (greedy once per block size); an unknown model is an
     InputError; on the configured-OP axis no curve is drawn (they are functions of the OP GC sees)."""
-    from .. import models as analytic
+    analytic = lazy_models()
 
     styles = {"greedy": "-", "fifo": "--", "random": "-."}
     for m in models:
@@ -90,7 +102,9 @@ def _draw_waf_models(ax, rec, grid, models: Sequence[str], block_sizes: list, op
         if op != "effective":
             continue
         for b in block_sizes if m == "greedy" else [None]:
-            ys = [analytic.waf_greedy(o, b) if m == "greedy" else analytic.waf(m, o) for o in grid]  # type: ignore[arg-type]  # b is a block size when m is greedy
+            ys = [
+                analytic.waf_greedy(o, b) if m == "greedy" else analytic.waf(m, o) for o in grid
+            ]  # b is a block size when m is greedy
             name = MODEL_NAMES[m] + (f", b = {b}" if b is not None else "")
             ax.plot(
                 grid, ys, ls=styles[m], color="0.35" if m != "greedy" else "k", lw=1.2, label=name, gid=f"model:{m}:{b}"
@@ -102,9 +116,9 @@ def _draw_waf_models(ax, rec, grid, models: Sequence[str], block_sizes: list, op
 
 def _waf_axes(ax, rec, pts, models, pages_per_block, by: str, op: str) -> None:
     """The models over the points' OP range, and axes limits that hold points and models."""
-    import numpy as np
+    np = lazy_numpy()
 
-    from .. import models as analytic
+    analytic = lazy_models()
 
     ops = [d["op"][op] for d, _ in pts]
     lo, hi = max(min(ops) * 0.6, 0.01), max(ops) * 1.25
@@ -166,9 +180,7 @@ def waf_op(
         ax.set_xlabel("OP, user basis ((physical - user) / user), as configured")
     ax.set_ylabel("write amplification (WAF)")
     ax.grid(True, alpha=0.25)
-    from matplotlib.ticker import PercentFormatter
-
-    ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.xaxis.set_major_formatter(percent_formatter())
     finish(ax, rec)
     return fig
 

@@ -6,7 +6,19 @@ from collections.abc import Sequence
 
 from .. import results as result_docs
 from ..errors import InputError
-from .figure import axes_for, docs_and_labels, finish, legend, nothing, palette, record, skip
+from .figure import (
+    axes_for,
+    docs_and_labels,
+    finish,
+    lazy_models,
+    lazy_numpy,
+    legend,
+    nothing,
+    palette,
+    percent_formatter,
+    record,
+    skip,
+)
 
 
 def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | None = None):
@@ -58,9 +70,9 @@ def wear(results, labels: Sequence[str] | None = None, ax=None, title: str | Non
 
 def _draw_victims(ax, rec, doc: dict, label: str, color, bins: int) -> None:
     """One result's victims per bin of valid fraction, and the model's mean as a dotted line."""
-    import numpy as np
+    np = lazy_numpy()
 
-    from .. import models as analytic
+    analytic = lazy_models()
 
     if result_docs.kind_of(doc) != result_docs.SIM:
         skip(rec, label, "measured result: no GC victim data")
@@ -118,9 +130,7 @@ def victims(results, labels: Sequence[str] | None = None, ax=None, bins: int = 2
         ax.set_xlim(max(0.0, lo - pad), min(1.0, hi + pad))
     else:
         ax.set_xlim(0, 1)
-    from matplotlib.ticker import PercentFormatter
-
-    ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.xaxis.set_major_formatter(percent_formatter())
     ax.set_xlabel("valid pages in the victim block (fraction of the block)")
     ax.set_ylabel("share of victims")
     ax.grid(True, alpha=0.25)

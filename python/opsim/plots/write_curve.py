@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InputError
+from ..results import check_trace_profile as check_doc
 from .figure import axes_for, finish, palette, record
 
 
@@ -15,8 +16,6 @@ def write_curve(profiles, labels: Sequence[str] | None = None, ax=None, title: s
     :class:`opsim.trace_profile.TraceProfile`): the share of the writes taken by the hottest
     share of the written blocks (log x), the fitted workload's expected curve dashed when the
     document has a fit, and the diagonal (every block written equally)."""
-    from ..trace_profile import check_doc
-
     if isinstance(profiles, dict) or hasattr(profiles, "data"):
         profiles = [profiles]
     docs = [check_doc(getattr(p, "data", p), f"profile {i + 1}") for i, p in enumerate(profiles)]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import plots
+from ..units import fmt_bytes
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em auto;max-width:1180px;
@@ -56,8 +57,6 @@ def pct(v, digits=1) -> str:
 
 def size(n) -> str:
     """Bytes in binary units; ``-`` for None."""
-    from ..units import fmt_bytes
-
     return fmt_bytes(n) if n is not None else "-"
 
 

@@ -15,7 +15,9 @@ from ..errors import InputError
 def model_waf(doc) -> float | None:
     """The analytic model's WAF for a simulated result's GC policy at the OP GC saw (None for
     a measured result, or a policy without a model)."""
-    from .. import models
+    # lazy: the models take numpy and scipy; `opsim --help` and `opsim demo --help` import this
+    # package (the demo writes a report) and must not pay for them
+    from .. import models  # noqa: PLC0415
 
     if results.kind_of(doc) != results.SIM:
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from collections.abc import Sequence
 
 from .. import results
@@ -221,8 +222,6 @@ def trace_profile_section(profiles: Sequence[dict]) -> list[str]:
     """One row per trace profile (``opsim trace profile --json``): the split, footprints,
     overwrite ratio, sequential share, the curve at 20% of the written blocks and the fitted
     workload with its error (docs/workloads.md, "Profiling a trace")."""
-    import os
-
     rows = []
     for d in profiles:
         at = {c["blocks"]: c["writes"] for c in d["curve_at"]}

@@ -5,6 +5,7 @@
 """
 
 from ..devices.smartctl import smartctl_status
+from . import report, rules
 from .parse import as_snapshot, load_document, parse_count
 from .rules import RULES, find_rule, read_counters
 from .snapshot import take_snapshot
@@ -19,6 +20,8 @@ __all__ = [
     "load_document",
     "parse_count",
     "read_counters",
+    "report",
+    "rules",
     "smartctl_status",
     "take_snapshot",
 ]

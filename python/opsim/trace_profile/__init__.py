@@ -13,7 +13,9 @@ hot-cold and zipf workloads to its write counts, correcting for the finite numbe
 
 from __future__ import annotations
 
+from ..results import check_trace_profile as check_doc
+from ..results import load_trace_profile as load_doc
 from .fit import WorkloadFit, fit
-from .profile import SCHEMA, TraceProfile, check_doc, load_doc, profile
+from .profile import SCHEMA, TraceProfile, profile
 
 __all__ = ["SCHEMA", "TraceProfile", "WorkloadFit", "check_doc", "fit", "load_doc", "profile"]

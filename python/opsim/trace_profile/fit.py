@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special
 
+from ..workload import parse_skew
 from .profile import TraceProfile
 
 #: write counts 1..EXACT each have their own bucket; above, BUCKETS_PER_OCTAVE per doubling
@@ -286,8 +287,6 @@ def skew_notation(kind: str, params: dict) -> str:
 def fit(profile: TraceProfile) -> WorkloadFit:
     """Fit uniform, hot-cold and zipf to ``profile``'s write counts (see the module's doc)
     and return the best, with every candidate in ``candidates``."""
-    from ..planner.advise.targets import parse_skew  # the advisor's parser (imported lazily: no cycle)
-
     cands = _fit_kinds(profile)
     best = min(KINDS, key=lambda k: cands[k]["error"])
     if cands["uniform"]["error"] <= cands[best]["error"] + UNIFORM_MARGIN:

@@ -7,7 +7,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .. import sim, trace
+from ..results import SCHEMA_TRACE_PROFILE as SCHEMA
 from ..units import parse_size
+
+__all__ = ["SCHEMA", "TraceProfile", "profile"]
 
 
 @dataclass(frozen=True)
@@ -51,30 +55,6 @@ class TraceProfile:
         )
 
 
-#: the ``schema`` of ``opsim trace profile --json``
-SCHEMA = "opsim-trace-profile"
-
-
-def check_doc(doc, name: str = "profile") -> dict:
-    """``doc`` if it is ``opsim trace profile --json`` output; else InputError naming ``name``."""
-    from ..errors import InputError
-
-    if not (isinstance(doc, dict) and doc.get("schema") == SCHEMA and isinstance(doc.get("curve"), list)):
-        raise InputError(f"{name}: not a trace profile (expected `opsim trace profile --json` output)", key="profile")
-    return doc
-
-
-def load_doc(path) -> dict:
-    """Read and check a saved trace profile (exit code 2 on any problem, naming the file)."""
-    import os
-
-    from .. import userfile
-
-    path = os.fspath(path)
-    text = userfile.read_text(path, what="trace profile", cap=64 << 20, key="profile")
-    return check_doc(userfile.loads_json(text, source=path, key="profile"), path)
-
-
 def profile(
     path,
     *,
@@ -90,9 +70,6 @@ def profile(
     writes); past it the pass stops with a ConfigError naming ``max_memory``.  ``progress`` is
     called about once a second with (records, lines, seconds).  Ctrl-C ends the pass and
     returns what was counted, with ``partial`` set."""
-    from .. import trace
-    from ..sim import _core
-
     doc = trace._doc(path, reader_opts)
     cap = None if max_memory is None else parse_size(max_memory, key="max_memory")
-    return TraceProfile.from_json(json.loads(_core().trace_profile(doc, cap, progress)))
+    return TraceProfile.from_json(json.loads(sim._core().trace_profile(doc, cap, progress)))

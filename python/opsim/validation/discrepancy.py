@@ -35,6 +35,8 @@ from pathlib import Path
 
 import tomli_w
 
+from ..calibrate.inputs import read_datasheet
+from ..calibrate.uncertainty import DISCREPANCY, DISCREPANCY_DATA, spread
 from . import real_drives as rd
 
 #: the cases whose measured WAF the uncertainty model is judged on (issue 26): left out
@@ -46,8 +48,6 @@ CHECK_REL = 0.10
 
 
 def _data() -> Path:
-    from ..calibrate.uncertainty import DISCREPANCY_DATA
-
     return DISCREPANCY_DATA
 
 
@@ -57,8 +57,6 @@ LEAST_FIGURES = 2
 
 def _datasheet_kinds(case: rd.Case, fit: rd.Fit) -> list[str]:
     """The kinds of the datasheet figures ``fit`` fits (none when it fits no datasheet)."""
-    from ..calibrate.inputs import read_datasheet
-
     if not fit.datasheet:
         return []
     if case.datasheet:
@@ -103,8 +101,6 @@ def rows(progress=None, every: bool = False) -> list[dict]:
 def document(rs: list[dict]) -> dict:
     """The file's document: each prediction to 6 significant digits (more says nothing of a
     model good to a few percent), the spread computed from the rows as stored."""
-    from ..calibrate.uncertainty import spread
-
     rs = [r | {"predicted": float(f"{r['predicted']:.6g}")} for r in rs]
     return {
         "about": (
@@ -119,8 +115,6 @@ def document(rs: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..calibrate.uncertainty import DISCREPANCY, spread
-
     argv = sys.argv[1:] if argv is None else argv
     if argv not in ([], ["--write"], ["--check"], ["--all"]):
         print("usage: python -m opsim.validation.discrepancy [--write | --check | --all]", file=sys.stderr)

@@ -12,14 +12,22 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
+from scipy.optimize import brentq
+
+from .. import presets
 from .._output import markdown_table
+from ..calibrate import calibrate, endurance, read_inputs
+from ..calibrate.curve import curve
+from ..calibrate.inputs import Figure
+from ..calibrate.result import DEFAULT_WARRANTY
+from ..planner.endurance import dwpd_of
+from ..presets import INPUTS
+from ..sim import describe
+from .real_drives import load
 from .seeds import X400_IOPS, x400_users
 
 
 def _inputs(name: str):
-    from ..calibrate import read_inputs
-    from ..calibrate.presets import INPUTS
-
     return read_inputs(str(INPUTS / f"{name}.toml"))
 
 
@@ -40,8 +48,6 @@ def _row(drive: str, fitted_to: str, figure: str, model: float, published: float
 
 def micron_1100() -> list[dict]:
     """Seed 000 with Dynamic Write Acceleration: from the fresh burst and the 1024 GB steady state."""
-    from ..calibrate import calibrate
-
     cal = calibrate(*_inputs("micron-1100-1tb-dwa"))
     full, p1000, p800 = (r["iops"] for r in cal.predict([1024 * 10**9, 1000 * 10**9, 800 * 10**9], max_address=True))
     src = "80,000 IOPS fresh; 11,000 at 1024 GB"
@@ -53,8 +59,6 @@ def micron_1100() -> list[dict]:
 
 def intel_320() -> list[dict]:
     """Seed 002: from the 3x ratio at 20% held back, predict the 4x at 40%."""
-    from ..calibrate import calibrate
-
     cal = calibrate(*_inputs("intel-320-160gb"))
     native = cal.user_bytes
     users = [native, int(native * 0.6) // 4096 * 4096]
@@ -66,9 +70,6 @@ def x400() -> list[dict]:
     """Seed 001, each capacity from its own 0% point: the controller's time per GC page fitted to
     it, the time per command the family's (the 256 GB drive's fit, which used that drive's 28%
     point); predict 7% and 28%."""
-    from ..calibrate import calibrate
-    from ..calibrate.inputs import Figure
-
     family = calibrate(*_inputs("sandisk-x400-256gb")).fitted.values["fw_overhead_us"]
     rows = []
     for cap, iops in X400_IOPS.items():
@@ -89,8 +90,6 @@ def micron_7450() -> list[dict]:
     """The 7450 PRO 960 GB's datasheet alone, predicting the 7450 MAX 800 GB (same hardware):
     its steady random writes, and its endurance under the JESD219 enterprise workload the PRO's
     1 DWPD was rated at (the MAX's user capacity 800 GB: the max address lowered)."""
-    from ..calibrate import calibrate
-
     cal = calibrate(*_inputs("micron-7450-pro-960gb"))
     pro, mx = cal.predict([960 * 10**9, 800 * 10**9])
     src = "the PRO's datasheet (85,000 IOPS, 1,400 MB/s writes; 530,000 IOPS, 6,800 MB/s reads; 1 DWPD)"
@@ -105,10 +104,6 @@ def rated_dwpd(cal, user_bytes: int) -> float:
     """Drive writes per day over the warranty of the calibrated drive with its user capacity
     set to ``user_bytes``, under the JESD219 enterprise workload: P/E x NAND / WAF / (user
     bytes x 365 x years)."""
-    from ..calibrate import endurance
-    from ..calibrate.result import DEFAULT_WARRANTY
-    from ..planner.endurance import dwpd_of
-
     assert cal.pe is not None
     years = cal.spec.warranty_years or DEFAULT_WARRANTY
     physical = float(cal.fitted.values.get("physical") or cal.config()["drive"]["physical_capacity"])
@@ -122,8 +117,6 @@ def micron_7450_nand(
     """Why the MAX's DWPD comes out low: the 7450 PRO preset at other NAND capacities, rated 1
     DWPD at 960 GB under the JESD219 enterprise workload, and the DWPD the same P/E gives at
     800 GB (the spare alone: DWPD ratio = WAF at 960 GB / WAF at 800 GB x 960 / 800)."""
-    from .. import presets
-
     cfg = presets.get("micron-7450-pro-960gb")["settings"]
     rows = []
     for physical in (*physicals, None):
@@ -150,8 +143,6 @@ def _same_pe(cfg: dict, native: int, user: int):
     """The JESD219 enterprise WAFs of the drive ``cfg`` at ``native`` and at ``user`` bytes, and
     the drive writes per day the same P/E gives at ``user`` per one rated at ``native``: the WAF
     at native over the WAF at ``user``, times native / user (the spare alone)."""
-    from ..calibrate import endurance
-
     a, b = (endurance.enterprise_waf(cfg, u) for u in (native, user))
     return a, b, a.waf / b.waf * native / user
 
@@ -176,12 +167,6 @@ def nand_for_waf(name: str, waf: float) -> int:
     """The NAND (physical bytes) at which the preset ``name``'s steady WAF of 4 KiB uniform
     random writes over its whole native capacity is ``waf``: its WAF curve (calibrate's) at
     the OP garbage collection sees, solved for the NAND with scipy's brentq."""
-    from scipy.optimize import brentq
-
-    from .. import presets
-    from ..calibrate.curve import curve
-    from ..sim import describe
-
     cfg = presets.settings(name)
     native = presets.user_bytes(name)
     timing = cfg.get("timing", {})
@@ -200,9 +185,6 @@ def siblings(share: float = 5 / 6) -> list[dict]:
     the same P/E gives there under the JESD219 enterprise workload, from the preset as it
     stands; and the D7-P5520 once more with its NAND set by its measured whole-drive WAF (the
     real-drives suite's ``waf-whole``), where a measurement, not a datasheet, pins the spare."""
-    from .. import presets
-    from ..calibrate.presets import INPUTS
-    from .real_drives import load
 
     def row(name: str, physical: int | None, nand: str) -> dict:
         cfg, native = _with_nand(presets.settings(name), physical), presets.user_bytes(name)

@@ -1,7 +1,7 @@
 """Data placement validation (docs/validation.md, "Data placement"; docs/placement.md):
 the I/O blender with and without FDP, isolated tenants against the greedy mean field at the
 spare each effectively holds, and a misplaced hot/cold tenant.  Every figure is computed
-when the command runs; tests/test_placement.py asserts the same behaviour.
+when the command runs; tests/sim/test_placement.py asserts the same behaviour.
 
     python -m opsim.validation.placement          # the markdown tables (about 10 s)
 """

@@ -13,6 +13,7 @@ figure a fit predicts is never one it fitted (:func:`load` refuses such a fit).
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -22,8 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..calibrate.inputs import _bad, _number
+import tomli_w
+
+from .._output import markdown_table
+from ..calibrate import calibrate, read_inputs
+from ..calibrate.inputs import DATASHEET_KEYS, _bad, _number
 from ..errors import InputError
+from ..presets import INPUTS
+from ..units import parse_size
 
 DATA = Path(__file__).with_name("real_drives.toml")
 WHATS = ("iops", "waf", "iops_ratio", "waf_ratio")
@@ -82,8 +89,6 @@ class Case:
 
 
 def _inputs_dir() -> Path:
-    from ..calibrate.presets import INPUTS
-
     return INPUTS
 
 
@@ -94,8 +99,6 @@ def _str(path: Any, key: str, v: Any) -> str:
 
 
 def _where(path: Any, key: str, v: Any) -> Where:
-    from ..units import parse_size
-
     if not isinstance(v, dict) or len(v) != 1 or next(iter(v)) not in ("user", "span"):
         raise _bad(path, key, 'must be { user = "SIZE" } (a lowered max address) or { span = "SIZE" }')
     k, text = next(iter(v.items()))
@@ -192,8 +195,6 @@ def _fit(path: Any, key: str, row: Any, figures: dict[str, Measured]) -> Fit:
 
 def _datasheet(path: Any, key: str, c: dict) -> tuple[dict[str, float], dict[str, str]]:
     """``[case.datasheet]`` and ``[case.datasheet_sources]``: every figure with its source."""
-    from ..calibrate.inputs import DATASHEET_KEYS
-
     ds, src = c.get("datasheet", {}), c.get("datasheet_sources", {})
     if not isinstance(ds, dict) or not isinstance(src, dict):
         raise _bad(path, f"{key}.datasheet", "must be a table, with datasheet_sources beside it")
@@ -339,8 +340,6 @@ def _input_doc(case: Case, fit: Fit) -> dict:
 def _datasheet_held_out(case: Case, fit: Fit, doc: dict) -> None:
     """A datasheet's steady random-write IOPS is a figure over the whole drive: a fit to it may
     not predict a measured IOPS over the whole drive (the same figure, fitted)."""
-    from ..units import parse_size
-
     ds = doc.get("datasheet") or {}
     if not fit.datasheet or not ds.get("rand_write_iops"):
         return
@@ -359,10 +358,6 @@ def _datasheet_held_out(case: Case, fit: Fit, doc: dict) -> None:
 def calibrate_fit(case: Case, fit: Fit):
     """The calibration of ``case`` from ``fit``'s figures alone (the public readers and
     :func:`opsim.calibrate.calibrate`)."""
-    import tomli_w
-
-    from ..calibrate import calibrate, read_inputs
-
     doc = _input_doc(case, fit)
     if fit.datasheet and not doc.get("datasheet"):
         raise InputError(
@@ -546,14 +541,10 @@ HEADERS = ["case", "fit", "figure", "measured", "predicted", "95% interval", "er
 
 
 def markdown(rows: list[dict]) -> str:
-    from .._output import markdown_table
-
     return markdown_table(HEADERS, "lllrrrrl", cells(rows))
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     ap = argparse.ArgumentParser(prog="python -m opsim.validation.real_drives")
     ap.add_argument("--case", action="append")
     a = ap.parse_args(argv)

@@ -4,7 +4,12 @@ OP, the Micron write-saturation curve, AnandTech's IO consistency, SanDisk's TBW
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import presets
 from .._output import markdown_table
+from ..planner.endurance import X400_OP_LABELS, X400_TBW
+from ..presets import scale_model
 from ..sim import simulate
 from .steady import steady_run
 
@@ -113,8 +118,6 @@ def write_saturation(
     level; ``fob_end_s`` is the timed model's phase rule, the first point under half of it),
     ``burst_drive_writes``: the host writes up to then, in drive capacities; ``transition``:
     the highest and lowest point between the burst's end and the steady-state window."""
-    from ..presets import scale_model
-
     cfg = scale_model(preset, scale, user_bytes or None)
     user = cfg["drive"]["user_capacity"]
     cfg |= {
@@ -231,8 +234,6 @@ def io_consistency(preset: str = "samsung-840-pro-256gb", scale: int = 16) -> li
     """AnandTech's experiment (seed 003): fill the drive, then 4 KiB random writes at QD32
     over the span, at the default capacity and with 12%, 25% and 50% of the NAND as spare;
     per-second IOPS in the second half of the run (steady state)."""
-    import numpy as np
-
     nand = 256 * 2**30
     out = []
     for label, spare in [("default", None), ("12% spare", 0.12), ("25% spare", 0.25), ("50% spare", 0.50)]:
@@ -272,9 +273,6 @@ def x400_tbw_trend(model_bytes: int = 2 << 30, caps=(128, 256, 512, 1024)) -> li
     TBW table): host bytes writable per P/E cycle = physical NAND / WAF(OP), WAF from the
     functional simulator on a scale model of the preset (about ``model_bytes`` of NAND, same
     block size and OP), relative to 0% OP, beside SanDisk's TBW ratings relative to 0%."""
-    from .. import presets
-    from ..planner.endurance import X400_OP_LABELS, X400_TBW
-
     rows = []
     for cap in caps:
         name = f"sandisk-x400-{cap}gb"

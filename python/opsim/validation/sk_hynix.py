@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any
 
+import numpy as np
+
 from .._output import markdown_table
-from ..sim import simulate
+from ..presets import get
+from ..sim import describe, simulate
+from ..units import parse_size
 
 # "Over-Provisioning and Performance of Mobile Storage" (SK hynix, 2016; seed 004): BrickSim on a
 # 64 GB mobile drive of 1024 main blocks (93% user, 2% free, 5% system) plus 0-6% of external OP
@@ -28,8 +33,6 @@ SKH_RAND_CHUNK = 200 * 2**20  # ... -> Random Write 200M
 
 
 def _skh_preset() -> dict:
-    from ..presets import get
-
     return get(SKH_PRESET)
 
 
@@ -37,17 +40,13 @@ def skh_geometry(scale: int = 64) -> dict:
     """The talk's block usage on the preset, and the scale model: the same 1024-block structure
     with blocks ``scale`` times smaller (pages per block / scale), so every block count, ratio and
     the OP steps stay exact."""
-    from ..units import parse_size
-
-    p = _skh_preset()["settings"]
-    d = p["drive"]
-    page = parse_size(d["page_size"])
-    ppb = int(d["pages_per_block"])
+    geo = describe({"preset": SKH_PRESET}, model_limits=False)["drive"]  # the core's geometry
+    page, ppb = geo["page_size"], geo["pages_per_block"]
     if scale < 1 or ppb % scale:
         raise ValueError(f"scale {scale} must divide the preset's {ppb} pages per block")
     block = ppb * page
-    user_blocks = parse_size(d["user_capacity"]) // block
-    phys_blocks = parse_size(d["physical_capacity"]) // block
+    user_blocks = geo["user_pages"] // ppb
+    phys_blocks = geo["blocks"]
     return {
         "scale": scale,
         "page_size": page,
@@ -91,10 +90,6 @@ def skh_config(
     10 s / scale).  The urgent state is the core's (timing.urgent_*: free blocks under N% of the
     1024 main blocks, GC takes over, host writes at K% of the sustained rate); ``urgent=False``
     leaves it out (garbage collection only when the FTL runs out of free blocks)."""
-    import copy
-
-    from ..units import parse_size
-
     g = skh_geometry(scale)
     s = copy.deepcopy(_skh_preset()["settings"])
     t = s["timing"]
@@ -247,8 +242,6 @@ def skh_fit(op_pct, mbps, sustain_mbps=None) -> dict:
     """Least-squares line through (external OP %, performance): the gain per 1% of OP as a share
     of the line's value at 0% OP (``gain_pct_per_pct``), of the measured 0% value, and in points
     of the sustain-state performance; R^2 says how straight the relation is."""
-    import numpy as np
-
     x, y = np.asarray(op_pct, float), np.asarray(mbps, float)
     b, a = np.polyfit(x, y, 1)
     resid = y - (a + b * x)

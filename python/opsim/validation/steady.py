@@ -5,6 +5,7 @@ validation and the calibration both measure with it."""
 
 from __future__ import annotations
 
+from ..presets import scale_model
 from ..sim import simulate
 
 
@@ -18,8 +19,6 @@ def steady_run(
     measure: float = 0.5,
 ) -> dict:
     """Steady-state 4 KiB random writes at QD32 on ``preset`` configured to ``user_bytes``."""
-    from ..presets import scale_model
-
     cfg = scale_model(preset, scale, user_bytes, drive) | {
         "run": {
             "seed": seed,

@@ -19,7 +19,10 @@ import os
 import sys
 import tempfile
 
+from .. import trace as T
 from .._output import markdown_table
+from ..planner import advise as A
+from ..planner.advise.trace import advise_trace, load_trace
 from ..units import fmt_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -50,9 +53,6 @@ SYNTHETIC = (
 
 def advise_one(path: str, opts: dict, model_blocks: int = MODEL_BLOCKS) -> dict:
     """``opsim advise --preset PRESET --trace path --min-dwpd 3``'s document (replayed)."""
-    from ..planner import advise as A
-    from ..planner.advise.trace import advise_trace, load_trace
-
     drive = A.load_drive(preset=PRESET)
     tg = A.Targets()
     tg.min_dwpd, _ = A.parse_target_number(MIN_DWPD, "min_dwpd")
@@ -84,8 +84,6 @@ def row(name: str, shape: str, source: str, d: dict) -> dict:
 
 
 def run(model_blocks: int = MODEL_BLOCKS, only: str | None = None) -> list[dict]:
-    from .. import trace as T
-
     rows = []
     for name, f, opts, shape, source in PUBLIC_TRACES:
         if only and only not in name:

@@ -17,6 +17,12 @@ import sys
 from dataclasses import replace
 
 from .._output import markdown_table
+from ..calibrate import calibrate, read_inputs
+from ..calibrate import curve as cv
+from ..calibrate.fit import fit
+from ..calibrate.inputs import SIGMA_MEASURED, Figure
+from ..calibrate.model import build, predict
+from ..presets import INPUTS
 
 #: the spans of the sweep, as fractions of the user capacity; the first and last are fitted
 SPANS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -27,13 +33,6 @@ FLOORS = (0.04, 0.07)
 def sweep(floor: float) -> list[dict]:
     """The fits of the drive with ``floor``: for each (without, with the floor) the fitted floor
     and each middle span's WAF and IOPS error against the truth."""
-    from ..calibrate import calibrate, read_inputs
-    from ..calibrate import curve as cv
-    from ..calibrate.fit import fit
-    from ..calibrate.inputs import SIGMA_MEASURED, Figure
-    from ..calibrate.model import build, predict
-    from ..calibrate.presets import INPUTS
-
     spec, sheet = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
     base = calibrate(spec, sheet, timed_rounds=0)
     spans = [int(base.user_bytes * f) // 4096 * 4096 for f in SPANS]

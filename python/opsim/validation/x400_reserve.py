@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import sys
 
+from ..calibrate import calibrate, read_inputs
+from ..presets import INPUTS
 from .seeds import x400_rows
 
 
 def refit(physical_256: int) -> dict:
     """The family's controller times fitted by ``opsim calibrate`` to the 256 GB drive's two
     published points, with ``physical_256`` bytes of NAND behind it."""
-    from ..calibrate import calibrate, read_inputs
-    from ..calibrate.presets import INPUTS
-
     spec, figures = read_inputs(str(INPUTS / "sandisk-x400-256gb.toml"))
     spec.physical = physical_256
     cal = calibrate(spec, figures)

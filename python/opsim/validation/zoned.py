@@ -24,7 +24,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .. import plots, presets
 from ..errors import ConfigError
+from ..sim import describe, simulate
 from ..units import fmt_bytes, parse_size
 
 #: the generic scale model: 256 MiB user, 12% OP (user basis), 1 MiB blocks of 4 KiB pages, greedy
@@ -41,8 +43,6 @@ def base_config(preset: str | None = None, sets: Sequence[str] = ()) -> dict:
     """The full-size drive the sweep is about: a preset (with its timing) or the generic model,
     with ``sets`` ("table.key=value", the value parsed as JSON when it is JSON) applied."""
     if preset:
-        from .. import presets
-
         cfg: dict = {"preset": presets.get(preset).get("path", preset), "ftl": {"gc": "greedy"}}
     else:
         cfg = copy.deepcopy(GENERIC)
@@ -61,8 +61,6 @@ def base_config(preset: str | None = None, sets: Sequence[str] = ()) -> dict:
 
 def gc_unit_bytes(cfg: dict) -> int:
     """The drive's GC unit in bytes, as the core describes the drive (a block or a superblock)."""
-    from ..sim import describe
-
     return int(describe(cfg)["drive"]["gc_unit"]["bytes"])
 
 
@@ -70,8 +68,6 @@ def model_config(cfg: dict, zone: int, active: int, scale: int) -> dict:
     """The config of one point: ``cfg`` with ``active`` open zones of ``zone`` bytes, as the
     core's scale model ``scale`` times smaller (``describe(..., scale=)``: fewer blocks, or as
     many superblocks each smaller, and the zone divided with them)."""
-    from ..sim import describe
-
     c = copy.deepcopy(cfg)
     c["workload"] = {"type": "zoned", "zone_size": zone, "active_zones": active}
     if scale == 1:
@@ -88,8 +84,6 @@ def model_config(cfg: dict, zone: int, active: int, scale: int) -> dict:
 def run_point(cfg: dict, zone: int, active: int, warmup: float, measure: float, seed: int, scale: int = 1) -> dict:
     """One run on the scale model: WAF and the measured commands of ``active`` open zones of
     ``zone`` bytes (of the full-size drive)."""
-    from ..sim import simulate
-
     c = model_config(cfg, zone, active, scale)
     c["run"] = c.get("run", {}) | {
         "seed": seed,
@@ -121,8 +115,6 @@ def sweep(
 ) -> list[dict]:
     """Every zone size x active-zone count that fits the full-size drive (more active zones
     than zones is skipped), each run on the scale model."""
-    from ..sim import describe
-
     d = describe(cfg, model_limits=False)["drive"]
     user = int(d["user_pages"]) * int(d["page_size"])
     rows = []
@@ -135,8 +127,6 @@ def sweep(
 
 def figure(rows: Sequence[dict], unit: int, title: str):
     """WAF against zone size (log scale, GC unit marked), one line per active-zone count."""
-    from .. import plots
-
     fig, (ax,) = plots.new_figure(width=6.5, height=4.0)
     actives = sorted({r["active_zones"] for r in rows})
     for a, color in zip(actives, plots.palette(len(actives))):
@@ -178,7 +168,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = sweep(cfg, _zone_sizes(a.zone_sizes, unit), actives, a.warmup, a.measure, scale=a.scale)
     what = a.preset or "generic scale model"
     title = f"zoned workload, {what}: WAF against zone size (greedy GC)"
-    from .. import plots
 
     plots.save(figure(rows, unit, title), a.output)
     data = {

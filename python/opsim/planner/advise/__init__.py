@@ -19,15 +19,22 @@ a latency percentile), :func:`advise`
 
 Every figure carries the model that produced it; nothing is tabulated.  The CLI is
 ``opsim advise`` (:mod:`opsim.commands.advise`); docs/planner.md, section "Advisor".
-Rooms: :mod:`.options` (errors naming the option), :mod:`.drive`, :mod:`.workload`,
-:mod:`.targets`, :mod:`.screen` (the analytic screen), :mod:`.confirm` (the simulator's
-confirmation) and :mod:`.advisor` (the search, the binding target, the diagnosis, the notes).
+Rooms: :mod:`.options` (errors naming the option), :mod:`.drive`, :mod:`.targets`,
+:mod:`.checks` (the request checked before any work), :mod:`.screen` (the analytic screen),
+:mod:`.skew` (the screen's WAF under skew, anchored on the core), :mod:`.confirm` (the
+simulator's confirmation), :mod:`.interval` (a calibrated drive's intervals), :mod:`.advisor`
+(the search, the binding target), :mod:`.diagnosis` (why no OP meets the targets), :mod:`.notes`,
+:mod:`.tenants` (namespaces sharing a drive) and :mod:`.trace` (a block trace as the workload).
+The workload itself (notation, classes, core table, fio jobs) is :mod:`opsim.workload`'s.
 """
 
 from __future__ import annotations
 
-from .advisor import DIAGNOSIS_HELD_BACK, advise, plan_command, why_not
+from ...workload import JESD219_SIZES, Workload, parse_read_write, parse_skew
+from ...workload.classes import zipf_classes
+from .advisor import DIAGNOSIS_HELD_BACK, advise, plan_command
 from .confirm import DEFAULT_MODEL_BLOCKS, MIN_MODEL_BLOCKS, ScaleModel, plan_model, sim_config, sim_level
+from .diagnosis import why_not
 from .drive import Drive, load_drive
 from .options import _bad
 from .screen import Level, grid, iops_bound, screen_level, waf_gc_model
@@ -36,12 +43,9 @@ from .targets import (
     Targets,
     parse_fraction_option,
     parse_latency,
-    parse_read_write,
-    parse_skew,
     parse_target_number,
 )
 from .tenants import advise_tenants, load_tenants
-from .workload import JESD219_SIZES, Workload, zipf_classes
 
 __all__ = [
     "DEFAULT_MODEL_BLOCKS",

@@ -1,17 +1,21 @@
-"""The advisor itself: screen, confirm, the binding target, why no OP can meet the targets,
-the ``opsim plan`` command for the answer, and the notes on every model used."""
+"""The advisor itself: the request checked (:mod:`.checks`), the screen, the confirmation, the
+binding target, why no OP can meet the targets (:mod:`.diagnosis`), the ``opsim plan`` command
+for the answer, and the notes on every model used (:mod:`.notes`)."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
+from ...workload.spec import Workload
 from ..capacity import (
     GB,
 )
-from ..endurance import DAYS_PER_YEAR, GB_PER_TB, RATING_FORMULA
+from .checks import check_request, jesd219_confirmation
 from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, open_loop_latency, plan_model, sim_level, smallest_passing
+from .diagnosis import why_not
 from .drive import Drive
 from .interval import Carried, absent, carried, how, judged
+from .notes import notes
 from .options import _bad
 from .screen import (
     Level,
@@ -19,12 +23,10 @@ from .screen import (
     check,
     failing,
     grid,
-    jesd219_available,
     screen_level,
 )
 from .skew import skew_model
 from .targets import Targets
-from .workload import Workload
 
 DIAGNOSIS_HELD_BACK = Fraction(3, 4)  # the screen looks this far (max --max-held-back)
 
@@ -134,72 +136,6 @@ def _no_band(drive: Drive, intervals: bool) -> str:
     if not intervals:
         return "not carried: the replay of a trace runs at the drive's best fit only"
     return f"the drive keeps no profile; {how(drive)}"
-
-
-def check_request(drive: Drive, wl: Workload, targets: Targets, confirm: bool) -> None:
-    """Refuse, naming the option, targets the drive or workload cannot be judged on."""
-    needs_pe = [
-        o
-        for o, v in (
-            ("min_tbw", targets.min_tbw),
-            ("min_dwpd", targets.min_dwpd),
-            ("min_lifetime", targets.min_lifetime_years),
-        )
-        if v is not None
-    ]
-    if needs_pe and drive.pe is None:
-        raise _bad(
-            needs_pe[0],
-            "an endurance target needs the NAND's P/E cycle rating: give --pe "
-            "(host TB writable = P/E x NAND capacity / WAF)",
-        )
-    if targets.min_lifetime_years is not None and not wl.write_rate:
-        raise _bad("min_lifetime", "a lifetime target needs the host writes per day: give --write-rate")
-    if not targets.names():
-        raise _bad(
-            "min_iops",
-            "give at least one target: --min-iops, --min-tbw, --min-dwpd, --min-lifetime, "
-            "--min-capacity or --max-latency",
-        )
-    if targets.min_capacity is not None and targets.min_capacity > drive.native.bytes:
-        raise _bad(
-            "min_capacity",
-            f"{targets.min_capacity:,} bytes is more than the drive's native capacity ({drive.native.bytes:,} bytes)",
-        )
-    if targets.latency and not confirm:
-        raise _bad("max_latency", "latency has no analytic model: it needs the simulator (drop --no-simulate)")
-    check_mix(drive, wl)
-
-
-def check_mix(drive: Drive, wl: Workload) -> None:
-    """A random/sequential mix: uniform random writes of whole pages."""
-    if wl.sequential > 0 and wl.skewed:
-        raise _bad(
-            "sequential",
-            "a random/sequential mix is simulated with uniform random writes; drop --skew/--profile or --sequential",
-        )
-    if 0 < wl.sequential < 1:
-        assert wl.block_size is not None  # a mix is not skewed (refused above), so it has one transfer size
-        if wl.block_size % drive.page_size:
-            raise _bad(
-                "sequential",
-                f"a random/sequential mix needs a --block-size that is a multiple of the "
-                f"{drive.page_size}-byte page (the simulator's interleaved pattern)",
-            )
-
-
-def jesd219_confirmation(wl: Workload, targets: Targets, confirm: bool) -> tuple[bool, str | None]:
-    """Whether the simulator confirms, and why not: a core without the JESD219 workload
-    screens that profile with the analytic models only."""
-    if not (wl.skew == "jesd219" and confirm and not jesd219_available()):
-        return confirm, None
-    note = (
-        'the Rust core has no workload type "jesd219" yet: the JESD219 profile is screened '
-        "with the analytic models only"
-    )
-    if targets.latency:
-        raise _bad("max_latency", note + "; a latency target cannot be checked")
-    return False, note
 
 
 def screen_levels(
@@ -375,216 +311,3 @@ def _size_arg(n: int) -> str:
         if n % m == 0:
             return f"{n // m}{u}"
     return str(n)
-
-
-def why_not(drive, wl, targets, levels, allowed, rows, per_target_model, max_held_back) -> list[dict]:
-    """Why no allowed OP meets the targets: per failing target, what the largest allowed OP
-    gives, what the drive gives with no GC at all, and the OP the analytic models say the
-    target would need."""
-    if not allowed:
-        return [
-            {
-                "target": "capacity",
-                "reason": f"no candidate level keeps {targets.min_capacity:,} bytes usable "
-                "and leaves room for garbage collection",
-            }
-        ]
-    last = allowed[-1]
-    row = rows[last.index]
-    ceil = ceiling(drive, wl, targets, last)
-    out = []
-    for name in row["fails"]:
-        _, val, need = row["checks"][name]
-        item = {
-            "target": name,
-            "at_largest_allowed": {
-                "held_back": float(last.held_back),
-                "user_bytes": last.user_bytes,
-                "value": val,
-                "required": need,
-                "source": row["source"],
-            },
-        }
-        idx = per_target_model.get(name)
-        if name == "iops" and need > ceil["iops"]:
-            item["reason"] = (
-                f"no OP can reach {need:,.0f} IOPS on this workload: even with no garbage "
-                f"collection at all the drive gives {ceil['iops']:,.0f} (limited by the "
-                f"{ceil['bottleneck']}; bottleneck bound)"
-            )
-        elif name == "tbw" and need > ceil["tbw_tb"]:
-            item["reason"] = (
-                f"no OP can reach {need:,.0f} TB: even at WAF {ceil['waf']:.2f} (no GC) the P/E "
-                f"budget gives {ceil['tbw_tb']:,.0f} TB"
-            )
-        elif name == "lifetime" and need > ceil["lifetime_years"]:
-            item["reason"] = (
-                f"no OP can last {need:g} years at this write rate: even with no GC the P/E "
-                f"budget lasts {ceil['lifetime_years']:.2f} years"
-            )
-        elif idx is not None:
-            item["reason"] = (
-                f"needs about {100 * float(levels[idx].held_back):.1f}% of the native capacity held "
-                f"back ({levels[idx].user_bytes / GB:,.1f} GB usable; analytic models), more than "
-                + (
-                    "the capacity target allows"
-                    if targets.min_capacity is not None and levels[idx].user_bytes < targets.min_capacity
-                    else "--max-held-back allows"
-                )
-            )
-        elif name.startswith(("latency", "read latency", "write latency")):
-            v = "not measured" if val is None else f"{val:,.0f} us"
-            item["reason"] = f"at the largest allowed OP the simulated {name} is {v}, above {need:,g} us"
-        else:
-            item["reason"] = "not met anywhere up to 75% of the native capacity held back (analytic models)"
-        out.append(item)
-    return out
-
-
-def _timing_note(drive: Drive) -> str:
-    if not drive.preset:
-        return f"timing parameters: {drive.sources.get('timing')}"
-    from ...presets import is_path
-
-    src = drive.sources.get("timing") or {}
-    fitted = sorted(k for k, v in src.items() if str(v).startswith("fitted"))
-    est = sorted(k for k, v in src.items() if str(v).startswith("estimate"))
-    what = "drive file" if is_path(drive.preset) else "preset"
-    origins = sorted({o for k in fitted for o in _fitted_to(str(src[k]))})
-    return (
-        f"timing parameters: {what} {drive.preset} (`opsim presets {drive.preset}` gives every source); "
-        f"fitted to {' and '.join(origins) or 'its figures'}: {', '.join(fitted) or 'none'}; "
-        f"estimates: {', '.join(est) or 'none'}"
-    )
-
-
-def _fitted_to(source: str) -> list[str]:
-    """What a fitted key's source says it was fitted to: the drive's datasheet, a seed, a
-    measurement (the text after "to " in "fitted: WHAT, to FIGURES (95%: ...)")."""
-    import re
-
-    figures = source.split(", to ", 1)[1] if ", to " in source else ""
-    out = ["its datasheet"] if re.search(r"(^|; )datasheet", figures) else []
-    out += sorted(set(re.findall(r"seed \d{3}", figures)))
-    if re.search(r"(^|; )(measured|points|measure)", figures):
-        out.append("measurements")
-    return out
-
-
-def _superblock_model(drive, model) -> str:
-    """The scale model of a superblock drive, as the core's scale rule made it."""
-    b, units, pages = drive.pages_per_block, model.units, model.unit_pages
-    which = (
-        f"the drive's {units:,} superblocks"
-        if units == drive.blocks
-        else f"{units:,} of the drive's {drive.blocks:,} superblocks"
-    )
-    return (
-        f"a scale model of {units:,} superblocks of {pages:,} pages ({which}, each 1/{b // pages} of its {b:,} pages)"
-    )
-
-
-def notes(drive, wl, targets, model, confirm, confirm_note, screen, latency_rate, step) -> list[str]:
-    b = drive.pages_per_block
-    out = [
-        f"OP levels: every {100 * float(step):g}% of the native capacity held back, as whole marketed GB "
-        "(IDEMA LBA1-03 counts)"
-        if drive.native.gb is not None
-        else f"OP levels: every {100 * float(step):g}% of the native capacity held back, in whole sectors (floor)",
-        f"WAF (screen): {screen[0]['waf_model']}, at the OP garbage collection sees (physical pages outside "
-        f"the {drive.description['op']['reserved_blocks']}-block free reserve over user pages); steady state",
-        f"WAF is NAND bytes over host bytes: sub-page writes program whole {drive.page_size // 1024} KiB mapping "
-        "units (read-modify-write)"
-        if any(s % drive.page_size for s, _ in wl.sizes())
-        else "WAF is NAND bytes over host bytes",
-        "IOPS (screen): bottleneck bound over controller, host link, NAND dies and channels with the timed "
-        "model's cost rules; queueing is not modelled, so it is an upper bound",
-        _timing_note(drive),
-    ]
-    if drive.slc_folds:
-        out.insert(
-            2,
-            f"SLC cache (screen): in steady state the cache is its static part "
-            f"({drive.slc_static_blocks:,} blocks, held out of the pool GC works in); every host write is "
-            "programmed in SLC mode and folded (WAF + 1; per page: an SLC read, a native program and the "
-            "controller's per-page GC time)",
-        )
-    if drive.pe is not None:
-        pe_src = drive.sources.get("pe")
-        pe_note = "" if pe_src in (None, "given with --pe") else f", {pe_src}"
-        out.append(
-            f"TBW = P/E ({drive.pe:g}{pe_note}) x NAND ({drive.physical_bytes / GB:,.1f} GB) / WAF; "
-            f"DWPD = TBW x {GB_PER_TB[RATING_FORMULA]} / user GB / ({targets.dwpd_years:g} x {DAYS_PER_YEAR} days) "
-            "(host bytes over user bytes a day: the data-center vendors' ratings, and the one `opsim calibrate` "
-            "derives a P/E rating from; "
-            "`opsim endurance` gives the SanDisk X400 note's 1024 too); lifetime = TBW / write rate"
-            + (
-                "; a rating is the floor its vendor warrants, so a P/E derived from one is the least the NAND "
-                "carries and these TBW and DWPD are conservative (docs/calibrate.md, 'The endurance prediction "
-                "is low')"
-                if drive.pe_from_rating
-                else ""
-            )
-        )
-        if targets.min_dwpd is not None and targets.dwpd_workload:
-            out.append(
-                f"the DWPD target is rated under {targets.dwpd_workload}"
-                + (
-                    ": JEDEC JESD218 rates a data-center drive's endurance under the JESD219 enterprise workload "
-                    "(random writes over the whole drive, 50% to the first 5% of the LBAs, 30% to the next 15%, 20% "
-                    "to the rest; 0.5-64 KiB transfers, 67% of 4 KiB), and `opsim calibrate` derives a datasheet's "
-                    "P/E rating at that workload's WAF; --profile, --skew, --block-size or --sequential rate it "
-                    "under another"
-                    if targets.dwpd_workload.startswith("the JESD219")
-                    else ""
-                )
-            )
-    else:
-        out.append("no --pe: TBW, DWPD and lifetime are not computed")
-    if 0 < wl.sequential < 1:
-        seq, rnd = wl.mix_chunks(drive.page_size, drive.pages_per_block)
-        out.append(
-            f'random/sequential mix: simulated with the core\'s interleaved pattern (type "sk-hynix"): '
-            f"{seq / 2**20:g} MiB of sequential writes (one FTL block) then {rnd / 2**20:g} MiB of random "
-            f"ones, {100 * seq / (seq + rnd):.1f}% sequential by bytes"
-        )
-    if wl.skew == "zipf":
-        out.append(
-            "zipf: the analytic screen ranks the real drive's pages; the scale model ranks its own (fewer) "
-            "pages, so its skew differs slightly"
-        )
-    if confirm and model is not None:
-        shape = (
-            _superblock_model(drive, model)
-            if drive.superblocks
-            else f"a {model.blocks:,}-block scale model ({b} pages per block, "
-            f"1/{max(1, drive.blocks // model.blocks)} of the drive's blocks)"
-        )
-        out.append(
-            f"simulator: timed model on {shape} with the same OP seen by GC and every "
-            f"timing and die count kept; preconditioning: {model.precondition}"
-            + (
-                " (the mean-field steady state placed directly)"
-                if model.precondition == "analytic"
-                else f" ({model.aging_drive_writes:g} drive writes of the workload after a sequential fill"
-                + (", in the timed run)" if model.precondition == "fill + timed aging" else ", functional model)")
-            )
-            + f"; then {model.warmup_drive_writes:.3g} drive writes of warm-up and {model.measure_drive_writes:.3g} "
-            "measured"
-        )
-        out += model.notes
-        if targets.latency:
-            out.append(
-                "latency: simulator only (no analytic model); "
-                + (
-                    f"open loop at the IOPS target ({latency_rate:,.0f} IOPS, Poisson arrivals)"
-                    if latency_rate
-                    else f"closed loop at queue depth {drive.queue_depth}"
-                )
-                + "; percentiles over the measurement window"
-            )
-    if confirm_note:
-        out.append(confirm_note)
-    if not confirm and not confirm_note:
-        out.append("--no-simulate: analytic screen only, not confirmed by the simulator")
-    return out

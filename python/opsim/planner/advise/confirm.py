@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...sim import Simulator, simulate
+from ...workload.spec import Workload
 from .drive import Drive
 from .screen import Level, endurance, level_ops, rmw_factor
 from .targets import Targets
-from .workload import Workload
 
 # Sizes of a simulation run (see the "Simulator confirmation" notes in docs/planner.md).
 AGING_DRIVE_WRITES = {"uniform": 2.0}  # after a sequential fill, before timing; skewed: aging_drive_writes
@@ -204,8 +205,6 @@ def run_sim(cfg: dict, model: ScaleModel) -> dict:
     """One timed run.  "fill + aging": a sequential fill in 128 KiB commands and
     ``aging_drive_writes`` of the workload in the functional model, then the timed rounds;
     otherwise the core does it all (analytic preconditioning, or fill and timed warm-up)."""
-    from ...sim import Simulator, simulate
-
     if model.precondition != "fill + aging":
         return simulate(cfg).data
     s = Simulator(cfg)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ... import presets
 from ...errors import OpsimError
+from ...sim import describe
 from ...units import parse_size
 from ..capacity import (
     Capacity,
@@ -76,8 +78,6 @@ class Drive:
 
     def prefetch_ops(self, user_bytes) -> None:
         """Ask the core, in one call, for the OP figures at each of these user capacities."""
-        from ...sim import describe
-
         todo = sorted({int(u) for u in user_bytes} - self._ops.keys())
         if todo:
             levels = describe(self.config, model_limits=False, users=todo)["levels"]
@@ -105,8 +105,6 @@ class Drive:
         ``physical_bytes``, ``user_pages``, ``user_bytes``, ``gc_pool_blocks``): the reserve,
         GC groups and SLC cache as the core keeps them; a superblock drive's superblocks kept,
         each smaller (``Description::scale_model``)."""
-        from ...sim import describe
-
         key = (int(user_bytes), int(blocks))
         if key not in self._scale:
             d = describe(self.config, model_limits=False, users=[key[0]], scale_blocks=key[1])
@@ -116,8 +114,6 @@ class Drive:
     def analytic_precondition(self, workload: dict) -> bool:
         """Whether the core can start ``workload`` (a ``[workload]`` table) on this drive with
         analytic preconditioning (``describe``'s ``analytic_precondition``)."""
-        from ...sim import describe
-
         return describe(self.config | {"workload": workload}, model_limits=False)["analytic_precondition"]
 
     def to_dict(self) -> dict:
@@ -209,7 +205,6 @@ def load_drive(
     if src.preset is None:
         drive_keys |= {"physical_capacity": int(src.physical)}
     cfg = src.base | {"drive": dict(src.drive_over) | drive_keys}
-    from ...sim import describe
 
     try:
         desc = describe(cfg, model_limits=False)
@@ -222,6 +217,8 @@ def load_drive(
             "physical",
             f"{src.physical:,} bytes is fewer than 16 blocks of {geo['pages_per_block']} x {geo['page_size']}-byte pages",
         )
+    if src.preset is None and "pages_per_block" not in src.drive_over:
+        src.sources["pages_per_block"] = f"the core's default ({geo['pages_per_block']})"
     # SLC cache: in steady state (every addressable LBA written) the cache is its static part;
     # with one, and "fold" when full, every host write is programmed in SLC mode and folded
     slc = desc["slc_cache"]
@@ -283,8 +280,6 @@ def _calibration(src: _Source) -> dict:
 def _from_preset(preset: str, preset_option: str, sector_size: int, given: dict) -> _Source:
     """A preset by name or a drive file by path: its own capacities and timing; the options
     it fixes (``given``) must not be given."""
-    from ... import presets
-
     if presets.is_path(preset):
         try:
             p = presets.drive_file(preset)
@@ -351,8 +346,10 @@ def _from_parameters(native, physical, pages_per_block, interface, sector_size: 
         )
     if pages_per_block is not None and not (2 <= int(pages_per_block) <= 65536):
         raise _bad("pages_per_block", f"{pages_per_block} is out of range 2..65536")
-    drive_over = {"pages_per_block": int(pages_per_block or 256)}
-    sources["pages_per_block"] = "given with --pages-per-block" if pages_per_block else "default 256"
+    # not given: the core's default, said once the core has resolved the drive (load_drive)
+    drive_over = {"pages_per_block": int(pages_per_block)} if pages_per_block else {}
+    if pages_per_block:
+        sources["pages_per_block"] = "given with --pages-per-block"
     timing_over = {"interface": interface or "sata"}
     sources["timing"] = "the core's defaults for the interface (docs/timed.md): not a specific drive"
     return _Source(

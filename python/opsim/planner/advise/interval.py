@@ -22,19 +22,23 @@ was given (``--pe``, or the drive file's input) is held.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from scipy.interpolate import PchipInterpolator
+
 from ...errors import InputError, OpsimError
+from ...presets import INPUTS
+from ...workload.spec import Workload
 from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, plan_model, sim_level
 from .drive import Drive, load_drive
 from .options import _bad
 from .screen import Level, SkewRatio, endurance, iops_bound, screen_level, waf_bytes
 from .skew import skew_model
 from .targets import Targets
-from .workload import Workload
 
 #: the figures an interval is carried for: (the row's key, the interval's name)
 FIGURES = (("waf", "waf"), ("iops", "iops"), ("tbw_tb", "tbw"), ("dwpd", "dwpd"), ("lifetime_years", "lifetime"))
@@ -46,10 +50,6 @@ def how(drive: Drive) -> str:
     """Where intervals would come from for a drive without a profile: the calibrate command
     (of its checked-in input, for a built-in preset made from one); a drive whose NAND was
     given rather than fitted has no profile to keep (the profile is over the NAND capacity)."""
-    import os
-
-    from ...calibrate.presets import INPUTS
-
     phys = str(drive.sources.get("physical", ""))
     if drive.preset is not None and not phys.startswith("fitted"):
         return (
@@ -156,7 +156,7 @@ class Carried:
         GC policy and workload), and a point that moves only the NAND capacity and ``[timing]``
         keeps all three; so at such a point the WAF at each level is read off the best fit's own
         WAF curve over the fine grid (monotone cubic interpolation in log OP, within 1e-5 of the
-        model: tests/test_advise_interval.py), and computed where the point's OP falls outside
+        model: tests/planner/test_advise_interval.py), and computed where the point's OP falls outside
         it.  The greedy mean field of a superblock drive costs ~20 ms a level, 3 s for the grid:
         every point would multiply that.  IOPS, TBW, DWPD and lifetime are the screen's own
         rules at the point's WAF, timing and P/E."""
@@ -214,8 +214,6 @@ class _Curve:
     """The best fit's screened WAF of garbage collection over the OP it sees, interpolated."""
 
     def __init__(self, rows: list[dict]) -> None:
-        from scipy.interpolate import PchipInterpolator
-
         pts = sorted({r["op"]["seen_by_gc"]: r["waf_gc"] for r in rows if r["op"]["seen_by_gc"] > 0}.items())
         self.lo: float = pts[0][0] if pts else math.inf
         self.hi: float = pts[-1][0] if pts else -math.inf

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ...errors import InputError
+from ...errors import InputError, option_error
 
 
 def _opt(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _bad(option: str, msg: str) -> InputError:
-    return InputError(f"{_opt(option)}: {msg}", key=option)
+#: an input error naming the option (``--min-iops: ...``)
+_bad = option_error
 
 
 def _as_option(option: str, fn, *args, **kw):

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
+from ... import models
+from ...errors import ConfigError
+from ...sim import costs, simulate
+from ...workload.spec import Workload
 from ..capacity import (
     GB,
     IDEMA_MIN_GB,
@@ -20,7 +24,6 @@ from ..capacity import (
 from ..endurance import DAYS_PER_YEAR, RATING_FORMULA, TB, dwpd_from_tbw, lifetime_days, projection
 from .drive import Drive
 from .targets import Targets, latency_name
-from .workload import Workload
 
 
 class SkewRatio(Protocol):
@@ -71,7 +74,7 @@ def grid(drive: Drive, step: Fraction, max_held_back: Fraction) -> list[Level]:
 
 def level_ops(drive: Drive, lv: Level) -> dict:
     """OP in every basis at the level (exact, from the drive's capacities as given: the core
-    rounds the NAND to whole blocks of its model; tests/test_core_truth_op.py pins the two
+    rounds the NAND to whole blocks of its model; tests/core/test_core_truth_op.py pins the two
     together) and the OP garbage collection sees (the core's figure)."""
     ops = op_all(Fraction(lv.user_bytes), Fraction(drive.physical_bytes), Fraction(drive.native.bytes))
     return {k: float(v) for k, v in ops.items()} | {"seen_by_gc": drive.op_seen(lv.user_bytes)}
@@ -95,8 +98,6 @@ def waf_gc_model(drive: Drive, wl: Workload, op_seen: float, skew: SkewRatio | N
 
 
 def _waf_random_model(drive: Drive, wl: Workload, op_seen: float, skew: SkewRatio | None) -> tuple[float, str]:
-    from ... import models
-
     b = drive.pages_per_block
     pages = int(drive.native.bytes // drive.page_size)
     cls = wl.classes(pages) if wl.skewed else None
@@ -132,8 +133,6 @@ def waf_gc_drive_pages(drive: Drive, wl: Workload, op_seen: float, skew: SkewRat
     figure, :func:`waf_gc_model`, takes the scale model's, as the simulator runs): the zipf
     tail over many more pages is longer and the LRW model's WAF higher.  None for other
     workloads (their classes do not depend on the page count) or without the anchors."""
-    from ... import models
-
     if skew is None or wl.skew != "zipf" or wl.sequential > 0:
         return None
     cls = wl.classes(int(drive.native.bytes // drive.page_size))
@@ -159,8 +158,6 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
     gives it for the drive's resolved timing, write cache and SLC folding, and the
     workload's mix.  Queueing is not modelled, so this is an upper bound; the simulator
     gives the achieved figure.  Returns (IOPS, bottleneck, {resource: IOPS it allows})."""
-    from ...sim import costs
-
     model = drive.cost_model()
     mix = {
         "write_fraction": wl.write_fraction,
@@ -270,9 +267,6 @@ def failing(checks: dict, skip_unknown: bool = True) -> list[str]:
 
 def jesd219_available() -> bool:
     """Whether the Rust core accepts ``workload.type = "jesd219"`` (another issue adds it)."""
-    from ...errors import ConfigError
-    from ...sim import simulate
-
     try:
         simulate(
             {

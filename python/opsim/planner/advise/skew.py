@@ -26,6 +26,11 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
+from ... import models
+from ...sim import Simulator
+from ...workload.spec import Workload
 from ..capacity import capacity_from_sectors
 from .confirm import (
     MIN_MODEL_BLOCKS,
@@ -37,7 +42,6 @@ from .confirm import (
 )
 from .drive import Drive
 from .screen import Level
-from .workload import Workload
 
 #: anchor levels: multiples of this share of the native capacity held back ...
 ANCHOR_STEP = Fraction(1, 40)
@@ -75,8 +79,6 @@ class SkewModel:
     def ratio(self, op_seen: float) -> float:
         """The functional model's WAF over the LRW model's, interpolated in log OP between the
         anchors (the nearest anchor's beyond them)."""
-        import numpy as np
-
         xs = [math.log(a.op_seen) for a in self.anchors]
         return float(np.interp(math.log(op_seen), xs, [a.ratio for a in self.anchors]))
 
@@ -161,9 +163,6 @@ def _anchor(drive: Drive, wl: Workload, held_back: Fraction, blocks: int) -> Anc
     """The core's functional model at ``held_back``: a sequential fill in 128 KiB commands,
     the aging the confirmation uses, then ``MEASURE_DRIVE_WRITES`` measured (GC's page WAF:
     1 + copies per host page programmed)."""
-    from ... import models
-    from ...sim import Simulator
-
     nat = drive.native
     cap = capacity_from_sectors(max(1, math.floor(nat.sectors * (1 - held_back))), nat.sector_size)
     if drive.op_seen(cap.bytes) <= 0:

@@ -21,12 +21,13 @@ from collections.abc import Callable
 
 from ... import userfile
 from ...errors import InputError
+from ...sim import describe, simulate
+from ...workload.spec import Workload
 from .confirm import model_blocks_asked, model_geometry, smallest_passing
 from .drive import Drive
 from .options import _bad
 from .screen import Level, check, endurance, failing, level_ops
 from .targets import Targets
-from .workload import Workload
 
 #: the most bytes a tenants file may have (a few dozen tables; refuse before reading more)
 MAX_FILE_BYTES = 1 << 20
@@ -121,8 +122,6 @@ def level_config(
 
 def _gc_pool_blocks(drive_table: dict, ftl: dict) -> int:
     """The core's GC pool (blocks outside the free-block reserve) of a drive with these tables."""
-    from ...sim import describe
-
     return int(describe({"drive": drive_table, "ftl": ftl}, model_limits=False)["op"]["gc_pool_blocks"])
 
 
@@ -138,8 +137,6 @@ def advise_tenants(
 ) -> dict:
     """The smallest level meeting ``targets`` with placement ``placement`` and with none,
     side by side, and the OP placement saves."""
-    from ...sim import describe, simulate
-
     if targets.min_iops is not None or targets.latency:
         raise _bad(
             "tenants",

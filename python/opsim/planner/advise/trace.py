@@ -33,11 +33,12 @@ import math
 import os
 from dataclasses import dataclass
 
+from ... import trace, trace_profile
 from ...errors import TraceError
+from ...workload import Workload, parse_skew
+from .advisor import advise
 from .confirm import MIN_MODEL_BLOCKS, ScaleModel, aging_drive_writes, model_geometry, plan_model
 from .drive import Drive
-from .targets import parse_skew
-from .workload import Workload
 
 #: a pass of the trace may be looped at most this many times per run (beyond: the trace is
 #: too small to age the model; the notes say so)
@@ -57,8 +58,6 @@ class TraceSource:
 
     def replay_table(self) -> dict:
         """The ``[workload]`` table of the replay: the trace looped, scaled to the user area."""
-        from ... import trace
-
         t = trace.options(os.path.abspath(self.path), **self.opts)
         t |= {"remap": "scale-aligned", "repeat": True}
         return {"type": "trace", "trace": t}
@@ -83,8 +82,6 @@ class TraceSource:
 def load_trace(path, opts: dict, drive: Drive, max_memory=None) -> TraceSource:
     """Read, check and fit the trace (every refusal names the file and, where there is one,
     the line); ``max_memory`` caps the profile's per-block state (its default: 2 GiB)."""
-    from ... import trace
-
     opts = {k: v for k, v in opts.items() if v is not None}
     info = trace.info(path, **opts)  # empty, garbage: the core's TraceError names file:line
     p = info["path"]
@@ -111,8 +108,6 @@ def fit_trace(path, opts: dict, max_memory=None) -> dict:
     notation, ``error``, ``workload`` (the ``[workload]`` table), ``write_size`` (the upper
     bound of the profile's size bucket holding the most writes).  A profile cut short by
     Ctrl-C is not advised on: the interrupt goes on (exit 130)."""
-    from ... import trace_profile
-
     p = trace_profile.profile(path, max_memory=max_memory, **opts)
     if getattr(p, "partial", False):
         raise KeyboardInterrupt
@@ -210,8 +205,6 @@ def compare(d: dict, src: TraceSource) -> dict:
 def advise_trace(drive: Drive, targets, src: TraceSource, *, write_rate=None, **kw) -> dict:
     """:func:`.advisor.advise` with the trace's fitted workload screened and the trace itself
     replayed in confirmation.  Returns its document with a ``trace`` section."""
-    from .advisor import advise
-
     wl = fitted_workload(src, write_rate)
     model = None
     notes: list[str] = []
