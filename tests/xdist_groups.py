@@ -21,12 +21,12 @@ IO_GROUP = "io"
 #: test files whose tests all run in the io group: the guests, and every file with a fio test
 IO_FILES = (
     "tests/vm/",
-    "tests/test_calibrate_roundtrip.py",
-    "tests/test_fio_jobs.py",
-    "tests/test_hardening_measure.py",
-    "tests/test_measure_fio.py",
-    "tests/test_measure_fio_progress.py",
-    "tests/test_measure_schema.py",
+    "tests/calibrate/test_calibrate_roundtrip.py",
+    "tests/measure/test_hardening_measure.py",
+    "tests/measure/test_measure_fio.py",
+    "tests/measure/test_measure_fio_progress.py",
+    "tests/measure/test_measure_schema.py",
+    "tests/workload/test_fio_jobs.py",
 )
 
 

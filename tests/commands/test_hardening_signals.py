@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LONG_RUN
+from support import LONG_RUN
 
 ROOT = Path(__file__).parent.resolve().parent.parent
 CLI = textwrap.dedent("""

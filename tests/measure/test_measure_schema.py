@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 import recorded_fio
-from conftest import timing_table
 from opsim import simulate
 from opsim.cli import main
 from opsim.errors import InputError
 from opsim.measure import runner
 from opsim.measure.fio import parse_fio_json
 from opsim.measure.schema import TIMED_SCHEMA, check_timed, json_type, timed_view
+from support import timing_table
 
 FIX = Path(__file__).parent.parent / "fixtures" / "measure"
 FIO_DOC = parse_fio_json((FIX / "randwrite4k_qd32_libaio_jsonplus.json").read_text())

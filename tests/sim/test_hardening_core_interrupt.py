@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LONG_RUN
+from support import LONG_RUN
 
 #: the process must end this soon after the signal (it polls every ~50 ms)
 STOP_WITHIN_S = 2.0

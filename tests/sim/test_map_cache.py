@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from conftest import timing_table
 from opsim import simulate
 from opsim.errors import CapacityError, ConfigError
+from support import timing_table
 
 TIMING = timing_table()
 TR_XFER_US = 60 + 4096 / 800

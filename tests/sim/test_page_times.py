@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from conftest import timing_table
 from opsim import simulate
 from opsim.errors import ConfigError
+from support import timing_table
 
 DIES, UPP, PER_PAGE = 4, 24, 8
 TIMING = timing_table(

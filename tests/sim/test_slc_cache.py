@@ -8,8 +8,8 @@ programs it in TLC, with the controller's GC firmware time per page.
 
 import pytest
 
-from conftest import timing_table
 from opsim import simulate
+from support import timing_table
 
 TIMING = timing_table(
     nand_page_size="48KiB",

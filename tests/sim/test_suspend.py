@@ -4,8 +4,8 @@ Checked against first principles of the model's own parameters."""
 
 import pytest
 
-from conftest import timing_table
 from opsim import simulate
+from support import timing_table
 
 TIMING = timing_table(background_gc=None)
 

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from conftest import BASE_TIMING
 from opsim import simulate
+from support import BASE_TIMING
 
 
 def cfg(timing=None, workload=None, op=0.28, b=256, cap="2GiB", **run):

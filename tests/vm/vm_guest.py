@@ -274,7 +274,11 @@ CACHE_TAG = "opsimcache"
 CACHE_QEMU_OPTS = ["-virtfs", f"local,path=/,mount_tag={CACHE_TAG},security_model=none,readonly=on,multidevs=remap"]
 
 #: the host's directories every opsim step reads: Python, the venv, the source, /usr (libraries, tools)
-CACHED_DIRS = tuple(dict.fromkeys((os.path.realpath(sys.base_prefix), os.path.join(ROOT, ".venv"), os.path.join(ROOT, "python"), "/usr")))
+CACHED_DIRS = tuple(
+    dict.fromkeys(
+        (os.path.realpath(sys.base_prefix), os.path.join(ROOT, ".venv"), os.path.join(ROOT, "python"), "/usr")
+    )
+)
 
 
 def cached_mounts(dirs: tuple[str, ...] = CACHED_DIRS) -> str:

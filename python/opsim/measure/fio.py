@@ -301,6 +301,32 @@ def _tail(f, n: int = 3) -> str:
     return " | ".join(lines[-n:]) if lines else "no message"
 
 
+def _watch(proc: subprocess.Popen, out, timeout: float | None, on_tick, stop, stall_s: float) -> Exception | None:
+    """Wait for fio's leader to exit, reading its status lines as they come (``out``: its stdout);
+    the reason to stop it (a stop request, a stall, the cap) or None when it exited by itself."""
+    start = last_tick = time.monotonic()
+    progress, seen = FioProgress(start, stall_s), 0
+    try:
+        while not _leader_exited(proc.pid):
+            time.sleep(_POLL_S)
+            now = time.monotonic()
+            if stop is not None and stop():
+                return Interrupted(stop())
+            text = os.pread(out.fileno(), 1 << 16, seen)
+            seen += len(text)
+            progress.feed(text.decode("utf-8", "replace"), now)
+            if progress.stalled(now):
+                return FioFailed(progress.reason(now))
+            if timeout and now - start > timeout:
+                return FioFailed(f"fio did not finish within {timeout:.0f} s and was stopped")
+            if on_tick and now - last_tick >= 0.5:
+                last_tick = now
+                on_tick(now - start)
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP outside a StopSignals block
+        return Interrupted(getattr(e, "signum", signal.SIGINT))
+    return None
+
+
 def run_fio(
     argv: list[str], json_path: str, timeout: float | None = None, on_tick=None, stop=None, stall_s: float = STALL_S
 ) -> dict:
@@ -327,30 +353,8 @@ def run_fio(
             proc = childproc.popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         except OSError as e:
             raise FioFailed(f"cannot start fio: {e.strerror or e}") from None
-        start = last_tick = time.monotonic()
-        progress, seen = FioProgress(start, stall_s), 0
-        why: Exception | None = None
         try:
-            while not _leader_exited(proc.pid):
-                time.sleep(_POLL_S)
-                now = time.monotonic()
-                if stop is not None and stop():
-                    why = Interrupted(stop())
-                    break
-                text = os.pread(out.fileno(), 1 << 16, seen)
-                seen += len(text)
-                progress.feed(text.decode("utf-8", "replace"), now)
-                if progress.stalled(now):
-                    why = FioFailed(progress.reason(now))
-                    break
-                if timeout and now - start > timeout:
-                    why = FioFailed(f"fio did not finish within {timeout:.0f} s and was stopped")
-                    break
-                if on_tick and now - last_tick >= 0.5:
-                    last_tick = now
-                    on_tick(now - start)
-        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP outside a StopSignals block
-            why = Interrupted(getattr(e, "signum", signal.SIGINT))
+            why = _watch(proc, out, timeout, on_tick, stop, stall_s)
         except BaseException:
             stop_fio(proc)
             raise

@@ -16,7 +16,7 @@ from opsim.measure import fio as fio_mod
 from opsim.measure.fio import FioFailed, run_fio
 from opsim.measure.fio_progress import FioProgress, reports_io
 
-FIX = Path(__file__).parent / "fixtures" / "measure"
+FIX = Path(__file__).parent.parent / "fixtures" / "measure"
 
 
 def lines(name: str) -> list[str]:
