@@ -33,11 +33,11 @@ from .workload import Workload
 
 def read_job(path, section=None) -> dict:
     """The core's reading of the job (the core's typed errors, exit 2; its config keys
-    ``workload.job`` and ``workload.section`` become the options ``--fio`` and ``--section``)."""
+    ``workload.job`` and ``workload.section`` become the options ``--fio`` and ``--section``).
+    The core refuses a path that is missing or is not a regular file (a FIFO, a device, a
+    directory) before reading it, and says which."""
     from ... import _core
 
-    if not os.path.isfile(str(path)):
-        raise _bad("fio", f"{path}: no such file")
     try:
         return json.loads(_core.fio_job(os.path.abspath(str(path)), section))
     except InputError as e:
