@@ -68,7 +68,7 @@ def sigint_once_grown(cfg, past_mb: float) -> tuple[int, str, float]:
     deadline = time.monotonic() + 120
     while rss_mb(p.pid) < past_mb:
         if p.poll() is not None:
-            out, err = p.communicate()
+            _, err = p.communicate()
             pytest.fail(f"ended (exit {p.returncode}) before it grew past {past_mb} MB: {err[-500:]}")
         assert time.monotonic() < deadline, "never grew"
         time.sleep(0.02)

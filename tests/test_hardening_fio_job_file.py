@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -114,7 +115,8 @@ def test_a_sweep_whose_job_is_a_fifo_fails_its_points_at_once(tmp_path):
     failed points named): each point fails at once with the reason, none blocks."""
     os.mkfifo(tmp_path / "job.fio")
     grid = tmp_path / "grid.toml"
-    grid.write_text(open(config(tmp_path, "job.fio")).read() + '[sweep.grid]\n"drive.op" = [0.2, 0.28]\n')
+    base = Path(config(tmp_path, "job.fio")).read_text()
+    grid.write_text(base + '[sweep.grid]\n"drive.op" = [0.2, 0.28]\n')
     out = tmp_path / "r.parquet"
     p = subprocess.run(
         [*OPSIM, "sweep", str(grid), "--workers", "0", "-o", str(out), "--json"],
