@@ -103,6 +103,12 @@ impl Interrupt {
         }
     }
 
+    /// One step of a loop whose every step is long (a few MiB of a table filled): read the
+    /// clock now, and call the hook once [`Self::INTERVAL`] has passed since the last call.
+    pub fn poll_step(&mut self) -> Result<()> {
+        self.ask()
+    }
+
     /// Ask the hook now (between rounds, before a long step), whatever the counters say.
     pub fn check(&mut self) -> Result<()> {
         self.countdown = 0;
@@ -171,6 +177,23 @@ mod tests {
         // the third tick looks at the clock: within INTERVAL of the last call, no call
         assert!(i.tick(&mut left).is_ok());
         assert_eq!(left, Interrupt::EVERY);
+    }
+
+    #[test]
+    fn poll_step_asks_at_once_then_once_per_interval() {
+        let calls = Arc::new(AtomicU32::new(0));
+        let c = calls.clone();
+        let mut i = Interrupt::new(move || {
+            c.fetch_add(1, Ordering::Relaxed);
+            false
+        });
+        i.poll_step().unwrap();
+        i.poll_step().unwrap();
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "within INTERVAL: the hook is not called again");
+        std::thread::sleep(Interrupt::INTERVAL);
+        i.poll_step().unwrap();
+        assert_eq!(calls.load(Ordering::Relaxed), 2, "after INTERVAL, one step asks");
+        Interrupt::none().poll_step().unwrap();
     }
 
     #[test]

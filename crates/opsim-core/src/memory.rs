@@ -4,6 +4,7 @@
 //! never an abort.
 
 use crate::error::{Error, Result};
+use crate::interrupt::Interrupt;
 use crate::units::format_size;
 
 /// A ceiling on the memory a model may allocate, and where it comes from.
@@ -141,6 +142,29 @@ pub fn try_vec<T: Copy>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// Items written between two looks at the interrupt while a table is filled: a few MiB,
+/// milliseconds of page faults.
+pub const FILL_STEP: usize = 1 << 20;
+
+/// [`try_vec`] for the tables of a drive of terabytes, whose filling writes gigabytes (tens
+/// of seconds): filled [`FILL_STEP`] items at a time, asking `interrupt` between steps (an
+/// `Interrupted` error when it says stop).  The same vector as [`try_vec`].
+pub fn try_vec_polled<T: Copy>(n: usize, value: T, what: &str, interrupt: &mut Interrupt) -> Result<Vec<T>> {
+    let mut v = try_with_capacity(n, what)?;
+    fill_polled(&mut v, n, value, interrupt)?;
+    Ok(v)
+}
+
+/// Fill `v` up to `n` items of `value` (it has room for them), [`FILL_STEP`] at a time,
+/// asking `interrupt` before each step.
+pub fn fill_polled<T: Copy>(v: &mut Vec<T>, n: usize, value: T, interrupt: &mut Interrupt) -> Result<()> {
+    while v.len() < n {
+        interrupt.poll_step()?;
+        v.resize((v.len() + FILL_STEP).min(n), value);
+    }
+    Ok(())
+}
+
 /// An empty vector with room for `n` items, or a capacity error when the allocation fails.
 pub fn try_with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
@@ -180,6 +204,23 @@ mod tests {
         assert_eq!(e.kind, crate::ErrorKind::Capacity);
         assert!(e.message.contains("out of memory") && e.message.contains("test table"), "{e}");
         assert_eq!(try_vec(3, 7u32, "t").unwrap(), vec![7, 7, 7]);
+    }
+
+    #[test]
+    fn a_polled_fill_is_the_same_table_and_stops_when_asked() {
+        let n = 2 * FILL_STEP + 5;
+        let v = try_vec_polled(n, 9u32, "t", &mut Interrupt::none()).unwrap();
+        assert_eq!(v, try_vec(n, 9u32, "t").unwrap());
+        // the hook says stop at its second call: one step was filled, then the error
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let c = calls.clone();
+        let mut intr = Interrupt::new(move || c.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 1);
+        let mut v: Vec<u8> = try_with_capacity(n, "t").unwrap();
+        fill_polled(&mut v, FILL_STEP, 1, &mut intr).unwrap();
+        std::thread::sleep(Interrupt::INTERVAL);
+        let e = fill_polled(&mut v, n, 1, &mut intr).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::Interrupted);
+        assert_eq!(v.len(), FILL_STEP);
     }
 
     #[test]

@@ -80,3 +80,40 @@ fn interrupted_before_anything_is_an_error_and_run_for_stops() {
     s.check().unwrap();
     assert!(s.counters().host_write_bytes >= 64 << 20);
 }
+
+/// Issue 36 item 2: the build of a large model asks the interrupt while it fills its tables
+/// (a 4 TiB drive's took 32 s, deaf to Ctrl-C).
+#[test]
+fn the_build_of_a_large_model_stops_when_asked() {
+    let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let c = calls.clone();
+    // false at the first call (before the build), then stop: the fill of 256 GiB's tables
+    // (600 MB, a few hundred ms) asks again after 50 ms
+    let intr = Interrupt::new(move || c.fetch_add(1, Ordering::Relaxed) >= 1);
+    let cfg = opsim_core::Config::from_toml_str("[drive]\nuser_capacity = \"256GiB\"\nop = 0.12\n").unwrap();
+    let t = Instant::now();
+    let e = Simulator::new_interruptible(cfg.clone(), intr).err().expect("interrupted");
+    assert_eq!(e.kind, ErrorKind::Interrupted, "{e}");
+    assert!(calls.load(Ordering::Relaxed) >= 2, "stopped by the fill's poll, not before the build");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    // without an interrupt the same config builds
+    assert!(Simulator::new_interruptible(cfg, Interrupt::none()).is_ok());
+}
+
+/// Issue 36 item 2: a zoned writer opening millions of zones at its first command stops at
+/// the run's interrupt (functional and timed): nothing was done, so the run is an
+/// `Interrupted` error (as any run stopped before its first round), and the drive is as it was.
+#[test]
+fn the_opening_of_many_zones_stops_when_asked() {
+    let zoned = "[drive]\nuser_capacity = \"16GiB\"\nop = 0.12\n[workload]\ntype = \"zoned\"\nzone_size = \"4KiB\"\n\
+                 active_zones = 4194000\n[run]\nprecondition = \"none\"\nwarmup_drive_writes = 1\nmeasure_drive_writes = 1\n";
+    for (what, extra) in [("functional", ""), ("timed", "[timing]\nqueue_depth = 32\n")] {
+        let mut s = Simulator::from_toml(&format!("{zoned}{extra}")).unwrap();
+        s.set_interrupt(after(Duration::from_millis(100)));
+        let t = Instant::now();
+        let e = s.run().err().unwrap_or_else(|| panic!("{what}: not interrupted"));
+        assert_eq!(e.kind, ErrorKind::Interrupted, "{what}: {e}");
+        assert!(t.elapsed() < Duration::from_secs(5), "{what}: {:?}", t.elapsed());
+        assert_eq!(s.counters().host_write_bytes, 0, "{what}: stopped while opening the zones");
+    }
+}

@@ -99,10 +99,18 @@ fn to_py<T>(py: Python<'_>, signals: &Signals, r: opsim_core::Result<T>) -> PyRe
 /// Run `f` without the GIL with an interrupt on Python's signals, turning errors and panics
 /// into Python exceptions.
 fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce(Interrupt) -> opsim_core::Result<T> + Send) -> PyResult<T> {
-    let signals = Signals::default();
+    guarded_with(py, &Signals::default(), f)
+}
+
+/// [`guarded`] with the interrupt of `signals` (kept by the caller for later calls).
+fn guarded_with<T: Send>(
+    py: Python<'_>,
+    signals: &Signals,
+    f: impl FnOnce(Interrupt) -> opsim_core::Result<T> + Send,
+) -> PyResult<T> {
     let intr = signals.interrupt();
     match detached(py, move || f(intr)) {
-        Ok(r) => to_py(py, &signals, r),
+        Ok(r) => to_py(py, signals, r),
         Err(msg) => Err(py_error(py, &Error::internal(format!("the Rust core panicked: {msg}")))),
     }
 }
@@ -156,8 +164,7 @@ fn simulate(
         if let Some(b) = base_dir {
             cfg.resolve_paths(std::path::Path::new(&b));
         }
-        let mut sim = Simulator::new(cfg)?;
-        sim.set_interrupt(intr);
+        let mut sim = Simulator::new_interruptible(cfg, intr)?;
         sim.run()
     })
     .map_err(|msg| py_error(py, &Error::internal(format!("the Rust core panicked: {msg}"))))?;
@@ -376,11 +383,8 @@ impl PySimulator {
     fn new(py: Python<'_>, config: String, format: &str, base_dir: Option<String>) -> PyResult<Self> {
         let format = format.to_owned();
         let signals = Signals::default();
-        let intr = signals.interrupt();
-        let sim = guarded(py, move |_| {
-            let mut s = Simulator::new(parse_config(&config, &format, base_dir.as_deref())?)?;
-            s.set_interrupt(intr);
-            Ok(s)
+        let sim = guarded_with(py, &signals, move |intr| {
+            Simulator::new_interruptible(parse_config(&config, &format, base_dir.as_deref())?, intr)
         })?;
         Ok(PySimulator { inner: Some(sim), signals })
     }

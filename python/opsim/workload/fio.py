@@ -34,9 +34,9 @@ from .spec import Workload, _units_touched
 
 def read_job(path, section=None) -> dict:
     """The core's reading of the job (the core's typed errors, exit 2; its config keys
-    ``workload.job`` and ``workload.section`` become the options ``--fio`` and ``--section``)."""
-    if not os.path.isfile(str(path)):
-        raise _bad("fio", f"{path}: no such file")
+    ``workload.job`` and ``workload.section`` become the options ``--fio`` and ``--section``).
+    The core refuses a path that is missing or is not a regular file (a FIFO, a device, a
+    directory) before reading it, and says which."""
     try:
         return json.loads(sim._core().fio_job(os.path.abspath(str(path)), section))
     except InputError as e:

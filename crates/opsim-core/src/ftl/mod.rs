@@ -42,6 +42,7 @@ pub use tables::prefetch_write;
 use tables::{set_bit_range, table, FastDiv};
 
 use crate::error::{Error, Result};
+use crate::interrupt::Interrupt;
 use crate::memory::{try_deque, try_vec};
 use crate::rng::Rng;
 use std::collections::VecDeque;
@@ -190,6 +191,12 @@ impl<P: Policy> Ftl<P> {
 
     /// The FTL of a fresh drive, or a capacity error when its tables cannot be allocated.
     pub fn try_new(p: &FtlParams) -> Result<Self> {
+        Self::try_new_polled(p, &mut Interrupt::none())
+    }
+
+    /// [`Ftl::try_new`], asking `interrupt` while the large tables are filled (tens of
+    /// seconds for a drive of terabytes): an `Interrupted` error when it says stop.
+    pub fn try_new_polled(p: &FtlParams, interrupt: &mut Interrupt) -> Result<Self> {
         let wpb = p.pages_per_block.div_ceil(64);
         let phys = p.blocks as usize * p.pages_per_block as usize;
         let groups = p.groups.max(1);
@@ -198,9 +205,9 @@ impl<P: Policy> Ftl<P> {
         }
         let bpg = p.blocks / groups;
         // the large tables first: a drive too large to allocate is refused for them
-        let l2p = table(p.lpns as usize, NONE, "logical-to-physical map")?;
-        let p2l = table(phys, NONE, "physical-to-logical map")?;
-        let bits = table(p.blocks as usize * wpb as usize, 0u64, "valid-page bitmap")?;
+        let l2p = table(p.lpns as usize, NONE, "logical-to-physical map", interrupt)?;
+        let p2l = table(phys, NONE, "physical-to-logical map", interrupt)?;
+        let bits = table(p.blocks as usize * wpb as usize, 0u64, "valid-page bitmap", interrupt)?;
         let mut free = Vec::with_capacity(groups as usize);
         let mut policies = Vec::with_capacity(groups as usize - 1);
         for g in 0..groups {
@@ -255,7 +262,7 @@ impl<P: Policy> Ftl<P> {
             low: p.gc_low,
             high: p.gc_high.max(p.gc_low),
             check_each_gc: p.check,
-            data: if p.track_data { Some(table(phys, 0u64, "data tokens")?) } else { None },
+            data: if p.track_data { Some(table(phys, 0u64, "data tokens", interrupt)?) } else { None },
             mapped: 0,
             accessible: p.lpns as u64,
             gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
@@ -263,7 +270,7 @@ impl<P: Policy> Ftl<P> {
             sense_layout: None,
             sense_seen: Vec::new(),
             pl: match &p.placement {
-                Some(pp) => Some(Box::new(placement::Placement::new(pp, p.lpns, p.blocks)?)),
+                Some(pp) => Some(Box::new(placement::Placement::new(pp, p.lpns, p.blocks, interrupt)?)),
                 None => None,
             },
             meta_rate: p.meta_rate,

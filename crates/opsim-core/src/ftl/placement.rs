@@ -6,7 +6,8 @@
 
 use super::{Frontier, EMPTY_FRONTIER};
 use crate::error::Result;
-use crate::memory::try_vec;
+use crate::interrupt::Interrupt;
+use crate::memory::{try_vec, try_vec_polled};
 use serde::Serialize;
 
 /// What the FTL needs to know: namespace boundaries (logical pages), handles, isolation.
@@ -74,9 +75,9 @@ pub fn bytes_per_page(handles: u32) -> u64 {
 }
 
 impl Placement {
-    pub(super) fn new(p: &PlacementParams, lpns: u32, blocks: u32) -> Result<Placement> {
+    pub(super) fn new(p: &PlacementParams, lpns: u32, blocks: u32, interrupt: &mut Interrupt) -> Result<Placement> {
         let n = p.ns_bounds.len().saturating_sub(1);
-        let mut ns_of = try_vec(lpns as usize, n as u8, "namespace map")?;
+        let mut ns_of = try_vec_polled(lpns as usize, n as u8, "namespace map", interrupt)?;
         for i in 0..n {
             let (a, b) = (p.ns_bounds[i] as usize, (p.ns_bounds[i + 1] as usize).min(lpns as usize));
             ns_of[a..b].iter_mut().for_each(|x| *x = i as u8);
@@ -84,7 +85,7 @@ impl Placement {
         let h = p.handles as usize;
         Ok(Placement {
             ns_of,
-            handle_of: if h > 0 { try_vec(lpns as usize, 0u8, "handle map")? } else { Vec::new() },
+            handle_of: if h > 0 { try_vec_polled(lpns as usize, 0u8, "handle map", interrupt)? } else { Vec::new() },
             c: PlacementCounters {
                 ns_host_write_bytes: vec![0; n + 1],
                 ns_nand_write_pages: vec![0; n + 1],

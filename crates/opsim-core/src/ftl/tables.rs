@@ -2,7 +2,8 @@
 //! large tables on huge pages, write prefetch.  None of them changes a result.
 
 use crate::error::Result;
-use crate::memory::try_with_capacity;
+use crate::interrupt::Interrupt;
+use crate::memory::{fill_polled, try_with_capacity};
 
 /// Exact division of a 32-bit value by a fixed divisor with one 128-bit multiply
 /// (Lemire, Kaser and Kurz 2019).
@@ -39,8 +40,9 @@ pub(super) fn set_bit_range(words: &mut [u64], from: u32, to: u32) {
 /// A vector of `n` copies of `value` (a capacity error when it cannot be allocated).  Large
 /// tables are advised to use transparent huge pages before they are first touched: the
 /// mapping tables are accessed at random, and 2 MiB pages cut TLB misses (no effect on
-/// results).
-pub(super) fn table<T: Copy>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
+/// results).  The filling (gigabytes for a drive of terabytes) asks `interrupt` every few
+/// MiB: an `Interrupted` error when it says stop.
+pub(super) fn table<T: Copy>(n: usize, value: T, what: &str, interrupt: &mut Interrupt) -> Result<Vec<T>> {
     let mut v: Vec<T> = try_with_capacity(n, what)?;
     #[cfg(target_os = "linux")]
     {
@@ -58,7 +60,7 @@ pub(super) fn table<T: Copy>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
             }
         }
     }
-    v.resize(n, value);
+    fill_polled(&mut v, n, value, interrupt)?;
     Ok(v)
 }
 

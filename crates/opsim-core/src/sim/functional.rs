@@ -43,7 +43,7 @@ impl Simulator {
         kind: WorkloadType,
         request: Option<u64>,
     ) -> Result<Workload> {
-        workload::build(
+        Ok(workload::build(
             w,
             kind,
             self.max_sectors,
@@ -51,7 +51,8 @@ impl Simulator {
             self.geo.page_size,
             self.streams(),
             request,
-        )
+        )?
+        .with_interrupt(&self.interrupt))
     }
 
     /// The workload of a plan step; errors of a `[[phase]]` workload name `phase[i].workload.*`.
@@ -437,6 +438,9 @@ pub(super) fn run_until<P: Policy>(
             // Two-stage prefetch: the mapping entry of a command far ahead, then the block
             // metadata of the page a nearer command will overwrite.
             let (op, ahead) = wl.next_ahead(rng);
+            if op.len == 0 {
+                break; // a generator stopped (the zoned writer's opening, interrupted)
+            }
             f.prefetch_lpn(ahead.start as u32);
             if let Some(near) = wl.peek(workload::AHEAD / 2) {
                 f.prefetch_old_page(near.start as u32);

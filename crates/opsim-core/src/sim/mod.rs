@@ -94,12 +94,23 @@ impl Simulator {
     }
 
     pub fn new(cfg: Config) -> Result<Simulator> {
-        let spec = ModelSpec::resolve(&cfg, true)?;
-        Simulator::with_spec(cfg, spec)
+        Simulator::new_interruptible(cfg, Interrupt::none())
     }
 
-    /// Build the model of `cfg` as `spec` (resolved from it with the model's limits) describes it.
-    pub(crate) fn with_spec(cfg: Config, spec: ModelSpec) -> Result<Simulator> {
+    /// [`Simulator::new`] whose build asks `interrupt` while it fills the model's tables (tens
+    /// of seconds for a drive of terabytes: an `Interrupted` error when it says stop), then
+    /// [`Simulator::set_interrupt`] with it.
+    pub fn new_interruptible(cfg: Config, mut interrupt: Interrupt) -> Result<Simulator> {
+        let spec = ModelSpec::resolve(&cfg, true)?;
+        interrupt.check()?;
+        let mut sim = Simulator::with_spec(cfg, spec, &mut interrupt)?;
+        sim.set_interrupt(interrupt);
+        Ok(sim)
+    }
+
+    /// Build the model of `cfg` as `spec` (resolved from it with the model's limits)
+    /// describes it, asking `interrupt` while its tables are filled.
+    pub(crate) fn with_spec(cfg: Config, spec: ModelSpec, interrupt: &mut Interrupt) -> Result<Simulator> {
         let cfg = cfg.echoed();
         let ModelSpec { geo, map_cache, memory, slc, policy_param: param, placement, gc } = spec;
         let (f, r) = (&cfg.ftl, &cfg.run);
@@ -129,11 +140,11 @@ impl Simulator {
             }),
         };
         let ftl = match f.gc {
-            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::try_new(&params)?),
-            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::try_new(&params)?),
-            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::try_new(&params)?),
-            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::try_new(&params)?),
-            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::try_new(&params)?),
+            GcPolicy::Greedy => AnyFtl::Greedy(Ftl::try_new_polled(&params, interrupt)?),
+            GcPolicy::Fifo => AnyFtl::Fifo(Ftl::try_new_polled(&params, interrupt)?),
+            GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::try_new_polled(&params, interrupt)?),
+            GcPolicy::WindowedGreedy => AnyFtl::Windowed(Ftl::try_new_polled(&params, interrupt)?),
+            GcPolicy::CostBenefit => AnyFtl::CostBenefit(Ftl::try_new_polled(&params, interrupt)?),
         };
         let native_sectors = geo.user_sectors();
         let pl_last = ftl_placement_counters(&ftl);

@@ -89,7 +89,7 @@ impl Simulator {
             let w = config(ns);
             let kind = if request.is_some() { WorkloadType::Sequential } else { w.kind };
             let streams = if ns.handles.is_empty() { self.cfg.ftl.streams } else { ns.handles.len() as u32 };
-            crate::workload::build(&w, kind, ns.sectors, ss, ps, streams, request)
+            Ok(crate::workload::build(&w, kind, ns.sectors, ss, ps, streams, request)?.with_interrupt(&self.interrupt))
         })
     }
 

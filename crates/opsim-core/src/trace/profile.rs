@@ -131,72 +131,17 @@ pub fn profile(cfg: &TraceConfig, opts: &ProfileOptions) -> Result<TraceProfile>
 
 /// Profile the requests of `r`, calling `progress` about once a second.
 pub fn profile_with(mut r: Reader, opts: &ProfileOptions, progress: &mut dyn FnMut(Progress)) -> Result<TraceProfile> {
-    let mut budget = Budget { cap: opts.max_memory, used: 0, peak: 0 };
-    let (mut state, mut touched) = (WriteState::default(), Touched::default());
-    let mut tally = WriteTally::default();
-    let mut kinds = [KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 }, KindStats { ios: 0, bytes: 0 }];
-    let mut sizes = [[0u64; 3]; 65];
-    let mut stream_end = [u64::MAX; STREAMS];
-    let (mut lo, mut hi, mut last_t, mut index, mut seq) = (u64::MAX, 0u64, 0u64, 0u64, 0u64);
-    let mut reported = 0u64;
-    let start = Instant::now();
-    let mut next_report = 1.0;
-    let mut partial = false;
-    let mut ended = false;
+    let mut pass = Pass::new(opts);
     // Requests are taken BATCH at a time, each write's block state prefetched as it is
     // parsed, so the random accesses of a large footprint overlap the parsing.
     let mut batch: Vec<(Record, u64)> = Vec::with_capacity(BATCH);
     let path = r.path().to_owned();
-    while !(ended || partial) {
-        batch.clear();
-        while batch.len() < BATCH {
-            match r.next_record() {
-                Ok(Some(x)) => {
-                    if x.kind == OpKind::Write {
-                        state.prefetch(x.offset / 4096);
-                    } else {
-                        touched.prefetch(x.offset / 4096);
-                    }
-                    batch.push((x, r.line));
-                }
-                Ok(None) => {
-                    ended = true;
-                    break;
-                }
-                Err(e) if e.kind == ErrorKind::Interrupted => {
-                    partial = true;
-                    break;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        for &(x, line) in batch.iter() {
-            let k = match x.kind {
-                OpKind::Read => 0,
-                OpKind::Write => 1,
-                OpKind::Trim => 2,
-            };
-            kinds[k].ios += 1;
-            kinds[k].bytes = kinds[k].bytes.saturating_add(x.len);
-            // ceil(log2(len)): bucket b holds (2^(b-1), 2^b]
-            sizes[64 - (x.len - 1).leading_zeros() as usize][k] += 1;
-            let end = x.offset + x.len;
-            lo = lo.min(x.offset);
-            hi = hi.max(end);
-            last_t = last_t.max(x.t_ns);
-            let (a, b) = (x.offset / 4096, (end - 1) / 4096);
-            let at = || format!("{path}:{line}");
-            if x.kind == OpKind::Write {
-                let s = &mut stream_end[(x.stream as usize).min(STREAMS - 1)];
-                seq += (*s == x.offset) as u64;
-                *s = end;
-                if index + (b - a + 1) > MAX_BLOCK_WRITES {
-                    return Err(trace_err(&path, line, "writes more than 2^40 blocks of 4 KiB: profile part of it"));
-                }
-                state.write(a, b, &mut index, &mut tally, &mut budget, &at)?;
-            } else {
-                touched.set_range(a, b, &mut budget, &at)?;
-            }
+    let start = Instant::now();
+    let (mut reported, mut next_report) = (0u64, 1.0);
+    while !(pass.ended || pass.partial) {
+        pass.fill_batch(&mut r, &mut batch)?;
+        for (x, line) in &batch {
+            pass.count(x, *line, &path)?;
         }
         if r.records & !(BATCH as u64 * 1024 - 1) != reported {
             reported = r.records & !(BATCH as u64 * 1024 - 1);
@@ -207,42 +152,190 @@ pub fn profile_with(mut r: Reader, opts: &ProfileOptions, progress: &mut dyn FnM
             }
         }
     }
-    if r.records == 0 {
-        return Err(if partial { crate::error::Error::interrupted() } else { empty_error(&r) });
-    }
-    let [rd, wr, tr] = kinds;
-    if wr.ios == 0 {
-        if partial {
-            return Err(crate::error::Error::interrupted());
+    pass.profile(&r)
+}
+
+/// What one pass counts: the per-block state and the per-request figures.
+struct Pass {
+    budget: Budget,
+    state: WriteState,
+    touched: Touched,
+    tally: WriteTally,
+    /// Requests and bytes by kind (read, write, trim).
+    kinds: [KindStats; 3],
+    /// Requests by kind in power-of-two size buckets.
+    sizes: [[u64; 3]; 65],
+    /// Where each stream's last write ended.
+    stream_end: [u64; STREAMS],
+    /// Lowest offset, highest end, latest time.
+    lo: u64,
+    hi: u64,
+    last_t: u64,
+    /// Block writes so far.
+    index: u64,
+    /// Sequential write requests.
+    seq: u64,
+    /// Ctrl-C ended the pass; the trace ended.
+    partial: bool,
+    ended: bool,
+}
+
+impl Pass {
+    fn new(opts: &ProfileOptions) -> Pass {
+        let kind = || KindStats { ios: 0, bytes: 0 };
+        Pass {
+            budget: Budget { cap: opts.max_memory, used: 0, peak: 0 },
+            state: WriteState::default(),
+            touched: Touched::default(),
+            tally: WriteTally::default(),
+            kinds: [kind(), kind(), kind()],
+            sizes: [[0u64; 3]; 65],
+            stream_end: [u64::MAX; STREAMS],
+            lo: u64::MAX,
+            hi: 0,
+            last_t: 0,
+            index: 0,
+            seq: 0,
+            partial: false,
+            ended: false,
         }
-        return Err(trace_err(
-            r.path(),
-            0,
-            format!(
-                "holds no writes in its {} lines ({} reads, {} trims): a write profile needs writes",
-                r.line, rd.ios, tr.ios
-            ),
-        ));
     }
-    let (hist, footprint) = histogram(&state, &touched);
-    let written: u64 = hist.iter().map(|h| h.1).sum();
-    let (curve, curve_at) = curve(&hist);
-    let update_distance: Vec<DistanceBucket> = (0..64)
-        .filter(|&i| tally.distance[i] > 0)
+
+    /// The next requests of `r` (up to [`BATCH`], with their lines) into `batch`, the block
+    /// state of each prefetched; the end of the trace or Ctrl-C ends the pass.
+    fn fill_batch(&mut self, r: &mut Reader, batch: &mut Vec<(Record, u64)>) -> Result<()> {
+        batch.clear();
+        while batch.len() < BATCH {
+            match r.next_record() {
+                Ok(Some(x)) => {
+                    if x.kind == OpKind::Write {
+                        self.state.prefetch(x.offset / 4096);
+                    } else {
+                        self.touched.prefetch(x.offset / 4096);
+                    }
+                    batch.push((x, r.line));
+                }
+                Ok(None) => {
+                    self.ended = true;
+                    break;
+                }
+                Err(e) if e.kind == ErrorKind::Interrupted => {
+                    self.partial = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Count request `x` (at `line` of `path`, for errors).
+    fn count(&mut self, x: &Record, line: u64, path: &str) -> Result<()> {
+        let k = match x.kind {
+            OpKind::Read => 0,
+            OpKind::Write => 1,
+            OpKind::Trim => 2,
+        };
+        self.kinds[k].ios += 1;
+        self.kinds[k].bytes = self.kinds[k].bytes.saturating_add(x.len);
+        // ceil(log2(len)): bucket b holds (2^(b-1), 2^b]
+        self.sizes[64 - (x.len - 1).leading_zeros() as usize][k] += 1;
+        let end = x.offset + x.len;
+        self.lo = self.lo.min(x.offset);
+        self.hi = self.hi.max(end);
+        self.last_t = self.last_t.max(x.t_ns);
+        let (a, b) = (x.offset / 4096, (end - 1) / 4096);
+        let at = || format!("{path}:{line}");
+        if x.kind == OpKind::Write {
+            let s = &mut self.stream_end[(x.stream as usize).min(STREAMS - 1)];
+            self.seq += (*s == x.offset) as u64;
+            *s = end;
+            if self.index + (b - a + 1) > MAX_BLOCK_WRITES {
+                return Err(trace_err(path, line, "writes more than 2^40 blocks of 4 KiB: profile part of it"));
+            }
+            self.state.write(a, b, &mut self.index, &mut self.tally, &mut self.budget, &at)
+        } else {
+            self.touched.set_range(a, b, &mut self.budget, &at)
+        }
+    }
+
+    /// The profile from what the pass counted over the requests of `r`.
+    fn profile(self, r: &Reader) -> Result<TraceProfile> {
+        if r.records == 0 {
+            return Err(if self.partial { crate::error::Error::interrupted() } else { empty_error(r) });
+        }
+        let [rd, wr, tr] = self.kinds;
+        if wr.ios == 0 {
+            if self.partial {
+                return Err(crate::error::Error::interrupted());
+            }
+            return Err(trace_err(
+                r.path(),
+                0,
+                format!(
+                    "holds no writes in its {} lines ({} reads, {} trims): a write profile needs writes",
+                    r.line, rd.ios, tr.ios
+                ),
+            ));
+        }
+        let (hist, footprint) = histogram(&self.state, &self.touched);
+        let written: u64 = hist.iter().map(|h| h.1).sum();
+        let (curve, curve_at) = curve(&hist);
+        let (index, seq, hi) = (self.index, self.seq, self.hi);
+        Ok(TraceProfile {
+            source: r.source(),
+            partial: self.partial,
+            block_writes: index,
+            overwrites: self.tally.overwrites,
+            overwrite_ratio: self.tally.overwrites as f64 / index as f64,
+            footprint_bytes: footprint * 4096,
+            write_footprint_bytes: written * 4096,
+            written_blocks: written,
+            min_offset: self.lo,
+            max_end: hi,
+            span_blocks: hi.div_ceil(4096),
+            duration_s: self.last_t as f64 / 1e9,
+            sequential_writes: seq,
+            sequential_share: seq as f64 / wr.ios as f64,
+            read: rd,
+            write: wr,
+            trim: tr,
+            size_mix: size_mix(&self.sizes),
+            update_distance: update_distance(&self.tally.distance, written),
+            update_distance_median_footprints: median_bucket(&self.tally.distance).map(|d| d / written as f64),
+            curve,
+            curve_at,
+            write_counts: hist,
+            memory_bytes: self.budget.peak,
+            skipped_bad_lines: r.skipped_bad,
+            first_bad_line: r.first_bad.clone(),
+        })
+    }
+}
+
+/// Overwrites by log2 bucket of the update distance (`distance[i]`: distances in
+/// `2^i..2^(i+1)`), empty buckets left out, with the bounds in `written` blocks.
+fn update_distance(distance: &[u64; 64], written: u64) -> Vec<DistanceBucket> {
+    (0..64)
+        .filter(|&i| distance[i] > 0)
         .map(|i| {
             let (lo, hi) = (1u64 << i, if i == 63 { u64::MAX } else { (1u64 << (i + 1)) - 1 });
             DistanceBucket {
                 lo,
                 hi,
-                count: tally.distance[i],
+                count: distance[i],
                 lo_footprints: lo as f64 / written as f64,
                 hi_footprints: hi as f64 / written as f64,
             }
         })
-        .collect();
-    let median = median_bucket(&tally.distance).map(|d| d / written as f64);
+        .collect()
+}
+
+/// Requests by size bucket (`sizes[b]`: read, write, trim of size in (2^(b-1), 2^b]), from the
+/// smallest bucket used to the largest.
+fn size_mix(sizes: &[[u64; 3]; 65]) -> Vec<SizeBucket> {
     let used: Vec<usize> = (0..65).filter(|&b| sizes[b] != [0; 3]).collect();
-    let size_mix = match (used.first(), used.last()) {
+    match (used.first(), used.last()) {
         (Some(&f), Some(&l)) => (f..=l)
             .map(|b| SizeBucket {
                 upto: if b == 64 { u64::MAX } else { 1u64 << b },
@@ -252,35 +345,7 @@ pub fn profile_with(mut r: Reader, opts: &ProfileOptions, progress: &mut dyn FnM
             })
             .collect(),
         _ => Vec::new(),
-    };
-    Ok(TraceProfile {
-        source: r.source(),
-        partial,
-        block_writes: index,
-        overwrites: tally.overwrites,
-        overwrite_ratio: tally.overwrites as f64 / index as f64,
-        footprint_bytes: footprint * 4096,
-        write_footprint_bytes: written * 4096,
-        written_blocks: written,
-        min_offset: lo,
-        max_end: hi,
-        span_blocks: hi.div_ceil(4096),
-        duration_s: last_t as f64 / 1e9,
-        sequential_writes: seq,
-        sequential_share: seq as f64 / wr.ios as f64,
-        read: rd,
-        write: wr,
-        trim: tr,
-        size_mix,
-        update_distance,
-        update_distance_median_footprints: median,
-        curve,
-        curve_at,
-        write_counts: hist,
-        memory_bytes: budget.peak,
-        skipped_bad_lines: r.skipped_bad,
-        first_bad_line: r.first_bad.clone(),
-    })
+    }
 }
 
 /// (writes, blocks) of the written blocks by write count, ascending, and the blocks touched by

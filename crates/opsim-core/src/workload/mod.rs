@@ -13,6 +13,7 @@ pub mod fio;
 pub mod synth;
 pub mod tenants;
 mod trace_feed;
+mod zone_set;
 pub mod zoned;
 
 pub(crate) use build::cumulative_weights;
@@ -320,6 +321,16 @@ impl Workload {
         }
     }
 
+    /// Let `interrupt` stop what a generator does at length before a command: the zoned
+    /// writer opening millions of zones (the stream then ends, with an `Interrupted` error
+    /// kept for [`Workload::finish`]).  A trace's reader has its own (its config's).
+    pub fn with_interrupt(mut self, interrupt: &crate::interrupt::Interrupt) -> Self {
+        if let Pattern::ZoneWriter(z) = &mut self.pattern {
+            z.set_interrupt(interrupt.clone());
+        }
+        self
+    }
+
     /// The same addresses, every command a write (a preconditioning fill: the configured
     /// read and trim mix is the measured workload's, not the fill's).
     pub fn writes_only(mut self) -> Self {
@@ -406,7 +417,16 @@ impl Workload {
                     (rng.below(slots) * len as u64, 0)
                 }
             }
-            Pattern::ZoneWriter(z) => return z.next_op(rng),
+            Pattern::ZoneWriter(z) => {
+                return match z.next_op(rng) {
+                    Ok(op) => op,
+                    Err(e) => {
+                        // interrupted while opening the first zones: the end marker follows
+                        self.error.get_or_insert(e);
+                        NO_OP
+                    }
+                };
+            }
             Pattern::Fio(f) => return f.next_op(rng),
             Pattern::Tenants(t) => {
                 return match t.next_op(rng) {

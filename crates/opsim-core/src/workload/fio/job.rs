@@ -3,6 +3,7 @@
 //!
 //! Option names and value forms follow fio's `options.c` and HOWTO.
 
+use super::options::Options;
 use super::parse::{self, err_at, Entry, SizeValue};
 use crate::error::Result;
 
@@ -216,281 +217,48 @@ impl FioJob {
     }
 }
 
-fn canonical(key: &str) -> &str {
-    match key {
-        "readwrite" => "rw",
-        "blocksize" => "bs",
-        "blockalign" => "ba",
-        "random_distribution" => "random_distribution",
-        "filesize" => "filesize",
-        "io_limit" => "io_size",
-        k => k,
-    }
-}
+/// The options opsim honours (every other is harmless or refused).
+const HONOURED: &[&str] = &[
+    "rw",
+    "bs",
+    "bssplit",
+    "ba",
+    "size",
+    "offset",
+    "filesize",
+    "rwmixread",
+    "rwmixwrite",
+    "norandommap",
+    "randrepeat",
+    "randseed",
+    "random_distribution",
+    "numjobs",
+];
 
 /// The job from its entries (`[global]` ones first, then the job's own; later win).
 pub fn job(path: &str, name: &str, section_line: u64, entries: &[Entry]) -> Result<FioJob> {
-    let mut last: Vec<(&str, &Entry)> = Vec::new();
-    for e in entries {
-        let k = canonical(&e.key);
-        last.retain(|(x, _)| *x != k);
-        last.push((k, e));
-    }
-    let get = |k: &str| last.iter().find(|(x, _)| *x == k).map(|(_, e)| *e);
-    let bad = |e: &Entry, msg: String| err_at(path, e.line, format!("option `{}`: {msg}", e.key));
-    let need_value = |e: &Entry| -> Result<String> {
-        e.value.clone().filter(|v| !v.is_empty()).ok_or_else(|| bad(e, "needs a value (key=value)".into()))
-    };
-
-    // every option is honoured, harmless or refused
-    const HONOURED: &[&str] = &[
-        "rw",
-        "bs",
-        "bssplit",
-        "ba",
-        "size",
-        "offset",
-        "filesize",
-        "rwmixread",
-        "rwmixwrite",
-        "norandommap",
-        "randrepeat",
-        "randseed",
-        "random_distribution",
-        "numjobs",
-    ];
-    for (k, e) in &last {
-        if HONOURED.contains(k) || HARMLESS.contains(k) {
-            continue;
-        }
-        return Err(match refusal(k) {
-            Some(why) => bad(e, format!("cannot be honoured: {why}")),
-            None => bad(e, "is not an option opsim honours; remove it or see docs/workloads.md (fio job files)".into()),
-        });
-    }
-
-    let kb_base = match get("kb_base") {
-        None => 1024,
-        Some(e) => match need_value(e)?.as_str() {
-            "1024" => 1024,
-            "1000" => 1000,
-            v => return Err(bad(e, format!("`{}` is not 1000 or 1024", parse::show(v)))),
-        },
-    };
-    let bool_opt = |k: &str, default: bool| -> Result<bool> {
-        match get(k) {
-            None => Ok(default),
-            Some(e) => parse::boolean(e.value.as_deref()).map_err(|m| bad(e, m)),
-        }
-    };
-    let int_opt = |k: &str| -> Result<Option<u64>> {
-        match get(k) {
-            None => Ok(None),
-            Some(e) => {
-                let v = need_value(e)?;
-                parse::integer(&v)
-                    .map(Some)
-                    .ok_or_else(|| bad(e, format!("`{}` is not a whole number", parse::show(&v))))
-            }
-        }
-    };
-    let size_opt = |k: &str, pct: bool| -> Result<Option<SizeValue>> {
-        match get(k) {
-            None => Ok(None),
-            Some(e) => parse::size(&need_value(e)?, kb_base, pct).map(Some).map_err(|m| bad(e, m)),
-        }
-    };
-
-    // rw
-    let (random, mixed) = match get("rw") {
-        None => {
-            return Err(err_at(
-                path,
-                section_line,
-                format!("job [{name}] has no rw= (fio's default is read, which writes nothing)"),
-            ))
-        }
-        Some(e) => {
-            let v = need_value(e)?.to_ascii_lowercase();
-            if v.contains(':') {
-                return Err(bad(e, format!("`{v}`: rw modifiers (`:N`) are not modelled")));
-            }
-            match v.as_str() {
-                "write" => (false, false),
-                "randwrite" => (true, false),
-                "rw" | "readwrite" => (false, true),
-                "randrw" => (true, true),
-                "read" | "randread" | "trim" | "randtrim" => {
-                    return Err(bad(e, format!("`{v}` writes nothing; opsim simulates what writes do to the drive")))
-                }
-                "trimwrite" | "randtrimwrite" => return Err(bad(e, format!("`{v}` is not modelled"))),
-                _ => {
-                    return Err(bad(
-                        e,
-                        format!("`{}` is not an rw mode (write, randwrite, rw, randrw)", parse::show(&v)),
-                    ))
-                }
-            }
-        }
-    };
-    // rwmixread / rwmixwrite
-    let mut read_pct = 50u32;
-    for (k, is_read) in [("rwmixread", true), ("rwmixwrite", false)] {
-        if let Some(e) = get(k) {
-            let v = need_value(e)?;
-            let p = parse::integer(&v)
-                .filter(|&p| p <= 100)
-                .ok_or_else(|| bad(e, format!("`{}` is not a percentage 0 to 100", parse::show(&v))))?
-                as u32;
-            read_pct = if is_read { p } else { 100 - p };
-        }
-    }
-    // the later of the two wins: fio sets both from either
-    if let (Some(a), Some(b)) = (get("rwmixread"), get("rwmixwrite")) {
-        let (r, w) =
-            (parse::integer(a.value.as_deref().unwrap_or("")), parse::integer(b.value.as_deref().unwrap_or("")));
-        if let (Some(r), Some(w)) = (r, w) {
-            if r + w != 100 {
-                return Err(bad(
-                    if a.line > b.line { a } else { b },
-                    format!("rwmixread={r} and rwmixwrite={w} do not add up to 100"),
-                ));
-            }
-        }
-    }
-    if !mixed {
-        read_pct = 0;
-        for k in ["rwmixread", "rwmixwrite"] {
-            if let Some(e) = get(k) {
-                return Err(bad(e, "applies to rw=rw or randrw only".into()));
-            }
-        }
-    } else if read_pct == 100 {
-        let e = get("rwmixread").or(get("rwmixwrite")).unwrap();
-        return Err(bad(e, "100% reads writes nothing; opsim simulates what writes do to the drive".into()));
-    }
-
-    // bs and bssplit (per direction: read,write,trim)
-    let mut sizes = [Sizes::Fixed(4096), Sizes::Fixed(4096), Sizes::Fixed(4096)];
-    if let Some(e) = get("bs") {
-        let v = need_value(e)?;
-        let parts: Vec<&str> = v.split(',').collect();
-        if parts.len() > 3 {
-            return Err(bad(e, "at most three sizes (read,write,trim)".into()));
-        }
-        let mut got = [None; 3];
-        for (i, p) in parts.iter().enumerate() {
-            if p.trim().is_empty() {
-                continue;
-            }
-            match parse::size(p, kb_base, false).map_err(|m| bad(e, m))? {
-                SizeValue::Bytes(0) => return Err(bad(e, "a block size of 0".into())),
-                SizeValue::Bytes(b) => got[i] = Some(b),
-                SizeValue::Percent(_) => unreachable!(),
-            }
-        }
-        // fio: one value sets every direction; `a,b` sets read and write (trim from write)
-        if parts.len() == 1 {
-            got = [got[0]; 3];
-        } else if parts.len() == 2 && got[2].is_none() {
-            got[2] = got[1];
-        }
-        for i in 0..3 {
-            if let Some(b) = got[i] {
-                sizes[i] = Sizes::Fixed(b);
-            }
-        }
-    }
-    if let Some(e) = get("bssplit") {
-        let v = need_value(e)?;
-        let parts: Vec<&str> = v.split(',').collect();
-        if parts.len() > 3 {
-            return Err(bad(e, "at most three splits (read,write,trim)".into()));
-        }
-        let mut got: [Option<Vec<(u64, u32)>>; 3] = [None, None, None];
-        for (i, p) in parts.iter().enumerate() {
-            if p.trim().is_empty() {
-                continue;
-            }
-            got[i] = Some(bssplit(p, kb_base).map_err(|m| bad(e, m))?);
-        }
-        if parts.len() == 1 {
-            got = [got[0].clone(), got[0].clone(), got[0].clone()];
-        } else if parts.len() == 2 && got[2].is_none() {
-            got[2] = got[1].clone();
-        }
-        for i in 0..3 {
-            if let Some(s) = got[i].take() {
-                sizes[i] = Sizes::Split(s);
-            }
-        }
-    }
-    if let Some(e) = get("ba") {
-        // fio's ba defaults to the minimum block size; another alignment is not modelled
-        let v = need_value(e)?;
-        let parts: Vec<&str> = v.split(',').collect();
-        for (i, p) in parts.iter().enumerate().take(3) {
-            if p.trim().is_empty() {
-                continue;
-            }
-            match parse::size(p, kb_base, false).map_err(|m| bad(e, m))? {
-                SizeValue::Bytes(b) if b == sizes[i].min() => {}
-                SizeValue::Bytes(b) => {
-                    return Err(bad(
-                        e,
-                        format!(
-                            "{b} bytes: only the default alignment (the smallest block size, {} bytes) is modelled",
-                            sizes[i].min()
-                        ),
-                    ))
-                }
-                SizeValue::Percent(_) => unreachable!(),
-            }
-        }
-    }
-
-    let norandommap = bool_opt("norandommap", false)?;
-    let randrepeat = bool_opt("randrepeat", true)?;
-    let randseed = int_opt("randseed")?;
-    let iodepth = match int_opt("iodepth")? {
-        Some(d) if d == 0 || d > 65_536 => {
-            return Err(bad(get("iodepth").unwrap(), format!("{d} is out of range 1..=65536")))
-        }
-        d => d.map(|d| d as u32),
-    };
-    if let Some(n) = int_opt("numjobs")? {
-        if n != 1 {
-            return Err(bad(get("numjobs").unwrap(), format!("numjobs={n}: {}", refusal("numjobs").unwrap())));
-        }
-    }
-    let distribution = match get("random_distribution") {
-        None => Distribution::Random,
-        Some(e) => {
-            let d = distribution(&need_value(e)?, kb_base).map_err(|m| bad(e, m))?;
-            if !random && d != Distribution::Random {
-                return Err(bad(e, "applies to random I/O (rw=randwrite or randrw) only".into()));
-            }
-            d
-        }
-    };
-    if matches!(distribution, Distribution::Zoned(_) | Distribution::ZonedAbs(_)) && !norandommap && random {
-        return Err(bad(
-            get("random_distribution").unwrap(),
-            "zoned distributions need norandommap: fio's random map checks a zone-relative block number against \
-             the whole file's map (io_u.c), a pattern opsim does not reproduce"
-                .into(),
-        ));
-    }
-    let lines = last.iter().map(|(k, e)| (k.to_string(), e.line)).collect();
+    let mut o = Options::new(path, entries);
+    check_known(&o)?;
+    o.read_kb_base()?;
+    let (random, mixed) = rw_mode(&o, name, section_line)?;
+    let read_pct = read_share(&o, mixed)?;
+    let sizes = block_sizes(&o)?;
+    let norandommap = o.boolean("norandommap", false)?;
+    let randrepeat = o.boolean("randrepeat", true)?;
+    let randseed = o.integer("randseed")?;
+    let iodepth = iodepth(&o)?;
+    check_numjobs(&o)?;
+    let distribution = access_distribution(&o, random, norandommap)?;
+    let lines = o.lines();
     Ok(FioJob {
         path: path.to_owned(),
         name: name.to_owned(),
         random,
         read_pct,
         sizes,
-        size: size_opt("size", true)?,
-        offset: size_opt("offset", true)?,
-        filesize: size_opt("filesize", true)?,
+        size: o.size("size", true)?,
+        offset: o.size("offset", true)?,
+        filesize: o.size("filesize", true)?,
         norandommap,
         randrepeat,
         randseed,
@@ -498,6 +266,216 @@ pub fn job(path: &str, name: &str, section_line: u64, entries: &[Entry]) -> Resu
         iodepth,
         lines,
     })
+}
+
+/// Every option is honoured, harmless or refused: the first refused one is the error (with
+/// the reason when it is a known fio option).
+fn check_known(o: &Options) -> Result<()> {
+    for (k, e) in &o.last {
+        if HONOURED.contains(k) || HARMLESS.contains(k) {
+            continue;
+        }
+        return Err(match refusal(k) {
+            Some(why) => o.bad(e, format!("cannot be honoured: {why}")),
+            None => {
+                o.bad(e, "is not an option opsim honours; remove it or see docs/workloads.md (fio job files)".into())
+            }
+        });
+    }
+    Ok(())
+}
+
+/// `rw`: (random offsets, reads mixed in).  Jobs that write nothing are refused.
+fn rw_mode(o: &Options, name: &str, section_line: u64) -> Result<(bool, bool)> {
+    let Some(e) = o.get("rw") else {
+        return Err(err_at(
+            o.path(),
+            section_line,
+            format!("job [{name}] has no rw= (fio's default is read, which writes nothing)"),
+        ));
+    };
+    let v = o.need_value(e)?.to_ascii_lowercase();
+    if v.contains(':') {
+        return Err(o.bad(e, format!("`{v}`: rw modifiers (`:N`) are not modelled")));
+    }
+    Ok(match v.as_str() {
+        "write" => (false, false),
+        "randwrite" => (true, false),
+        "rw" | "readwrite" => (false, true),
+        "randrw" => (true, true),
+        "read" | "randread" | "trim" | "randtrim" => {
+            return Err(o.bad(e, format!("`{v}` writes nothing; opsim simulates what writes do to the drive")))
+        }
+        "trimwrite" | "randtrimwrite" => return Err(o.bad(e, format!("`{v}` is not modelled"))),
+        _ => return Err(o.bad(e, format!("`{}` is not an rw mode (write, randwrite, rw, randrw)", parse::show(&v)))),
+    })
+}
+
+/// `rwmixread` / `rwmixwrite`: the percentage of I/Os that are reads (0 unless `mixed`).
+fn read_share(o: &Options, mixed: bool) -> Result<u32> {
+    let mut read_pct = 50u32;
+    for (k, is_read) in [("rwmixread", true), ("rwmixwrite", false)] {
+        if let Some(e) = o.get(k) {
+            let v = o.need_value(e)?;
+            let p = parse::integer(&v)
+                .filter(|&p| p <= 100)
+                .ok_or_else(|| o.bad(e, format!("`{}` is not a percentage 0 to 100", parse::show(&v))))?
+                as u32;
+            read_pct = if is_read { p } else { 100 - p };
+        }
+    }
+    // the later of the two wins: fio sets both from either
+    if let (Some(a), Some(b)) = (o.get("rwmixread"), o.get("rwmixwrite")) {
+        let (r, w) =
+            (parse::integer(a.value.as_deref().unwrap_or("")), parse::integer(b.value.as_deref().unwrap_or("")));
+        if let (Some(r), Some(w)) = (r, w) {
+            if r + w != 100 {
+                return Err(o.bad(
+                    if a.line > b.line { a } else { b },
+                    format!("rwmixread={r} and rwmixwrite={w} do not add up to 100"),
+                ));
+            }
+        }
+    }
+    if !mixed {
+        for k in ["rwmixread", "rwmixwrite"] {
+            if let Some(e) = o.get(k) {
+                return Err(o.bad(e, "applies to rw=rw or randrw only".into()));
+            }
+        }
+        return Ok(0);
+    }
+    if read_pct == 100 {
+        let e = o.get("rwmixread").or(o.get("rwmixwrite")).unwrap();
+        return Err(o.bad(e, "100% reads writes nothing; opsim simulates what writes do to the drive".into()));
+    }
+    Ok(read_pct)
+}
+
+/// Block sizes per direction (read, write, trim): `bs`, then `bssplit` over it, with `ba`
+/// checked against them.
+fn block_sizes(o: &Options) -> Result<[Sizes; 3]> {
+    let mut sizes = [Sizes::Fixed(4096), Sizes::Fixed(4096), Sizes::Fixed(4096)];
+    if let Some(e) = o.get("bs") {
+        let got = per_direction(o, e, "sizes", |p| block_size(o, e, p))?;
+        for (s, g) in sizes.iter_mut().zip(got) {
+            if let Some(b) = g {
+                *s = Sizes::Fixed(b);
+            }
+        }
+    }
+    if let Some(e) = o.get("bssplit") {
+        let got = per_direction(o, e, "splits", |p| bssplit(p, o.kb_base).map_err(|m| o.bad(e, m)))?;
+        for (s, g) in sizes.iter_mut().zip(got) {
+            if let Some(v) = g {
+                *s = Sizes::Split(v);
+            }
+        }
+    }
+    if let Some(e) = o.get("ba") {
+        check_alignment(o, e, &sizes)?;
+    }
+    Ok(sizes)
+}
+
+/// One block size of `bs` (option `e`): bytes, not 0.
+fn block_size(o: &Options, e: &Entry, part: &str) -> Result<u64> {
+    match parse::size(part, o.kb_base, false).map_err(|m| o.bad(e, m))? {
+        SizeValue::Bytes(0) => Err(o.bad(e, "a block size of 0".into())),
+        SizeValue::Bytes(b) => Ok(b),
+        SizeValue::Percent(_) => unreachable!(),
+    }
+}
+
+/// A value of up to three comma-separated parts (read,write,trim), each read by `read` (an
+/// empty part: that direction keeps its default).  As fio: one part sets every direction;
+/// `a,b` sets read and write, and trim from write.
+fn per_direction<T: Clone>(
+    o: &Options,
+    e: &Entry,
+    what: &str,
+    read: impl Fn(&str) -> Result<T>,
+) -> Result<[Option<T>; 3]> {
+    let v = o.need_value(e)?;
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err(o.bad(e, format!("at most three {what} (read,write,trim)")));
+    }
+    let mut got: [Option<T>; 3] = [None, None, None];
+    for (i, p) in parts.iter().enumerate() {
+        if !p.trim().is_empty() {
+            got[i] = Some(read(p)?);
+        }
+    }
+    if parts.len() == 1 {
+        got = [got[0].clone(), got[0].clone(), got[0].clone()];
+    } else if parts.len() == 2 && got[2].is_none() {
+        got[2] = got[1].clone();
+    }
+    Ok(got)
+}
+
+/// `ba`: fio's default (the smallest block size of each direction) is the only alignment
+/// modelled.
+fn check_alignment(o: &Options, e: &Entry, sizes: &[Sizes; 3]) -> Result<()> {
+    let v = o.need_value(e)?;
+    for (i, p) in v.split(',').enumerate().take(3) {
+        if p.trim().is_empty() {
+            continue;
+        }
+        match parse::size(p, o.kb_base, false).map_err(|m| o.bad(e, m))? {
+            SizeValue::Bytes(b) if b == sizes[i].min() => {}
+            SizeValue::Bytes(b) => {
+                return Err(o.bad(
+                    e,
+                    format!(
+                        "{b} bytes: only the default alignment (the smallest block size, {} bytes) is modelled",
+                        sizes[i].min()
+                    ),
+                ))
+            }
+            SizeValue::Percent(_) => unreachable!(),
+        }
+    }
+    Ok(())
+}
+
+/// `iodepth` (1 to 65,536), for the timed model's queue depth.
+fn iodepth(o: &Options) -> Result<Option<u32>> {
+    match o.integer("iodepth")? {
+        Some(d) if d == 0 || d > 65_536 => {
+            Err(o.bad(o.get("iodepth").unwrap(), format!("{d} is out of range 1..=65536")))
+        }
+        d => Ok(d.map(|d| d as u32)),
+    }
+}
+
+/// `numjobs`: 1 only (several jobs interleave their streams).
+fn check_numjobs(o: &Options) -> Result<()> {
+    match o.integer("numjobs")? {
+        Some(n) if n != 1 => {
+            Err(o.bad(o.get("numjobs").unwrap(), format!("numjobs={n}: {}", refusal("numjobs").unwrap())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `random_distribution`, for random jobs; a zoned one needs `norandommap`.
+fn access_distribution(o: &Options, random: bool, norandommap: bool) -> Result<Distribution> {
+    let Some(e) = o.get("random_distribution") else { return Ok(Distribution::Random) };
+    let d = distribution(&o.need_value(e)?, o.kb_base).map_err(|m| o.bad(e, m))?;
+    if !random && d != Distribution::Random {
+        return Err(o.bad(e, "applies to random I/O (rw=randwrite or randrw) only".into()));
+    }
+    if matches!(d, Distribution::Zoned(_) | Distribution::ZonedAbs(_)) && !norandommap && random {
+        return Err(o.bad(
+            e,
+            "zoned distributions need norandommap: fio's random map checks a zone-relative block number against \
+             the whole file's map (io_u.c), a pattern opsim does not reproduce"
+                .into(),
+        ));
+    }
+    Ok(d)
 }
 
 /// One direction's bssplit: `4k/10:64k/50:32k/40`; an empty percentage shares what the

@@ -9,6 +9,7 @@
 //! sequential job wraps to the start of its region).  See docs/workloads.md.
 
 pub mod job;
+mod options;
 pub mod parse;
 pub mod random;
 
@@ -162,6 +163,34 @@ pub fn load(w: &WorkloadConfig) -> Result<FioJob> {
 
 /// The generator of `job` over the first `drive_bytes` of the drive.
 pub fn generator(job: FioJob, drive_bytes: u64, sector: u64, page: u64) -> Result<FioGen> {
+    let active: Vec<usize> = if job.read_pct > 0 { vec![READ, WRITE] } else { vec![WRITE] };
+    let min_bs = [job.sizes[READ].min(), job.sizes[WRITE].min()];
+    let (offset, size) = region(&job, &active, drive_bytes, min_bs[WRITE])?;
+    let unit = unit_of(&job, &active, offset, sector, page)?;
+    let ba = [min_bs[READ], min_bs[WRITE]];
+    let lastb = [size / ba[READ], size / ba[WRITE]];
+    let offsets = offsets(&job, &active, size, ba, lastb)?;
+    let own = job.randseed.map(|s| Rng::stream(s, 0xF11));
+    Ok(FioGen {
+        base: 0,
+        size,
+        unit,
+        read_pct: job.read_pct,
+        sizes: [SizeDraw::of(&job.sizes[READ]), SizeDraw::of(&job.sizes[WRITE])],
+        ba,
+        lastb,
+        offsets,
+        own,
+        job,
+    }
+    .with_base(offset))
+}
+
+/// The job's region on the drive, (offset, size) in bytes: `filesize` (the target: the
+/// user area, or a share or first bytes of it), then `offset` and `size` inside it.  A region
+/// past the target, or smaller than the largest block of the `active` directions, is an
+/// error naming the option.
+fn region(job: &FioJob, active: &[usize], drive_bytes: u64, min_write_bs: u64) -> Result<(u64, u64)> {
     let real = match job.filesize {
         None => drive_bytes,
         Some(SizeValue::Percent(p)) => drive_bytes / 100 * p as u64,
@@ -173,13 +202,10 @@ pub fn generator(job: FioJob, drive_bytes: u64, sector: u64, page: u64) -> Resul
         }
         Some(SizeValue::Bytes(b)) => b,
     };
-    let active: Vec<usize> = if job.read_pct > 0 { vec![READ, WRITE] } else { vec![WRITE] };
-    let min_bs = [job.sizes[READ].min(), job.sizes[WRITE].min()];
-    let max_bs = active.iter().map(|&d| job.sizes[d].max()).max().unwrap_or(0);
     let offset = match job.offset {
         None => 0,
         // fio aligns a percentage offset to offset_align (the smallest block size)
-        Some(SizeValue::Percent(p)) => real / 100 * p as u64 / min_bs[WRITE] * min_bs[WRITE],
+        Some(SizeValue::Percent(p)) => real / 100 * p as u64 / min_write_bs * min_write_bs,
         Some(SizeValue::Bytes(b)) => b,
     };
     let size = match job.size {
@@ -198,10 +224,16 @@ pub fn generator(job: FioJob, drive_bytes: u64, sector: u64, page: u64) -> Resul
             ),
         ));
     }
+    let max_bs = active.iter().map(|&d| job.sizes[d].max()).max().unwrap_or(0);
     if size < max_bs {
         return Err(job.err("size", format!("{size} bytes is smaller than the largest block ({max_bs} bytes)")));
     }
-    // units: pages when every size and the region start are page multiples
+    Ok((offset, size))
+}
+
+/// The generator's unit: pages when every block size of the `active` directions and the
+/// region's start are page multiples, else sectors (each must be a sector multiple).
+fn unit_of(job: &FioJob, active: &[usize], offset: u64, sector: u64, page: u64) -> Result<u64> {
     let mut all: Vec<u64> = active
         .iter()
         .flat_map(|&d| match &job.sizes[d] {
@@ -222,105 +254,88 @@ pub fn generator(job: FioJob, drive_bytes: u64, sector: u64, page: u64) -> Resul
         return Err(job.err("offset", format!("{offset} bytes is not a multiple of the {sector}-byte sector")));
     }
     all.push(offset);
-    let unit = if all.iter().all(|b| b % page == 0) { page } else { sector };
-    let ba = [min_bs[READ], min_bs[WRITE]];
-    let lastb = [size / ba[READ], size / ba[WRITE]];
+    Ok(if all.iter().all(|b| b % page == 0) { page } else { sector })
+}
+
+/// Where the job's offsets come from: sequential, or its random distribution over the
+/// region's `size` bytes, numbered in blocks of `ba` (per direction; `lastb` of them).
+fn offsets(job: &FioJob, active: &[usize], size: u64, ba: [u64; 2], lastb: [u64; 2]) -> Result<Offsets> {
+    if !job.random {
+        return Ok(Offsets::Sequential { cursor: [0, 0] });
+    }
     // fio's __init_rand_distribution: ranges of the smaller of the read and write block sizes
-    let range = min_bs[READ].min(min_bs[WRITE]);
+    let range = ba[READ].min(ba[WRITE]);
     let nranges = size.div_ceil(range);
     let mut seed_rng = Rng::stream(job.randseed.unwrap_or(0x5EED), 0xF10);
     let same_ba = active.iter().all(|&d| ba[d] == range);
-    let refuse_ba = |what: &str| {
-        job.err(
+    let one_ba = |what: &str| {
+        if same_ba {
+            return Ok(());
+        }
+        Err(job.err(
             "bs",
             format!(
                 "{what} needs one smallest block size for reads and writes (fio numbers the blocks in the smaller one)"
             ),
-        )
+        ))
     };
-    let offsets = if !job.random {
-        Offsets::Sequential { cursor: [0, 0] }
-    } else {
-        match &job.distribution {
-            Distribution::Random => {
-                let map = if job.norandommap {
-                    None
-                } else {
-                    if !same_ba {
-                        return Err(refuse_ba("fio's random map"));
-                    }
-                    let n = size / range;
-                    let bytes = RandomMap::bytes(n);
-                    if bytes > MAX_RANDOM_MAP_BYTES {
-                        return Err(job.err(
-                            "rw",
-                            format!(
-                                "fio's random map of {n} blocks would take {} MiB (at most {} MiB); add norandommap",
-                                bytes >> 20,
-                                MAX_RANDOM_MAP_BYTES >> 20
-                            ),
-                        ));
-                    }
-                    Some(RandomMap::new(n))
-                };
-                Offsets::Uniform { map }
-            }
-            Distribution::Zipf(t) => {
-                if !same_ba {
-                    return Err(refuse_ba("zipf"));
+    let offsets = match &job.distribution {
+        Distribution::Random if job.norandommap => Offsets::Uniform { map: None },
+        Distribution::Random => {
+            one_ba("fio's random map")?;
+            Offsets::Uniform { map: Some(random_map(job, size / range)?) }
+        }
+        Distribution::Zipf(t) => {
+            one_ba("zipf")?;
+            Offsets::Zipf(FioZipf::new(nranges, *t, &mut seed_rng))
+        }
+        Distribution::Pareto(h) => {
+            one_ba("pareto")?;
+            Offsets::Pareto(FioPareto::new(nranges, *h, &mut seed_rng))
+        }
+        Distribution::Normal(dev) => {
+            one_ba("normal")?;
+            Offsets::Normal(FioGauss::new(nranges, *dev))
+        }
+        Distribution::Zoned(z) => {
+            Offsets::Zoned([ZoneTable::percent(&z[READ], lastb[READ]), ZoneTable::percent(&z[WRITE], lastb[WRITE])])
+        }
+        Distribution::ZonedAbs(z) => {
+            for &d in active {
+                let total: u64 = z[d].iter().map(|x| x.1).fold(0u64, |a, b| a.saturating_add(b));
+                if total / ba[d] > lastb[d] {
+                    return Err(job.err(
+                        "random_distribution",
+                        format!("the zones add up to {total} bytes, more than the job's {size}-byte region"),
+                    ));
                 }
-                Offsets::Zipf(FioZipf::new(nranges, *t, &mut seed_rng))
             }
-            Distribution::Pareto(h) => {
-                if !same_ba {
-                    return Err(refuse_ba("pareto"));
-                }
-                Offsets::Pareto(FioPareto::new(nranges, *h, &mut seed_rng))
-            }
-            Distribution::Normal(dev) => {
-                if !same_ba {
-                    return Err(refuse_ba("normal"));
-                }
-                Offsets::Normal(FioGauss::new(nranges, *dev))
-            }
-            Distribution::Zoned(z) => {
-                Offsets::Zoned([ZoneTable::percent(&z[READ], lastb[READ]), ZoneTable::percent(&z[WRITE], lastb[WRITE])])
-            }
-            Distribution::ZonedAbs(z) => {
-                for &d in &active {
-                    let total: u64 = z[d].iter().map(|x| x.1).fold(0u64, |a, b| a.saturating_add(b));
-                    if total / ba[d] > lastb[d] {
-                        return Err(job.err(
-                            "random_distribution",
-                            format!("the zones add up to {total} bytes, more than the job's {size}-byte region"),
-                        ));
-                    }
-                }
-                Offsets::Zoned([ZoneTable::absolute(&z[READ], ba[READ]), ZoneTable::absolute(&z[WRITE], ba[WRITE])])
-            }
+            Offsets::Zoned([ZoneTable::absolute(&z[READ], ba[READ]), ZoneTable::absolute(&z[WRITE], ba[WRITE])])
         }
     };
     if let Offsets::Zoned(t) = &offsets {
-        for &d in &active {
-            if t[d].by_v.iter().any(|z| z.1 == 0) {
-                return Err(job.err("random_distribution", "a zone holds no whole block"));
-            }
+        if active.iter().any(|&d| t[d].by_v.iter().any(|z| z.1 == 0)) {
+            return Err(job.err("random_distribution", "a zone holds no whole block"));
         }
     }
-    let own = job.randseed.map(|s| Rng::stream(s, 0xF11));
-    Ok(FioGen {
-        base: 0,
-        size,
-        unit,
-        read_pct: job.read_pct,
-        sizes: [SizeDraw::of(&job.sizes[READ]), SizeDraw::of(&job.sizes[WRITE])],
-        ba,
-        lastb,
-        offsets,
-        own,
-        job,
+    Ok(offsets)
+}
+
+/// fio's random map of `n` blocks (every block once a pass), refused past
+/// [`MAX_RANDOM_MAP_BYTES`] with the advice to add `norandommap`.
+fn random_map(job: &FioJob, n: u64) -> Result<RandomMap> {
+    let bytes = RandomMap::bytes(n);
+    if bytes > MAX_RANDOM_MAP_BYTES {
+        return Err(job.err(
+            "rw",
+            format!(
+                "fio's random map of {n} blocks would take {} MiB (at most {} MiB); add norandommap",
+                bytes >> 20,
+                MAX_RANDOM_MAP_BYTES >> 20
+            ),
+        ));
     }
-    .with_base(offset))
+    Ok(RandomMap::new(n))
 }
 
 impl FioGen {

@@ -43,20 +43,19 @@ pub fn err_at(path: &str, line: u64, msg: impl Into<String>) -> Error {
 }
 
 impl JobFile {
-    /// Read and parse a job file (at most [`MAX_JOB_FILE`] bytes).
+    /// Read and parse a job file: a regular file of at most [`MAX_JOB_FILE`] bytes, read
+    /// through [`crate::userfile::read_regular`] like every file the core reads whole (a
+    /// FIFO, a device or a directory is refused before it is read, and the open never
+    /// blocks; an error names `workload.job`).
     pub fn read(path: &str) -> Result<JobFile> {
-        let key = "workload.job";
-        let meta = std::fs::metadata(path).map_err(|e| Error::workload(key, format!("cannot read {path}: {e}")))?;
-        if meta.is_dir() {
-            return Err(Error::workload(key, format!("{path} is a directory, not a fio job file")));
-        }
-        if meta.len() > MAX_JOB_FILE {
-            return Err(Error::workload(
-                key,
-                format!("{path} is {} bytes; a fio job file is at most {MAX_JOB_FILE} bytes", meta.len()),
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| Error::workload(key, format!("cannot read {path}: {e}")))?;
+        use crate::userfile::{read_regular, Refused};
+        let bad = |what: String| Error::workload("workload.job", format!("{path}: {what}"));
+        let bytes = read_regular(std::path::Path::new(path), MAX_JOB_FILE).map_err(|r| match r {
+            Refused::Io(e) if e.kind() == std::io::ErrorKind::NotFound => bad("does not exist".into()),
+            Refused::Io(e) => bad(format!("cannot be read: {e}")),
+            Refused::NotRegular(what) => bad(format!("{what}, not a regular file (a fio job file is one)")),
+            Refused::TooLarge(n) => bad(format!("{n} bytes; a fio job file is at most {MAX_JOB_FILE} bytes")),
+        })?;
         Self::parse(path, &bytes)
     }
 
@@ -308,6 +307,37 @@ mod tests {
         assert!(e.message.contains("size"), "{e}");
         let e = JobFile::parse("j.fio", b"[a]\ninclude other.fio\n").unwrap_err();
         assert!(e.message.contains("include"), "{e}");
+    }
+
+    /// A job file that is not a regular file is refused before it is read (a FIFO blocked
+    /// in open(2) for good, /dev/zero was read without end), naming `workload.job`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn read_refuses_what_is_not_a_regular_file_unread() {
+        let dir = std::env::temp_dir().join(format!("opsim-fio-read-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("j.fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let big = dir.join("big.fio");
+        std::fs::File::create(&big).unwrap().set_len(MAX_JOB_FILE + 1).unwrap();
+        let d = dir.to_str().unwrap().to_owned();
+        for (path, says) in [
+            (fifo.to_str().unwrap().to_owned(), "a FIFO, not a regular file".to_owned()),
+            ("/dev/zero".to_owned(), "a character device, not a regular file".to_owned()),
+            (d.clone(), "a directory, not a regular file".to_owned()),
+            (big.to_str().unwrap().to_owned(), format!("{} bytes; a fio job file is at most", MAX_JOB_FILE + 1)),
+            (format!("{d}/none.fio"), "does not exist".to_owned()),
+        ] {
+            let e = JobFile::read(&path).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some("workload.job"), "{e}");
+            assert!(e.message.starts_with(&format!("{path}: {says}")), "{path}: {e}");
+        }
+        std::fs::write(dir.join("ok.fio"), b"[a]\nrw=write\n").unwrap();
+        assert_eq!(JobFile::read(dir.join("ok.fio").to_str().unwrap()).unwrap().jobs(), vec!["a"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
