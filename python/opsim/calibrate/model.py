@@ -371,13 +371,15 @@ def _put_link(spec: DriveSpec, tables: dict, sources: dict) -> None:
 
 def _pcie_gen_for(tables: dict, mbps: float) -> int | None:
     """The lowest PCIe generation (from the configured one up) whose x4 link carries ``mbps``,
-    as the core rates links; None when the configured one does already."""
+    as the core rates links; None when the configured one does already, or when none of the
+    generations the core rates does (the link rate is then the datasheet's figure:
+    :func:`_put_link`)."""
     base = {"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}}
-    for gen in (3, 4, 5, 6):
+    for gen in (3, 4, 5):
         d = describe(base | {"timing": {"interface": "nvme", "pcie_gen": gen}}, model_limits=False)
         if d["timing"]["link_mbps"] >= mbps:
             return None if gen == 3 else gen
-    return 6
+    return None
 
 
 def _queue(qd: int, interface: str) -> tuple[int, int]:

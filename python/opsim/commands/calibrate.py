@@ -89,7 +89,10 @@ def _spans(args, native: int) -> tuple[list[int], list[float] | None]:
                     raise InputError("predict: a span of 0% writes nothing", key="predict")
                 spans.append(int(native * frac) // 4096 * 4096)
             else:
-                spans.append(parse_size(part, key="predict"))
+                size = parse_size(part, key="predict")
+                if size < 4096:
+                    raise InputError(f"predict: {part} is less than one 4 KiB page written", key="predict")
+                spans.append(size // 4096 * 4096)  # whole pages, as a share is
     if args.held_back:
         held = []
         for part in args.held_back.split(","):
@@ -125,6 +128,7 @@ def _flags(args) -> dict:
 
 def run(args) -> Output:
     from ..calibrate import calibrate, read_inputs
+    from ..calibrate.result import check_queue_depth
 
     if not (args.datasheet or args.points or args.measured or args.native):
         raise InputError(
@@ -136,6 +140,7 @@ def run(args) -> Output:
     spec, figures = read_inputs(args.datasheet, args.points, args.measured, _flags(args))
     assert spec.native is not None  # read_inputs refuses a drive without one
     spans, held = _spans(args, spec.native)
+    check_queue_depth(args.queue_depth)  # before the fit, as every option
 
     def progress(msg: str) -> None:
         if not args.json:

@@ -624,6 +624,12 @@ pub fn distribution(s: &str, kb_base: u64) -> std::result::Result<Distribution, 
                             SizeValue::Bytes(b) => b,
                             SizeValue::Percent(_) => unreachable!(),
                         };
+                        if x > 0 && b == 0 {
+                            return Err(format!(
+                                "zone `{}`: {x}% of the accesses to a zone of 0 bytes, which holds no block",
+                                parse::show(z)
+                            ));
+                        }
                         size = size.saturating_add(b);
                         bytes[i].push((x, b));
                     } else {
@@ -631,6 +637,12 @@ pub fn distribution(s: &str, kb_base: u64) -> std::result::Result<Distribution, 
                         let y = parse::integer(y)
                             .filter(|&y| y <= 100)
                             .ok_or_else(|| format!("zone `{}`: size is a percentage", parse::show(z)))?;
+                        if x > 0 && y == 0 {
+                            return Err(format!(
+                                "zone `{}`: {x}% of the accesses to a zone of 0% of the region, which holds no block",
+                                parse::show(z)
+                            ));
+                        }
                         size += y;
                         pct[i].push((x, y as u32));
                     }
@@ -729,5 +741,15 @@ mod tests {
         assert!(distribution("zoned:60/10:30/20", 1024).is_err());
         assert!(distribution("zipf:0.8:0.5", 1024).is_err());
         assert!(distribution("lognormal:3", 1024).is_err());
+    }
+
+    #[test]
+    fn a_zone_with_accesses_and_no_size_is_refused_when_read() {
+        // issue 36: `opsim advise --fio` screened such a job and divided by its zero bytes
+        for text in ["zoned_abs:100/0", "zoned_abs:60/0:40/1m", "zoned:50/0:50/100"] {
+            let e = distribution(text, 1024).unwrap_err();
+            assert!(e.contains("holds no block"), "{text}: {e}");
+        }
+        assert!(distribution("zoned_abs:100/1m:0/0", 1024).is_ok(), "a zone nobody accesses may be empty");
     }
 }
