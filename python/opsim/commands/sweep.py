@@ -149,11 +149,13 @@ def document(outcome) -> dict:
 
 def run(args) -> Output:
     from ..sweep import load_grid, run_sweep
+    from ..sweep.run import check_run_options
 
     if args.workers is not None and args.workers < 0:
         raise InputError(f"--workers: must be 0 (serial) or more (got {args.workers})", key="--workers")
     if args.limit is not None and args.limit < 0:
         raise InputError(f"--limit: must be 0 or more (got {args.limit})", key="--limit")
+    check_run_options(args.workers, args.scheduler)  # before the grid is read or any cluster starts
     output = args.output or default_output(args.grid)
     check_writable_file(output, key="--output", inputs=[args.grid])
     check_output_not_input(getattr(args, "json_file", None), [output], key="--json-file")  # the default -o too
