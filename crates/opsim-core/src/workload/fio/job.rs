@@ -385,6 +385,7 @@ pub fn job(path: &str, name: &str, section_line: u64, entries: &[Entry]) -> Resu
             }
             match parse::size(p, kb_base, false).map_err(|m| bad(e, m))? {
                 SizeValue::Bytes(0) => return Err(bad(e, "a block size of 0".into())),
+                SizeValue::Bytes(b) if b % MIN_SECTOR != 0 => return Err(bad(e, not_sectors(b))),
                 SizeValue::Bytes(b) => got[i] = Some(b),
                 SizeValue::Percent(_) => unreachable!(),
             }
@@ -502,6 +503,14 @@ pub fn job(path: &str, name: &str, section_line: u64, entries: &[Entry]) -> Resu
 
 /// One direction's bssplit: `4k/10:64k/50:32k/40`; an empty percentage shares what the
 /// others leave (fio's options.c, `bssplit_ddir`); the percentages add up to 100.
+/// Every drive's sector is a multiple of this many bytes: a block size that is not is refused
+/// when the job is read, whatever drive runs it (the generator checks the drive's own sector).
+const MIN_SECTOR: u64 = 512;
+
+fn not_sectors(b: u64) -> String {
+    format!("{b} bytes is not a whole number of {MIN_SECTOR}-byte sectors (the smallest sector a drive has)")
+}
+
 fn bssplit(s: &str, kb_base: u64) -> std::result::Result<Vec<(u64, u32)>, String> {
     let mut v: Vec<(u64, Option<u32>)> = Vec::new();
     for item in s.split(':') {
@@ -514,6 +523,7 @@ fn bssplit(s: &str, kb_base: u64) -> std::result::Result<Vec<(u64, u32)>, String
         };
         let bytes = match parse::size(b, kb_base, false)? {
             SizeValue::Bytes(0) => return Err("a block size of 0".into()),
+            SizeValue::Bytes(x) if x % MIN_SECTOR != 0 => return Err(not_sectors(x)),
             SizeValue::Bytes(x) => x,
             SizeValue::Percent(_) => unreachable!(),
         };
@@ -751,5 +761,15 @@ mod tests {
             assert!(e.contains("holds no block"), "{text}: {e}");
         }
         assert!(distribution("zoned_abs:100/1m:0/0", 1024).is_ok(), "a zone nobody accesses may be empty");
+    }
+
+    #[test]
+    fn a_block_size_of_part_of_a_sector_is_refused_when_read() {
+        // issue 36: `opsim advise --fio` screened bs=1 and the simulator refused it seconds later
+        for (text, key) in [("[a]\nrw=randwrite\nbs=1\n", "bs"), ("[a]\nrw=randwrite\nbssplit=4k/50:700/50\n", "bssplit")] {
+            let e = j(text).unwrap_err();
+            assert!(e.message.contains(&format!("`{key}`")) && e.message.contains("512-byte sectors"), "{text}: {e}");
+        }
+        assert!(j("[a]\nrw=randwrite\nbs=1536\n").is_ok());
     }
 }
