@@ -78,7 +78,9 @@ def test_a_steep_zipf_keeps_its_static_classes(capsys):
 
     cls = zipf_classes(3.0, 234_421_875)
     assert sum(f for f, _ in cls) == pytest.approx(1.0) and sum(r for _, r in cls) == pytest.approx(1.0)
-    code, _, err, _ = main(["advise", "--preset", PRESET, "--skew", "zipf:3", "--min-iops", "1000", "--no-simulate"], capsys)
+    code, _, err, _ = main(
+        ["advise", "--preset", PRESET, "--skew", "zipf:3", "--min-iops", "1000", "--no-simulate"], capsys
+    )
     assert code in (0, 1) and "classes" not in err, err
 
 
@@ -107,7 +109,9 @@ def test_trace_whose_writes_never_overwrite_exits_2_at_once(tmp_path, capsys):
 def test_trace_of_4_writes_among_24783_requests_exits_2_at_once(tmp_path, capsys):
     """MQSim's wsrch-small ran 19 minutes: its replay loops the trace for hours (issue 36, 6)."""
     tr = _mqsim(tmp_path / "w.trace", 24_783, {10: 8_000, 5_000: 8_000, 9_000: 16_000, 20_000: 8_000})
-    code, _, err, took = main(["advise", "--preset", PRESET, "--trace", tr, "--format", "mqsim", "--min-dwpd", "1"], capsys)
+    code, _, err, took = main(
+        ["advise", "--preset", PRESET, "--trace", tr, "--format", "mqsim", "--min-dwpd", "1"], capsys
+    )
     assert code == 2 and "too few writes to replay" in err and "24,783 requests" in err, err
     assert took < 30
 

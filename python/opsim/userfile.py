@@ -245,7 +245,7 @@ def loads_json(text: str, *, source: str, key: str, error=InputError):
         import sys
 
         limit = sys.get_int_max_str_digits()
-        m = re.search(r"\d{%d,}" % (limit + 1), text) if limit else None
+        m = re.search(rf"\d{{{limit + 1},}}", text) if limit else None
         line = f":{text.count(chr(10), 0, m.start()) + 1}" if m else ""
         raise error(f"{source}{line}: a number of more than {limit:,} digits: no figure needs one", key=key) from None
 

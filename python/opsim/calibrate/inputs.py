@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import userfile
-from . import bounds
 from ..errors import InputError
 from ..units import parse_size
+from . import bounds
 
 #: the size of file any reader here takes (a datasheet, a points file, a result)
 MAX_FILE = 16 << 20

@@ -75,7 +75,7 @@ def start_local_cluster(n: int, plugin):
         finally:
             done.set()
 
-    before = {p.pid for p in multiprocessing.active_children()}
+    before = {p.pid for p in multiprocessing.active_children() if p.pid is not None}
     threading.Thread(target=start, name="opsim sweep: cluster start-up", daemon=True).start()
     try:
         while not done.wait(0.05):  # an Event, not Thread.join: Ctrl-C in join can lose the thread's state

@@ -187,7 +187,9 @@ def check_run_options(workers, scheduler=None, client=None, limit=None) -> None:
     read and before any cluster starts."""
     cpus = _cpu_count()
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
-        raise InputError(f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})", key="workers")
+        raise InputError(
+            f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})", key="workers"
+        )
     if workers is not None and workers > cpus:
         # each worker runs one point at a time on one CPU: more than the CPUs only share them,
         # and every one is a Python process to start (seconds each on a busy machine)
@@ -208,7 +210,9 @@ def check_run_options(workers, scheduler=None, client=None, limit=None) -> None:
 
 
 #: a host name (RFC 1123 labels), when a scheduler's host is not an IP address
-_HOSTNAME = re.compile(r"(?i)^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$")
+_HOSTNAME = re.compile(
+    r"(?i)^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$"
+)
 
 
 def check_scheduler(scheduler) -> None:

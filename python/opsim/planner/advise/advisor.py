@@ -9,16 +9,16 @@ from ..capacity import (
     GB,
 )
 from ..endurance import DAYS_PER_YEAR, GB_PER_TB, RATING_FORMULA
+from . import rated
 from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, open_loop_latency, plan_model, sim_level, smallest_passing
 from .drive import Drive
 from .interval import Carried, _rating_workload, absent, carried, how, judged
-from . import rated
 from .options import _bad
 from .screen import (
     Level,
     ceiling,
-    endurance,
     check,
+    endurance,
     failing,
     grid,
     jesd219_available,

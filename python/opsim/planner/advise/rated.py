@@ -23,9 +23,7 @@ from fractions import Fraction
 from ..endurance import rated_host_bytes
 from .drive import Drive
 
-_RATING = re.compile(
-    r"\((?:(?P<dwpd>[0-9.eE+-]+) DWPD over (?P<years>[0-9.eE+-]+) years|(?P<tbw>[0-9.eE+-]+) TBW)\)"
-)
+_RATING = re.compile(r"\((?:(?P<dwpd>[0-9.eE+-]+) DWPD over (?P<years>[0-9.eE+-]+) years|(?P<tbw>[0-9.eE+-]+) TBW)\)")
 
 
 def rated_host(drive: Drive) -> float | None:

@@ -766,7 +766,9 @@ mod tests {
     #[test]
     fn a_block_size_of_part_of_a_sector_is_refused_when_read() {
         // issue 36: `opsim advise --fio` screened bs=1 and the simulator refused it seconds later
-        for (text, key) in [("[a]\nrw=randwrite\nbs=1\n", "bs"), ("[a]\nrw=randwrite\nbssplit=4k/50:700/50\n", "bssplit")] {
+        for (text, key) in
+            [("[a]\nrw=randwrite\nbs=1\n", "bs"), ("[a]\nrw=randwrite\nbssplit=4k/50:700/50\n", "bssplit")]
+        {
             let e = j(text).unwrap_err();
             assert!(e.message.contains(&format!("`{key}`")) && e.message.contains("512-byte sectors"), "{text}: {e}");
         }
