@@ -211,3 +211,35 @@ def test_the_readmes_plan_example_runs(capsys):
     for ex in examples:
         code, out, err, _ = main(ex.split()[1:], capsys)
         assert code == 0 and "target user" in out, (ex, err)
+
+
+# ------------------------------------------------------------------------- probed alike
+
+
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        (["--seed", "-1"], "--seed: -1 is not a seed"),  # was run.seed's error after the screen
+        (["--model-blocks", "999999999999"], "--model-blocks: 999,999,999,999 is more than"),  # was scale_blocks
+    ],
+)
+def test_advise_options_name_themselves_before_the_screen(capsys, argv, says):
+    code, _, err, took = main(["advise", "--preset", PRESET, "--min-iops", "1000", *argv], capsys)
+    assert code == 2 and says in err, err
+    assert took < 5, took
+
+
+def test_calibrate_pe_must_be_finite(tmp_path, capsys, no_fit):
+    ds = tmp_path / "ds.toml"
+    ds.write_text(DS)
+    code, _, err, _ = main(["calibrate", "--datasheet", ds, "--bound-only", "--pe", "inf"], capsys)
+    assert code == 2 and "pe: inf must be a positive finite number" in err, err
+
+
+def test_calibrate_native_past_the_models_dies_names_native(tmp_path, capsys):
+    """Refused when the model is built, before the fit (it named timing.dies_per_channel)."""
+    ds = tmp_path / "ds.toml"
+    ds.write_text(DS)
+    code, _, err, took = main(["calibrate", "--datasheet", ds, "--bound-only", "--native", "1PB"], capsys)
+    assert code == 2 and "native: the drive's" in err and "more than the simulator models" in err, err
+    assert took < 10, took

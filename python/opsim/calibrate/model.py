@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..planner.endurance import dwpd_of
 from ..sim import costs, describe
 from . import population, read_time
+from .bounds import core_refusal
 from .curve import curve
 from .inputs import DriveSpec, Figure
 
@@ -219,6 +220,14 @@ def _put_nand_defaults(tables: dict, sources: dict, prior_physical: int) -> None
         channels = t["channels"]
         dies = max(1, round(prior_physical / (DIE_GBIT[cell] * 2**30 / 8)))
         per = max(1, round(dies / channels))
+        why = core_refusal({"dies_per_channel": per})
+        if why is not None:  # the capacity asks for more dies than the simulator models
+            raise InputError(
+                f"native: the drive's {prior_physical / 1e12:,.4g} TB of NAND (from its capacity) would be {dies:,} dies of {DIE_GBIT[cell]} Gbit on {channels} channels, {per:,} a channel: "
+                f"more than the simulator models ({why}); give [model] timing.dies_per_channel and "
+                "timing.channels, or a smaller drive",
+                key="native",
+            )
         _put(
             tables,
             sources,

@@ -3,6 +3,7 @@ parameters with their sources, and its predicted OP curve."""
 
 from __future__ import annotations
 
+import math
 import sys
 
 import tomli_w
@@ -120,8 +121,8 @@ def _flags(args) -> dict:
             pe = float(args.pe)
         except ValueError:
             raise InputError(f"pe: {args.pe!r} is not a number of P/E cycles", key="pe") from None
-        if not pe > 0:
-            raise InputError(f"pe: {args.pe} must be a positive number of P/E cycles", key="pe")
+        if not (pe > 0 and math.isfinite(pe)):
+            raise InputError(f"pe: {args.pe} must be a positive finite number of P/E cycles", key="pe")
         flags["pe"] = pe
     return flags
 

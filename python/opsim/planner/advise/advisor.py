@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ... import _args
 from ..capacity import (
     GB,
 )
@@ -60,6 +61,7 @@ def advise(
     ``[workload]`` table the confirmation runs instead of ``wl`` (a trace, on ``scale_model``;
     the screen keeps ``wl``, the trace's fitted workload: :mod:`.trace`); ``intervals=False``
     leaves the drive's profile out (a replay has no interval runs of its own)."""
+    seed = _args.uint("seed", seed)  # the core's run.seed: refused before the screen, not after it
     check_request(drive, wl, targets, confirm)
     drive = rated.for_screen(drive, model_blocks)  # a P/E derived from a rating, at the screen's WAF
     band = carried(drive, model_blocks) if intervals else None
