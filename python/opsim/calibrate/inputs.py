@@ -138,6 +138,8 @@ class DriveSpec:
     rand_write_qd: int | None = None
     #: a note the output carries (a file is not an SSD, ...)
     notes: list[str] = field(default_factory=list)
+    #: the datasheet file's ``[calibration] fit_from`` (a preset input's; a calibration refuses it)
+    fit_from: str | None = None
 
 
 def _bad(where: str, key: str, msg: str) -> InputError:
@@ -185,8 +187,8 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
     for k in doc:
         if k not in known:
             raise _bad(path, k, f"unknown table; a datasheet file has {', '.join(sorted(known))}")
-    _check_calibration_table(path, doc)
-    spec = DriveSpec(source=dict(doc.get("source", {})))
+    fit_from = _check_calibration_table(path, doc)
+    spec = DriveSpec(source=dict(doc.get("source", {})), fit_from=fit_from)
     _read_drive_table(path, doc, spec)
     figures = _read_datasheet_table(path, doc, spec)
     _read_model_table(path, doc, spec)
@@ -199,29 +201,34 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
     return spec, figures
 
 
-def _check_calibration_table(path: str, doc: dict) -> None:
+def _check_calibration_table(path: str, doc: dict) -> str | None:
     """``[calibration]``: how the presets are built from their inputs (:mod:`.presets`):
-    ``whole`` (a bool: the preset is written whole) is for that build and harmless here;
-    ``fit_from`` (take another input's fit) is never used by a calibration, which fits the
-    file's own figures, so it is refused rather than silently ignored."""
+    ``whole`` (a bool: the preset is written whole) and ``fit_from`` (a preset input whose fit
+    this one takes; returned, and refused by :func:`.result.read_inputs`: a calibration fits the
+    file's own figures and would not use it)."""
     cal = doc.get("calibration", {})
     if not isinstance(cal, dict):
         raise _bad(path, "calibration", "must be a table")
     for k, v in cal.items():
         key = f"calibration.{k}"
-        if k == "whole":
-            if not isinstance(v, bool):
-                raise _bad(path, key, f"{v!r} is not true or false")
-        elif k == "fit_from":
-            raise _bad(
-                path,
-                key,
-                f"{v!r}: takes another preset input's fitted values when the presets are built "
-                "(python -m opsim.calibrate.presets); a calibration fits this file's own figures and would not "
-                "use it: remove it, or calibrate that input",
-            )
-        else:
-            raise _bad(path, key, "unknown key; [calibration] has whole (and fit_from, for the presets' build)")
+        if k == "whole" and not isinstance(v, bool):
+            raise _bad(path, key, f"{v!r} is not true or false")
+        if k == "fit_from" and (not isinstance(v, str) or not v.strip()):
+            raise _bad(path, key, f"{v!r} is not a preset input's name")
+        if k not in ("whole", "fit_from"):
+            raise _bad(path, key, "unknown key; [calibration] has whole and fit_from (for the presets' build)")
+    return cal.get("fit_from")
+
+
+def refuse_fit_from(path: str, fit_from: str) -> InputError:
+    """A calibration of a file whose ``[calibration] fit_from`` it would not use."""
+    return _bad(
+        path,
+        "calibration.fit_from",
+        f"{fit_from!r}: takes another preset input's fitted values when the presets are built "
+        "(python -m opsim.calibrate.presets); a calibration fits this file's own figures and would not "
+        "use it: remove it, or calibrate that input",
+    )
 
 
 def _read_drive_table(path: str, doc: dict, spec: DriveSpec) -> None:
