@@ -31,14 +31,15 @@ def _native(rows: list[dict]) -> dict:
     return next(r for r in rows if r["held_back"] == 0)
 
 
-def test_a_preset_rated_1_dwpd_is_at_exactly_its_rating_at_native_capacity(capsys):
+def test_a_preset_whose_judges_see_its_rating_met_keeps_its_pe(capsys):
+    """The 7450 PRO's screen and simulator see a lower WAF at native than calibrate did: the
+    stored P/E (a floor) already meets 1 DWPD there, and is kept."""
     code, d = advise(capsys, "--preset", PRESET, "--min-dwpd", "1")
     assert code == 0 and d["recommendation"]["held_back"] == 0
     for rows in (d["screen"], d["simulated"]):
-        dwpd = _native(rows)["dwpd"]
-        assert dwpd >= 1.0 and dwpd == pytest.approx(1.0, rel=1e-9), dwpd
-    assert any(a.startswith("the simulator's rows take the P/E") for a in d["assumptions"])
-    assert "applied at the screen's WAF of the rating workload" in d["drive"]["sources"]["pe"]
+        assert _native(rows)["dwpd"] >= 1.0
+    assert d["drive"]["pe_cycles"] == presets.get(PRESET)["meta"]["calibration"]["pe_cycles"]
+    assert not any(a.startswith("the simulator's rows take the P/E") for a in d["assumptions"])
 
 
 def test_a_drive_whose_stored_pe_undershoots_its_rating_still_meets_it(tmp_path, capsys):
@@ -54,7 +55,10 @@ def test_a_drive_whose_stored_pe_undershoots_its_rating_still_meets_it(tmp_path,
     f.write_text(tomli_w.dumps({"preset": meta, **p["settings"]}))
     code, d = advise(capsys, "--drive", f, "--min-dwpd", "1")
     assert code == 0 and d["recommendation"]["held_back"] == 0, d["recommendation"]
-    assert _native(d["simulated"])["dwpd"] >= 1.0
+    screen = _native(d["screen"])["dwpd"]  # raised to the rating, exactly
+    assert screen >= 1.0 and screen == pytest.approx(1.0, rel=1e-9), screen
+    assert _native(d["simulated"])["dwpd"] >= 1.0  # raised again if the simulator's WAF is higher
+    assert "applied at the screen's WAF of the rating workload" in d["drive"]["sources"]["pe"]
 
 
 def test_a_pe_given_is_held_as_given(capsys):
@@ -62,3 +66,20 @@ def test_a_pe_given_is_held_as_given(capsys):
     code, d = advise(capsys, "--preset", PRESET, "--pe", "6851", "--min-dwpd", "1", "--no-simulate")
     assert code in (0, 1) and d["drive"]["pe_cycles"] == 6851
     assert not any(a.startswith("the simulator's rows take the P/E") for a in d["assumptions"])
+
+
+def test_a_judge_raises_a_rated_pe_never_lowers_it():
+    """rated.at_waf: the P/E at a judge's WAF of the rating workload at native, when higher."""
+    from opsim.planner.advise import load_drive
+    from opsim.planner.advise import rated
+
+    d = load_drive(preset=PRESET, preset_option="preset")
+    host = rated.rated_host(d)
+    assert host == pytest.approx(1 * d.native.bytes * 5 * 365, rel=1e-12)  # 1 DWPD over 5 years
+    waf_now = host and d.pe * d.physical_bytes / host  # the WAF the stored P/E stands for
+    assert rated.at_waf(d, host, 0.99 * waf_now, "a judge") is d
+    up = rated.at_waf(d, host, 1.01 * waf_now, "a judge")
+    assert up.pe == pytest.approx(1.01 * d.pe, rel=1e-9) and up.pe >= host * 1.01 * waf_now / d.physical_bytes
+    assert "applied at a judge's WAF" in up.sources["pe"]
+    given = load_drive(preset=PRESET, preset_option="preset", pe="6851")
+    assert rated.rated_host(given) is None

@@ -44,13 +44,18 @@ def rated_host(drive: Drive) -> float | None:
 
 def at_waf(drive: Drive, host: float, waf: float, judge: str) -> Drive:
     """``drive`` with its P/E derived again from ``host`` rated bytes at ``waf`` (the judge's
-    WAF of the rating workload at the native capacity)."""
+    WAF of the rating workload at the native capacity), when that is more than the P/E it has:
+    a P/E derived from a rating is the least the NAND carries, so the judge that sees a higher
+    WAF there needs the higher floor to see the rating met, and one that sees a lower WAF sees
+    it met already (the drive is returned as it is)."""
     # exactly as the endurance figures read it back (screen.endurance: the P/E's decimal text,
     # the WAF to 1e-9), rounded up to the next float: the rating holds to the last digit
     exact = Fraction(host) * Fraction(waf).limit_denominator(10**9) / drive.physical_bytes
     pe = float(exact)
     while Fraction(str(pe)) < exact:
         pe = math.nextafter(pe, math.inf)
+    if drive.pe is not None and pe <= drive.pe:
+        return drive
     src = drive.sources.get("pe", "")
     return replace(
         drive,
