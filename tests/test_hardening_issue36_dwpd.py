@@ -70,8 +70,7 @@ def test_a_pe_given_is_held_as_given(capsys):
 
 def test_a_judge_raises_a_rated_pe_never_lowers_it():
     """rated.at_waf: the P/E at a judge's WAF of the rating workload at native, when higher."""
-    from opsim.planner.advise import load_drive
-    from opsim.planner.advise import rated
+    from opsim.planner.advise import load_drive, rated
 
     d = load_drive(preset=PRESET, preset_option="preset")
     host = rated.rated_host(d)
