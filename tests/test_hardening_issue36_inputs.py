@@ -149,7 +149,8 @@ def no_fit(monkeypatch):
         ("seq_read_mbps = 1e9\n", "datasheet.seq_read_mbps", "faster than any host link"),
         ("rand_write_qd = 1000000\n", "datasheet.rand_write_qd", "at most 65536"),
         ("warranty_years = 1e9\n", "datasheet.warranty_years", "at most 100"),
-        ('[calibration]\nfit_from = "micron-1100-1tb"\n', "calibration.fit_from", "would not use it"),
+        ("[calibration]\nfit_from = 3\n", "calibration.fit_from", "not a preset input's name"),
+        ("[calibration]\nfrom = 3\n", "calibration.from", "unknown key"),
         ("[calibration]\nwhole = 1\n", "calibration.whole", "true or false"),
     ],
 )
@@ -227,6 +228,16 @@ def test_advise_options_name_themselves_before_the_screen(capsys, argv, says):
     code, _, err, took = main(["advise", "--preset", PRESET, "--min-iops", "1000", *argv], capsys)
     assert code == 2 and says in err, err
     assert took < 5, took
+
+
+def test_calibrate_reports_an_unused_fit_from(tmp_path):
+    """fit_from is the presets' build's: a calibration says it does not use it (it was silent)."""
+    from opsim.calibrate import read_inputs
+
+    ds = tmp_path / "ds.toml"
+    ds.write_text(DS + '[calibration]\nfit_from = "micron-1100-1tb"\n')
+    spec, _ = read_inputs(str(ds))
+    assert "fits the file's own figures instead" in spec.unused["calibration.fit_from"]
 
 
 def test_calibrate_pe_must_be_finite(tmp_path, capsys, no_fit):

@@ -204,8 +204,8 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
 def _check_calibration_table(path: str, doc: dict) -> str | None:
     """``[calibration]``: how the presets are built from their inputs (:mod:`.presets`):
     ``whole`` (a bool: the preset is written whole) and ``fit_from`` (a preset input whose fit
-    this one takes; returned, and refused by :func:`.result.read_inputs`: a calibration fits the
-    file's own figures and would not use it)."""
+    this one takes; returned, and reported as not used by :func:`.result.read_inputs`: a
+    calibration fits the file's own figures)."""
     cal = doc.get("calibration", {})
     if not isinstance(cal, dict):
         raise _bad(path, "calibration", "must be a table")
@@ -220,14 +220,13 @@ def _check_calibration_table(path: str, doc: dict) -> str | None:
     return cal.get("fit_from")
 
 
-def refuse_fit_from(path: str, fit_from: str) -> InputError:
-    """A calibration of a file whose ``[calibration] fit_from`` it would not use."""
-    return _bad(
-        path,
-        "calibration.fit_from",
-        f"{fit_from!r}: takes another preset input's fitted values when the presets are built "
-        "(python -m opsim.calibrate.presets); a calibration fits this file's own figures and would not "
-        "use it: remove it, or calibrate that input",
+def unused_fit_from(fit_from: str) -> str:
+    """Why a calibration does not use the file's ``[calibration] fit_from`` (reported with the
+    figures not used, never silently dropped; the presets' held-out validation calibrates such
+    an input on its own figures, so it is not refused)."""
+    return (
+        f"{fit_from!r} is the preset input whose fitted values this one takes when the presets are built "
+        "(python -m opsim.calibrate.presets); this calibration fits the file's own figures instead"
     )
 
 

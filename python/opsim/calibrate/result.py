@@ -15,7 +15,7 @@ from ..units import fmt_bytes
 from . import endurance, stored, timed
 from .bounds import queue_depth_refusal
 from .fit import Z95, Fitted, fit
-from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, refuse_fit_from, resolve_spans
+from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, resolve_spans, unused_fit_from
 from .measured import read_measured
 from .model import build, predict
 from .uncertainty import PINNED, Profile, narrowing, profile
@@ -39,7 +39,7 @@ def read_inputs(
     overrides the datasheet and counts as "given")."""
     spec, figures = read_datasheet(datasheet) if datasheet else (DriveSpec(), [])
     if datasheet and spec.fit_from is not None:
-        raise refuse_fit_from(datasheet, spec.fit_from)
+        spec.unused["calibration.fit_from"] = unused_fit_from(spec.fit_from)
     for k, v in (flags or {}).items():
         if v is not None:
             setattr(spec, k, v)
