@@ -98,7 +98,9 @@ def waf_lrw_classes(op: float, classes: Iterable[tuple[float, float]]) -> float:
     while writes_per_pass(hi) < 0:
         hi *= 2
     t = brentq(writes_per_pass, 1e-12, hi, xtol=1e-15, rtol=1e-14)
-    return alpha / t
+    # every host write programs its page: WA >= 1; a class that takes every write over a
+    # sliver of the LBAs has WA 1 + (far below the root's tolerance), which can round below 1
+    return max(1.0, alpha / t)
 
 
 def jesd219_classes() -> list[tuple[float, float]]:

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tomllib
 from collections.abc import Mapping
 
@@ -238,6 +239,11 @@ def loads_json(text: str, *, source: str, key: str, error=InputError):
         raise error(f"{source}:{e.lineno}: not JSON ({e.msg}, column {e.colno})", key=key) from None
     except RecursionError:
         raise error(f"{source}: nested too deeply (JSON nested thousands of levels)", key=key) from None
+    except ValueError:  # an integer past Python's digit limit (sys.get_int_max_str_digits)
+        limit = sys.get_int_max_str_digits()
+        m = re.search(rf"\d{{{limit + 1},}}", text) if limit else None
+        line = f":{text.count(chr(10), 0, m.start()) + 1}" if m else ""
+        raise error(f"{source}{line}: a number of more than {limit:,} digits: no figure needs one", key=key) from None
 
 
 def check_nesting(value, *, key: str = "config", limit: int = MAX_NESTING, error=ConfigError) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 from .. import userfile
 from ..errors import InputError
 from ..units import fmt_bytes, parse_size
+from . import bounds
 
 #: the size of file any reader here takes (a datasheet, a points file, a result)
 MAX_FILE = 16 << 20
@@ -135,6 +136,8 @@ class DriveSpec:
     rand_write_qd: int | None = None
     #: a note the output carries (a file is not an SSD, ...)
     notes: list[str] = field(default_factory=list)
+    #: the datasheet file's ``[calibration] fit_from`` (a preset input's; a calibration refuses it)
+    fit_from: str | None = None
 
 
 def _bad(where: str, key: str, msg: str) -> InputError:
@@ -182,7 +185,8 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
     for k in doc:
         if k not in known:
             raise _bad(path, k, f"unknown table; a datasheet file has {', '.join(sorted(known))}")
-    spec = DriveSpec(source=dict(doc.get("source", {})))
+    fit_from = _check_calibration_table(path, doc)
+    spec = DriveSpec(source=dict(doc.get("source", {})), fit_from=fit_from)
     _read_drive_table(path, doc, spec)
     figures = _read_datasheet_table(path, doc, spec)
     _read_model_table(path, doc, spec)
@@ -193,6 +197,35 @@ def read_datasheet(path: str) -> tuple[DriveSpec, list[Figure]]:
     for i, row in enumerate(ratios):
         figures.append(_ratio(path, i, row))
     return spec, figures
+
+
+def _check_calibration_table(path: str, doc: dict) -> str | None:
+    """``[calibration]``: how the presets are built from their inputs (:mod:`.presets`):
+    ``whole`` (a bool: the preset is written whole) and ``fit_from`` (a preset input whose fit
+    this one takes; returned, and reported as not used by :func:`.result.read_inputs`: a
+    calibration fits the file's own figures)."""
+    cal = doc.get("calibration", {})
+    if not isinstance(cal, dict):
+        raise _bad(path, "calibration", "must be a table")
+    for k, v in cal.items():
+        key = f"calibration.{k}"
+        if k == "whole" and not isinstance(v, bool):
+            raise _bad(path, key, f"{v!r} is not true or false")
+        if k == "fit_from" and (not isinstance(v, str) or not v.strip()):
+            raise _bad(path, key, f"{v!r} is not a preset input's name")
+        if k not in ("whole", "fit_from"):
+            raise _bad(path, key, "unknown key; [calibration] has whole and fit_from (for the presets' build)")
+    return cal.get("fit_from")
+
+
+def unused_fit_from(fit_from: str) -> str:
+    """Why a calibration does not use the file's ``[calibration] fit_from`` (reported with the
+    figures not used, never silently dropped; the presets' held-out validation calibrates such
+    an input on its own figures, so it is not refused)."""
+    return (
+        f"{fit_from!r} is the preset input whose fitted values this one takes when the presets are built "
+        "(python -m opsim.calibrate.presets); this calibration fits the file's own figures instead"
+    )
 
 
 def _read_drive_table(path: str, doc: dict, spec: DriveSpec) -> None:
@@ -246,6 +279,7 @@ def _read_datasheet_table(path: str, doc: dict, spec: DriveSpec) -> list[Figure]
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0:
             continue  # 0: not given (the issue's template writes 0 for absent figures)
         values[k] = _number(path, key, v, integer=k == "rand_write_qd")
+    _check_reachable(path, values)
     spec.dwpd, spec.tbw, spec.warranty_years = values.get("dwpd"), values.get("tbw"), values.get("warranty_years")
     if "rand_write_qd" in values:
         spec.rand_write_qd = int(values["rand_write_qd"])
@@ -284,6 +318,56 @@ def _read_datasheet_table(path: str, doc: dict, spec: DriveSpec) -> list[Figure]
             f"({values['fob_write_iops']:g}): a drive is never faster after garbage collection starts",
         )
     return figures
+
+
+#: the datasheet's rate figures: the bytes a second each stands for per unit (4 KiB commands, MB/s)
+_RATE_BYTES = {
+    "rand_write_iops": 4096,
+    "fob_write_iops": 4096,
+    "rand_read_iops": 4096,
+    "seq_read_mbps": 1e6,
+    "seq_write_mbps": 1e6,
+}
+
+
+def _check_reachable(path: str, values: dict[str, float]) -> None:
+    """Refuse a figure no model within the core's bounds could show (:mod:`.bounds`): a rate
+    faster than any host link the core models, a queue depth past its commands in flight, a
+    warranty past :data:`.bounds.MAX_WARRANTY_YEARS`."""
+    for k, per in _RATE_BYTES.items():
+        if k in values:
+            mbps = values[k] * per / 1e6
+            why = bounds.link_refusal(mbps)
+            if why is not None:
+                raise _bad(path, f"datasheet.{k}", f"{values[k]:g}: {why}")
+    if "rand_write_qd" in values:
+        why = bounds.queue_depth_refusal(int(values["rand_write_qd"]))
+        if why is not None:
+            raise _bad(path, "datasheet.rand_write_qd", why)
+    years = values.get("warranty_years")
+    if years is not None and years > bounds.MAX_WARRANTY_YEARS:
+        raise _bad(path, "datasheet.warranty_years", f"{years:g} years: at most {bounds.MAX_WARRANTY_YEARS}")
+
+
+def check_endurance(spec: DriveSpec, years: float) -> None:
+    """Refuse an endurance rating (``dwpd``, ``tbw``) whose host writes, spread over the
+    warranty of ``years``, need a host link faster than any the core models; the key named is
+    the datasheet's (the capacity is known only once every input is read)."""
+    assert spec.native is not None
+    for key, written in (
+        ("dwpd", None if spec.dwpd is None else spec.dwpd * spec.native * years * 365),
+        ("tbw", None if spec.tbw is None else spec.tbw * 1e12),
+    ):
+        if written is None:
+            continue
+        mbps = written / (years * 365 * bounds.SECONDS_PER_DAY) / 1e6
+        why = bounds.link_refusal(mbps)
+        if why is not None:
+            v = getattr(spec, key)
+            raise InputError(
+                f"datasheet.{key}: {v:g} over {years:g} years means writing {mbps:,.3g} MB/s around the clock, {why}",
+                key=f"datasheet.{key}",
+            )
 
 
 def _read_model_table(path: str, doc: dict, spec: DriveSpec) -> None:

@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..planner.endurance import dwpd_of
 from ..sim import costs, describe
 from . import population, read_time
+from .bounds import core_refusal
 from .curve import curve
 from .inputs import DriveSpec, Figure
 
@@ -219,6 +220,14 @@ def _put_nand_defaults(tables: dict, sources: dict, prior_physical: int) -> None
         channels = t["channels"]
         dies = max(1, round(prior_physical / (DIE_GBIT[cell] * 2**30 / 8)))
         per = max(1, round(dies / channels))
+        why = core_refusal({"dies_per_channel": per})
+        if why is not None:  # the capacity asks for more dies than the simulator models
+            raise InputError(
+                f"native: the drive's {prior_physical / 1e12:,.4g} TB of NAND (from its capacity) would be {dies:,} dies of {DIE_GBIT[cell]} Gbit on {channels} channels, {per:,} a channel: "
+                f"more than the simulator models ({why}); give [model] timing.dies_per_channel and "
+                "timing.channels, or a smaller drive",
+                key="native",
+            )
         _put(
             tables,
             sources,
@@ -371,13 +380,15 @@ def _put_link(spec: DriveSpec, tables: dict, sources: dict) -> None:
 
 def _pcie_gen_for(tables: dict, mbps: float) -> int | None:
     """The lowest PCIe generation (from the configured one up) whose x4 link carries ``mbps``,
-    as the core rates links; None when the configured one does already."""
+    as the core rates links; None when the configured one does already, or when none of the
+    generations the core rates does (the link rate is then the datasheet's figure:
+    :func:`_put_link`)."""
     base = {"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}}
-    for gen in (3, 4, 5, 6):
+    for gen in (3, 4, 5):
         d = describe(base | {"timing": {"interface": "nvme", "pcie_gen": gen}}, model_limits=False)
         if d["timing"]["link_mbps"] >= mbps:
             return None if gen == 3 else gen
-    return 6
+    return None
 
 
 def _queue(qd: int, interface: str) -> tuple[int, int]:

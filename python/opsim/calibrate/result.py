@@ -13,8 +13,9 @@ from ..errors import InputError
 from ..planner.endurance import RATED_PE_SOURCE, dwpd_of, rated_host_bytes
 from ..units import fmt_bytes
 from . import endurance, stored, timed
+from .bounds import queue_depth_refusal
 from .fit import Z95, Fitted, fit
-from .inputs import DriveSpec, Figure, read_datasheet, read_points, resolve_spans
+from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, resolve_spans, unused_fit_from
 from .measured import read_measured
 from .model import build, predict
 from .uncertainty import PINNED, Profile, narrowing, profile
@@ -37,6 +38,8 @@ def read_inputs(
     flags (``native``, ``interface``, ``physical``, ``cell``, ``page_size``, ``pe``: a flag
     overrides the datasheet and counts as "given")."""
     spec, figures = read_datasheet(datasheet) if datasheet else (DriveSpec(), [])
+    if datasheet and spec.fit_from is not None:
+        spec.unused["calibration.fit_from"] = unused_fit_from(spec.fit_from)
     for k, v in (flags or {}).items():
         if v is not None:
             setattr(spec, k, v)
@@ -62,6 +65,7 @@ def read_inputs(
             "the drive's native (user) capacity is needed: --native 960GB, or [drive] native in the datasheet",
             key="native",
         )
+    check_endurance(spec, spec.warranty_years or DEFAULT_WARRANTY)
     qd = DATASHEET_QD.get(spec.interface or "sata", 32)
     figures = [
         replace(f, queue_depth=qd)
@@ -177,6 +181,7 @@ class Calibration:
         ``max_address`` when the max address is lowered to each span (SET MAX ADDRESS)."""
         f = self.fitted
         out = []
+        check_queue_depth(queue_depth)
         qd = queue_depth or self.spec.rand_write_qd
         cfg = self.config()
         for i, span in enumerate(spans):
@@ -305,6 +310,15 @@ def _toml_value(key: str, v: Any) -> Any:
     if isinstance(v, float):
         return round(v, 4)
     return v
+
+
+def check_queue_depth(queue_depth, key: str = "queue_depth") -> None:
+    """A prediction's queue depth: None (the datasheet's) or one the core runs
+    (:func:`.bounds.queue_depth_refusal`); the CLI checks it before the fit."""
+    if queue_depth is not None:
+        why = queue_depth_refusal(queue_depth)
+        if why is not None:
+            raise InputError(f"{key}: {why}", key=key)
 
 
 def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_rounds: int | None = None) -> Calibration:

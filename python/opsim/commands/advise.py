@@ -163,6 +163,9 @@ def _tenant_and_search_options(p) -> None:
     )
 
 
+MAX_U32, MAX_U64 = 2**32 - 1, 2**64 - 1
+
+
 def _advisor():
     """:mod:`opsim.planner.advise`, imported when the command runs: it takes numpy and scipy (its
     analytic models), which `opsim --help` and every other command do not need."""
@@ -281,6 +284,10 @@ def run(args) -> Output:
         args.model_blocks = advise.DEFAULT_MODEL_BLOCKS
     if args.model_blocks < advise.MIN_MODEL_BLOCKS:
         raise _bad("model_blocks", f"at least {advise.MIN_MODEL_BLOCKS}")
+    if args.model_blocks > MAX_U32:  # the core's count of a scale model's blocks
+        raise _bad("model_blocks", f"{args.model_blocks:,} is more than the core's {MAX_U32:,}")
+    if not 0 <= args.seed <= MAX_U64:  # the core's run.seed, checked before the screen
+        raise _bad("seed", f"{args.seed} is not a seed: a whole number from 0 to {MAX_U64:,}")
     step = _frac(args.step, "step", 0.0005, 0.10)
     if step == 0:
         raise _bad("step", "must be positive")

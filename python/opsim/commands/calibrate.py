@@ -3,6 +3,7 @@ parameters with their sources, and its predicted OP curve."""
 
 from __future__ import annotations
 
+import math
 import sys
 
 import tomli_w
@@ -97,7 +98,10 @@ def _spans(args, native: int) -> tuple[list[int], list[float] | None]:
                     raise InputError("predict: a span of 0% writes nothing", key="predict")
                 spans.append(int(native * frac) // 4096 * 4096)
             else:
-                spans.append(parse_size(part, key="predict"))
+                size = parse_size(part, key="predict")
+                if size < 4096:
+                    raise InputError(f"predict: {part} is less than one 4 KiB page written", key="predict")
+                spans.append(size // 4096 * 4096)  # whole pages, as a share is
     if args.held_back:
         held = []
         for part in args.held_back.split(","):
@@ -125,8 +129,8 @@ def _flags(args) -> dict:
             pe = float(args.pe)
         except ValueError:
             raise InputError(f"pe: {args.pe!r} is not a number of P/E cycles", key="pe") from None
-        if not pe > 0:
-            raise InputError(f"pe: {args.pe} must be a positive number of P/E cycles", key="pe")
+        if not (pe > 0 and math.isfinite(pe)):
+            raise InputError(f"pe: {args.pe} must be a positive finite number of P/E cycles", key="pe")
         flags["pe"] = pe
     return flags
 
@@ -143,6 +147,7 @@ def run(args) -> Output:
     spec, figures = cal_pkg.read_inputs(args.datasheet, args.points, args.measured, _flags(args))
     assert spec.native is not None  # read_inputs refuses a drive without one
     spans, held = _spans(args, spec.native)
+    cal_pkg.result.check_queue_depth(args.queue_depth)  # before the fit, as every option
 
     def progress(msg: str) -> None:
         if not args.json:

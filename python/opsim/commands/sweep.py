@@ -9,6 +9,7 @@ from .._output import Output, check_output_not_input, check_writable_file, kv_ta
 from ..errors import InputError
 from ..stopsignals import INTERRUPT_EXIT
 from ..sweep import columns, load_grid, run_sweep
+from ..sweep.run import check_run_options
 from ..units import pct
 
 #: at most this many rows in the printed table (the file and --json hold them all)
@@ -151,6 +152,7 @@ def run(args) -> Output:
         raise InputError(f"--workers: must be 0 (serial) or more (got {args.workers})", key="--workers")
     if args.limit is not None and args.limit < 0:
         raise InputError(f"--limit: must be 0 or more (got {args.limit})", key="--limit")
+    check_run_options(args.workers, args.scheduler)  # before the grid is read or any cluster starts
     output = args.output or default_output(args.grid)
     check_writable_file(output, key="--output", inputs=[args.grid])
     check_output_not_input(getattr(args, "json_file", None), [output], key="--json-file")  # the default -o too

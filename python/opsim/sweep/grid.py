@@ -170,7 +170,8 @@ def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]], base_dir: str | No
 
     Each pair is checked on its own by the Rust core's parser, in a config that cannot build a
     drive (no capacity, or a 1-byte memory limit), so nothing is allocated.  Only parse errors
-    count; value and combination errors are the point's business when it runs."""
+    count, and the errors of a value's own range (the core's error names the key itself);
+    combination errors are the point's business when it runs."""
     from ..sim import _core
 
     core = _core()
@@ -196,8 +197,13 @@ def _probe_errors(pairs: Iterable[tuple[str, str, str, Any]], base_dir: str | No
         except SchemaError as e:
             where = key_loc if isinstance(e, UnknownKeyError) else loc
             raise ConfigError(f"{where}: {' '.join(e.detail.split())}", key=where) from None
-        except OpsimError:
-            pass  # a value or combination error: the point's business when it runs
+        except OpsimError as e:
+            # the core checks a value's own range before the drive it is in; an error naming
+            # the probed key itself is that (``drive.op = -1``, ``pages_per_block = 0``): the
+            # value's own, refused now.  Any other (no capacity here, the 1-byte memory
+            # limit) is a combination's: the point's business when it runs
+            if getattr(e, "key", None) == key:
+                raise ConfigError(f"{loc}: {' '.join(e.detail.split())}", key=loc) from None
 
 
 def _grid_key_loc(dim: str, i: int, key: str) -> str:

@@ -4,9 +4,14 @@ checkpoints of finished points, and Ctrl-C ending the run with its results kept.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import itertools
 import os
+import re
+import signal
+import socket
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -15,6 +20,7 @@ from typing import Any
 
 from .. import _args
 from ..errors import CommandError, InputError
+from .cluster import sigint_immune_workers, start_local_cluster
 from .grid import Grid, Point, load_grid
 from .point import _error_fields, run_point
 from .store import _Store
@@ -81,19 +87,18 @@ class _Checkpoint:
 
 def _connect(scheduler, workers, client):
     """(client, cluster or None, description).  The caller closes what it opened."""
-    import logging
-
     if client is not None:
         return (
             client,
             None,
             {"runner": "client", "scheduler": client.scheduler.address, "workers": len(client.nthreads())},
         )
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler is not None:
         if not isinstance(scheduler, str) or "://" not in scheduler:
             raise InputError(f"scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)", key="scheduler")
+        _probe(scheduler)
         try:
             c = Client(scheduler, timeout="15s", set_as_default=False)
         except (OSError, TimeoutError) as e:
@@ -102,17 +107,26 @@ def _connect(scheduler, workers, client):
             raise InputError(f"scheduler: {e}", key="scheduler") from None
         return c, None, {"runner": "scheduler", "scheduler": scheduler, "workers": len(c.nthreads())}
     n = workers or _cpu_count()
-    try:
-        cluster = LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
-        )
-        c = Client(cluster, set_as_default=False)
-        # Ctrl-C reaches the whole process group: let the workers of our own cluster ignore it,
-        # so that this process saves what has finished and shuts them down in order
-        c.register_plugin(_ignore_sigint_plugin())
-    except Exception as e:
-        raise CommandError(f"cannot start a Dask LocalCluster with {n} workers: {e}") from None
+    # Ctrl-C reaches the whole process group: the workers of our own cluster ignore it (from
+    # their start: cluster.py; the plugin for any Dask restarts), so that this process saves
+    # what has finished and shuts them down in order
+    c, cluster = start_local_cluster(n, _ignore_sigint_plugin())
     return c, cluster, {"runner": "local-cluster", "scheduler": cluster.scheduler_address, "workers": n}
+
+
+def _probe(scheduler: str, timeout: float = 5.0) -> None:
+    """Fail at once when nothing accepts a TCP connection at a ``tcp://`` scheduler's address
+    (Dask's client would retry for its whole timeout); other protocols are left to Dask."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    proto, loc = parse_address(scheduler)
+    if proto != "tcp":
+        return
+    host, port = parse_host_port(loc.split("/", 1)[0], default_port=8786)
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise CommandError(f"cannot connect to the Dask scheduler at {scheduler}: {e.strerror or e}") from None
 
 
 def _ignore_sigint_plugin():
@@ -124,9 +138,6 @@ def _ignore_sigint_plugin():
         name = "opsim-ignore-sigint"
 
         def setup(self, worker):
-            import signal
-            import threading
-
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -169,26 +180,68 @@ def _run_dask(client, todo: list[Point], record: Callable[[Point, dict], None], 
             _quietly(lambda: client.cancel([f for _, f in inflight.values()]))
 
 
-#: the most worker processes a sweep starts on this machine (each is a Python process)
-MAX_WORKERS = 1024
-
-
-def _check_run_options(workers, scheduler, client, limit) -> None:
-    """``workers`` (0 or a count, not beside a cluster) and ``limit`` (0 or more)."""
-    if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS
-    ):
+def check_run_options(workers, scheduler=None, client=None, limit=None) -> None:
+    """``workers`` (0, or a count up to the CPUs this process may run on, not beside a
+    cluster), ``scheduler`` (an address) and ``limit`` (0 or more): checked before the grid is
+    read and before any cluster starts."""
+    cpus = _cpu_count()
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
         raise InputError(
-            f"workers: must be 0 (serial) or a number of worker processes up to {MAX_WORKERS} "
-            f"(got {workers!r}); a larger cluster is started on its own and given as a scheduler",
+            f"workers: must be 0 (serial) or a number of worker processes (got {workers!r})", key="workers"
+        )
+    if workers is not None and workers > cpus:
+        # each worker runs one point at a time on one CPU: more than the CPUs only share them,
+        # and every one is a Python process to start (seconds each on a busy machine)
+        raise InputError(
+            f"workers: {workers:,} worker processes on {cpus} CPU{'s' if cpus != 1 else ''}: each runs one point at a "
+            f"time on one CPU, so more than {cpus} only share them and take longer to start; give {cpus} or fewer "
+            "(or leave it out: one per CPU), or run a larger cluster on its own and give its scheduler",
             key="workers",
         )
+    if scheduler is not None:
+        check_scheduler(scheduler)
     if workers is not None and (scheduler is not None or client is not None):
         raise InputError(
             "workers: an existing cluster has its own workers; give workers or a scheduler, not both", key="workers"
         )
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InputError(f"limit: must be a number of points, 0 or more (got {limit!r})", key="limit")
+
+
+#: a host name (RFC 1123 labels), when a scheduler's host is not an IP address
+_HOSTNAME = re.compile(
+    r"(?i)^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$"
+)
+
+
+def check_scheduler(scheduler) -> None:
+    """A Dask scheduler address: a protocol Dask has (``tcp://``, ``tls://``, ...) and, for the
+    network ones, a host that is an IP address or a host name (``256.0.0.1`` is neither: an
+    address of four numbers is an IPv4 one) and a port from 1 to 65535."""
+    from distributed.comm import registry
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    def bad(why: str) -> InputError:
+        return InputError(f"scheduler: {scheduler!r} {why}", key="scheduler")
+
+    if not isinstance(scheduler, str) or "://" not in scheduler:
+        raise bad("is not a scheduler address (tcp://HOST:PORT)")
+    proto, loc = parse_address(scheduler)
+    if proto not in registry.backends:
+        raise bad(f"has protocol {proto!r}; Dask has {', '.join(sorted(registry.backends))}")
+    if proto in ("inproc", "ucx"):
+        return
+    try:
+        host, port = parse_host_port(loc.split("/", 1)[0], default_port=8786)
+    except ValueError as e:
+        raise bad(f"is not HOST:PORT ({e})") from None
+    if not 1 <= int(port) <= 65535:
+        raise bad(f"has port {port}: a port is 1 to 65535")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if re.fullmatch(r"[0-9.]+", host) or not _HOSTNAME.match(host):
+            raise bad(f"has host {host!r}, which is neither an IP address nor a host name") from None
 
 
 def _plan(store: _Store, g: Grid, limit: int | None) -> tuple[list[Point], dict]:
@@ -247,10 +300,11 @@ def _execute(g: Grid, todo: list[Point], record: _Recorder, summary: dict, progr
             for p in todo:
                 record(p, run_point(p.config_json(), g.documents, g.base_dir))
         elif todo:
-            cl, cluster, info = _connect(scheduler, workers, client)
-            summary.update(info)
-            record.bar = _progress_bar(len(todo), progress)
-            _run_dask(cl, todo, record, g)
+            with sigint_immune_workers() if scheduler is None and client is None else contextlib.nullcontext():
+                cl, cluster, info = _connect(scheduler, workers, client)
+                summary.update(info)
+                record.bar = _progress_bar(len(todo), progress)
+                _run_dask(cl, todo, record, g)
     finally:
         if record.bar is not None:
             record.bar.close()
@@ -278,8 +332,8 @@ def run_sweep(
     KeyboardInterrupt ends the run like ``limit`` does (results kept, ``summary["interrupted"]``)
     instead of propagating after the results are saved."""
     t0 = time.perf_counter()
+    check_run_options(workers, scheduler, client, limit)  # before the grid is read
     g = grid if isinstance(grid, Grid) else load_grid(grid)
-    _check_run_options(workers, scheduler, client, limit)
     output = None if output is None else _args.path("output", output)
     import pyarrow.parquet  # noqa: F401  (imported now, not in the middle of the progress bar)
 

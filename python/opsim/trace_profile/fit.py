@@ -214,10 +214,16 @@ def _fit_kinds(p: TraceProfile) -> dict:
             return 0.0
         return _logit(min(max((m - w) / (top - w), 1e-9), 1 - 1e-9))
 
-    # a start for the domain: the uniform M whose expected blocks written equal W
+    # a start for the domain: the uniform M whose expected blocks written equal W.  When the
+    # writes are many per block (N / W above ~28), M = W already expects W blocks written to
+    # within rounding (1 - e^(-N/W) rounds to 1): there is no root above W to bracket, M = W.
     m0 = w
-    if n > w:
-        m0 = optimize.brentq(lambda m: m * -math.expm1(-n / m) - w, w * (1 + 1e-12), max(w * 1e6, n * 10))
+
+    def written(m: float) -> float:
+        return m * -math.expm1(-n / m) - w
+
+    if n > w and written(w * (1 + 1e-12)) < 0:
+        m0 = optimize.brentq(written, w * (1 + 1e-12), max(w * 1e6, n * 10))
     m0 = min(m0, top)
     out: dict = {}
 

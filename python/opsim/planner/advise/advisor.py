@@ -6,21 +6,24 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ... import _args
 from ...workload.spec import Workload
 from ..capacity import (
     GB,
 )
+from . import rated
 from .checks import check_request, jesd219_confirmation
 from .confirm import DEFAULT_MODEL_BLOCKS, ScaleModel, open_loop_latency, plan_model, sim_level, smallest_passing
 from .diagnosis import why_not
 from .drive import Drive
-from .interval import Carried, absent, carried, how, judged
+from .interval import Carried, _rating_workload, absent, carried, how, judged
 from .notes import notes
 from .options import _bad
 from .screen import (
     Level,
     ceiling,
     check,
+    endurance,
     failing,
     grid,
     screen_level,
@@ -29,6 +32,12 @@ from .skew import skew_model
 from .targets import Targets
 
 DIAGNOSIS_HELD_BACK = Fraction(3, 4)  # the screen looks this far (max --max-held-back)
+
+
+def _same_workload(a: Workload, b: Workload) -> bool:
+    """Whether the two describe the same writes (the rating's workload and the one simulated)."""
+    keys = ("skew", "block_size", "read_fraction", "sequential", "hot_fraction", "hot_write_fraction", "zipf_exponent")
+    return type(a) is type(b) and all(getattr(a, k, None) == getattr(b, k, None) for k in keys)
 
 
 def advise(
@@ -54,7 +63,9 @@ def advise(
     ``[workload]`` table the confirmation runs instead of ``wl`` (a trace, on ``scale_model``;
     the screen keeps ``wl``, the trace's fitted workload: :mod:`.trace`); ``intervals=False``
     leaves the drive's profile out (a replay has no interval runs of its own)."""
+    seed = _args.uint("seed", seed)  # the core's run.seed: refused before the screen, not after it
     check_request(drive, wl, targets, confirm)
+    drive = rated.for_screen(drive, model_blocks)  # a P/E derived from a rating, at the screen's WAF
     band = carried(drive, model_blocks) if intervals else None
     if conservative and band is None:
         raise _bad(
@@ -127,6 +138,11 @@ def advise(
         "assumptions": [
             *notes(drive, wl, targets, model, confirm, confirm_note, screen, sim.latency_rate, step),
             band.note(conservative) if band is not None else f"no intervals: {_no_band(drive, intervals)}",
+            *(
+                [f"the simulator's rows take the P/E at {sim.rated_drive.pe:g}: {sim.rated_drive.sources['pe']}"]
+                if sim.rated_drive is not None
+                else []
+            ),
         ],
     }
 
@@ -190,6 +206,8 @@ class Confirmation:
         self.conservative = False
         self.sizes = (2048, 1_500_000)  # the scale model's blocks and IO budget, for the points' own models
         self.replay: dict | None = None  # the workload table simulated instead of ``wl``'s (a trace)
+        #: the drive with its rating-derived P/E at the simulator's WAF (:mod:`.rated`), once known
+        self.rated_drive: Drive | None = None
 
     def run(self, i: int) -> dict:
         if i not in self.rows:
@@ -203,10 +221,31 @@ class Confirmation:
                 self.band.simulate(row, self.screen[i], lv, self.wl, self.targets, self.seed, *self.sizes)
             else:
                 absent(row)
+            if self.rated_drive is not None:
+                row |= endurance(self.rated_drive, self.wl, self.targets, row["waf"], lv.user_bytes, row["iops"])
             self.rows[i] = row
             if self.latency_rate is not None:
                 self.latency(i)
         return self.rows[i]
+
+    def rate_at_native(self) -> None:
+        """A P/E derived from a rating, judged by the simulator at the simulator's own WAF of the
+        rating workload at the native capacity (:mod:`.rated`), when the workload simulated is
+        the rating's and an endurance target is set: the native level is simulated first."""
+        t = self.targets
+        host = rated.rated_host(self.drive)
+        if host is None or self.replay is not None or not (t.min_dwpd or t.min_tbw or t.min_lifetime_years):
+            return
+        rw = _rating_workload(self.drive)
+        if rw is None or not _same_workload(rw[0], self.wl):
+            return
+        row = self.run(0)
+        again = rated.at_waf(self.drive, host, row["waf"], "the simulator")
+        if again is self.drive:  # the simulator sees the rating met with the P/E as it is
+            return
+        self.rated_drive = again
+        for i, r in self.rows.items():
+            r |= endurance(self.rated_drive, self.wl, t, r["waf"], self.levels[i].user_bytes, r["iops"])
 
     def latency(self, i: int) -> None:
         assert self.latency_rate is not None
@@ -228,6 +267,7 @@ class Confirmation:
         t = self.targets
         if self.relative:
             self.run(0)  # the native configuration: the baseline
+        self.rate_at_native()
         if t.latency and t.min_iops is not None:
             self.latency_rate = t.min_iops * (self.rows[0]["iops"] if t.min_iops_relative else 1)
             if 0 in self.rows:

@@ -116,7 +116,8 @@ def _waf_random_model(drive: Drive, wl: Workload, op_seen: float, skew: SkewRati
             assert cls is not None  # a zipf workload has classes at any page count
             src = f"zipf over the scale model's {mp:,} pages (binned into {len(cls)} classes)"
         w = models.waf_lrw_classes(op_seen, cls)
-        return w * skew.ratio(op_seen), f"non-uniform LRW model (Desnoyers 2012), {src}, {skew.describe()}"
+        # the simulator's ratio scales GC's copies, never below none (WAF 1)
+        return max(1.0, w * skew.ratio(op_seen)), f"non-uniform LRW model (Desnoyers 2012), {src}, {skew.describe()}"
     if drive.gc == "fifo":
         return models.waf_fifo(op_seen), "LRW Lambert-W (Desnoyers 2012)"
     if drive.gc == "random":

@@ -37,7 +37,15 @@ from ... import trace, trace_profile
 from ...errors import TraceError
 from ...workload import Workload, parse_skew
 from .advisor import advise
-from .confirm import MIN_MODEL_BLOCKS, ScaleModel, aging_drive_writes, model_geometry, plan_model
+from .confirm import (
+    AGING_OPS_CAP,
+    MIN_MODEL_BLOCKS,
+    TIMED_OPS_CAP,
+    ScaleModel,
+    aging_drive_writes,
+    model_geometry,
+    plan_model,
+)
 from .drive import Drive
 
 #: a pass of the trace may be looped at most this many times per run (beyond: the trace is
@@ -111,6 +119,15 @@ def fit_trace(path, opts: dict, max_memory=None) -> dict:
     p = trace_profile.profile(path, max_memory=max_memory, **opts)
     if getattr(p, "partial", False):
         raise KeyboardInterrupt
+    if p.overwrite_ratio <= 0:
+        # every block written once: the write counts are all 1 under any skew, so there is no
+        # skew to fit (and nothing the drive's GC would see as hot)
+        raise TraceError(
+            f"{path}: too few writes to fit a workload: its {p.block_writes:,} block writes each write a block "
+            "not written before in the trace, which every skew would show alike; give a longer trace, or the "
+            "workload's skew (--skew)",
+            key=str(path),
+        )
     f = trace_profile.fit(p)
     mix = [b for b in p.data.get("size_mix", []) if b["write"] > 0]
     size = max(mix, key=lambda b: b["write"])["upto"] if mix else None
@@ -160,12 +177,37 @@ def replay_model(
         )
     aging = model.aging_drive_writes or aging_drive_writes(wl, units * ppb)  # analytic: none planned
     passes = aging * user / max(1, src.info["write"]["bytes"])
+    _check_replay_length(src, aging, model.warmup_drive_writes + model.measure_drive_writes, user)
     if passes > MAX_PASSES:
         notes.append(f"the trace is looped {passes:,.0f} times to age the model: it is short for the drive")
     model.precondition = "fill + aging"
     model.aging_drive_writes = aging
     model.notes = model.notes + notes
     return model, notes
+
+
+def _check_replay_length(src: TraceSource, aging: float, measured: float, user: int) -> None:
+    """Refuse, before any simulation, a trace whose replay would take more commands than the
+    advisor spends on a level (:data:`.confirm.AGING_OPS_CAP` functional commands of aging,
+    :data:`.confirm.TIMED_OPS_CAP` timed ones measured): each drive write of the model is
+    ``user / write bytes`` passes of the trace, reads and all.  A trace of a few writes among
+    many reads (MQSim's wsrch-small: 4 in 24,783) would loop for hours."""
+    i = src.info
+    per_drive_write = user / max(1, i["write"]["bytes"]) * i["records"]
+    for what, drive_writes, cap in (
+        ("aging", aging, AGING_OPS_CAP),
+        ("measurement", measured, TIMED_OPS_CAP),
+    ):
+        cmds = drive_writes * per_drive_write
+        if cmds > cap:
+            raise TraceError(
+                f"{src.path}: too few writes to replay: {i['write']['ios']:,} writes "
+                f"({i['write']['bytes']:,} bytes) among {i['records']:,} requests, so the model's {what} "
+                f"({drive_writes:.3g} drive writes of its {user / 2**30:,.2f} GiB) would replay the trace "
+                f"{drive_writes * user / max(1, i['write']['bytes']):,.0f} times, {cmds:,.0f} commands (at most "
+                f"{cap:,}); give a longer trace, --no-simulate for the screen alone, or the workload's skew (--skew)",
+                key=src.path,
+            )
 
 
 def compare(d: dict, src: TraceSource) -> dict:

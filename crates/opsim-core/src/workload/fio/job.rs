@@ -382,6 +382,7 @@ fn block_sizes(o: &Options) -> Result<[Sizes; 3]> {
 fn block_size(o: &Options, e: &Entry, part: &str) -> Result<u64> {
     match parse::size(part, o.kb_base, false).map_err(|m| o.bad(e, m))? {
         SizeValue::Bytes(0) => Err(o.bad(e, "a block size of 0".into())),
+        SizeValue::Bytes(b) if b % MIN_SECTOR != 0 => Err(o.bad(e, not_sectors(b))),
         SizeValue::Bytes(b) => Ok(b),
         SizeValue::Percent(_) => unreachable!(),
     }
@@ -478,6 +479,14 @@ fn access_distribution(o: &Options, random: bool, norandommap: bool) -> Result<D
     Ok(d)
 }
 
+/// Every drive's sector is a multiple of this many bytes: a block size that is not is refused
+/// when the job is read, whatever drive runs it (the generator checks the drive's own sector).
+const MIN_SECTOR: u64 = 512;
+
+fn not_sectors(b: u64) -> String {
+    format!("{b} bytes is not a whole number of {MIN_SECTOR}-byte sectors (the smallest sector a drive has)")
+}
+
 /// One direction's bssplit: `4k/10:64k/50:32k/40`; an empty percentage shares what the
 /// others leave (fio's options.c, `bssplit_ddir`); the percentages add up to 100.
 fn bssplit(s: &str, kb_base: u64) -> std::result::Result<Vec<(u64, u32)>, String> {
@@ -492,6 +501,7 @@ fn bssplit(s: &str, kb_base: u64) -> std::result::Result<Vec<(u64, u32)>, String
         };
         let bytes = match parse::size(b, kb_base, false)? {
             SizeValue::Bytes(0) => return Err("a block size of 0".into()),
+            SizeValue::Bytes(x) if x % MIN_SECTOR != 0 => return Err(not_sectors(x)),
             SizeValue::Bytes(x) => x,
             SizeValue::Percent(_) => unreachable!(),
         };
@@ -534,6 +544,11 @@ fn bssplit(s: &str, kb_base: u64) -> std::result::Result<Vec<(u64, u32)>, String
 
 /// `random`, `zipf:θ`, `pareto:h`, `normal:dev` (or `gauss:dev`), `zoned:a/s:...`,
 /// `zoned_abs:a/bytes:...` (options.c, `str_random_distribution_cb`, `parse_zoned_distribution`).
+/// A zone that takes accesses but holds no block (fio would divide by its size).
+fn empty_zone(z: &str, x: impl std::fmt::Display, size: &str) -> String {
+    format!("zone `{}`: {x}% of the accesses to a zone of {size}, which holds no block", parse::show(z))
+}
+
 pub fn distribution(s: &str, kb_base: u64) -> std::result::Result<Distribution, String> {
     let s = s.trim();
     let (kind, arg) = match s.split_once(':') {
@@ -602,6 +617,9 @@ pub fn distribution(s: &str, kb_base: u64) -> std::result::Result<Distribution, 
                             SizeValue::Bytes(b) => b,
                             SizeValue::Percent(_) => unreachable!(),
                         };
+                        if x > 0 && b == 0 {
+                            return Err(empty_zone(z, x, "0 bytes"));
+                        }
                         size = size.saturating_add(b);
                         bytes[i].push((x, b));
                     } else {
@@ -609,6 +627,9 @@ pub fn distribution(s: &str, kb_base: u64) -> std::result::Result<Distribution, 
                         let y = parse::integer(y)
                             .filter(|&y| y <= 100)
                             .ok_or_else(|| format!("zone `{}`: size is a percentage", parse::show(z)))?;
+                        if x > 0 && y == 0 {
+                            return Err(empty_zone(z, x, "0% of the region"));
+                        }
                         size += y;
                         pct[i].push((x, y as u32));
                     }
@@ -707,5 +728,27 @@ mod tests {
         assert!(distribution("zoned:60/10:30/20", 1024).is_err());
         assert!(distribution("zipf:0.8:0.5", 1024).is_err());
         assert!(distribution("lognormal:3", 1024).is_err());
+    }
+
+    #[test]
+    fn a_zone_with_accesses_and_no_size_is_refused_when_read() {
+        // issue 36: `opsim advise --fio` screened such a job and divided by its zero bytes
+        for text in ["zoned_abs:100/0", "zoned_abs:60/0:40/1m", "zoned:50/0:50/100"] {
+            let e = distribution(text, 1024).unwrap_err();
+            assert!(e.contains("holds no block"), "{text}: {e}");
+        }
+        assert!(distribution("zoned_abs:100/1m:0/0", 1024).is_ok(), "a zone nobody accesses may be empty");
+    }
+
+    #[test]
+    fn a_block_size_of_part_of_a_sector_is_refused_when_read() {
+        // issue 36: `opsim advise --fio` screened bs=1 and the simulator refused it seconds later
+        for (text, key) in
+            [("[a]\nrw=randwrite\nbs=1\n", "bs"), ("[a]\nrw=randwrite\nbssplit=4k/50:700/50\n", "bssplit")]
+        {
+            let e = j(text).unwrap_err();
+            assert!(e.message.contains(&format!("`{key}`")) && e.message.contains("512-byte sectors"), "{text}: {e}");
+        }
+        assert!(j("[a]\nrw=randwrite\nbs=1536\n").is_ok());
     }
 }
