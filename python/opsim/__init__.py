@@ -21,7 +21,6 @@ from .errors import (
     WorkloadError,
 )
 
-
 #: the public API (tests/package/test_api_fuzz.py calls every function here with wrong arguments)
 __all__ = [
     "CapacityError",
