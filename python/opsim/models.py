@@ -28,6 +28,7 @@ The derivations are in docs/models.md.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 
@@ -140,8 +141,12 @@ def greedy_occupancy(op: float, b: int) -> tuple[np.ndarray, float]:
     raise InputError(f"no greedy mean-field solution for op={op}, b={b}", key="op")
 
 
+@functools.lru_cache(maxsize=4096)
 def waf_greedy(op: float, b: int) -> float:
-    """Greedy GC, mean-field (N -> infinity) write amplification."""
+    """Greedy GC, mean-field (N -> infinity) write amplification.  Remembered per (op, b): a
+    superblock drive's b is in the hundreds of thousands and one figure costs ~20 ms, and the
+    advisor asks for the same grid again for each fleet size it weighs (``opsim advise
+    --compare``)."""
     return greedy_occupancy(op, b)[1]
 
 
