@@ -61,13 +61,9 @@ def check(args) -> None:
             raise _bad(attr, "the compare file gives the drives, the workload and the need; drop it or --compare")
 
 
-def run(args, step, max_held_back) -> Output:
-    # lazy: the advisor takes numpy and scipy (its analytic models), which `opsim --help` and the
-    # other commands do not need
-    from ..planner.advise.compare import compare  # noqa: PLC0415
-    from ..planner.advise.compare_file import load_compare  # noqa: PLC0415
-
-    cf = load_compare(args.compare)  # every key checked, every drive loaded: exit 2 before any work
+def run(args, advisor, step, max_held_back) -> Output:
+    """``advisor``: :mod:`opsim.planner.advise`, as the command imported it (when it runs)."""
+    cf = advisor.load_compare(args.compare)  # every key checked, every drive loaded: exit 2 before any work
     tty = sys.stderr.isatty()
 
     def progress(msg: str) -> None:
@@ -75,7 +71,7 @@ def run(args, step, max_held_back) -> Output:
             sys.stderr.write(f"\r\033[K  {msg}")
             sys.stderr.flush()
 
-    d = compare(
+    d = advisor.compare_fleet(
         cf,
         step=step,
         max_held_back=max_held_back,

@@ -296,7 +296,7 @@ def run(args) -> Output:
     max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(advise.DIAGNOSIS_HELD_BACK))
     if args.compare is not None:
         advise_compare.check(args)
-        return advise_compare.run(args, step, max_hb)
+        return advise_compare.run(args, advise, step, max_hb)
     advise_trace.check(args)
     wl, tg = parse_args(args)
     drive = advise.load_drive(
