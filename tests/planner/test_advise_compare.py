@@ -8,6 +8,7 @@ OP; a price that makes the other drive cheaper per usable TB-year flips the choi
 """
 
 import copy
+import json
 import math
 import re
 import time
@@ -18,7 +19,7 @@ import pytest
 
 from opsim import cli, results
 from opsim.planner.advise import Targets, Workload, advise, compare_fleet, load_compare
-from opsim.planner.advise.fleet import Fleet
+from opsim.planner.advise.fleet import Fleet, at
 from opsim.planner.advise.fleet_cost import fleet_cost
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "compare-7450.toml"
@@ -133,7 +134,7 @@ def test_a_candidate_no_op_can_make_last_is_listed_with_the_reason(tmp_path, cap
     )
     code = main(["advise", "--compare", str(f), "--no-simulate", "--json"])
     out, _ = capsys.readouterr()
-    d = results.check_compare(__import__("json").loads(out))
+    d = results.check_compare(json.loads(out))
     assert code == 0
     worn = by_name(d)["worn"]
     assert not worn["feasible"] and worn["drives"] is None and worn["cost"] is None
@@ -224,8 +225,6 @@ def test_the_need_s_iops_are_spread_over_the_drives():
     need = copy.copy(cf.need)
     need.min_iops_per_tb = 100.0
     fleet = Fleet(cf.candidates[0], need, confirm=False)
-    from opsim.planner.advise.fleet import at
-
     wl, tg = at(need, 110)
     assert tg.min_iops == pytest.approx(100.0 * 100 / 110)
     assert wl.write_rate == math.ceil(WRITES / 110) and tg.min_lifetime_years == YEARS
