@@ -28,7 +28,8 @@ smallest size, every level's figures kept; the lifetime at another rate is the s
 that rate, :func:`opsim.planner.endurance.lifetime_days`), cheap enough to solve at each end
 of the drive's 95% intervals too; then with the advisor itself as the judge (each judgement one
 ``advise`` at that drive count, its ``max_held_back`` set to ``c(n)``, with the simulator's
-confirmation unless ``confirm`` is off), starting from the screen's answer: usually the
+confirmation unless ``confirm`` is off; without the intervals, which the first screen carried
+and which would triple the simulator's runs), starting from the screen's answer: usually the
 screen's answer and the count below it (often settled without a run: a count whose ``c(n)`` is
 below what a larger count already needs cannot pass).  Every reported figure is that
 ``advise`` document's.
@@ -48,6 +49,12 @@ from .compare_file import Candidate, Need
 from .confirm import DEFAULT_MODEL_BLOCKS, smallest_passing
 from .screen import check, failing, grid
 from .targets import Targets
+
+#: why the advisor's judgements of drive counts carry no intervals
+NO_INTERVALS = (
+    "not carried at each drive count judged (the recommendation is the best fit's either way): the fleet's "
+    "ranges are solved on the first screen's intervals (opsim advise --compare)"
+)
 
 #: the figures each end of the intervals judges on: (TBW, IOPS) keys of a screen row
 ENDS = {"best": ("tbw_tb", "iops"), "low": ("tbw_low", "iops_low"), "high": ("tbw_high", "iops_high")}
@@ -117,8 +124,10 @@ class Fleet:
                 hi = mid
         return lo
 
-    def advise_at(self, n: int, confirm: bool) -> dict:
-        """The advisor's document at ``n`` drives, its levels up to ``c(n)``."""
+    def advise_at(self, n: int, confirm: bool, intervals: bool | str = NO_INTERVALS) -> dict:
+        """The advisor's document at ``n`` drives, its levels up to ``c(n)`` (the drive's
+        intervals carried only when asked: the first screen's; the recommendation is the best
+        fit's either way)."""
         c = self.cap_level(n)
         assert c is not None  # only counts that hold the need are judged
         wl, tg = at(self.need, n)
@@ -136,6 +145,7 @@ class Fleet:
             model_blocks=self.model_blocks,
             seed=self.seed,
             progress=self.progress,
+            intervals=intervals,
         )
 
     # ------------------------------------------------------------------ the screen's fixed point
@@ -217,7 +227,7 @@ class Fleet:
         at the best, and the screen's curve."""
         if self.allowed == 0:
             return {"n": None, "doc": None, "ends": {}, "curve": [], "why": "no level leaves garbage collection spare"}
-        first = self.advise_at(self.n_lo, False)  # the screen, every level's figures
+        first = self.advise_at(self.n_lo, False, True)  # the screen, every level's figures and intervals
         if not self.confirm:
             self.docs[self.n_lo] = first
             self.probes.append(self._probe(self.n_lo, first))
