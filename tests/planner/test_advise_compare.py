@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from opsim import cli, results
+from opsim import trace as T
 from opsim.planner.advise import Targets, Workload, advise, compare_fleet, load_compare
 from opsim.planner.advise.fleet import Fleet, at
 from opsim.planner.advise.fleet_cost import fleet_cost
@@ -229,3 +230,73 @@ def test_the_need_s_iops_are_spread_over_the_drives():
     assert tg.min_iops == pytest.approx(100.0 * 100 / 110)
     assert wl.write_rate == math.ceil(WRITES / 110) and tg.min_lifetime_years == YEARS
     assert fleet.cap_level(fleet.n_lo - 1) is None
+
+
+# ---------------------------------------------------------------------------- a trace as the workload
+
+SMALL = Path(__file__).resolve().parents[1] / "fixtures" / "compare-small.toml"
+
+
+def _with_trace(tmp_path, span: int, count: int, trace_value: str | None = None) -> Path:
+    T.synth(str(tmp_path / "z.iolog"), skew="zipf:0.9", span=span, count=count, seed=1)
+    text = SMALL.read_text()
+    text = text[: text.index("[[candidate]]", text.index("[[candidate]]") + 1)]  # the first candidate alone
+    need_end = text.index("[[candidate]]")
+    f = tmp_path / "fleet.toml"
+    f.write_text(text[:need_end] + f"trace = {trace_value or json.dumps('z.iolog')}\n" + text[need_end:])
+    return f
+
+
+def test_a_trace_s_fitted_workload_is_what_the_screen_plans_for(tmp_path):
+    f = _with_trace(tmp_path, 2 << 30, 50_000)
+    cf = load_compare(f)
+    assert cf.need.trace is not None and cf.need.trace.path == str(tmp_path / "z.iolog")
+    d = compare_fleet(cf, confirm=False)
+    assert d["need"]["trace"]["path"] == str(tmp_path / "z.iolog")
+    skew = cf.need.trace.fit["skew"]
+    assert skew.startswith("zipf:")
+    # the same need with the fitted skew written out: the same fleets
+    g = tmp_path / "skew.toml"
+    g.write_text(f.read_text().replace('trace = "z.iolog"', f'skew = "{skew}"'))
+    same = compare_fleet(load_compare(g), confirm=False)
+    for a, b in zip(d["candidates"], same["candidates"]):
+        assert (a["drives"], a["held_back"], a["cost"]) == (b["drives"], b["held_back"], b["cost"])
+
+
+def test_a_trace_too_short_to_replay_is_refused_before_any_work(tmp_path, capsys):
+    f = _with_trace(tmp_path, 64 << 30, 20_000)
+    t = time.monotonic()
+    assert main(["advise", "--compare", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}:8: candidate[0].preset: the need's trace on this drive: " in err and "too few writes" in err
+    assert time.monotonic() - t < 20
+
+
+def test_a_drive_smaller_than_the_trace_s_span_is_named(tmp_path, capsys):
+    f = _with_trace(tmp_path, 300 << 30, 2_000, trace_value='{ path = "z.iolog", format = "fio-iolog" }')
+    assert main(["advise", "--compare", str(f), "--no-simulate"]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}:8: candidate[0].preset: too small for the trace: " in err and "past the drive's native" in err
+
+
+def test_a_trace_with_another_workload_key_is_refused(tmp_path, capsys):
+    f = _with_trace(tmp_path, 2 << 30, 2_000)
+    f.write_text(f.read_text().replace("trace =", 'skew = "zipf:0.8"\ntrace ='))
+    assert main(["advise", "--compare", str(f), "--no-simulate"]) == 2
+    assert ": need.skew: the trace gives the workload" in capsys.readouterr().err
+
+
+def test_counts_settled_from_a_larger_count_s_run_agree_with_the_advisor():
+    """A count judged from a larger count's run (its level's figures at this count's rate, or
+    its need above this count's c(n)) gets the verdict the advisor's own run gives."""
+    cf = load_compare(SMALL)
+    truth = Fleet(cf.candidates[0], cf.need, confirm=False)
+    truth.solve()
+    fleet = Fleet(cf.candidates[0], cf.need, confirm=False)
+    fleet.solve()
+    fleet.docs = {fleet.n_cap: fleet.advise_at(fleet.n_cap, False)}  # only the largest count run
+    fleet.probes = []
+    for n in range(fleet.n_cap - 1, fleet.n_lo - 1, -1):
+        assert fleet.judged(n) == truth.advise_at(n, False)["feasible"], n
+    kinds = {p["judged_by"].split(" ")[0] for p in fleet.probes}
+    assert {"the", "a"} <= kinds  # both shortcuts taken

@@ -14,12 +14,17 @@ import math
 from collections.abc import Callable
 from fractions import Fraction
 
+from ...errors import InputError
 from ...results import SCHEMA_ADVISE_COMPARE
 from ..endurance import TB
 from .compare_file import Candidate, CompareFile
 from .confirm import DEFAULT_MODEL_BLOCKS
 from .fleet import ENDS, Fleet, per_drive_iops, per_drive_writes
 from .fleet_cost import fleet_cost
+from .trace import fitted_workload, replay_model
+
+#: the advisor's IO budget of a level's run (its default)
+IO_BUDGET = 1_500_000
 
 SCHEMA = SCHEMA_ADVISE_COMPARE
 
@@ -42,6 +47,8 @@ def compare(
         raise cf.error(
             ("need", "max_latency"), "latency has no analytic model: it needs the simulator (drop --no-simulate)"
         )
+    if cf.need.trace is not None and confirm:
+        check_replays(cf, model_blocks)
     out = []
     for cand in cf.candidates:
         fleet = Fleet(
@@ -71,6 +78,20 @@ def compare(
         },
         "assumptions": assumptions(cf, confirm),
     }
+
+
+def check_replays(cf: CompareFile, model_blocks: int) -> None:
+    """Each candidate's replay of the need's trace planned before any work (the advisor's own
+    plan, :func:`.trace.replay_model`): a trace too short to age a drive's scale model is
+    refused now, naming the candidate, not after the screens of those before it."""
+    src = cf.need.trace
+    assert src is not None  # called with a trace
+    for i, cand in enumerate(cf.candidates):
+        try:
+            replay_model(cand.drive, fitted_workload(src), src, model_blocks, IO_BUDGET)
+        except InputError as e:
+            key = "drive" if cand.drive.load_args.get("preset_option") == "drive" else "preset"
+            raise cf.error(("candidate", i, key), f"the need's trace on this drive: {e}") from None
 
 
 def _entry(cf: CompareFile, cand: Candidate, fleet: Fleet, solved: dict) -> dict:

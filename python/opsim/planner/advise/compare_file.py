@@ -7,7 +7,8 @@
     host_writes_per_day = "150TB"  # the fleet's host writes a day, spread evenly over the drives
     years = 5                      # how long the drives must last, and the TB-years the cost is spread over
     # optional: min_iops_per_tb = 50, max_latency = "p99=5ms" (or a list), read_write = "70:30",
-    # skew = "zipf:0.8", block_size = "4KiB", profile = "jesd219", fio = "job.fio", section = "NAME"
+    # skew = "zipf:0.8", block_size = "4KiB", profile = "jesd219", fio = "job.fio", section = "NAME",
+    # trace = "vol.csv" (or { path = "vol.csv", format = "msr", device = "0", ... }: the reader's options)
 
     [[candidate]]
     preset = "micron-7450-pro-960gb"   # or drive = "./mydrive.toml" (relative to this file)
@@ -29,12 +30,14 @@ import re
 from dataclasses import dataclass, field
 
 from ... import presets, userfile
+from ... import trace as trace_api
 from ...errors import InputError
 from ...units import parse_size
 from ...workload import Workload, parse_read_write, parse_skew
 from ...workload.fio import fio_workload
 from .drive import Drive, load_drive
 from .targets import parse_latency
+from .trace import TraceSource, check_for_drive, fit_trace, fitted_workload
 
 #: the largest compare file read (bytes): a few dozen tables
 MAX_FILE_BYTES = 1 << 20
@@ -51,7 +54,10 @@ NEED_KEYS = (
     "profile",
     "fio",
     "section",
+    "trace",
 )
+#: a ``trace`` inline table's keys: its path and the trace reader's options (``opsim trace info``'s)
+TRACE_KEYS = ("path", "format", "device", "skip_bad", "columns", "delimiter", "skip_lines", "action")
 CANDIDATE_KEYS = ("name", "preset", "drive", "price", "pe", "watts_active", "power_cost_per_kwh", "slots")
 
 
@@ -66,6 +72,8 @@ class Need:
     workload: Workload
     min_iops_per_tb: float | None = None
     latency: list = field(default_factory=list)  # [(ios, percentile, us)]: parse_latency's
+    #: a block trace as the workload (``workload`` is then its fitted one): :mod:`.trace`
+    trace: TraceSource | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -75,6 +83,7 @@ class Need:
             "min_iops_per_tb": self.min_iops_per_tb,
             "max_latency_us": [{"ios": k, "percentile": p, "us": us} for k, p, us in self.latency],
             "workload": self.workload.to_dict(),
+            "trace": None if self.trace is None else self.trace.to_dict(),
         }
 
 
@@ -141,6 +150,7 @@ class _Reader:
         self.path, self.doc = path, doc
         self.lines = userfile.toml_key_lines(text)
         self.base = os.path.dirname(os.path.abspath(path))
+        self.src: TraceSource | None = None  # [need] trace, read once
 
     def bad(self, path: tuple, detail: str) -> InputError:
         return _error(self.path, self.lines, path, detail)
@@ -218,6 +228,12 @@ class _Reader:
         shape = [k for k in ("read_write", "skew", "block_size", "profile") if k in t]
         if "section" in t and "fio" not in t:
             raise self.bad(("need", "section"), "names a job of a fio job file: give fio too")
+        if "trace" in t:
+            given = shape + (["fio"] if "fio" in t else [])
+            if given:
+                raise self.bad(("need", given[0]), "the trace gives the workload; drop this key or trace")
+            self.src = self.trace(t["trace"])
+            return fitted_workload(self.src)
         if "fio" in t:
             if shape:
                 raise self.bad(("need", shape[0]), "the fio job sets the workload; drop this key or fio")
@@ -254,6 +270,22 @@ class _Reader:
             return fio_workload(path, section)
         except InputError as e:
             raise self.bad(("need", "section" if e.key == "section" else "fio"), _detail(e)) from None
+
+    def trace(self, v) -> TraceSource:
+        """The trace, read once by the core and fitted (its own errors name file:line); each
+        candidate's drive is checked against its span (:meth:`candidate`)."""
+        at = ("need", "trace")
+        table = v if isinstance(v, dict) else {"path": v}
+        for k in table:
+            if k not in TRACE_KEYS:
+                raise self.bad(at, f"{k!r}: a trace table has {', '.join(TRACE_KEYS)}")
+        path = os.path.join(self.base, self.string(at, table.get("path")))
+        opts = {k: x for k, x in table.items() if k != "path"}
+        try:
+            info = trace_api.info(path, **opts)
+            return TraceSource(path, opts, info, fit_trace(path, opts))
+        except (InputError, TypeError) as e:
+            raise self.bad(at, _detail(e) if isinstance(e, InputError) else str(e)) from None
 
     # ------------------------------------------------------------------ [[candidate]]
 
@@ -302,6 +334,11 @@ class _Reader:
         if power:
             cand.watts_active = self.number((*at, "watts_active"), c["watts_active"])
             cand.power_cost_per_kwh = self.number((*at, "power_cost_per_kwh"), c["power_cost_per_kwh"], allow_zero=True)
+        if self.src is not None:
+            try:
+                check_for_drive(self.src.info, drive)
+            except InputError as e:
+                raise self.bad((*at, which[0]), f"too small for the trace: {_detail(e)}") from None
         if drive.pe is None:
             raise self.bad(
                 (*at, which[0]),
@@ -332,4 +369,5 @@ def load_compare(path) -> CompareFile:
         if k not in ("need", "candidate"):
             raise r.bad((k,), "unknown table; the file has [need] and [[candidate]] tables")
     need = r.need()
+    need.trace = r.src
     return CompareFile(path, need, r.candidates(), r.lines)

@@ -30,8 +30,8 @@ of the drive's 95% intervals too; then with the advisor itself as the judge (eac
 ``advise`` at that drive count, its ``max_held_back`` set to ``c(n)``, with the simulator's
 confirmation unless ``confirm`` is off; without the intervals, which the first screen carried
 and which would triple the simulator's runs), starting from the screen's answer: usually the
-screen's answer and the count below it (often settled without a run: a count whose ``c(n)`` is
-below what a larger count already needs cannot pass).  Every reported figure is that
+screen's answer and the count below it (often settled without a run from a larger count's:
+:meth:`Fleet.judged`).  Every reported figure is that
 ``advise`` document's.
 """
 
@@ -41,6 +41,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
 from ...workload.spec import Workload
 from ..endurance import DAYS_PER_YEAR, TB, lifetime_days
@@ -49,6 +50,7 @@ from .compare_file import Candidate, Need
 from .confirm import DEFAULT_MODEL_BLOCKS, smallest_passing
 from .screen import check, failing, grid
 from .targets import Targets
+from .trace import advise_trace
 
 #: why the advisor's judgements of drive counts carry no intervals
 NO_INTERVALS = (
@@ -135,18 +137,17 @@ class Fleet:
             self.progress(
                 f"{self.cand.name}: {n:,} drives, up to {100 * float(self.levels[c].held_back):.1f}% held back"
             )
-        return advise(
-            self.drive,
-            wl,
-            tg,
+        kw: dict[str, Any] = dict(
             step=self.step,
             max_held_back=self.levels[c].held_back,
             confirm=confirm,
             model_blocks=self.model_blocks,
             seed=self.seed,
             progress=self.progress,
-            intervals=intervals,
         )
+        if self.need.trace is not None and confirm:  # the fitted workload screened, the trace replayed
+            return advise_trace(self.drive, tg, self.need.trace, write_rate=wl.write_rate, **kw)
+        return advise(self.drive, wl, tg, intervals=intervals, **kw)
 
     # ------------------------------------------------------------------ the screen's fixed point
 
@@ -195,15 +196,33 @@ class Fleet:
 
     def judged(self, n: int) -> bool:
         """Whether ``n`` drives meet the need, by the advisor (with its simulator unless
-        ``confirm`` is off); a count whose ``c(n)`` is below what a larger count already needs
-        fails without a run."""
+        ``confirm`` is off).  Settled without a run where a larger count's run already says:
+        a count whose ``c(n)`` is below what the larger count needs fails (fewer drives never
+        need less OP), and one whose ``c(n)`` keeps that level passes when the level's own
+        figures (TBW and IOPS, which do not depend on the rate) meet this count's targets
+        (no latency bound: its load moves with the count).  The count the search ends on is
+        run in any case (:meth:`solve`)."""
         if n in self.docs:
             return self.docs[n]["feasible"]
         c = self.cap_level(n)
-        floor = max((d["recommendation"]["index"] for m, d in self.docs.items() if m > n and d["feasible"]), default=0)
-        if c is None or c < floor:
+        known = min((m for m, d in self.docs.items() if m > n and d["feasible"]), default=None)
+        rec = None if known is None else self.docs[known]["recommendation"]
+        if c is None or (rec is not None and c < rec["index"]):
             self.probes.append({"drives": n, "feasible": False, "judged_by": "a larger count's need"})
             return False
+        if rec is not None and not self.need.latency:
+            f = rec["figures"]
+            if self.level_meets({"tbw_tb": f["tbw_tb"], "iops": f["iops"], "user_bytes": rec["user_bytes"]}, n):
+                self.probes.append(
+                    {
+                        "drives": n,
+                        "feasible": True,
+                        "held_back_max": float(self.levels[c].held_back),
+                        "held_back": rec["held_back"],
+                        "judged_by": f"the level {known:,} drives need, its figures at this count's rate",
+                    }
+                )
+                return True
         d = self.advise_at(n, self.confirm)
         self.docs[n] = d
         self.probes.append(self._probe(n, d))
@@ -235,7 +254,16 @@ class Fleet:
         self.has_interval = first["interval"]["from"] is not None
         ends = {e: self.screen_smallest(e) for e in ENDS}
         start = ends["best"] if ends["best"] is not None else self.n_cap
-        _, hi = smallest_passing(self.n_cap - self.n_lo + 1, start - self.n_lo, lambda k: self.judged(self.n_lo + k))
-        n = None if hi is None else self.n_lo + hi
+        while True:  # each turn runs the advisor at a count it had not run at: it ends
+            _, hi = smallest_passing(
+                self.n_cap - self.n_lo + 1, start - self.n_lo, lambda k: self.judged(self.n_lo + k)
+            )
+            n = None if hi is None else self.n_lo + hi
+            if n is None or n in self.docs:
+                break
+            self.docs[n] = self.advise_at(n, self.confirm)  # settled from a larger count's run: run it
+            self.probes.append(self._probe(n, self.docs[n]))
+            if self.docs[n]["feasible"]:
+                break
         doc = self.docs[n] if n is not None else self.docs.get(self.n_cap) or self.advise_at(self.n_cap, False)
         return {"n": n, "doc": doc, "ends": ends, "curve": self.curve(), "first": first}
