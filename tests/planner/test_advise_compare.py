@@ -300,3 +300,22 @@ def test_counts_settled_from_a_larger_count_s_run_agree_with_the_advisor():
         assert fleet.judged(n) == truth.advise_at(n, False)["feasible"], n
     kinds = {p["judged_by"].split(" ")[0] for p in fleet.probes}
     assert {"the", "a"} <= kinds  # both shortcuts taken
+
+
+def test_a_latency_bound_is_judged_by_the_simulator_at_each_drive_s_load(tmp_path):
+    """The first screen leaves latency out (it has no analytic model); the simulator measures
+    it at the IOPS each drive serves, open loop."""
+    text = SMALL.read_text()
+    text = text[: text.index("[[candidate]]", text.index("[[candidate]]") + 1)]
+    text = text.replace(
+        "years = 5\n", 'years = 5\nmin_iops_per_tb = 20000\nmax_latency = "p99=50ms"\nread_write = "70:30"\n'
+    )
+    f = tmp_path / "fleet.toml"
+    f.write_text(text)
+    d = compare_fleet(load_compare(f), confirm=True)
+    (e,) = d["candidates"]
+    assert e["feasible"] and e["source"] == "simulator"
+    n = e["drives"]
+    assert e["per_drive"]["iops"] == pytest.approx(20000 * 10 / n)
+    assert e["figures"]["latency_us"]["all"]["p99"] <= 50_000
+    assert not any(p["judged_by"].startswith("the level") for p in e["search"]["judged"])  # load moves with n

@@ -133,6 +133,8 @@ class Fleet:
         c = self.cap_level(n)
         assert c is not None  # only counts that hold the need are judged
         wl, tg = at(self.need, n)
+        if not confirm:  # the screen: latency has no analytic model (a latency bound needs confirm)
+            tg = replace(tg, latency=[])
         if self.progress:
             self.progress(
                 f"{self.cand.name}: {n:,} drives, up to {100 * float(self.levels[c].held_back):.1f}% held back"
