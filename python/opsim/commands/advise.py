@@ -29,7 +29,8 @@ def register(sub, common):
             "confirmed with the timed simulator on a scale model of the drive, searching down or up "
             "to the smallest level that meets every target. The table shows the candidates, which "
             "target binds and, when no OP can meet the targets, why. Exit 0 with a recommendation, "
-            "1 when no OP meets the targets, 2 on bad input. See docs/planner.md."
+            "1 when no OP meets the targets, 2 on bad input. With --compare FILE: a fleet's need and "
+            "candidate drives ranked by cost per usable TB-year, each with its drive count and OP. See docs/planner.md."
         ),
     )
     _drive_options(p)
