@@ -53,6 +53,7 @@ def main(argv) -> int:
         return e.code
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["micron-7450-pro-960gb", "micron-7450-max-800gb"])
 def test_the_fleet_from_first_principles(name):
     d = example()
@@ -84,6 +85,7 @@ def test_the_pro_held_back_is_cheaper_at_these_prices_and_endurance_binds():
         assert e["held_back"] <= e["held_back_max"]
 
 
+@pytest.mark.slow
 def test_a_price_that_makes_the_max_cheaper_flips_the_choice():
     d = example()
     pro, mx = by_name(d)["micron-7450-pro-960gb"], by_name(d)["micron-7450-max-800gb"]
@@ -128,6 +130,7 @@ def test_the_simulator_confirms_the_fleet():
     assert any(p["judged_by"] == "simulator" and p["drives"] == n for p in pro["search"]["judged"])
 
 
+@pytest.mark.slow
 def test_a_candidate_no_op_can_make_last_is_listed_with_the_reason(tmp_path, capsys):
     f = tmp_path / "fleet.toml"
     f.write_text(
@@ -247,6 +250,7 @@ def _with_trace(tmp_path, span: int, count: int, trace_value: str | None = None)
     return f
 
 
+@pytest.mark.slow
 def test_a_trace_s_fitted_workload_is_what_the_screen_plans_for(tmp_path):
     f = _with_trace(tmp_path, 2 << 30, 50_000)
     cf = load_compare(f)
