@@ -39,3 +39,5 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_modifyitems(config, items):
     xdist_groups.check_io_files(items)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the long tests first, so that none is left for the end
+        items.sort(key=lambda i: i.get_closest_marker("slow") is None)

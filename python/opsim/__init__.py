@@ -6,6 +6,8 @@ The simulator lives in the Rust extension ``opsim._core``; everything that does 
 
 from __future__ import annotations
 
+import importlib
+
 from ._version import __version__
 from .errors import (
     CapacityError,
@@ -18,10 +20,6 @@ from .errors import (
     TraceError,
     WorkloadError,
 )
-
-# opsim.sweep(grid) -> DataFrame.  Bound eagerly (sweep.py imports only the standard library at
-# import time) so that the function, not the submodule of the same name, is opsim.sweep.
-from .sweep import sweep
 
 #: the public API (tests/package/test_api_fuzz.py calls every function here with wrong arguments)
 __all__ = [
@@ -48,4 +46,6 @@ def __getattr__(name):
         from . import sim as _sim  # noqa: PLC0415
 
         return getattr(_sim, name)
+    if name == "sweep":  # opsim.sweep(grid) -> DataFrame: the package, callable (opsim/sweep/__init__.py)
+        return importlib.import_module(".sweep", __name__)
     raise AttributeError(f"module 'opsim' has no attribute {name!r}")

@@ -55,7 +55,20 @@ def printable(message: str) -> str:
     return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: list[str] | None) -> str | None:
+    """The command ``argv`` names (its first word, when that is a command's name), or None: then every
+    command is registered (``opsim --help``, a wrong name, the API's ``build_parser()``)."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    names = {m.rsplit(".", 1)[1] for m in command_modules()}
+    return argv[0] if argv[0] in names else None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``argv``, of the command it names only (the others are
+    names without options).  Importing a command imports its implementation's rooms, and importing
+    all of them is most of opsim's start-up (half a second here, ten seconds in an emulated guest):
+    a command run pays for itself only."""
     common = _ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the tables")
     common.add_argument(
@@ -71,9 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"opsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
     sub.required = True
+    chosen = chosen_command(argv)
     for name in command_modules():
-        mod = importlib.import_module(name)
-        mod.register(sub, common)
+        short = name.rsplit(".", 1)[1]
+        if chosen is None or short == chosen:
+            importlib.import_module(name).register(sub, common)
+        else:
+            sub.add_parser(short)  # a name for the choices: never parsed (argv names another command)
     return parser
 
 
@@ -113,7 +130,8 @@ def main(argv=None) -> int:
     # The block opens before the parser is built (importing every command takes a moment).
     with TermAsInterrupt() as term:
         try:
-            parser = build_parser()
+            argv = sys.argv[1:] if argv is None else list(argv)
+            parser = build_parser(argv)
             args = parser.parse_args(argv)
         except KeyboardInterrupt as e:
             sys.stderr.write("opsim: interrupted\n")

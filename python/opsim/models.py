@@ -28,6 +28,7 @@ The derivations are in docs/models.md.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 
@@ -109,6 +110,37 @@ def jesd219_classes() -> list[tuple[float, float]]:
     return [(0.05, 0.50), (0.15, 0.30), (0.80, 0.20)]
 
 
+@functools.lru_cache(maxsize=8)
+def _greedy_terms(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the greedy fixed point takes of ``b`` alone, for every candidate j* at once:
+    ``j* + 1``, ``b - j* - 1`` and ``H_b - H_{j*+1}`` (H_n harmonic numbers), read-only;
+    remembered for the few ``b`` a run sees (a superblock's b is in the hundreds of
+    thousands: these are most of a figure's cost)."""
+    h = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, b + 1))])  # h[n] = H_n
+    jss = np.arange(b)
+    terms = (jss + 1, b - jss - 1, h[b] - h[jss + 1])
+    for t in terms:
+        t.setflags(write=False)
+    return terms
+
+
+def _greedy_root(op: float, b: int) -> tuple[int, float, float]:
+    """(j*, q, rho) of greedy's mean-field fixed point (:func:`greedy_occupancy`)."""
+    op, b = _check_op(op), _check_b(b)
+    rho = 1.0 / (1.0 + op)
+    j1, bj, tail = _greedy_terms(b)
+    # the smallest j* whose q is in (0, 1], all candidates at once (the same arithmetic per j*)
+    dens = rho * b / j1 - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qs = (bj - rho * b * tail) / dens
+    ok = np.flatnonzero((dens != 0) & (qs > 0) & (qs <= 1 + 1e-12))
+    for js in ok[:1].tolist():
+        q = float(qs[js])
+        if 0 < q <= 1 + 1e-12:
+            return js, q, rho
+    raise InputError(f"no greedy mean-field solution for op={op}, b={b}", key="op")
+
+
 def greedy_occupancy(op: float, b: int) -> tuple[np.ndarray, float]:
     """Mean-field steady state of greedy GC: (x, WA) with x[j] the fraction of blocks holding
     j valid pages.
@@ -119,30 +151,25 @@ def greedy_occupancy(op: float, b: int) -> tuple[np.ndarray, float]:
     x_j = 1 / (c j) for j >= j*+2, x_{j*+1} = q / (c (j*+1)), and normalisation and the
     mass sum_j j x_j = rho b fix j*, q and c.  WA = b / (b - (j* + 1 - q)).
     """
-    op, b = _check_op(op), _check_b(b)
-    rho = 1.0 / (1.0 + op)
-    h = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, b + 1))])  # h[n] = H_n
-    # the smallest j* whose q is in (0, 1], all candidates at once (the same arithmetic per j*)
-    jss = np.arange(b)
-    dens = rho * b / (jss + 1) - 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        qs = (b - jss - 1 - rho * b * (h[b] - h[jss + 1])) / dens
-    ok = np.flatnonzero((dens != 0) & (qs > 0) & (qs <= 1 + 1e-12))
-    for js in ok[:1].tolist():
-        q = float(qs[js])
-        if 0 < q <= 1 + 1e-12:
-            c = (q + b - js - 1) / (rho * b)
-            x = np.zeros(b + 1)
-            x[js + 1] = q / (c * (js + 1))
-            j = np.arange(js + 2, b + 1)
-            x[js + 2 :] = 1.0 / (c * j)
-            return x, b / (b - (js + 1 - q))
-    raise InputError(f"no greedy mean-field solution for op={op}, b={b}", key="op")
+    js, q, rho = _greedy_root(op, b)
+    b = _check_b(b)
+    c = (q + b - js - 1) / (rho * b)
+    x = np.zeros(b + 1)
+    x[js + 1] = q / (c * (js + 1))
+    j = np.arange(js + 2, b + 1)
+    x[js + 2 :] = 1.0 / (c * j)
+    return x, b / (b - (js + 1 - q))
 
 
+@functools.lru_cache(maxsize=4096)
 def waf_greedy(op: float, b: int) -> float:
-    """Greedy GC, mean-field (N -> infinity) write amplification."""
-    return greedy_occupancy(op, b)[1]
+    """Greedy GC, mean-field (N -> infinity) write amplification.  Remembered per (op, b): a
+    superblock drive's b is in the hundreds of thousands and one figure costs ~20 ms, and the
+    advisor asks for the same grid again for each fleet size it weighs (``opsim advise
+    --compare``); the occupancy itself is not built."""
+    js, q, _ = _greedy_root(op, b)
+    b = _check_b(b)
+    return b / (b - (js + 1 - q))
 
 
 def dchoices_occupancy(op: float, b: int, d: int) -> tuple[np.ndarray, float]:

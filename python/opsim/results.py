@@ -418,3 +418,33 @@ def load_trace_profile(path) -> dict:
     path = os.fspath(path)
     text = userfile.read_text(path, what="trace profile", cap=64 << 20, key="profile")
     return check_trace_profile(userfile.loads_json(text, source=path, key="profile"), path)
+
+
+# --------------------------------------------------------------------------- fleet comparisons
+
+#: the ``schema`` of ``opsim advise --compare FILE --json``
+SCHEMA_ADVISE_COMPARE = "opsim-advise-compare"
+
+
+def check_compare(doc, name: str = "comparison") -> dict:
+    """``doc`` if it is ``opsim advise --compare FILE --json`` output (schema version 1, each
+    candidate with its name and curve); else InputError naming ``name``."""
+    ok = (
+        isinstance(doc, dict)
+        and doc.get("schema") == SCHEMA_ADVISE_COMPARE
+        and doc.get("schema_version") == 1
+        and isinstance(doc.get("candidates"), list)
+        and all(isinstance(c, dict) and "name" in c and isinstance(c.get("curve"), list) for c in doc["candidates"])
+    )
+    if not ok:
+        raise InputError(
+            f"{name}: not a fleet comparison (expected `opsim advise --compare FILE --json` output)", key="compare"
+        )
+    return doc
+
+
+def load_compare(path) -> dict:
+    """Read and check a saved fleet comparison (exit code 2 on any problem, naming the file)."""
+    path = os.fspath(path)
+    text = userfile.read_text(path, what="comparison", cap=64 << 20, key="compare")
+    return check_compare(userfile.loads_json(text, source=path, key="compare"), path)

@@ -263,3 +263,107 @@ def check_nesting(value, *, key: str = "config", limit: int = MAX_NESTING, error
             where = where if len(where) <= 120 else where[:120] + "..."
             raise error(f"{where or key}: nested too deeply: a config nests at most {limit} levels", key=where or key)
         todo.extend((path + s, x, depth + 1) for s, x in steps)
+
+
+# ----------------------------------------------------------------------------- where a key is
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key_parts(text: str, i: int, stop: str) -> tuple[list[str], int]:
+    """The dotted key starting at ``i`` (bare or quoted parts), up to ``stop`` ("=" or "]"),
+    and the index of ``stop``."""
+    parts: list[str] = []
+    n = len(text)
+    while i < n and text[i] != stop and text[i] != "\n":
+        c = text[i]
+        if c in "\"'":
+            j = _string_end(text, i)
+            raw = text[i + 1 : j - 1]
+            parts.append(json.loads(f'"{raw}"') if c == '"' and "\\" in raw else raw)
+            i = j
+        elif c in " \t.":
+            i += 1
+        else:
+            m = _BARE_KEY.match(text, i)
+            if m is None:
+                break
+            parts.append(m.group())
+            i = m.end()
+    return parts, i
+
+
+def _value_end(text: str, i: int) -> int:
+    """The index of the newline that ends the value starting at ``i`` (arrays and inline tables
+    may span lines; strings, multi-line ones included, and comments are skipped)."""
+    depth, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            i = _string_end(text, i)
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        elif c == "\n" and depth <= 0:
+            return i
+        i += 1
+    return n
+
+
+def toml_key_lines(text: str) -> dict[tuple, int]:
+    """{key path: line} of every table header and key of the TOML ``text`` (one that parsed):
+    a path is the table's keys, an array of tables' index after its name, then the key's
+    (``("candidate", 1, "price")`` for ``price`` in the second ``[[candidate]]``); values
+    (arrays, inline tables) are not entered.  For messages that name a key's line
+    (:func:`line_of`): tomllib keeps no positions."""
+    out: dict[tuple, int] = {}
+    counts: dict[tuple, int] = {}  # arrays of tables: how many seen
+    table: tuple = ()
+    line, i, n = 1, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\r":
+            i += 1
+        elif c == "\n":
+            line, i = line + 1, i + 1
+        elif c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c == "[":
+            many = text.startswith("[[", i)
+            parts, i = _key_parts(text, i + (2 if many else 1), "]")
+            path: tuple = ()
+            for p in parts:
+                path += (p,)
+                if path in counts and (many is False or len(path) < len(parts)):
+                    path += (counts[path] - 1,)
+            if many:
+                counts[path] = counts.get(path, 0) + 1
+                path += (counts[path] - 1,)
+            table = path
+            out.setdefault(table, line)
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        else:
+            parts, j = _key_parts(text, i, "=")
+            out.setdefault(table + tuple(parts), line)
+            end = _value_end(text, j + 1)
+            line += text.count("\n", j, end)
+            i = end
+    return out
+
+
+def line_of(lines: dict[tuple, int], path: tuple) -> int | None:
+    """The line of ``path`` in :func:`toml_key_lines`' map, else of its nearest table."""
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return None

@@ -33,6 +33,7 @@ def micron_7450_pro():
     return calibrate(spec, figs)
 
 
+@pytest.mark.slow
 def test_held_out_figures_are_predicted():
     """Each drive calibrated without the figure it then predicts (opsim.validation.held_out, the
     table in docs/calibrate.md): Micron 1100 ratios within 15%, Intel 320 within 15%, every X400
@@ -50,6 +51,7 @@ def test_held_out_figures_are_predicted():
     assert dwpd["tolerance"] is None and 1.9 < dwpd["model"] < 0.85 * 3
 
 
+@pytest.mark.slow
 def test_the_max_dwpd_follows_from_the_spare_only_on_less_nand():
     """What is true of the held-out endurance (docs/calibrate.md, "The endurance prediction"):
     rated 1 DWPD at 960 GB under JESD219, the same P/E gives the 7450 MAX (800 GB) within 15%
@@ -64,6 +66,7 @@ def test_the_max_dwpd_follows_from_the_spare_only_on_less_nand():
     assert small["waf_pro"] > preset["waf_pro"] and small["waf_max"] > preset["waf_max"]
 
 
+@pytest.mark.slow
 def test_a_measured_waf_moves_the_sibling_dwpd_away_from_3():
     """docs/calibrate.md, "Every read-intensive preset": every NVMe preset rated 1 DWPD gives
     its 5/6-capacity sibling well under 3 DWPD, and on the D7-P5520 the NAND its measured
@@ -87,6 +90,7 @@ def test_a_measured_waf_moves_the_sibling_dwpd_away_from_3():
     assert nand_for_waf("solidigm-d7-p5520-1920gb", 3.5) == measured["physical"]
 
 
+@pytest.mark.slow
 def test_every_parameter_has_a_source_and_fitted_ones_an_interval(micron_7450_pro):
     params = micron_7450_pro.parameters()
     assert all(p["source"] for p in params)
@@ -102,6 +106,7 @@ def test_every_parameter_has_a_source_and_fitted_ones_an_interval(micron_7450_pr
     assert "JESD218 enterprise class" in pe
 
 
+@pytest.mark.slow
 def test_the_p_e_rating_is_taken_at_the_jesd219_enterprise_waf(micron_7450_pro):
     """A data-center drive's DWPD is rated under the JESD219 enterprise workload: the P/E rating
     is host bytes x that workload's WAF (simulated) / NAND bytes, and at that WAF gives back
@@ -126,6 +131,7 @@ def test_the_p_e_rating_is_taken_at_the_jesd219_enterprise_waf(micron_7450_pro):
     assert any("JESD219 enterprise workload" in n for n in cal.notes)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "datasheet,cls,words",
     [
@@ -145,6 +151,7 @@ def test_the_rating_class_comes_from_the_datasheet(tmp_path, datasheet, cls, wor
     assert cal.pe["class"] == cls and words in cal.pe["source"], cal.pe["source"]
 
 
+@pytest.mark.slow
 def test_cli_json_and_drive_file(tmp_path):
     ds = tmp_path / "ds.toml"
     ds.write_text(
@@ -181,6 +188,7 @@ def test_cli_json_and_drive_file(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "csv,needle",
     [
@@ -199,6 +207,7 @@ def test_bad_points_name_the_line(tmp_path, csv, needle):
     assert needle in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text,needle",
     [
@@ -228,6 +237,7 @@ def test_output_checked_before_the_work(tmp_path):
     assert r.returncode == 2 and "output" in r.stderr
 
 
+@pytest.mark.slow
 def test_span_beyond_the_drive_is_refused():
     with pytest.raises(InputError):
         spec, figs = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
@@ -251,6 +261,7 @@ def test_measured_smart_interval_is_a_waf_figure(tmp_path):
         read_measured(str(p))
 
 
+@pytest.mark.slow
 def test_every_read_figure_is_fitted_with_the_writes(micron_7450_pro):
     """The 7450's datasheet carries its read figures (SSD-iq: 6,800 MB/s, 530,000 IOPS); both
     are figures of the fit (a 128 KiB sequential read, a 4 KiB random read), none unused."""
@@ -265,6 +276,7 @@ def test_every_read_figure_is_fitted_with_the_writes(micron_7450_pro):
     assert any(c[0] == "seq_read" for c in micron_7450_pro.fitted.timed_runs)
 
 
+@pytest.mark.slow
 def test_measured_file_whose_fit_tries_a_pool_of_74_blocks(tmp_path):
     """A recorded `measure wsat` of a 64 MiB file (fixtures/measure/README.md) whose fit tries a
     GC pool of 74 blocks: the analytic precondition strode through the blocks 37 at a time and

@@ -27,6 +27,7 @@ def _differences(name: str) -> list[str]:
     return stored.differences(tomllib.loads(cp.render(name)), tomllib.loads((cp.ROOT / f"{name}.toml").read_text()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", cp.preset_inputs())
 def test_checked_in_preset_is_what_its_input_produces(name):
     """At the stored precision (opsim.calibrate.stored): a fit's last bits are the CPU's."""
@@ -77,6 +78,7 @@ def fresh_calibrations():
     cp.fitted.cache_clear()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PERTURBED)
 def test_a_fit_that_differs_in_its_last_bits_still_matches(name, monkeypatch, fresh_calibrations):
     """Another CPU's BLAS (another OpenBLAS kernel or thread count) changes a fit's last bits:

@@ -26,6 +26,7 @@ def _run(capsys, *argv, ok=(0,)) -> dict:
     return json.loads(out.out)
 
 
+@pytest.mark.slow
 def test_measure_calibrate_advise(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     m = _run(capsys, "measure", "wsat", "--size", "64MiB", "--round", "1", "--time-cap", "6", "--qd", "8", "-o", "out")

@@ -63,6 +63,7 @@ def test_population_entries_have_sources_and_make_the_class_priors():
     assert pop.drive_class("tlc", None) is None
 
 
+@pytest.mark.slow
 def test_the_nand_prior_is_the_population_of_the_drives_class(p5520):
     p = next(q for q in p5520.fitted.model.params if q.name == "physical")
     centre, sigma, _ = pop.class_prior("read-intensive", exclude="solidigm-d7-p5520-1920gb")
@@ -71,6 +72,7 @@ def test_the_nand_prior_is_the_population_of_the_drives_class(p5520):
     assert "population of real drives" in p.prior_source and "read-intensive" in p.prior_source
 
 
+@pytest.mark.slow
 def test_p5520_datasheet_only_interval_covers_the_measured_waf(p5520):
     (row,) = p5520.predict([p5520.user_bytes], simulate=False)
     assert row["waf_low"] <= P5520_MEASURED_WAF <= row["waf_high"], row
@@ -87,11 +89,13 @@ def test_p5520_datasheet_only_interval_covers_the_measured_waf(p5520):
     assert phys["low"] < phys["value"] < phys["high"]
 
 
+@pytest.mark.slow
 def test_p5520_datasheet_only_interval_spans_at_most_2x(p5520):
     (row,) = p5520.predict([p5520.user_bytes], simulate=False)
     assert row["waf_high"] / row["waf_low"] <= 2.0, row
 
 
+@pytest.mark.slow
 def test_the_7450_pro_six_span_intervals_are_within_15_percent_on_average():
     """Issue 26: the 7450 PRO's datasheet-only WAF intervals at six spans (100% to 50% of the
     drive) at most +-15% on average (half-width in log)."""
@@ -104,6 +108,7 @@ def test_the_7450_pro_six_span_intervals_are_within_15_percent_on_average():
     assert half == sorted(half, reverse=True)
 
 
+@pytest.mark.slow
 def test_the_drive_file_keeps_the_profile_and_it_reproduces_the_interval(p5520):
     prof = p5520.drive_toml()["preset"]["calibration"]["profile"]
     assert prof["keys"][0] == "drive.physical_capacity"
@@ -122,6 +127,7 @@ def test_the_drive_file_keeps_the_profile_and_it_reproduces_the_interval(p5520):
     assert max(wafs) == pytest.approx(row["waf_high"], rel=0.02)
 
 
+@pytest.mark.slow
 def test_the_narrowing_suggestion_is_computed_from_the_inputs(p5520):
     s = suggestion(p5520, None)
     assert s is not None
@@ -140,6 +146,7 @@ def test_the_narrowing_suggestion_is_computed_from_the_inputs(p5520):
     assert not math.isclose(other["best"]["waf"], best["waf"], rel_tol=1e-3)
 
 
+@pytest.mark.slow
 def test_predict_100_percent_is_the_whole_drive_and_says_whether_waf_is_pinned(tmp_path):
     ds = tmp_path / "ds.toml"
     ds.write_text(
@@ -162,6 +169,7 @@ def test_predict_100_percent_is_the_whole_drive_and_says_whether_waf_is_pinned(t
     assert bad.returncode == 2 and "predict" in bad.stderr
 
 
+@pytest.mark.slow
 def test_advise_says_what_a_preset_was_fitted_to():
     from opsim.planner.advise.notes import _fitted_to
 
@@ -195,6 +203,7 @@ def test_the_read_time_prior_is_computed_from_published_figures():
         rt.prior("plc")
 
 
+@pytest.mark.slow
 def test_a_fit_takes_the_read_time_prior_of_its_cell(p5520):
     p = next(q for q in p5520.fitted.model.params if q.name == "t_read_us")
     centre, sigma, source = rt.prior("tlc")
@@ -236,10 +245,12 @@ def _within_issue_25(cal) -> None:
     assert abs(math.log(tr / centre)) <= rt.Z95 * sigma, tr
 
 
+@pytest.mark.slow
 def test_the_7450_max_fits_its_datasheet_within_issue_25s_bounds(max800):
     _within_issue_25(max800)
 
 
+@pytest.mark.slow
 def test_the_p5520_fit_finds_the_read_time_its_sequential_read_needs(p5520):
     """Its 5,300 MB/s sequential read is the NAND's only at a read time near 93 µs, which also
     slows its GC copies: the scan left the read time at its prior (sequential read +38%, the
@@ -261,12 +272,14 @@ def test_the_discrepancy_is_the_spread_of_held_out_predictions():
     assert {(r["case"], r["fit"]) for r in rows} == {(c.id, f.name) for c in dv.cases() for f in c.fits}
 
 
+@pytest.mark.slow
 def test_the_stored_discrepancy_is_what_the_suite_gives_now():
     """The real-drives suite's held-out predictions, run again (about 20 s): their spread
     within CHECK_REL of the stored one (else `python -m opsim.validation.discrepancy --write`)."""
     assert abs(spread(dv.rows()) / DISCREPANCY - 1) <= dv.CHECK_REL
 
 
+@pytest.mark.slow
 def test_one_steady_smart_waf_narrows_the_p5520_to_a_few_percent(p5520):
     """Issue 26: one measured point of the right kind (the steady window's WAF of `opsim measure
     iops --smart` over the whole drive, as known as such a window is expected to be) takes the

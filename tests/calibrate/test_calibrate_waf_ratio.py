@@ -27,6 +27,7 @@ def _write(tmp_path: Path, ratio: str) -> str:
     return str(p)
 
 
+@pytest.mark.slow
 def test_a_waf_ratio_is_the_ratio_of_the_model_s_wafs(tmp_path):
     path = _write(
         tmp_path,

@@ -65,6 +65,7 @@ def test_missing_file_and_bad_usage():
     run("no-such-command", check_code=2)
 
 
+@pytest.mark.slow
 def test_demo_prints_the_study_writes_the_report_and_json(tmp_path):
     # a fast variant of the default study: 1/128 of the NAND in 4 MiB FTL blocks (512 blocks)
     report, out = tmp_path / "demo.html", tmp_path / "demo.json"

@@ -101,6 +101,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 def test_no_command_aborts_under_a_2gib_address_space_limit(tmp_path):
     _inputs(tmp_path)
     for args, codes in COMMANDS:

@@ -62,6 +62,7 @@ def test_fio_block_of_part_of_a_sector_exits_2_before_the_screen(tmp_path, capsy
     assert took < 5, took  # was refused by the simulator after the screen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", ["zoned:100/10:0/90", "pareto:0.001"])
 def test_a_screened_waf_never_falls_below_1(tmp_path, capsys, dist):
     """A class taking every write over a sliver of the LBAs: WAF 1 + (below the root's tolerance)
@@ -71,6 +72,7 @@ def test_a_screened_waf_never_falls_below_1(tmp_path, capsys, dist):
     assert code in (0, 1) and "waf" not in err, err
 
 
+@pytest.mark.slow
 def test_a_steep_zipf_keeps_its_static_classes(capsys):
     """zipf:3's coldest bins take no write in floating point; dropping them left the LBA shares
     summing below 1, which the LRW model refused ("the f_i and the r_i must each sum to 1")."""
@@ -116,6 +118,7 @@ def test_trace_of_4_writes_among_24783_requests_exits_2_at_once(tmp_path, capsys
     assert took < 30
 
 
+@pytest.mark.slow
 def test_a_trace_of_enough_writes_is_still_advised(tmp_path, capsys):
     p = tmp_path / "z.iolog"
     T.synth(str(p), skew="zipf:0.9", span=16 << 30, count=50_000, interval_ns=0)

@@ -101,6 +101,7 @@ def _argv(kind: str, tmp_path: Path, cfg: Path, result: Path, out: Path) -> list
 KINDS = ["simulate", "trace-convert", "trace-info", "report", "plot"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_character_device_output_stays_a_device(tmp_path, capsys, cfg, result, kind):
     """Item 1: the device node became a regular file holding the output."""

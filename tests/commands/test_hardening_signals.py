@@ -92,6 +92,7 @@ def procs_naming(text: str) -> list[int]:
 # --------------------------------------------------------------------------- item 6: fio dies with opsim
 
 
+@pytest.mark.slow
 @needs_fio
 def test_sigkill_of_opsims_group_during_measure_leaves_no_fio(tmp_path):
     target = tmp_path / "sigkill-target.dat"
@@ -184,6 +185,7 @@ def test_sigterm_sweep_exits_143_keeping_finished_points(tmp_path):
     assert out.exists(), "finished points are kept"
 
 
+@pytest.mark.slow
 def test_sigterm_trace_info_exits_143(tmp_path):
     import gzip
 
@@ -222,6 +224,7 @@ def test_measure_options_of_another_test_are_refused(tmp_path, capsys):
         assert time.monotonic() - t0 < 2 and not out.exists(), "refused before any work"
 
 
+@pytest.mark.slow
 @needs_fio
 def test_measure_refuses_a_directory_with_results_unless_replace(tmp_path, capsys):
     from opsim.cli import main

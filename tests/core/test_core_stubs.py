@@ -13,6 +13,7 @@ import pytest
 PYTHON_DIR = Path(__file__).parent.resolve().parent.parent / "python"
 
 
+@pytest.mark.slow
 def test_core_stub_matches_the_extension():
     pytest.importorskip("mypy")
     p = subprocess.run(

@@ -333,6 +333,7 @@ def test_fio_failing_in_the_first_round_is_reported(tmp_path, fake_fio, capsys):
     assert doc["rounds"] == [] and doc["measurement_window"]["rounds"] is None
 
 
+@pytest.mark.slow
 @pytest.mark.fio
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed")
 def test_sigterm_with_real_fio(tmp_path):

@@ -60,6 +60,7 @@ def check_common(d, outdir):
     assert json.loads((outdir / "result.json").read_text())["test"] == d["test"]
 
 
+@pytest.mark.slow
 def test_wsat_real_fio(tmp_path, capsys):
     out = tmp_path / "w"
     d = run(
@@ -85,6 +86,7 @@ def test_wsat_real_fio(tmp_path, capsys):
     check_common(d, out)
 
 
+@pytest.mark.slow
 def test_iops_real_fio(tmp_path, capsys):
     out = tmp_path / "i"
     d = run(
@@ -153,6 +155,7 @@ def test_iops_mixed_workload_splits_directions(tmp_path, capsys):
     assert d["latency_us"]["read"]["count"] > 0 and d["latency_us"]["write"]["count"] > 0
 
 
+@pytest.mark.slow
 def test_consistency_real_fio(tmp_path, capsys):
     out = tmp_path / "c"
     d = run(
@@ -175,6 +178,7 @@ def test_consistency_real_fio(tmp_path, capsys):
     check_common(d, out)
 
 
+@pytest.mark.slow
 def test_progress_display(tmp_path, capsys):
     """--progress on: one line per finished round on stderr (stderr is not a terminal here);
     stdout still holds only the JSON document."""
@@ -247,6 +251,7 @@ def test_device_needs_confirmation(tmp_path, capsys):
     assert f.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_rounds_and_exits_130(tmp_path):
     """Ctrl-C (SIGINT to the foreground process group, as a terminal sends it) stops fio
     cleanly; the rounds done so far are printed and kept in result.json; exit code 130."""

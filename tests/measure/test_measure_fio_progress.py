@@ -74,6 +74,7 @@ def fake_fio(tmp_path, monkeypatch):
     return [sys.executable, str(script)]
 
 
+@pytest.mark.slow
 def test_a_working_run_longer_than_the_stall_limit_is_not_stopped(fake_fio, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "working")
     monkeypatch.setenv("FAKE_SECONDS", "3")

@@ -155,6 +155,7 @@ def test_check_timed_names_what_is_wrong(sim_doc):
         timed_view({"hello": 1})
 
 
+@pytest.mark.slow
 @pytest.mark.fio
 @pytest.mark.skipif(shutil.which("fio") is None and not os.environ.get("CI"), reason="fio not installed")
 def test_real_fio_measurement_matches_the_simulation(sim_doc, tmp_path, capsys):

@@ -121,6 +121,7 @@ def test_x400_512gb_published_iops_needs_28_percent(capsys):
     assert rec["binding"] == ["iops"]
 
 
+@pytest.mark.slow
 def test_slc_cache_preset_screen_counts_the_fold(capsys):
     """Micron 1100 with DWA: in steady state every write is programmed in SLC mode and folded;
     the analytic screen counts it (WAF + 1, the fold's SLC read, native program and controller
@@ -212,6 +213,7 @@ def test_infeasible_capacity_conflict(capsys):
 # ---------------------------------------------------------------------------- other workloads
 
 
+@pytest.mark.slow
 def test_latency_target_measured_at_the_iops_target(capsys):
     code, d, _ = run(
         capsys, "--preset", "micron-1100-1tb", *WRITE_HEAVY, "--min-iops", "20000", "--max-latency", "p99=10ms"
@@ -225,6 +227,7 @@ def test_latency_target_measured_at_the_iops_target(capsys):
     assert "open loop at 20,000 IOPS" in row["latency_source"]
 
 
+@pytest.mark.slow
 def test_jesd219_profile_simulated_and_screen_agrees(capsys):
     code, d, _ = run(
         capsys,
@@ -469,6 +472,7 @@ def test_units_touched_follow_the_simulator_alignment():
     assert c["host_write_bytes"] / c["host_write_cmds"] == pytest.approx(j.bytes_per_io(), rel=0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra,skew,under",
     [
@@ -490,6 +494,7 @@ def test_min_dwpd_states_the_workload_it_is_rated_under(capsys, extra, skew, und
     assert f"DWPD >= 1 over 5 years under {under}" in text
 
 
+@pytest.mark.slow
 def test_a_drive_rated_1_dwpd_meets_it_at_its_native_capacity(capsys):
     """The 7450 PRO preset's P/E rating is its datasheet's 1 DWPD at the JESD219 enterprise WAF
     (opsim calibrate); `--min-dwpd 1`, rated under the same workload by default, is met at the
@@ -507,6 +512,7 @@ def test_a_drive_rated_1_dwpd_meets_it_at_its_native_capacity(capsys):
     assert code == 0 and not any("least the NAND carries" in a for a in given["assumptions"])
 
 
+@pytest.mark.slow
 def test_the_timing_note_says_what_a_preset_was_fitted_to(capsys):
     """A preset's fitted timing is named by what its sources say it was fitted to: the PM9A3's
     datasheet, not "the seeds" (issue 26); a seed preset names its seed."""

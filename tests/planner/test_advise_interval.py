@@ -109,6 +109,7 @@ WORKLOADS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_every_level_carries_the_interval_in_json(capsys, files, name):
     """recommendation.figures, every screen entry and every simulated entry carry waf_low,
@@ -128,6 +129,7 @@ def test_every_level_carries_the_interval_in_json(capsys, files, name):
     assert len(d["interval"]["points"]) == INSIDE + 1  # the drive as stored, and the points inside
 
 
+@pytest.mark.slow
 def test_the_simulator_runs_the_screens_extreme_points(capsys, files):
     """Each simulated level runs again at the two points giving the screen's lowest and highest
     WAF there (the most and the least NAND), and its interval is the least and most of the runs."""
@@ -146,6 +148,7 @@ def test_the_simulator_runs_the_screens_extreme_points(capsys, files):
         assert r["iops_low"] == min(r["iops"], *(x["iops"] for x in runs.values()))
 
 
+@pytest.mark.slow
 def test_the_best_fit_is_the_drive_file_without_its_profile(capsys, files):
     """The profile adds intervals; the figures themselves (and the recommendation) are the drive
     file's own, bit-identical to the same file without a profile."""
@@ -157,6 +160,7 @@ def test_the_best_fit_is_the_drive_file_without_its_profile(capsys, files):
         assert [r[k] for r in a["simulated"]] == [r[k] for r in b["simulated"]]
 
 
+@pytest.mark.slow
 def test_the_table_shows_each_interval(capsys, files):
     code, out, _ = text(capsys, "--drive", files["profile"], *WORKLOADS["uniform"])
     assert code == 0
@@ -171,6 +175,7 @@ def test_the_table_shows_each_interval(capsys, files):
     assert len(re.findall(iv, first)) == 3, first  # WAF, IOPS, DWPD
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [
@@ -190,6 +195,7 @@ def test_no_profile_no_interval_and_says_where_one_comes_from(capsys, argv):
     assert not re.search(r"\d \(\d[\d,.]*-\d[\d,.]*\)", out)
 
 
+@pytest.mark.slow
 def test_the_rating_is_kept_at_every_point(capsys, files):
     """A P/E rating derived from the datasheet's endurance is derived again at each point, so
     under the rating workload at the native capacity every point gives the same DWPD (the
@@ -218,6 +224,7 @@ def test_the_rating_is_kept_at_every_point(capsys, files):
     assert all(p["pe_cycles"] == 3000 for p in g["interval"]["points"])
 
 
+@pytest.mark.slow
 def test_conservative_judges_the_low_end(capsys, files):
     """--conservative judges each target on its interval's low end: more OP than on the best
     fit, and the level it picks meets the target at the low end."""
@@ -233,6 +240,7 @@ def test_conservative_judges_the_low_end(capsys, files):
     assert below["checks"]["iops"][1] < 150000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("skew", ["uniform", "zipf", "jesd219"])
 def test_the_points_screen_is_the_screens_own(files, skew):
     """At a point, the screen's WAF read off the best fit's curve (interpolated in log OP) is
@@ -264,6 +272,7 @@ def test_the_points_screen_is_the_screens_own(files, skew):
                 assert row["waf_high"] == pytest.approx(exact["waf"], rel=1e-5)
 
 
+@pytest.mark.slow
 def test_a_point_the_model_has_no_figure_at_is_left_out(capsys, files):
     """A point far out (four times the NAND) takes the OP beyond where greedy's mean field has a
     solution at the large held-back levels: it is left out there, not an error."""

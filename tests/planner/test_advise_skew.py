@@ -52,6 +52,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset,skew,held_back", CASES)
 def test_screen_agrees_with_the_simulator_within_3_percent(preset, skew, held_back):
     drive, wl = _drive(preset), _workload(skew)
@@ -68,6 +69,7 @@ def test_screen_agrees_with_the_simulator_within_3_percent(preset, skew, held_ba
     assert lrw["waf"] > sim["waf"] * 1.03
 
 
+@pytest.mark.slow
 def test_zipf_over_the_real_drive_pages_is_reported_beside():
     """The screen's zipf classes are the scale model's pages (as simulated); the real drive's
     many more pages give a longer tail and a higher LRW figure, reported as waf_drive_pages."""

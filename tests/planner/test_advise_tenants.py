@@ -26,6 +26,7 @@ def dwpd2() -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow
 def test_fdp_needs_less_op_than_none_for_the_same_target(dwpd2):
     none, fdp = dwpd2["modes"]["none"], dwpd2["modes"]["fdp"]
     for m in (none, fdp):
@@ -41,6 +42,7 @@ def test_fdp_needs_less_op_than_none_for_the_same_target(dwpd2):
     assert saved["user_bytes"] == fdp["recommended"]["user_bytes"] - none["recommended"]["user_bytes"] > 0
 
 
+@pytest.mark.slow
 def test_each_recommendation_carries_its_tenants_waf(dwpd2):
     for m in dwpd2["modes"].values():
         rec = m["recommended"]
@@ -51,12 +53,14 @@ def test_each_recommendation_carries_its_tenants_waf(dwpd2):
     assert db["fdp"] < db["none"]
 
 
+@pytest.mark.slow
 def test_the_table_shows_both_modes_and_the_saving():
     r = opsim(*BASE, "--tenants", str(EXAMPLE), "--min-dwpd", "2")
     assert r.returncode == 0, r.stderr
     assert "none " in r.stdout and "fdp " in r.stdout and "OP saved by fdp" in r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "text", "needle"),
     [

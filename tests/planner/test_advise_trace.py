@@ -197,6 +197,7 @@ def _once(capsys, *argv):
     return _RUNS[argv]
 
 
+@pytest.mark.slow
 @needs_profile
 def test_acceptance_prints_advice_binding_and_both_wafs(hc_trace, capsys):
     code = main(_advise_trace(hc_trace, *MODEL))
@@ -207,6 +208,7 @@ def test_acceptance_prints_advice_binding_and_both_wafs(hc_trace, capsys):
     assert "replay - screen WAF at the advice" in out
 
 
+@pytest.mark.slow
 @needs_profile
 def test_json_has_both_wafs_the_fit_and_the_rule(hc_trace, capsys):
     code, d, _ = _once(capsys, *_advise_trace(hc_trace, *MODEL))
@@ -224,6 +226,7 @@ def test_json_has_both_wafs_the_fit_and_the_rule(hc_trace, capsys):
     assert all(r["source"] == "simulator" for r in d["simulated"])
 
 
+@pytest.mark.slow
 @needs_profile
 def test_known_20_80_trace_advised_as_the_skew_is(hc_trace, capsys):
     """Acceptance: a hot-cold trace made with a known 20/80 split is advised the OP that
@@ -240,6 +243,7 @@ def test_known_20_80_trace_advised_as_the_skew_is(hc_trace, capsys):
     assert t["recommendation"]["figures"]["waf"] == pytest.approx(s["recommendation"]["figures"]["waf"], rel=0.05)
 
 
+@pytest.mark.slow
 @needs_profile
 def test_screen_only_has_no_replay(tmp_path, capsys):
     p = str(tmp_path / "z.iolog")

@@ -31,6 +31,7 @@ def _native(rows: list[dict]) -> dict:
     return next(r for r in rows if r["held_back"] == 0)
 
 
+@pytest.mark.slow
 def test_a_preset_whose_judges_see_its_rating_met_keeps_its_pe(capsys):
     """The 7450 PRO's screen and simulator see a lower WAF at native than calibrate did: the
     stored P/E (a floor) already meets 1 DWPD there, and is kept."""
@@ -42,6 +43,7 @@ def test_a_preset_whose_judges_see_its_rating_met_keeps_its_pe(capsys):
     assert not any(a.startswith("the simulator's rows take the P/E") for a in d["assumptions"])
 
 
+@pytest.mark.slow
 def test_a_drive_whose_stored_pe_undershoots_its_rating_still_meets_it(tmp_path, capsys):
     """The stored P/E 3% low (as if calibrate's own WAF of the rating workload had been 3% below
     the advisor's): the rating, not the stored figure, decides, so 1 DWPD holds at native."""
@@ -61,6 +63,7 @@ def test_a_drive_whose_stored_pe_undershoots_its_rating_still_meets_it(tmp_path,
     assert "applied at the screen's WAF of the rating workload" in d["drive"]["sources"]["pe"]
 
 
+@pytest.mark.slow
 def test_a_pe_given_is_held_as_given(capsys):
     """--pe is not a rating: no judge derives it again."""
     code, d = advise(capsys, "--preset", PRESET, "--pe", "6851", "--min-dwpd", "1", "--no-simulate")

@@ -198,6 +198,7 @@ def test_parse_fraction():
 fractions = st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(9, 10), max_denominator=10**6)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(
     fractions,

@@ -204,6 +204,7 @@ def test_apply_on_image(image, capsys):
     assert p1["name"] == "opsim-data" and p1["code"] == "8300"
 
 
+@pytest.mark.slow
 @needs_sgdisk
 @pytest.mark.parametrize("extra", [[], ["--destroy-data=/some/other/path"], ["--destroy-data="]])
 def test_apply_refused_without_confirmation_changes_nothing(image, extra, capsys):
@@ -214,6 +215,7 @@ def test_apply_refused_without_confirmation_changes_nothing(image, extra, capsys
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @needs_sgdisk
 def test_apply_refuses_image_with_partition_table(image, capsys):
     assert main(["plan", image, "--user", "200MB", "--apply", f"--destroy-data={image}"]) == 0
@@ -245,6 +247,7 @@ def test_destroy_data_without_apply_is_an_error(capsys):
     assert main(["plan", "--interface", "sata", "--native", "480GB", "--user", "400GB", "--destroy-data=/dev/sdb"]) == 2
 
 
+@pytest.mark.slow
 @needs_sgdisk
 def test_apply_4k_on_image_refused_before_any_write(image, capsys):
     Path(image).write_bytes(b"\x5a" * (256 * 2**20))

@@ -126,6 +126,7 @@ def test_saturation_against_time(sims):
     assert "spans" not in rec  # several results: no shading
 
 
+@pytest.mark.slow
 def test_one_result_shades_its_phases(sims):
     doc = sims[0]
     fig = plots.saturation([doc], ["7%"])
@@ -331,6 +332,7 @@ def run(*args):
     return subprocess.run(OPSIM + list(args), capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_plot_command(tmp_path, sims, functional, measured):
     paths = []
     for i, d in enumerate([*sims[:2], functional]):
@@ -353,6 +355,7 @@ def test_plot_command(tmp_path, sims, functional, measured):
     assert (tmp_path / "waf.svg").read_text().lstrip().startswith("<?xml")
 
 
+@pytest.mark.slow
 def test_plot_command_bad_input(tmp_path, functional):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -257,6 +257,7 @@ def test_advise_on_a_drive_file_and_its_calibrated_pe_rating(tmp_path, capsys):
     assert code == 2 and "pe_cycles" in err and "'lots'" in err
 
 
+@pytest.mark.slow
 def test_advise_confirms_on_a_drive_file_with_the_simulator(tmp_path, capsys):
     """The confirmation's scale-model configs name the drive file (by its absolute path)."""
     name = "intel-320-160gb"
@@ -284,6 +285,7 @@ def tiny_drive(tmp_path):
     return str(path)
 
 
+@pytest.mark.slow
 def test_demo_on_a_drive_file(tmp_path, capsys):
     path = tiny_drive(tmp_path)
     report, out = tmp_path / "r.html", tmp_path / "r.json"

@@ -88,6 +88,7 @@ def built(result_files, tmp_path_factory):
     return out, json.loads(p.stdout)
 
 
+@pytest.mark.slow
 def test_report_is_one_self_contained_file(built, result_files):
     out, summary = built
     html = out.read_text()
@@ -170,6 +171,7 @@ def figures_state(dom: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_report_in_headless_chromium(built, tmp_path):
     out, summary = built
@@ -195,6 +197,7 @@ def test_report_in_headless_chromium(built, tmp_path):
     assert console_lines(p.stderr) == []
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_the_browser_check_catches_a_broken_figure(built, tmp_path):
     """The same check fails on a report whose figure does not decode: it is not vacuous."""
@@ -208,6 +211,7 @@ def test_the_browser_check_catches_a_broken_figure(built, tmp_path):
     assert any("did not load" in ln for ln in console_lines(p.stderr))
 
 
+@pytest.mark.slow
 def test_report_api_and_bad_input(result_files, tmp_path):
     docs = []
     for p in result_files[:2]:

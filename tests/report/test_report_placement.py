@@ -205,6 +205,7 @@ def test_a_sweep_over_placement_mode_feeds_the_plot(tmp_path):
     assert [(s["label"], len(s["x"])) for s in rec["series"]] == [("placement none", 2), ("placement fdp", 2)]
 
 
+@pytest.mark.slow
 def test_report_has_the_placement_section(docs):
     keys = [("none", 0.07), ("fdp", 0.07), ("none", 0.28), ("fdp", 0.28)]
     labels = ["none 7%", "fdp 7%", "none 28%", "fdp 28%"]
@@ -238,6 +239,7 @@ def test_report_has_the_placement_section(docs):
     assert "4 tenants: seq-4k" in text and all(r["workload"].startswith("4 tenants") for r in summary["op_table"])
 
 
+@pytest.mark.slow
 def test_report_sections_follow_the_results(docs):
     # no namespaces, one placement mode: no section, no placement figure
     text, summary = report.build([docs["plain"]], ["plain"])
@@ -259,6 +261,7 @@ def run(*args):
     return subprocess.run([*OPSIM, *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_plot_and_report_commands(files, tmp_path):
     none, fdp = files[("none", 0.07)], files[("fdp", 0.07)]
     out = tmp_path / "tenants.png"

@@ -83,6 +83,7 @@ def sigint_once_grown(cfg, past_mb: float) -> tuple[int, str, float]:
     return p.returncode, err, time.monotonic() - t
 
 
+@pytest.mark.slow
 def test_sigint_stops_the_build_of_a_large_model(tmp_path):
     cfg = tmp_path / "big.toml"
     cfg.write_text(BIG_DRIVE)
@@ -92,6 +93,7 @@ def test_sigint_stops_the_build_of_a_large_model(tmp_path):
     assert "interrupted" in err
 
 
+@pytest.mark.slow
 def test_sigint_stops_the_opening_of_16_million_zones(tmp_path):
     cfg = tmp_path / "zones.toml"
     cfg.write_text(MANY_ZONES)

@@ -57,6 +57,7 @@ def stop(p: subprocess.Popen, sig: int = signal.SIGINT, after_s: float = 1.5) ->
     return out, err, time.monotonic() - t
 
 
+@pytest.mark.slow
 def test_sigint_stops_simulate_keeping_the_rounds(tmp_path):
     cfg = tmp_path / "long.toml"
     cfg.write_text(LONG_RUN)
@@ -103,6 +104,7 @@ def big_gzip_trace(path: Path, members: int = 400) -> None:
         f.writelines([member] * members)
 
 
+@pytest.mark.slow
 def test_sigint_stops_trace_info(tmp_path):
     trace = tmp_path / "big.csv.gz"
     big_gzip_trace(trace)
@@ -152,6 +154,7 @@ def test_sigint_stops_simulator_run_for_with_keyboard_interrupt():
     assert word == "KeyboardInterrupt" and int(written) > 0
 
 
+@pytest.mark.slow
 def test_sigterm_ends_a_long_simulate_promptly(tmp_path):
     cfg = tmp_path / "long.toml"
     cfg.write_text(LONG_RUN)

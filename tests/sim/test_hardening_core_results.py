@@ -86,6 +86,7 @@ def reads_only(tmp_path) -> Path:
     return cfg
 
 
+@pytest.mark.slow
 def test_a_read_only_trace_simulates_with_an_undefined_waf(reads_only, tmp_path):
     p = cli("simulate", str(reads_only), "--json")
     assert p.returncode == 0, p.stderr

@@ -97,6 +97,7 @@ def test_the_floor_is_a_parameter_only_when_two_spans_pin_it():
     assert (p.key, p.prior, p.lower) == ("ftl.meta_writes", 0.0, 0.0)
 
 
+@pytest.mark.slow
 def test_calibrate_fits_the_floor_from_two_waf_points_and_holds_it_with_one():
     from opsim.calibrate import calibrate
 

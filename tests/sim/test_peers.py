@@ -107,12 +107,14 @@ def test_bad_knobs_exit_2_naming_the_key(tmp_path, patch, key):
     assert key in p.stderr
 
 
+@pytest.mark.slow
 def test_shared_frontier_matches_the_textbook_simulator():
     # an independent compact-in-place greedy (numpy) on the same drive: within 3%
     for r in peers.textbook_check(workloads=(None, (0.9, 0.1), (0.95, 0.05))):
         assert r["shared"] == pytest.approx(r["textbook"], rel=0.03), r
 
 
+@pytest.mark.slow
 def test_acceptance_shared_frontier_under_hot_cold():
     # 16 GiB of NAND, 8 MiB blocks (2048 pages of 4 KiB), 87.5% holding data
     def waf(frontier, hot):
@@ -131,12 +133,14 @@ def test_acceptance_shared_frontier_under_hot_cold():
     assert waf("shared", None) == pytest.approx(waf("separate", None), rel=0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", sorted(peers.MQSIM_PUBLISHED))
 def test_mqsim_example_within_3_percent(op):
     r = opsim.simulate(peers.mqsim_config(op))
     assert r.waf == pytest.approx(peers.MQSIM_PUBLISHED[op], rel=0.03)
 
 
+@pytest.mark.slow
 def test_mqsim_example_runs_from_the_cli():
     p = subprocess.run(
         [sys.executable, "-m", "opsim.cli", "simulate", str(peers.MQSIM_EXAMPLE), "--json"],

@@ -83,6 +83,7 @@ ANALYTIC_FIRST = {
 }
 
 
+@pytest.mark.slow
 def test_analytic_precondition_starts_in_steady_state():
     """First measured round after analytic preconditioning within 2% of the long-run WAF."""
     base = cfg(16_400 * 256 // 1.07, 0.07, b=256)

@@ -142,6 +142,7 @@ def dwa():
     return micron_dwa()
 
 
+@pytest.mark.slow
 def test_micron_dwa_write_saturation_against_seed_000(dwa):
     """Seed 000, Figure 1: over 80,000 IOPS fresh out of box, a transition down through
     70,000-18,000, steady state at about 11,000.  With the SLC cache the burst is in SLC mode
@@ -162,6 +163,7 @@ def test_micron_dwa_write_saturation_against_seed_000(dwa):
     assert (max(tail) - min(tail)) / on["steady_iops"] < 0.25, "a flat steady state"
 
 
+@pytest.mark.slow
 def test_micron_dwa_steady_state_ratios():
     """The DWA preset is fitted to over 80,000 IOPS fresh out of box (the controller's rate)
     and 11,000 IOPS at 1024 GB; 29,000 at 800 GB and 13,000 at 1000 GB are predictions, within

@@ -163,6 +163,7 @@ def test_namespaces_run_zoned_workloads_and_name_their_keys():
     assert e.value.key == "namespace[1].workload.active_zones"
 
 
+@pytest.mark.slow
 def test_the_7450_pro_superblock_scale_model_keeps_zones_against_the_superblock():
     """The 7450 PRO preset collects in superblocks (768 MiB: 12 MiB x 4 planes x 16 dies); at
     scale 256 the core divides the superblock and the zone alike.  One open zone of 16 GiB

@@ -58,6 +58,7 @@ def test_cli_workers_1000_exits_2_at_once(grid, tmp_path):
     assert not (tmp_path / "o.parquet").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "address,says",
     [

@@ -165,6 +165,7 @@ def count_simulations(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_interrupted_by_a_signal_keeps_finished_points_and_resumes(tmp_path, monkeypatch):
     # 24 points of a few tenths of a second each, run serially by the CLI and stopped by SIGINT
     grid = write(

@@ -93,6 +93,7 @@ def test_hot_cold_20_80_comes_back_within_one_point(tmp_path):
     assert f.workload["type"] == "hot-cold" and f.workload["span"] == pytest.approx(M / p.span_blocks, rel=0.02)
 
 
+@pytest.mark.slow
 def test_zipf_exponent_comes_back(tmp_path):
     rng = np.random.default_rng(11)
     w = np.arange(1, M + 1, dtype=float) ** -0.9
@@ -122,6 +123,7 @@ def test_uniform_comes_back_uniform(tmp_path, writes):
 # ---------------------------------------------------------------- the command
 
 
+@pytest.mark.slow
 def test_cli_table_and_json(tmp_path):
     rng = np.random.default_rng(5)
     path = write_iolog(tmp_path / "u.iolog", rng.integers(0, 4096, 40_000))
@@ -138,6 +140,7 @@ def test_cli_table_and_json(tmp_path):
     assert json.loads(r.stdout)["fit"] is None
 
 
+@pytest.mark.slow
 def test_bad_traces_exit_2_naming_the_line(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
@@ -191,6 +194,7 @@ def test_ctrl_c_keeps_what_was_counted(tmp_path):
 # ---------------------------------------------------------------- plot kind and report section
 
 
+@pytest.mark.slow
 def test_write_curve_plot_and_report_section(tmp_path):
     from opsim.report.sections import trace_profile_section
 
@@ -220,6 +224,7 @@ def test_write_curve_plot_and_report_section(tmp_path):
     assert "Trace profiles" in html and doc["fit"]["skew"] in html and "hc.iolog" in html
 
 
+@pytest.mark.slow
 def test_report_with_a_trace_profile(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(

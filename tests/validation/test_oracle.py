@@ -61,6 +61,21 @@ def test_models_agree_at_their_limits():
     assert abs((x * range(65)).sum() - 64 / 1.28) < 1e-9
 
 
+def test_the_greedy_figure_is_its_occupancy_s_whatever_is_remembered():
+    """``waf_greedy`` (remembered per (op, b), the occupancy not built) is the WA of
+    ``greedy_occupancy`` to the last bit, at a block's b and a superblock's; the terms kept
+    per b are read-only, so no caller can change a later figure."""
+    for b in (16, 64, 3072, 196608):
+        for op in (0.01, 0.07, 0.28, 2.0):
+            x, wa = models.greedy_occupancy(op, b)
+            assert models.waf_greedy(op, b) == wa == models.waf_greedy(op, b)
+            assert abs(x.sum() - 1) < 1e-9
+            assert abs((x * range(b + 1)).sum() - b / (1 + op)) < 1e-6 * b
+    for t in models._greedy_terms(64):
+        with pytest.raises(ValueError):
+            t[0] = 0
+
+
 def test_models_reject_bad_input():
     from opsim.errors import InputError
 

@@ -19,6 +19,7 @@ def pick(rows, drive, figure):
     return next(r for r in rows if r["drive"].startswith(drive) and r["figure"] == figure)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "drive,figure",
     [
@@ -28,11 +29,13 @@ def pick(rows, drive, figure):
         ("Intel 320", "IOPS 40% held back / native"),
     ],
 )
+@pytest.mark.slow
 def test_micron_and_intel_ratios_within_15_percent(rows, drive, figure):
     r = pick(rows, drive, figure)
     assert abs(r["error"]) <= 0.15, r
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cap", [128, 256, 512, 1024])
 @pytest.mark.parametrize("figure", ["IOPS 7% / 0%", "IOPS 28% / 0%"])
 def test_x400_ratios_within_25_percent(rows, cap, figure):
@@ -40,6 +43,7 @@ def test_x400_ratios_within_25_percent(rows, cap, figure):
     assert abs(r["error"]) <= 0.25, r
 
 
+@pytest.mark.slow
 def test_x400_more_op_more_iops_every_capacity(rows):
     for cap in (128, 256, 512, 1024):
         r7 = pick(rows, f"SanDisk X400 {cap} GB", "IOPS 7% / 0%")["simulated"]
@@ -47,6 +51,7 @@ def test_x400_more_op_more_iops_every_capacity(rows):
         assert 1 < r7 < r28
 
 
+@pytest.mark.slow
 def test_write_saturation_shape():
     w = write_saturation()
     s = [p["iops"] for p in w["series"]]
@@ -57,6 +62,7 @@ def test_write_saturation_shape():
     assert (max(tail) - min(tail)) / w["steady_iops"] < 0.2, "a flat steady state"
 
 
+@pytest.mark.slow
 def test_io_consistency_tightens_with_spare_area():
     """AnandTech (seed 003): the 840 Pro's IO consistency improves as spare area grows."""
     from opsim.validation import io_consistency
@@ -70,6 +76,7 @@ def test_io_consistency_tightens_with_spare_area():
     assert med == sorted(med)
 
 
+@pytest.mark.slow
 def test_x400_reserve_study_seed_reading_misses_preset_reading_meets():
     """docs/validation.md: the seed's 262 GB example misses five ratios, the presets' reading
     (binary NAND less a fixed 6 GB) meets all eight, each with the controller refitted by

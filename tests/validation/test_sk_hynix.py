@@ -293,6 +293,7 @@ def test_background_gc_outside_the_urgent_state_still_needs_all_dies_idle():
     assert [c["gc_copy_pages"] for c in bg["cycles"]] == [c["gc_copy_pages"] for c in base["cycles"]]
 
 
+@pytest.mark.slow
 def test_cli_sk_hynix_suite_json_and_exit_codes(tmp_path):
     out, md = tmp_path / "skh.json", tmp_path / "skh.md"
     p = subprocess.run(

@@ -120,6 +120,7 @@ def test_a_plot_reading_needs_its_uncertainty_and_a_waf_ratio_can_be_fitted(raw)
     assert ratio["of"] == "waf" and ratio["value"] == pytest.approx(4.07)
 
 
+@pytest.mark.slow
 def test_bad_case_and_misplaced_case_flag_exit_2():
     p = run("validate", "--suite", "real-drives", "--case", "no-such-drive")
     assert p.returncode == 2 and "no-such-drive" in p.stderr and SMALL_CASE in p.stderr
@@ -127,6 +128,7 @@ def test_bad_case_and_misplaced_case_flag_exit_2():
     assert p.returncode == 2 and "--case" in p.stderr
 
 
+@pytest.mark.slow
 def test_one_case_runs_and_its_json_has_the_fields():
     p = run("validate", "--suite", "real-drives", "--case", SMALL_CASE, "--json")
     assert p.returncode == 0, p.stderr
@@ -173,6 +175,7 @@ def test_one_case_runs_and_its_json_has_the_fields():
     assert shown == printed
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_suite_at_once_and_keeps_the_rows_done():
     p = subprocess.Popen(
         [*OPSIM, "validate", "--suite", "real-drives", "--json"],

@@ -94,6 +94,7 @@ def test_random_map_writes_every_block_once_a_pass_as_fio(tmp_path):
     assert len(Counter(_core.fio_write_counts(str(job), REGION, 4 * BLOCKS))) > 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [64 * MIB, 60 * MIB])
 def test_zipf_job_and_its_iolog_give_the_same_waf(tmp_path, size):
     """Acceptance: `opsim simulate` of a fio job with random_distribution=zipf:0.8 and of the
@@ -177,6 +178,7 @@ def test_other_workload_keys_are_refused_with_fio(tmp_path):
     assert p.returncode == 2 and "workload.job" in p.stderr, p.stderr
 
 
+@pytest.mark.slow
 def test_advise_fio_maps_the_distribution_and_refuses_byte_regions(tmp_path):
     job = tmp_path / "a.fio"
     job.write_text(

@@ -13,6 +13,7 @@ from ..errors import option_error as _bad
 from ..units import parse_size
 from ..workload import Workload, parse_read_write, parse_skew
 from ..workload.fio import fio_workload
+from . import _advise_compare as advise_compare
 from . import _advise_trace as advise_trace
 
 
@@ -28,7 +29,8 @@ def register(sub, common):
             "confirmed with the timed simulator on a scale model of the drive, searching down or up "
             "to the smallest level that meets every target. The table shows the candidates, which "
             "target binds and, when no OP can meet the targets, why. Exit 0 with a recommendation, "
-            "1 when no OP meets the targets, 2 on bad input. See docs/planner.md."
+            "1 when no OP meets the targets, 2 on bad input. With --compare FILE: a fleet's need and "
+            "candidate drives ranked by cost per usable TB-year, each with its drive count and OP. See docs/planner.md."
         ),
     )
     _drive_options(p)
@@ -36,6 +38,7 @@ def register(sub, common):
     advise_trace.add_options(p)
     _target_options(p)
     _tenant_and_search_options(p)
+    advise_compare.add_option(p.add_argument_group("buy or over-provision (a fleet, several drives)"))
     p.set_defaults(func=run)
 
 
@@ -292,6 +295,9 @@ def run(args) -> Output:
     if step == 0:
         raise _bad("step", "must be positive")
     max_hb = _frac(args.max_held_back, "max_held_back", 0.0, float(advise.DIAGNOSIS_HELD_BACK))
+    if args.compare is not None:
+        advise_compare.check(args)
+        return advise_compare.run(args, advise, step, max_hb)
     advise_trace.check(args)
     wl, tg = parse_args(args)
     drive = advise.load_drive(

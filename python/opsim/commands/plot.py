@@ -98,6 +98,8 @@ def run(args) -> Output:
     check_writable_file(args.output, key="--output", inputs=args.results)
     if args.kind == "write-curve":  # trace profiles, not simulation results
         docs = [load_doc(p) for p in args.results]
+    elif args.kind == "fleet-cost":  # fleet comparisons (opsim advise --compare --json)
+        docs = [results.load_compare(p) for p in args.results]
     else:
         docs = [results.load(p) for p in args.results]
     labels = labels_from(args.labels, args.results)

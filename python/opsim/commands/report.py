@@ -7,6 +7,7 @@ import sys
 
 from .. import results
 from .._output import Output, check_writable_file, table
+from ..errors import InputError
 from ..results import load_trace_profile as load_doc
 from ..units import pct
 from .plot import labels_from
@@ -20,7 +21,9 @@ def register(sub, common):
         description="Bundle result files (opsim simulate --json, opsim measure) in one HTML file with the "
         "figures embedded. Docs: docs/reports.md.",
     )
-    p.add_argument("results", nargs="+", metavar="RESULT.json", help="result files")
+    p.add_argument(
+        "results", nargs="*", metavar="RESULT.json", help="result files (none: give --compare, a report of it alone)"
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -38,6 +41,14 @@ def register(sub, common):
         metavar="PROFILE.json",
         help="add a 'Trace profiles' section from `opsim trace profile --json` output (repeatable)",
     )
+    p.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="COMPARE.json",
+        help="add a 'Buy or over-provision' section from `opsim advise --compare FILE --json` output: its "
+        "candidates and the figure of cost per usable TB-year against the share held back (repeatable)",
+    )
     p.set_defaults(func=run)
 
 
@@ -47,12 +58,16 @@ def summary_text(summary: dict) -> str:
         rows.append(
             [r["label"], r["workload"], pct(r["op_user"], 1), r["waf"], r["waf_model"], r["steady_iops"], r["p99_us"]]
         )
-    return table(
+    out = table(
         ["result", "workload", "OP", "WAF", "WAF model", "steady IOPS", "p99 us"],
         rows,
         align="llrrrrr",
         title=summary["title"],
     )
+    for c in summary.get("comparisons", []):
+        choice = c["choice"]["name"] if c["choice"] else "none (no candidate meets the need)"
+        out += f"\nbuy or over-provision, {c['file']}: choice {choice}"
+    return out
 
 
 def run(args) -> Output:
@@ -60,8 +75,11 @@ def run(args) -> Output:
     # commands do not need them
     from .. import report  # noqa: PLC0415
 
-    check_writable_file(args.output, key="--output", inputs=[*args.results, *args.trace_profile])
+    check_writable_file(args.output, key="--output", inputs=[*args.results, *args.trace_profile, *args.compare])
+    if not args.results and not args.compare:
+        raise InputError("give result files, or --compare COMPARE.json (or both)", key="results")
     docs = [results.load(p) for p in args.results]
+    comparisons = [results.load_compare(p) for p in args.compare]
 
     profiles = [load_doc(p) for p in args.trace_profile]
     labels = labels_from(args.labels, args.results)
@@ -79,9 +97,10 @@ def run(args) -> Output:
         title=args.title,
         progress=progress,
         context={
-            "command": "opsim report " + " ".join(args.results),
-            "inputs": list(args.results) + list(args.trace_profile),
+            "command": "opsim report " + " ".join(args.results + [f"--compare {c}" for c in args.compare]),
+            "inputs": list(args.results) + list(args.trace_profile) + list(args.compare),
             "trace_profiles": profiles,
+            "comparisons": comparisons,
         },
     )
     if show and sys.stderr.isatty():

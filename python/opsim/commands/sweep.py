@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 
+from .. import sweep
 from .._output import Output, check_output_not_input, check_writable_file, kv_table, table
 from ..errors import InputError
 from ..stopsignals import INTERRUPT_EXIT
-from ..sweep import columns, load_grid, run_sweep
-from ..sweep.run import check_run_options
 from ..units import pct
 
 #: at most this many rows in the printed table (the file and --json hold them all)
@@ -142,7 +141,7 @@ def document(outcome) -> dict:
     return {
         "sweep": outcome.grid.describe(),
         "run": outcome.summary,
-        "columns": columns(outcome.grid),
+        "columns": sweep.columns(outcome.grid),
         "rows": outcome.table.to_pylist(),
     }
 
@@ -152,15 +151,15 @@ def run(args) -> Output:
         raise InputError(f"--workers: must be 0 (serial) or more (got {args.workers})", key="--workers")
     if args.limit is not None and args.limit < 0:
         raise InputError(f"--limit: must be 0 or more (got {args.limit})", key="--limit")
-    check_run_options(args.workers, args.scheduler)  # before the grid is read or any cluster starts
+    sweep.run.check_run_options(args.workers, args.scheduler)  # before the grid is read or any cluster starts
     output = args.output or default_output(args.grid)
     check_writable_file(output, key="--output", inputs=[args.grid])
     check_output_not_input(getattr(args, "json_file", None), [output], key="--json-file")  # the default -o too
-    grid = load_grid(args.grid)
+    grid = sweep.load_grid(args.grid)
 
     # a batch system's SIGTERM ends the run like Ctrl-C (opsim.cli's main raises Terminated, a
     # KeyboardInterrupt): finished points are saved, and main turns the 130 into 143
-    outcome = run_sweep(
+    outcome = sweep.run_sweep(  # through the package: tests replace it there
         grid,
         output,
         workers=args.workers,

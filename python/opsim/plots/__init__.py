@@ -16,10 +16,12 @@ Kinds (:data:`KINDS`): ``saturation`` (per-interval IOPS against time), ``satura
 models), ``steady-iops`` (bars), ``endurance`` (TBW and DWPD bars, relative), ``latency``
 (CDF), ``wear`` (erase-count distribution), ``victims`` (valid fraction of GC victims),
 ``tenants`` (per-namespace WAF bars, with and without placement), ``placement-waf`` (WAF
-against OP, one line per placement mode).
+against OP, one line per placement mode), ``fleet-cost`` (cost per usable TB-year against the
+share held back, one line per candidate drive of ``opsim advise --compare``).
 
 One module a kind of figure: ``saturation``, ``waf`` (WAF against OP), ``tenants``, ``bars``
-(steady IOPS, endurance), ``latency``, ``wear`` (erase counts, GC victims), ``write_curve``;
+(steady IOPS, endurance), ``latency``, ``wear`` (erase counts, GC victims), ``write_curve``,
+``fleet`` (a fleet comparison's costs);
 ``figure`` holds what they share (the Agg figure, the record of what was drawn).
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 from ..errors import InputError
 from .bars import endurance, steady_iops
 from .figure import NO_WAF, drawn, new_figure, palette, save, to_bytes
+from .fleet import fleet_cost
 from .latency import LATENCY_PCTS, latency
 from .saturation import saturation, saturation_panels
 from .tenants import tenants
@@ -45,6 +48,7 @@ __all__ = [
     "NO_WAF",
     "drawn",
     "endurance",
+    "fleet_cost",
     "latency",
     "new_figure",
     "palette",
@@ -105,6 +109,11 @@ KINDS = {
     "placement-waf": (
         _drawn_by(placement_waf),
         "WAF against OP, one line per placement mode (none, streams, fdp)",
+    ),
+    "fleet-cost": (
+        _drawn_by(fleet_cost),
+        "buy or over-provision (opsim advise --compare --json): cost per usable TB-year against the share held "
+        "back, one line per candidate drive",
     ),
 }
 

@@ -166,11 +166,15 @@ class Figures:
         self.drawn: list[dict] = []  #: kind, title, results, axes of every figure drawn
 
     def render(self, kind: str, ftitle: str, idx: list[int], opts: dict, caption: str) -> str:
+        return self.render_docs(kind, ftitle, [self.docs[i] for i in idx], [self.labels[i] for i in idx], opts, caption)
+
+    def render_docs(
+        self, kind: str, ftitle: str, sel: Sequence[dict], sel_labels: Sequence[str], opts: dict, caption: str
+    ) -> str:
+        """Draw ``kind`` of these documents (results, or others a kind reads: a fleet comparison)."""
         n = len(self.drawn) + 1
         if self.progress:
             self.progress(f"figure {n}/{self.total}: {ftitle}")
-        sel = [self.docs[i] for i in idx]
-        sel_labels = [self.labels[i] for i in idx]
         fig = plots.plot(kind, sel, sel_labels, title=ftitle, **opts)
         self.drawn.append({"kind": kind, "title": ftitle, "results": sel_labels, "axes": plots.drawn(fig)})
         out = f'<figure id="fig-{n}">{img(fig, ftitle)}<figcaption>Figure {n}. {esc(caption)}</figcaption></figure>'

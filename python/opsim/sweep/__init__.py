@@ -26,6 +26,9 @@ lock) and :mod:`.run` (running a sweep serially or on Dask).
 
 from __future__ import annotations
 
+import sys
+import types
+
 from .columns import WALL_CLOCK_COLUMNS, metrics
 from .grid import Grid, Point, derive_seed, load_grid
 from .point import run_point
@@ -46,3 +49,15 @@ __all__ = [
     "run_sweep",
     "sweep",
 ]
+
+
+class _SweepPackage(types.ModuleType):
+    """``opsim.sweep`` is this package and the function :func:`sweep` at once: ``import opsim``
+    binds neither (the package takes a tenth of a second to import, which every command would
+    pay), and whichever of the two ``opsim.sweep`` ends up bound to, calling it runs a sweep."""
+
+    def __call__(self, *args, **kwargs):
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _SweepPackage

@@ -39,7 +39,7 @@ pub use params::{meta_rate, FtlParams, SlcParams, META_ONE};
 pub use placement::{PlacementCounters, PlacementParams};
 pub use policy::{CostBenefit, DChoices, Fifo, Greedy, Policy, WindowedGreedy, NONE};
 pub use tables::prefetch_write;
-use tables::{set_bit_range, table, FastDiv};
+use tables::{for_each_bit, gather, map_run, set_bit_range, table, FastDiv};
 
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
@@ -265,7 +265,7 @@ impl<P: Policy> Ftl<P> {
             data: if p.track_data { Some(table(phys, 0u64, "data tokens", interrupt)?) } else { None },
             mapped: 0,
             accessible: p.lpns as u64,
-            gc_lpns: Vec::with_capacity(p.pages_per_block as usize),
+            gc_lpns: try_vec(p.pages_per_block as usize, 0, "garbage collection buffer")?,
             gc_tokens: Vec::new(),
             sense_layout: None,
             sense_seen: Vec::new(),
@@ -293,6 +293,7 @@ impl<P: Policy> Ftl<P> {
     /// copies take when a sense reads a whole page.  A stripe of `dies x page_units`
     /// consecutive physical pages holds one NAND page of each die; the valid pages are met in
     /// order, stripe by stripe.
+    #[inline(never)]
     fn victim_senses(&mut self, v: u32, dies: u32, page_units: u32) -> u64 {
         let stripe = dies as u64 * page_units as u64;
         let base_w = v as usize * self.wpb as usize;
@@ -675,26 +676,17 @@ impl<P: Policy> Ftl<P> {
         // no-op when the previous collection already prefetched this victim).
         self.prefetch_block(v);
         // Gather the victim's valid pages (sequential scan of its bitmap and P2L) ...
-        let mut lpns = std::mem::take(&mut self.gc_lpns);
+        let mut buf = std::mem::take(&mut self.gc_lpns);
         let mut tokens = std::mem::take(&mut self.gc_tokens);
-        lpns.clear();
         tokens.clear();
-        let base_w = v as usize * self.wpb as usize;
-        for wi in 0..self.wpb as usize {
-            let mut word = self.bits[base_w + wi];
-            while word != 0 {
-                let t = word.trailing_zeros();
-                word &= word - 1;
-                let ppn = v * self.ppb + (wi as u32) * 64 + t;
-                let lpn = self.p2l[ppn as usize];
-                prefetch_write(&self.l2p, lpn as usize);
-                lpns.push(lpn);
-                if let Some(d) = self.data.as_ref() {
-                    tokens.push(d[ppn as usize]);
-                }
-            }
-            self.bits[base_w + wi] = 0;
+        let (w0, p0) = (v as usize * self.wpb as usize, v as usize * self.ppb as usize);
+        let words = &mut self.bits[w0..w0 + self.wpb as usize];
+        if let Some(d) = self.data.as_ref() {
+            let d = &d[p0..p0 + self.ppb as usize];
+            for_each_bit(words, |p| tokens.push(d[p]));
         }
+        let n = gather(words, &self.p2l[p0..p0 + self.ppb as usize], &self.l2p, &mut buf);
+        let lpns = &buf[..n];
         // ... and write them to the destination frontier in runs of consecutive pages.
         if let Some(pl) = self.pl.as_deref_mut() {
             lpns.iter().for_each(|&l| pl.moved(l));
@@ -717,24 +709,24 @@ impl<P: Policy> Ftl<P> {
             match dest {
                 Dest::Gc(g) => {
                     let mut fr = self.gc[g];
-                    self.fill_frontier(&mut fr, &lpns, &tokens, g, Tag::Gc(placement::SHARED))?;
+                    self.fill_frontier(&mut fr, lpns, &tokens, g, Tag::Gc(placement::SHARED))?;
                     self.gc[g] = fr;
                 }
                 Dest::Fold => {
                     let mut fr = self.fold;
-                    self.fill_frontier(&mut fr, &lpns, &tokens, 0, Tag::Gc(placement::SHARED))?;
+                    self.fill_frontier(&mut fr, lpns, &tokens, 0, Tag::Gc(placement::SHARED))?;
                     self.fold = fr;
                 }
                 Dest::Host(i) => {
                     let mut fr = self.host[i];
                     let g = i % self.groups as usize;
-                    self.fill_frontier(&mut fr, &lpns, &tokens, g, Tag::Host(i / self.groups as usize))?;
+                    self.fill_frontier(&mut fr, lpns, &tokens, g, Tag::Host(i / self.groups as usize))?;
                     self.host[i] = fr;
                 }
             }
         }
         self.c.nand_write_pages += valid as u64;
-        self.gc_lpns = lpns;
+        self.gc_lpns = buf;
         self.gc_tokens = tokens;
         self.c.nand_read_pages += valid as u64;
         self.meta.valid[v as usize] = 0;
@@ -764,11 +756,7 @@ impl<P: Policy> Ftl<P> {
             let first = fr.next;
             let n = ((self.ppb - first) as usize).min(lpns.len() - i);
             let start = blk * self.ppb + first;
-            for (k, &lpn) in lpns[i..i + n].iter().enumerate() {
-                let dst = start + k as u32;
-                self.l2p[lpn as usize] = dst;
-                self.p2l[dst as usize] = lpn;
-            }
+            map_run(&mut self.l2p, &mut self.p2l[start as usize..start as usize + n], &lpns[i..i + n], start);
             if let Some(d) = self.data.as_mut() {
                 d[start as usize..start as usize + n].copy_from_slice(&tokens[i..i + n]);
             }
@@ -856,20 +844,27 @@ impl<P: Policy> Ftl<P> {
             d[ppn as usize] = self.c.host_write_cmds;
         }
         if self.meta_rate > 0 {
-            self.meta_owed += self.meta_rate;
-            while self.meta_owed >= META_ONE {
-                self.meta_owed -= META_ONE;
-                self.write_meta(lpn, stream)?;
-            }
+            self.owe_meta(lpn, stream)?;
         }
         Ok(ppn)
+    }
+
+    /// The metadata pages (`ftl.meta_writes`) a host page write owes, written now: out of
+    /// line, so that the host write's loop keeps its registers when they are off (issue 37).
+    #[inline(never)]
+    fn owe_meta(&mut self, lpn: u32, stream: u32) -> Result<()> {
+        self.meta_owed += self.meta_rate;
+        while self.meta_owed >= META_ONE {
+            self.meta_owed -= META_ONE;
+            self.write_meta(lpn, stream)?;
+        }
+        Ok(())
     }
 
     /// One metadata page (`ftl.meta_writes`) owed by the host write of `lpn` on `stream`:
     /// programmed at the next page of that write's host frontier and invalid at once (a
     /// journal or mapping page superseded soon after), so it takes NAND space and erase
     /// cycles and GC never copies it.
-    #[inline(never)]
     fn write_meta(&mut self, lpn: u32, stream: u32) -> Result<()> {
         self.last_meta = self.alloc_host(stream, lpn)?;
         self.c.nand_write_pages += 1;

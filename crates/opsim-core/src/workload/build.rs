@@ -331,7 +331,7 @@ fn pattern(
         T::SkHynix => sk_hynix(w, sh, page_size)?,
         T::Zoned => {
             let (zones, zone_units, active) = super::zoned::zones_of(w, span_units, unit, len, page_size)?;
-            Pattern::ZoneWriter(super::zoned::ZoneWriter::new(zones, zone_units, active, len as u32))
+            Pattern::ZoneWriter(Box::new(super::zoned::ZoneWriter::new(zones, zone_units, active, len as u32)))
         }
         T::Trace | T::Fio => unreachable!(),
     };

@@ -24,7 +24,10 @@ Rooms: :mod:`.options` (errors naming the option), :mod:`.drive`, :mod:`.targets
 :mod:`.skew` (the screen's WAF under skew, anchored on the core), :mod:`.confirm` (the
 simulator's confirmation), :mod:`.interval` (a calibrated drive's intervals), :mod:`.advisor`
 (the search, the binding target), :mod:`.diagnosis` (why no OP meets the targets), :mod:`.notes`,
-:mod:`.tenants` (namespaces sharing a drive) and :mod:`.trace` (a block trace as the workload).
+:mod:`.tenants` (namespaces sharing a drive), :mod:`.trace` (a block trace as the workload), and
+buy or over-provision for a fleet: :mod:`.compare_file` (the need and the candidates),
+:mod:`.fleet` (the drive count and the OP each needs), :mod:`.fleet_cost` and :mod:`.compare`
+(the ranking and the choice).
 The workload itself (notation, classes, core table, fio jobs) is :mod:`opsim.workload`'s.
 """
 
@@ -33,6 +36,8 @@ from __future__ import annotations
 from ...workload import JESD219_SIZES, Workload, parse_read_write, parse_skew
 from ...workload.classes import zipf_classes
 from .advisor import DIAGNOSIS_HELD_BACK, advise, plan_command
+from .compare import compare as compare_fleet
+from .compare_file import load_compare
 from .confirm import DEFAULT_MODEL_BLOCKS, MIN_MODEL_BLOCKS, ScaleModel, plan_model, sim_config, sim_level
 from .diagnosis import why_not
 from .drive import Drive, load_drive
@@ -61,8 +66,10 @@ __all__ = [
     "_bad",
     "advise",
     "advise_tenants",
+    "compare_fleet",
     "grid",
     "iops_bound",
+    "load_compare",
     "load_drive",
     "load_tenants",
     "parse_fraction_option",

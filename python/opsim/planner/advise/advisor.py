@@ -55,18 +55,20 @@ def advise(
     conservative: bool = False,
     replay: dict | None = None,
     scale_model: ScaleModel | None = None,
-    intervals: bool = True,
+    intervals: bool | str = True,
 ) -> dict:
     """Screen, confirm, explain.  Returns the JSON document of ``opsim advise``.  A drive file
     that keeps a profile carries its intervals into every figure (:mod:`.interval`); with
     ``conservative`` the targets are judged on each interval's low end.  ``replay``: the
     ``[workload]`` table the confirmation runs instead of ``wl`` (a trace, on ``scale_model``;
     the screen keeps ``wl``, the trace's fitted workload: :mod:`.trace`); ``intervals=False``
-    leaves the drive's profile out (a replay has no interval runs of its own)."""
+    leaves the drive's profile out (a replay has no interval runs of its own), as does a string:
+    why (a fleet's judgements, whose ranges come from the screen: :mod:`.fleet`); the
+    recommendation is the same either way, decided on the best fit."""
     seed = _args.uint("seed", seed)  # the core's run.seed: refused before the screen, not after it
     check_request(drive, wl, targets, confirm)
     drive = rated.for_screen(drive, model_blocks)  # a P/E derived from a rating, at the screen's WAF
-    band = carried(drive, model_blocks) if intervals else None
+    band = carried(drive, model_blocks) if intervals is True else None
     if conservative and band is None:
         raise _bad(
             "conservative",
@@ -147,8 +149,10 @@ def advise(
     }
 
 
-def _no_band(drive: Drive, intervals: bool) -> str:
+def _no_band(drive: Drive, intervals: bool | str) -> str:
     """Why no interval is carried."""
+    if isinstance(intervals, str):
+        return intervals
     if not intervals:
         return "not carried: the replay of a trace runs at the drive's best fit only"
     return f"the drive keeps no profile; {how(drive)}"

@@ -92,6 +92,13 @@ def load_trace(path, opts: dict, drive: Drive, max_memory=None) -> TraceSource:
     the line); ``max_memory`` caps the profile's per-block state (its default: 2 GiB)."""
     opts = {k: v for k, v in opts.items() if v is not None}
     info = trace.info(path, **opts)  # empty, garbage: the core's TraceError names file:line
+    check_for_drive(info, drive)
+    return TraceSource(str(path), opts, info, fit_trace(path, opts, max_memory))
+
+
+def check_for_drive(info: dict, drive: Drive) -> None:
+    """Refuse a trace (its :func:`opsim.trace.info`) without writes, or reaching past the
+    drive's native capacity (named by the line of the request that does)."""
     p = info["path"]
     if info["write"]["ios"] == 0:
         raise TraceError(
@@ -108,7 +115,6 @@ def load_trace(path, opts: dict, drive: Drive, max_memory=None) -> TraceSource:
             "(--device) or advise a larger drive",
             key=key,
         )
-    return TraceSource(str(path), opts, info, fit_trace(path, opts, max_memory))
 
 
 def fit_trace(path, opts: dict, max_memory=None) -> dict:
