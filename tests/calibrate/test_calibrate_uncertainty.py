@@ -118,9 +118,14 @@ def test_the_drive_file_keeps_the_profile_and_it_reproduces_the_interval(p5520):
     model = p5520.fitted.model
     names = {q.key: q.name for q in model.params}
     wfig = Figure("waf", 1.0, "x")
+    # each point with its structural alternative, when the profile ranged over the priors of
+    # what a datasheet never states (docs/calibrate.md)
+    structures = prof.get("structure", [{}] * len(prof["points"]))
     wafs = [
-        predict(model, dict(p5520.fitted.values) | {names[k]: v for k, v in zip(prof["keys"], pt)}, [wfig])[0].value
-        for pt in prof["points"]
+        predict(model, dict(p5520.fitted.values) | {names[k]: v for k, v in zip(prof["keys"], pt)} | st, [wfig])[
+            0
+        ].value
+        for pt, st in zip(prof["points"], structures)
     ]
     (row,) = p5520.predict([p5520.user_bytes], simulate=False)
     assert min(wafs) == pytest.approx(row["waf_low"], rel=0.02)
