@@ -17,6 +17,7 @@ from opsim.calibrate.curve import alternative, curve
 from opsim.calibrate.inputs import Figure
 from opsim.calibrate.model import build, predict, structure_of
 from opsim.calibrate.uncertainty import THRESHOLD, profile
+from opsim.simulate_interval import ends
 
 ROOT = Path(__file__).parent.resolve().parent.parent
 INPUTS = ROOT / "crates" / "opsim-core" / "presets" / "inputs"
@@ -94,3 +95,24 @@ def test_the_drive_file_keeps_each_point_s_structure(max800):
     assert len(prof["structure"]) == len(prof["points"])
     assert all(set(st) <= {k for a in S.alternatives({}, False) for k in a.keys} for st in prof["structure"])
     assert all(d <= THRESHOLD + 1e-3 for d in prof["delta_cost"])
+
+
+def test_the_stored_ends_are_the_points_of_least_and_most_waf(max800):
+    """With structures the NAND's ends are not WAF's (a floor lifts WAF at more NAND): the drive
+    file names the points of least and most WAF over the whole drive, and `opsim simulate
+    --interval` runs those two, each with its structure's keys."""
+    prof = max800.drive_toml()["preset"]["calibration"]["profile"]
+    lo, hi = ends(prof)
+    assert "structure" in prof and any(k.startswith("ftl.") for k in hi)
+    names = {q.key: q.name for q in max800.fitted.model.params}
+
+    def waf(point):
+        values = dict(max800.fitted.values) | {names.get(k, k): v for k, v in point.items()}
+        return predict(max800.fitted.model, values, [Figure("waf", 1.0, "x")])[0].value
+
+    (row,) = max800.predict([max800.user_bytes], simulate=False)
+    assert waf(lo) == pytest.approx(row["waf_low"], rel=0.01)
+    assert waf(hi) == pytest.approx(row["waf_high"], rel=0.01)
+    # the NAND's ends are not WAF's here
+    nand = sorted(p[0] for p in prof["points"])
+    assert (lo["drive.physical_capacity"], hi["drive.physical_capacity"]) != (nand[-1], nand[0])

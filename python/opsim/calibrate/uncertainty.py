@@ -101,7 +101,7 @@ class Profile:
         """The structural alternative (its config keys, :mod:`.structure`) of the least cost."""
         return structure_of(self.points[int(np.argmin(self.delta))])
 
-    def stored(self, keys: dict[str, str]) -> dict:
+    def stored(self, keys: dict[str, str], waf: Callable[[dict[str, Any]], float] | None = None) -> dict:
         """The profile as a drive file keeps it (docs/calibrate.md, "What a drive file keeps"):
         the config key of every parameter, each point's values in that order, each point's cost
         above the least; the points inside the 95% interval only, in the order of the NAND."""
@@ -122,6 +122,12 @@ class Profile:
             # each point's structural alternative: the [ftl] keys of its prior's (docs/calibrate.md,
             # "What a datasheet never states"), {} for the model's own
             out["structure"] = [structure_of(p) for p, _ in pts]
+            if waf is not None:
+                # the points of least and most WAF (``waf``: over the whole drive): with
+                # structures the NAND's ends are not WAF's (a floor lifts WAF at more NAND);
+                # `opsim simulate --interval` runs these two
+                w = [waf(p) for p, _ in pts]
+                out["ends"] = [int(np.argmin(w)), int(np.argmax(w))]
         return out
 
 
