@@ -9,6 +9,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+import tomli_w
 from scipy import stats
 
 from opsim.calibrate import calibrate, read_inputs
@@ -17,6 +18,8 @@ from opsim.calibrate.curve import alternative, curve
 from opsim.calibrate.inputs import Figure
 from opsim.calibrate.model import build, predict, structure_of
 from opsim.calibrate.uncertainty import THRESHOLD, profile
+from opsim.planner.advise.drive import load_drive
+from opsim.planner.advise.interval import carried
 from opsim.simulate_interval import ends
 
 ROOT = Path(__file__).parent.resolve().parent.parent
@@ -116,3 +119,15 @@ def test_the_stored_ends_are_the_points_of_least_and_most_waf(max800):
     # the NAND's ends are not WAF's here
     nand = sorted(p[0] for p in prof["points"])
     assert (lo["drive.physical_capacity"], hi["drive.physical_capacity"]) != (nand[-1], nand[0])
+
+
+def test_advise_carries_each_point_s_structure(max800, tmp_path):
+    """`opsim advise --drive FILE` loads each stored point with its structure's keys: a point
+    with a floor is a drive whose screen adds it (ftl.meta_writes as the core resolves it)."""
+    path = tmp_path / "max800.toml"
+    path.write_text(tomli_w.dumps(max800.drive_toml()))
+    c = carried(load_drive(preset=str(path)))
+    assert c is not None
+    floors = [p.drive.meta_writes for p in c.points]
+    assert floors[0] == 0.0 and max(floors) > 0.1
+    assert any(p.drive.gc != "greedy" for p in c.points)
