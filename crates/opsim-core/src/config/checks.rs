@@ -87,6 +87,7 @@ pub(crate) fn peer_knobs(cfg: &Config, gc: &GcLayout, placement: Option<&super::
             ));
         }
     }
+    super::separation::check_placement(cfg, gc, placement)?;
     if let Some(fill) = cfg.run.precondition_fill {
         let key = "run.precondition_fill";
         check_fraction(key, fill.0, 0.0, 1.0, false, true)?;

@@ -126,6 +126,8 @@ impl Simulator {
             groups: gc.groups,
             shared_frontier: gc.shared,
             meta_rate: crate::ftl::meta_rate(f.meta_writes),
+            gc_classes: gc.classes,
+            host_classes: gc.host_classes,
             policy_param: param,
             check: f.check_invariants,
             track_data: r.track_data,
