@@ -37,6 +37,8 @@ mod free;
 mod item;
 mod plan;
 mod pools;
+#[cfg(test)]
+mod tests;
 
 pub use plan::{cores, plan, Parallelism, MAX_THREADS};
 pub(crate) use plan::shards;

@@ -7,19 +7,24 @@
 
 use super::drive::{CHUNK, MAX_SLOTS, STACK};
 use super::item::Item;
-use crate::config::{Config, GcPolicy};
+use crate::config::{Config, GcPolicy, Precondition};
 use crate::resolve::ModelSpec;
 use serde::Serialize;
 
 /// The most threads `run.threads` asks for.
 pub const MAX_THREADS: u32 = 1024;
 
+/// Threads when `run.threads` is not set: one, so that the processes and threads that run
+/// simulations side by side (sweeps, the advisor, the demo) never oversubscribe the machine;
+/// a single large run asks for more (docs/parallel.md, "Default").
+pub const DEFAULT_THREADS: u32 = 1;
+
 /// The threads of a run and why.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Parallelism {
     /// Threads the run uses (1: serial).
     pub threads: u32,
-    /// What `run.threads` (or `--threads`) asked for; absent: the default, every core.
+    /// What `run.threads` (or `--threads`) asked for; absent: the default ([`DEFAULT_THREADS`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requested: Option<u32>,
     /// The cores this process may run on.
@@ -63,11 +68,13 @@ pub fn plan(cfg: &Config, spec: &ModelSpec, cores: u32, limit: u64) -> Paralleli
     if let Some(why) = serial_reason(cfg, spec) {
         return serial(format!("one thread: {why}"));
     }
-    let want = requested.unwrap_or(cores);
+    let want = requested.unwrap_or(DEFAULT_THREADS);
     if want <= 1 {
         return serial(match requested {
             Some(_) => "one thread: run.threads = 1".into(),
-            None => "one thread: this machine gives the process one core".into(),
+            None => format!(
+                "one thread: the default (run.threads, or --threads, runs this drive's {pools} independent GC pools on more)"
+            ),
         });
     }
     let threads = want.min(pools);
@@ -115,6 +122,9 @@ fn serial_reason(cfg: &Config, spec: &ModelSpec) -> Option<String> {
     }
     if spec.placement.is_some() {
         return Some("namespaces and data placement count per namespace and handle across the GC pools".into());
+    }
+    if cfg.run.precondition == Precondition::Analytic {
+        return Some("run.precondition = \"analytic\" lays its steady state out on one FTL".into());
     }
     if cfg.run.track_data {
         return Some("run.track_data numbers the data by host command across the GC pools".into());
