@@ -38,7 +38,9 @@ def drive(capacity: str, physical: str, dies: int, threads: int) -> opsim.Simula
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--capacity", default="64GiB")
-    ap.add_argument("--physical", default="70144MiB", help="physical capacity (default: OP 7%% in whole blocks per die)")
+    ap.add_argument(
+        "--physical", default="70144MiB", help="physical capacity (default: OP 7%% in whole blocks per die)"
+    )
     ap.add_argument("--dies", type=int, default=8)
     ap.add_argument("--pages", type=int, default=40_000_000)
     ap.add_argument("--pairs", type=int, default=3)

@@ -132,15 +132,23 @@ def pool_configs(tmp: str) -> dict:
         "sequential": {"type": "sequential", "request_size": "128KiB"},
         "jesd219": {"type": "jesd219"},
         "sk-hynix": {"type": "sk-hynix"},
-        "mixed": {"type": "uniform", "read_fraction": 0.3, "trim_fraction": 0.1, "request_size": "6KiB", "align": "512B"},
+        "mixed": {
+            "type": "uniform",
+            "read_fraction": 0.3,
+            "trim_fraction": 0.1,
+            "request_size": "6KiB",
+            "align": "512B",
+        },
         "zoned": {"type": "zoned", "zone_size": "1MiB", "active_zones": 3},
         "trace": {"type": "trace", "trace": {"path": _trace(tmp), "format": "msr", "repeat": True}},
         "fio": {"type": "fio", "job": job},
     }
     out = {f"die/greedy/{k}": base | {"workload": w} for k, w in wls.items()}
     for gc in ("fifo", "cost-benefit", "windowed-greedy", "random", "d-choices"):
-        ftl = {"gc_scope": "die", "gc": gc} | ({"d": 4} if gc == "d-choices" else {}) | (
-            {"window": 8} if gc == "windowed-greedy" else {}
+        ftl = (
+            {"gc_scope": "die", "gc": gc}
+            | ({"d": 4} if gc == "d-choices" else {})
+            | ({"window": 8} if gc == "windowed-greedy" else {})
         )
         for k in ("uniform", "hot-cold", "mixed"):
             out[f"die/{gc}/{k}"] = base | {"ftl": ftl, "workload": wls[k]}
@@ -162,11 +170,20 @@ def pool_configs(tmp: str) -> dict:
         ]
     }
     out["die/snia-pts"] = base | {"workload": {"type": "snia-pts"}, "run": run | {"max_rounds": 6}}
-    big = {"drive": drive | {"physical_capacity": "1GiB", "planes_per_die": 2}, "run": run | {"round_drive_writes": 0.5}}
+    big = {
+        "drive": drive | {"physical_capacity": "1GiB", "planes_per_die": 2},
+        "run": run | {"round_drive_writes": 0.5},
+    }
     big_run = run | {"warmup_drive_writes": 1.5, "measure_drive_writes": 1.0, "round_drive_writes": 0.5}
     out["die/greedy/uniform-1GiB"] = big | {"ftl": {"gc_scope": "die"}, "workload": wls["uniform"], "run": big_run}
-    out["plane/cost-benefit/zipf-1GiB"] = big | {"ftl": {"gc_scope": "plane", "gc": "cost-benefit"}, "workload": wls["zipf"]}
-    out["die/sector4k"] = base | {"drive": drive | {"sector_size": 4096, "page_size": "16KiB"}, "workload": wls["uniform"]}
+    out["plane/cost-benefit/zipf-1GiB"] = big | {
+        "ftl": {"gc_scope": "plane", "gc": "cost-benefit"},
+        "workload": wls["zipf"],
+    }
+    out["die/sector4k"] = base | {
+        "drive": drive | {"sector_size": 4096, "page_size": "16KiB"},
+        "workload": wls["uniform"],
+    }
     return out
 
 

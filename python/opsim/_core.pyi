@@ -34,7 +34,11 @@ __version__: str
 MAX_THREADS: int
 
 def simulate(
-    config: str, format: str = "json", base_dir: str | None = None, keep_interrupted: bool = False, threads: int | None = None
+    config: str,
+    format: str = "json",
+    base_dir: str | None = None,
+    keep_interrupted: bool = False,
+    threads: int | None = None,
 ) -> str: ...
 def describe(
     config: str,

@@ -84,7 +84,9 @@ def machine() -> dict:
     }
 
 
-def bench_one(capacity: str, pages: int, repeat: int, gc: str, superblocks: bool = False, threads: int = 1, sc=None) -> dict:
+def bench_one(
+    capacity: str, pages: int, repeat: int, gc: str, superblocks: bool = False, threads: int = 1, sc=None
+) -> dict:
     if repeat < 1:
         raise InputError("--repeat must be at least 1", key="repeat")
     drive, ftl, timing, unit = _unit(superblocks)
@@ -92,7 +94,11 @@ def bench_one(capacity: str, pages: int, repeat: int, gc: str, superblocks: bool
     size = {"op": 0.07}
     if sc and sc.get("dies"):  # GC pools per die: filled sequentially (analytic is one pool's)
         size = {"physical_capacity": sc["physical_capacity"], "dies": sc["dies"]}
-        ftl, run, unit = ftl | {"gc_scope": "die"}, run | {"precondition": "fill"}, f"{unit}, GC per die of {sc['dies']}"
+        ftl, run, unit = (
+            ftl | {"gc_scope": "die"},
+            run | {"precondition": "fill"},
+            f"{unit}, GC per die of {sc['dies']}",
+        )
     s = Simulator(
         {"drive": {"user_capacity": capacity} | size | drive, "ftl": {"gc": gc} | ftl, "run": run}
         | ({"timing": timing} if timing else {})

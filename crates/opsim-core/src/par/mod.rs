@@ -40,6 +40,6 @@ mod pools;
 #[cfg(test)]
 mod tests;
 
-pub use plan::{cores, plan, Parallelism, MAX_THREADS};
 pub(crate) use plan::shards;
+pub use plan::{cores, plan, Parallelism, MAX_THREADS};
 pub use pools::Pools;

@@ -410,7 +410,7 @@ impl Simulator {
     }
 
     pub fn wear(&self) -> Wear {
-        with_drive!(&self.ftl, f => wear_of(&f.erase_counts()))
+        with_drive!(&self.ftl, f => wear_of(f.erase_counts()))
     }
 
     pub fn rounds(&self) -> &[Round] {
@@ -419,7 +419,8 @@ impl Simulator {
 }
 
 /// Wear from the erase counts of every block.
-fn wear_of(e: &[u32]) -> Wear {
+fn wear_of(e: impl AsRef<[u32]>) -> Wear {
+    let e = e.as_ref();
     let min = *e.iter().min().unwrap_or(&0);
     let max = *e.iter().max().unwrap_or(&0);
     let mean = e.iter().map(|&v| v as f64).sum::<f64>() / e.len().max(1) as f64;
@@ -440,8 +441,14 @@ fn build_pools(gc: GcPolicy, params: &FtlParams, par: &Parallelism, interrupt: &
     Ok(match gc {
         GcPolicy::Greedy => AnyFtl::PoolsGreedy(Box::new(Pools::try_new(params, shards, threads, interrupt)?)),
         GcPolicy::Fifo => AnyFtl::PoolsFifo(Box::new(Pools::try_new(params, shards, threads, interrupt)?)),
-        GcPolicy::WindowedGreedy => AnyFtl::PoolsWindowed(Box::new(Pools::try_new(params, shards, threads, interrupt)?)),
-        GcPolicy::CostBenefit => AnyFtl::PoolsCostBenefit(Box::new(Pools::try_new(params, shards, threads, interrupt)?)),
-        GcPolicy::Random | GcPolicy::DChoices => return Err(Error::internal("d-choices and random run serial (par::plan)")),
+        GcPolicy::WindowedGreedy => {
+            AnyFtl::PoolsWindowed(Box::new(Pools::try_new(params, shards, threads, interrupt)?))
+        }
+        GcPolicy::CostBenefit => {
+            AnyFtl::PoolsCostBenefit(Box::new(Pools::try_new(params, shards, threads, interrupt)?))
+        }
+        GcPolicy::Random | GcPolicy::DChoices => {
+            return Err(Error::internal("d-choices and random run serial (par::plan)"))
+        }
     })
 }
