@@ -121,7 +121,7 @@ def test_bench_runs_a_drive_of_die_pools_on_the_threads_asked():
     """The 8-die scenario (GC per die) runs on 2 threads with --threads 2, with the WAF of 1."""
     from opsim.commands.bench import bench_one
 
-    sc = {"dies": 8, "physical_capacity": "280MiB"}
+    sc = {"dies": 8, "physical_capacity": "320MiB"}
     one, two = (bench_one("256MiB", 200_000, 1, "greedy", threads=t, sc=sc) for t in (1, 2))
     assert (one["threads"], two["threads"]) == (1, 2)
     assert "GC per die of 8" in two["scenario"] and one["waf"] == two["waf"] and 1 < one["waf"] < 20
