@@ -485,6 +485,9 @@ pub enum Precondition {
     Analytic,
 }
 
+/// The most threads `run.threads` asks for.
+pub const MAX_THREADS: u32 = 1024;
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {

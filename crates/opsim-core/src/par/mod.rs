@@ -28,7 +28,8 @@
 //!
 //! Rooms: `plan` (how many threads and why), `item` (a command into items), `apply` (a shard's
 //! items on its pools), `free` (the drive's fewest free blocks), `board` (the chunks in flight),
-//! `pools` (the pools as one drive), `drive` (the threaded run).
+//! `pools` (the pools as one drive), `drive` (the threaded run).  Its tests, against the serial
+//! run, are the simulator's (`sim/parallel_tests.rs`).
 
 mod apply;
 mod board;
@@ -37,8 +38,6 @@ mod free;
 mod item;
 mod plan;
 mod pools;
-#[cfg(test)]
-mod tests;
 
 pub(crate) use plan::shards;
 pub use plan::{cores, plan, Parallelism, MAX_THREADS};

@@ -11,8 +11,7 @@ use crate::config::{Config, GcPolicy, Precondition};
 use crate::resolve::ModelSpec;
 use serde::Serialize;
 
-/// The most threads `run.threads` asks for.
-pub const MAX_THREADS: u32 = 1024;
+pub use crate::config::MAX_THREADS;
 
 /// Threads when `run.threads` is not set: one, so that the processes and threads that run
 /// simulations side by side (sweeps, the advisor, the demo) never oversubscribe the machine;

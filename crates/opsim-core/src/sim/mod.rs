@@ -68,6 +68,8 @@ macro_rules! with_drive {
 }
 
 mod functional;
+#[cfg(test)]
+mod parallel_tests;
 mod placement;
 mod precondition;
 mod report;

@@ -2,11 +2,11 @@
 //! the same results with 1 thread (one FTL) and with several (the pools); a panic in a worker
 //! becomes an error; an interrupt stops a threaded run at once, the pools consistent.
 
-use super::pools::Pools;
 use crate::config::Config;
 use crate::error::ErrorKind;
 use crate::ftl::{FtlParams, Greedy, Policy};
 use crate::interrupt::Interrupt;
+use crate::par::Pools;
 use crate::rng::Rng;
 use crate::sim::Simulator;
 use proptest::prelude::*;
