@@ -9,6 +9,8 @@ import copy
 import json
 import os
 import random
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -107,10 +109,27 @@ def test_what_cannot_split_runs_serial_and_says_why(change, why):
     assert a == b
 
 
-def test_the_default_is_one_thread_and_says_how_to_ask_for_more():
-    par = opsim.simulate(with_(POOLS, run={"measure_drive_writes": 0.2})).perf["parallel"]
-    assert par["threads"] == 1 and "requested" not in par
-    assert "run.threads" in par["reason"] and "4 independent GC pools" in par["reason"]
+def test_the_default_is_the_cores_this_process_may_run_on():
+    cfg = with_(POOLS, run={"measure_drive_writes": 0.2})
+    par = opsim.simulate(cfg).perf["parallel"]
+    assert "requested" not in par and par["cores"] == len(os.sched_getaffinity(0))
+    assert par["threads"] == min(par["cores"], par["pools"]) == min(len(os.sched_getaffinity(0)), 4)
+    # a process bound to one core runs one thread, and says how to ask for more
+    code = f"import json, os, opsim; os.sched_setaffinity(0, {{0}}); print(json.dumps(opsim.simulate({cfg!r}).perf['parallel']))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    one = json.loads(out)
+    assert (one["threads"], one["cores"]) == (1, 1)
+    assert "run.threads" in one["reason"] and "4 independent GC pools" in one["reason"]
+
+
+def test_a_sweep_s_points_and_the_demo_s_runs_take_one_thread_each():
+    from opsim.sweep.point import _one_thread
+
+    base = json.dumps(with_(POOLS, run={"measure_drive_writes": 0.2}))
+    assert json.loads(_one_thread(base))["run"]["threads"] == 1
+    assert json.loads(_one_thread(json.dumps({"drive": {}})))["run"] == {"threads": 1}
+    own = json.dumps(with_(POOLS, run={"threads": 3}))
+    assert _one_thread(own) == own  # a point's own threads are kept
 
 
 def test_more_threads_than_pools_run_one_a_pool():

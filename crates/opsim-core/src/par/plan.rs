@@ -13,17 +13,17 @@ use serde::Serialize;
 
 pub use crate::config::MAX_THREADS;
 
-/// Threads when `run.threads` is not set: one, so that the processes and threads that run
-/// simulations side by side (sweeps, the advisor, the demo) never oversubscribe the machine;
-/// a single large run asks for more (docs/parallel.md, "Default").
-pub const DEFAULT_THREADS: u32 = 1;
+/// Threads when `run.threads` is not set: the cores this process may run on ([`cores`]), at
+/// most one a pool.  What runs simulations side by side (a sweep's points, the demo's runs)
+/// asks for one thread each, so that the machine is not oversubscribed (docs/parallel.md,
+/// "Default").
 
 /// The threads of a run and why.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Parallelism {
     /// Threads the run uses (1: serial).
     pub threads: u32,
-    /// What `run.threads` (or `--threads`) asked for; absent: the default ([`DEFAULT_THREADS`]).
+    /// What `run.threads` (or `--threads`) asked for; absent: the default (the machine's cores).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requested: Option<u32>,
     /// The cores this process may run on.
@@ -67,12 +67,13 @@ pub fn plan(cfg: &Config, spec: &ModelSpec, cores: u32, limit: u64) -> Paralleli
     if let Some(why) = serial_reason(cfg, spec) {
         return serial(format!("one thread: {why}"));
     }
-    let want = requested.unwrap_or(DEFAULT_THREADS);
+    let want = requested.unwrap_or(cores);
     if want <= 1 {
         return serial(match requested {
             Some(_) => "one thread: run.threads = 1".into(),
             None => format!(
-                "one thread: the default (run.threads, or --threads, runs this drive's {pools} independent GC pools on more)"
+                "one thread: this process may run on one core (run.threads, or --threads, runs this drive's {pools} \
+                 independent GC pools on more)"
             ),
         });
     }
