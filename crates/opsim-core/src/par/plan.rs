@@ -13,10 +13,10 @@ use serde::Serialize;
 
 pub use crate::config::MAX_THREADS;
 
-/// Threads when `run.threads` is not set: the cores this process may run on ([`cores`]), at
-/// most one a pool.  What runs simulations side by side (a sweep's points, the demo's runs)
-/// asks for one thread each, so that the machine is not oversubscribed (docs/parallel.md,
-/// "Default").
+// Threads when `run.threads` is not set: the cores this process may run on (`cores`), at
+// most one a pool.  What runs simulations side by side (a sweep's points, the demo's runs)
+// asks for one thread each, so that the machine is not oversubscribed (docs/parallel.md,
+// "Default").
 
 /// The threads of a run and why.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
