@@ -128,14 +128,23 @@ def _keep_interrupted(on_interrupt: str) -> bool:
     return on_interrupt == "return"
 
 
-def simulate(config, *, on_interrupt: str = "raise") -> SimResult:
+def simulate(config, *, threads: int | None = None, on_interrupt: str = "raise") -> SimResult:
     """Run a simulation described by ``config`` (dict or TOML path) and return its result.
 
-    On Ctrl-C the core stops within a fraction of a second; ``on_interrupt="raise"`` raises
-    KeyboardInterrupt, ``"return"`` returns the rounds done (``result.interrupted`` true)."""
+    ``threads``: the threads of the functional model of a drive of independent GC pools, in
+    place of the config's ``run.threads`` (docs/parallel.md); the result does not depend on
+    them (``perf.parallel`` says how many ran, and why).  On Ctrl-C the core stops within a
+    fraction of a second; ``on_interrupt="raise"`` raises KeyboardInterrupt, ``"return"``
+    returns the rounds done (``result.interrupted`` true)."""
     keep = _keep_interrupted(on_interrupt)
+    n = None if threads is None else check_threads("threads", threads)
     text, fmt = _config_text(config)
-    return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep)))
+    return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep, n)))
+
+
+def check_threads(name: str, threads) -> int:
+    """``threads`` as a thread count the core takes (1 to its most), the error naming ``name``."""
+    return _args.uint(name, threads, lo=1, hi=_core().MAX_THREADS)
 
 
 def describe(config, *, model_limits: bool = True, users=None, scale_blocks=None, scale=None, scale_user=None) -> dict:
@@ -259,6 +268,11 @@ class Simulator:
     @property
     def counters(self) -> dict:
         return json.loads(self._call("counters"))
+
+    @property
+    def parallelism(self) -> dict:
+        """The threads the drive's runs use and why (``perf.parallel``, docs/parallel.md)."""
+        return json.loads(self._call("parallelism"))
 
     @property
     def max_address(self) -> int:

@@ -57,6 +57,10 @@ pub(crate) fn run_lengths(r: &RunConfig) -> Result<()> {
     if r.max_rounds < 5 || r.max_rounds > 100_000 {
         return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
     }
+    let max = super::MAX_THREADS;
+    if let Some(t) = r.threads.filter(|&t| t == 0 || t > max) {
+        return Err(Error::config("run.threads", format!("{t} is out of range; expected 1..={max}")));
+    }
     Ok(())
 }
 

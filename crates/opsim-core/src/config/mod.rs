@@ -494,6 +494,9 @@ pub enum Precondition {
     Analytic,
 }
 
+/// The most threads `run.threads` asks for.
+pub const MAX_THREADS: u32 = 1024;
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
@@ -526,6 +529,11 @@ pub struct RunConfig {
     /// the rest never written), as MQSim's initial occupancy.  Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition_fill: Option<Fraction>,
+    /// Threads of the functional model of a drive of independent GC pools (default 1;
+    /// docs/parallel.md).  A result does not depend on it: it is not echoed (results
+    /// report the threads used in `perf.parallel`).
+    #[serde(default, skip_serializing)]
+    pub threads: Option<u32>,
 }
 
 fn is_iops(i: &placement::Interleave) -> bool {
@@ -561,6 +569,7 @@ impl Default for RunConfig {
             track_data: false,
             interleave: placement::Interleave::Iops,
             precondition_fill: None,
+            threads: None,
         }
     }
 }

@@ -40,7 +40,8 @@ pub use params::{meta_rate, FtlParams, SlcParams, META_ONE};
 pub use placement::{PlacementCounters, PlacementParams};
 pub use policy::{CostBenefit, DChoices, Fifo, Greedy, Policy, WindowedGreedy, NONE};
 pub use tables::prefetch_write;
-use tables::{for_each_bit, gather, map_run, set_bit_range, table, FastDiv};
+pub(crate) use tables::FastDiv;
+use tables::{for_each_bit, gather, map_run, set_bit_range, table};
 
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
@@ -899,6 +900,12 @@ impl<P: Policy> Ftl<P> {
             pl.meta_page(lpn, stream);
         }
         Ok(())
+    }
+
+    /// One metadata page owed by the host write of `lpn` on `stream`, for a driver that counts
+    /// what the host writes owe itself (the parallel pools, `crate::par`, with `meta_rate` 0).
+    pub fn write_meta_page(&mut self, lpn: u32, stream: u32) -> Result<()> {
+        self.write_meta(lpn, stream)
     }
 
     /// Host write of `n` whole pages (one command).
