@@ -98,8 +98,10 @@ def test_each_workload_splits_over_the_pools_with_the_serial_result(kind, tmp_pa
             "the timed model is serial",
         ),
         ({"ftl": {"gc": "d-choices", "d": 3}}, "one random stream"),
+        ({"ftl": {"separation": "gc-age"}}, 'ftl.separation = "gc-age" is not split yet'),
+        ({"ftl": {"separation": "sepbit"}, "drive": {"op": 0.2}}, 'ftl.separation = "sepbit" is not split yet'),
     ],
-    ids=["global-gc", "timed", "d-choices"],
+    ids=["global-gc", "timed", "d-choices", "gc-age", "sepbit"],
 )
 def test_what_cannot_split_runs_serial_and_says_why(change, why):
     cfg = with_(POOLS, **change, run={"warmup_drive_writes": 0.3, "measure_drive_writes": 0.3})

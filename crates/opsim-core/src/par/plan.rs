@@ -129,6 +129,12 @@ fn serial_reason(cfg: &Config, spec: &ModelSpec) -> Option<String> {
     if cfg.run.track_data {
         return Some("run.track_data numbers the data by host command across the GC pools".into());
     }
+    if cfg.ftl.separation != crate::config::separation::Separation::None {
+        return Some(format!(
+            "ftl.separation = \"{}\" is not split yet: its classes and lifetimes are kept for the whole drive",
+            cfg.ftl.separation.name()
+        ));
+    }
     if spec.slc.is_some() || spec.geo.user_pages < pools as u64 || cfg.ftl.streams > u8::MAX as u32 {
         return Some("this layout is not split (an SLC cache, more pools than logical pages, or 256 streams)".into());
     }

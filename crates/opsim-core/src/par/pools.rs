@@ -49,6 +49,9 @@ impl<P: Policy + Send> Pools<P> {
                 groups: 1,
                 shared_frontier: p.shared_frontier,
                 meta_rate: 0, // owed by the split, which sees every host page
+                // ftl.separation keeps a run serial (par::plan)
+                gc_classes: 1,
+                host_classes: 1,
             };
             let ftl = Ftl::try_new_polled(&params, interrupt)?;
             out[(g % shards) as usize].push(Pool { last_free: ftl.free_blocks(), ftl, failed: false });
