@@ -157,6 +157,8 @@ fn params(pools: u32) -> FtlParams {
         groups: pools,
         shared_frontier: false,
         meta_rate: 0,
+        gc_classes: 1,
+        host_classes: 1,
     }
 }
 
