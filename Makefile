@@ -79,8 +79,10 @@ test-rust:
 	cargo test --workspace --exclude opsim-py -q
 
 # The Python suite on every core (pytest-xdist): each test goes to whichever worker is free, but the
-# QEMU guests and the real fio runs form one group on one worker (tests/xdist_groups.py).
-PYTEST_WORKERS ?= auto
+# QEMU guests and the real fio runs form one group on one worker, and the calibrations of the preset
+# inputs another (tests/xdist_groups.py).  One worker more than the cores: the io group's tests spend
+# much of their time waiting for QEMU and fio, and the extra worker keeps every core busy meanwhile.
+PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test-python: build
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
@@ -88,7 +90,7 @@ test-python: build
 # without the QEMU guests, real fio runs and long simulations (markers vm, fio, slow); make test runs all.
 test-fast: build
 	cargo test --workspace --exclude opsim-py -q
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not vm and not fio and not slow"
+	$(PY) -m pytest -q -n auto --dist loadgroup -m "not vm and not fio and not slow"
 
 # Fuzzing the parsers of outside input (config, traces, smartctl/nvme-cli JSON): a short pass
 # runs in `make test` (tests/smart/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this

@@ -6,6 +6,9 @@ Every test runs on its own, on whichever worker is free, except:
   emulation keeps a core busy for minutes) and the real fio runs (``@pytest.mark.fio``).  They form
   one group, run one after the other on one worker, so they never compete with each other; being the
   largest unit of work, the group starts first, and the other worker(s) take the rest meanwhile;
+* the tests that calibrate the checked-in preset inputs (:data:`CALIBRATION_FILES`): one process
+  calibrates each input once (``opsim.calibrate.presets.calibration`` keeps it), not once on each
+  worker;
 * the tests of a file that builds a fixture once for the file (``scope="module"``: a calibration, a
   validation table): they run on one worker, which builds it once, not once on every worker that
   happens to run one of them (:data:`SHARED_FIXTURE_FILES`).
@@ -33,11 +36,17 @@ IO_FILES = (
     "tests/workload/test_fio_jobs.py",
 )
 
+#: the group of the tests that calibrate the preset inputs, and its files
+CALIBRATION_GROUP = "calibrations"
+CALIBRATION_FILES = (
+    "tests/calibrate/test_calibrate.py",
+    "tests/calibrate/test_calibrate_presets.py",
+    "tests/calibrate/test_calibrate_uncertainty.py",
+)
+
 
 #: test files with a fixture of their own built once for the file: each runs on one worker
 SHARED_FIXTURE_FILES = (
-    "tests/calibrate/test_calibrate.py",
-    "tests/calibrate/test_calibrate_uncertainty.py",
     "tests/commands/test_hardening_output_targets.py",
     "tests/planner/test_advise_interval.py",
     "tests/planner/test_advise_tenants.py",
@@ -59,10 +68,12 @@ SHARED_FIXTURE_FILES = (
 
 
 def group_of(nodeid: str) -> str:
-    """The scheduling unit of a test: the io group, its file, or the test itself."""
+    """The scheduling unit of a test: the io group, the calibrations, its file, or the test itself."""
     if nodeid.startswith(IO_FILES):
         return IO_GROUP
     path = nodeid.split("::", 1)[0]
+    if path in CALIBRATION_FILES:
+        return CALIBRATION_GROUP
     return path if path in SHARED_FIXTURE_FILES else nodeid
 
 

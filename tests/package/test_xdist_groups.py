@@ -27,6 +27,13 @@ def test_guests_and_fio_share_one_group_a_shared_fixture_s_file_is_one_and_the_r
     assert xg.group_of("tests/sim/test_simulator.py::test_a") == "tests/sim/test_simulator.py::test_a"
 
 
+def test_the_files_that_calibrate_the_preset_inputs_are_one_group():
+    """One worker calibrates each preset input once (opsim.calibrate.presets.calibration caches it)."""
+    groups = {xg.group_of(f"{f}::test_a") for f in xg.CALIBRATION_FILES}
+    assert groups == {xg.CALIBRATION_GROUP} != {xg.IO_GROUP}
+    assert not set(xg.CALIBRATION_FILES) & set(xg.SHARED_FIXTURE_FILES)
+
+
 def test_a_file_with_an_unlisted_module_fixture_is_an_error_at_collection():
     path = "tests/sim/test_new.py"
     with pytest.raises(pytest.UsageError, match=r"test_new\.py"):

@@ -18,6 +18,8 @@ import vm_guest
 
 #: (test module, seconds from starting vng to the guest's power-off)
 BOOTS: list[tuple[str, float]] = []
+#: (seconds in the guest, step name) of every step of the session's guests
+STEPS: list[tuple[float, str]] = []
 
 
 def pytest_collection_modifyitems(config, items):
@@ -212,6 +214,7 @@ def _boot_group(session, vm_accel, key):
             with open(dest, "wb") as f:
                 f.write(data)
     BOOTS.append(("+".join(names) + (f" [{key}]" if key else ""), g.boot_seconds or 0.0))
+    STEPS.extend((r.seconds, name) for name, r in g.results.items() if r.seconds is not None)
     # a normal run leaves nothing either: no QEMU, no work directory, no image
     left = vm_guest.processes_with(g.tag)
     if left or os.path.exists(g.workdir):
@@ -229,4 +232,10 @@ def pytest_terminal_summary(terminalreporter):
     if BOOTS:
         terminalreporter.write_line(
             "QEMU guests: " + ", ".join(f"{m} {s:.1f} s" for m, s in BOOTS) + " (boot, steps and power-off)"
+        )
+    if STEPS:
+        slowest = sorted(STEPS, reverse=True)[:8]
+        terminalreporter.write_line(
+            f"their slowest steps (of {len(STEPS)}, {sum(s for s, _ in STEPS):.1f} s in all): "
+            + ", ".join(f"{name} {s:.1f} s" for s, name in slowest)
         )
