@@ -5,6 +5,7 @@
 //! queueing is not modelled, so the bound is an upper one and the event model gives the
 //! achieved figure.  The advisor's analytic screen asks this function; it restates nothing.
 
+use super::mixed::{mixed_iops, Station};
 use super::{PageTiming, Resolved};
 use crate::config::gc::GcUnitKind;
 use crate::error::{Error, Result};
@@ -351,14 +352,15 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let dies = r.dies as f64;
     let erases = (u + copies + meta) / m.ftl_block_units as f64;
     let erase_die_ns = r.t_erase_ns as f64 * erase_share(m.ftl_block_units, r.dies, r.block_units, m.superblock) * dies;
-    let die_ns = w
-        * (u * (xfer + host_prog)
-            + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
-            + copies * (senses_per_copy(r, waf_gc) * r.t_read_ns as f64 + xfer + prog_unit)
-            + meta * (xfer + prog_unit)
-            + erases * erase_die_ns)
-        + (1.0 - w) * senses * host_read / read_groups;
-    let ch_ns = w * ((u + meta) * xfer + (copies + folds) * 2.0 * xfer) + (1.0 - w) * u * xfer;
+    // a write's NAND work, on the dies and on the channels
+    let die_write = u * (xfer + host_prog)
+        + folds * (uc.slc_read_ns as f64 + xfer + prog_unit)
+        + copies * (senses_per_copy(r, waf_gc) * r.t_read_ns as f64 + xfer + prog_unit)
+        + meta * (xfer + prog_unit)
+        + erases * erase_die_ns;
+    let ch_write = (u + meta) * xfer + (copies + folds) * 2.0 * xfer;
+    let die_ns = w * die_write + (1.0 - w) * senses * host_read / read_groups;
+    let ch_ns = w * ch_write + (1.0 - w) * u * xfer;
     let loads = [
         (CONTROLLER, r.fw_ns as f64 + w * ((copies + folds) * r.gc_fw_ns as f64 + erases * r.gc_reclaim_ns as f64)),
         (HOST_LINK, mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0),
@@ -371,16 +373,31 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
         .map(|&(name, v)| ResourceCost { resource: name, ns_per_io: v, iops: 1e9 / v })
         .collect();
     // random reads at a queue depth: each holds a command slot from the controller through
-    // its sense on one read group and its transfer on one channel to the host link (writes are
-    // acknowledged from the write cache and hold none), so their latency bounds them too
+    // its sense on one read group and its transfer on one channel to the host link, so their
+    // latency bounds them too
     if let Some(n) = mix.queue_depth.filter(|_| w < 1.0 && !mix.sequential) {
-        let stations = [
-            (r.fw_ns as f64, 1.0),
-            (mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0, 1.0),
-            (senses * host_read, dies * read_groups),
-            (u * xfer, r.channels as f64),
-        ];
-        let iops = read_latency_iops(n, &stations, 0.0) / (1.0 - w);
+        let link = mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0;
+        let channels = r.channels as f64;
+        let iops = if w == 0.0 {
+            let stations =
+                [(r.fw_ns as f64, 1.0), (link, 1.0), (senses * host_read, dies * read_groups), (u * xfer, channels)];
+            read_latency_iops(n, &stations, 0.0) / (1.0 - w)
+        } else {
+            // in a mix every command holds a slot (a write until its data is in the write
+            // buffer), and the writes' NAND work, done after they complete, holds the dies,
+            // channels and controller the reads wait for (`mixed`: a mixed network)
+            let stations = [
+                Station { demand: r.fw_ns as f64, servers: 1.0, open: w * (copies + folds) * r.gc_fw_ns as f64 },
+                Station { demand: link, servers: 1.0, open: 0.0 },
+                Station {
+                    demand: (1.0 - w) * senses * host_read,
+                    servers: dies * read_groups,
+                    open: w * die_write / dies,
+                },
+                Station { demand: (1.0 - w) * u * xfer, servers: channels, open: w * ch_write / channels },
+            ];
+            mixed_iops(n, &stations, 0.0)
+        };
         resources.push(ResourceCost { resource: READ_LATENCY, ns_per_io: 1e9 / iops, iops });
     }
     let mut worst = &resources[0];
@@ -597,6 +614,30 @@ mod tests {
             let mut x = read_mix(1.0, false);
             x.queue_depth = Some(n);
             assert_eq!(costs(&m, &x, 1.0).unwrap_err().key.as_deref(), Some("mix.queue_depth"));
+        }
+    }
+
+    /// A read/write mix at a queue depth: every command holds a slot and the writes' NAND
+    /// work holds the dies the reads wait for, so the bound falls below both the reads' own
+    /// latency bound (scaled to the mix) and the throughput bounds, the more so the more the
+    /// writes cost (a higher WAF); reads alone keep the closed network's figure exactly.
+    #[test]
+    fn a_mix_at_a_queue_depth_waits_behind_the_writes_nand_work() {
+        let m = model(resolved("read_planes = 2\nfw_overhead_us = 1"), true, false);
+        let at = |w: f64, waf: f64| {
+            let mut x = mix(w);
+            x.queue_depth = Some(32);
+            costs(&m, &x, waf).unwrap()
+        };
+        let lat = |c: &Costs| c.resources.iter().find(|r| r.resource == READ_LATENCY).unwrap().iops;
+        let reads = lat(&at(0.0, 1.0));
+        let mut last = f64::INFINITY;
+        for waf in [1.0, 2.0, 4.0] {
+            let c = at(0.3, waf);
+            let plain = costs(&m, &mix(0.3), waf).unwrap();
+            assert!(lat(&c) < reads / 0.7 && lat(&c) < plain.iops && lat(&c) < last, "waf {waf}");
+            assert_eq!(c.bottleneck, READ_LATENCY);
+            last = lat(&c);
         }
     }
 

@@ -42,7 +42,8 @@
 //! Rooms: `device` (the resource timelines and what each NAND operation costs), `channel`
 //! (the flash channels' timelines in issue or ready order), `state` (a
 //! run's state and event loop), `record` (series, rounds, latency), `engine` and `stop` (the
-//! event queue and where a loop stops), `costs` (the per-command cost rules, closed form),
+//! event queue and where a loop stops), `costs` (the per-command cost rules, closed form), `mixed` (its latency bound of a
+//! read/write mix: a mixed queueing network),
 //! `mapcache`, `urgent`, `pts`, `hist`.  The schema itself is `config::timing`, resolved to ns
 //! and counts in `config::timing_resolved` (`Resolved`, re-exported here).
 
@@ -52,6 +53,7 @@ mod device;
 pub mod engine;
 pub mod hist;
 pub mod mapcache;
+mod mixed;
 pub mod pts;
 mod record;
 mod state;

@@ -157,13 +157,16 @@ def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, d
     """Steady IOPS bound: 1 / the busiest resource's time per IO (operational bottleneck
     law), as the core's cost model (``opsim.sim.costs``, the timed model's own charges)
     gives it for the drive's resolved timing, write cache and SLC folding, and the
-    workload's mix.  Queueing is not modelled, so this is an upper bound; the simulator
-    gives the achieved figure.  Returns (IOPS, bottleneck, {resource: IOPS it allows})."""
+    workload's mix at the commands the core keeps in flight (``outstanding``: the queue depth
+    over its queues), where the core bounds random reads, and a mix's reads waiting behind the
+    writes' NAND work, by their latency too (docs/timed.md, "Random reads at a queue depth").
+    Returns (IOPS, bottleneck, {resource: IOPS it allows})."""
     model = drive.cost_model()
     mix = {
         "write_fraction": wl.write_fraction,
         "units_per_io": wl.pages_per_io(drive.page_size),
         "bytes_per_io": wl.bytes_per_io(),
+        "queue_depth": drive.timing["outstanding"],
     }
     c = costs(model, mix, waf_gc)
     return c["iops"], c["bottleneck"], {r["resource"]: r["iops"] for r in c["resources"]}
