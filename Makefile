@@ -80,9 +80,9 @@ test-rust:
 
 # The Python suite on every core (pytest-xdist): each test goes to whichever worker is free, but the
 # QEMU guests and the real fio runs form one group on one worker, and the calibrations of the preset
-# inputs another (tests/xdist_groups.py).  One worker more than the cores: the io group's tests spend
-# much of their time waiting for QEMU and fio, and the extra worker keeps every core busy meanwhile.
-PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+# inputs another (tests/xdist_groups.py).  A worker per core: a third worker on two cores (to fill the
+# io group's waits for QEMU and fio) starved the guest, whose fio then reported no I/O for 180 s.
+PYTEST_WORKERS ?= auto
 test-python: build
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 

@@ -104,7 +104,8 @@ COMMANDS = [
     (["plot", "saturation", "timed.json", "-o", "s.png"], {0}),
     (["calibrate", "--datasheet", "ds.toml", "--predict", "447GiB", "--bound-only"], {0}),
     (["calibrate", "--datasheet", str(INPUTS / "intel-320-160gb.toml"), "--bound-only"], {0}),
-    (["advise", "--preset", "samsung-840-pro-256gb", "--min-dwpd", "1", "--pe", "3000"], {0}),
+    # the confirmation on a scale model under the limit: a 10% grid confirms in two runs (0.5%: six)
+    (["advise", "--preset", "samsung-840-pro-256gb", "--min-dwpd", "1", "--pe", "3000", "--step", "10%"], {0}),
     (["sweep", "grid.toml", "-o", "g.parquet", "--workers", "0"], {0}),
     (["presets"], {0}),
 ]
