@@ -70,7 +70,13 @@ proptest! {
         let run = format!("seed = {seed}\nwarmup_drive_writes = 0.8\nmeasure_drive_writes = 0.8\nround_drive_writes = 0.4");
         let (a, one) = run_json(&toml, &run, 1);
         let (b, many) = run_json(&toml, &run, threads);
-        prop_assert!(a.get("error").is_none(), "{}: {}", toml, a);
+        if let Some(e) = a.get("error") {
+            // a drawn drive its workload does not fit (FIFO's GC on 2 zones of a 16 MiB drive): the
+            // threaded run refuses it with the same words
+            prop_assert!(e.as_str().is_some_and(|e| e.contains("does not fit")), "{}: {}", toml, a);
+            prop_assert_eq!(a, b);
+            return Ok(());
+        }
         prop_assert_eq!((one, many), (1, threads.min(dies * if plane_scope { planes } else { 1 })));
         prop_assert_eq!(a, b);
     }
