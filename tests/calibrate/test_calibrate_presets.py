@@ -71,8 +71,8 @@ PERTURBED = ("micron-7450-pro-960gb", "micron-1100-1tb")
 
 @pytest.fixture
 def fresh_calibrations():
-    cp.calibration.cache_clear()
-    cp.fitted.cache_clear()
+    """Calibrations made after the test's own clear are fresh, and none outlives the test (the
+    unperturbed one it starts from may be the process's: a calibration is deterministic)."""
     yield
     cp.calibration.cache_clear()
     cp.fitted.cache_clear()
