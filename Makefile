@@ -64,8 +64,8 @@ test: setup build lint test-rust test-python
 lint: venv
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
-	$(VENV)/bin/ruff format --check python tests
-	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests tools
+	$(VENV)/bin/ruff check python tests tools
 	$(VENV)/bin/mypy
 	PYTHONPATH=python $(VENV)/bin/lint-imports
 

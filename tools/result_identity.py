@@ -15,11 +15,16 @@ machine-dependent ``perf`` (wall clock, speed, the threads used) is left out.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
 import sys
 import tempfile
+
+import opsim
+import opsim.presets
+from opsim.sim import describe
 
 SEEDS = [
     "micron-1100-1tb",
@@ -59,8 +64,6 @@ def strip(x):
 
 
 def _run(cfg: dict):
-    import opsim
-
     if THREADS[0] is not None:
         cfg = cfg | {"run": cfg.get("run", {}) | {"threads": THREADS[0]}}
     try:
@@ -71,9 +74,6 @@ def _run(cfg: dict):
 
 def _preset_model(name: str, workload: dict) -> dict:
     """The preset's largest scale model (256 to 1 times smaller) that the core accepts."""
-    import opsim.presets
-    from opsim.sim import describe
-
     for k in (256, 64, 16, 4, 1):
         cfg = opsim.presets.scale_model(name, k) | {"workload": workload, "run": RUN}
         try:
@@ -85,16 +85,14 @@ def _preset_model(name: str, workload: dict) -> dict:
 
 
 def generate() -> dict:
-    from opsim.sim import describe
-
     out: dict = {}
     for p in SEEDS + NVME:
         for wl in WORKLOADS:
             out[f"{p}/{json.dumps(wl, sort_keys=True)}"] = _run(_preset_model(p, wl))
         out[f"{p}/describe"] = strip(describe({"preset": p}, model_limits=False))
     for kind in ("hot-cold", "sequential", "jesd219", "sk-hynix"):
-        wl = {"type": kind} | ({"hot_fraction": 0.2, "hot_write_fraction": 0.8} if kind == "hot-cold" else {})
-        cfg = {"drive": {"user_capacity": "256MiB", "op": 0.1}, "workload": wl, "run": RUN}
+        kwl: dict = {"type": kind} | ({"hot_fraction": 0.2, "hot_write_fraction": 0.8} if kind == "hot-cold" else {})
+        cfg = {"drive": {"user_capacity": "256MiB", "op": 0.1}, "workload": kwl, "run": RUN}
         out[f"{kind}/functional"] = _run(cfg)
         out[f"{kind}/timed"] = _run(cfg | {"timing": {"queue_depth": 8}})
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,7 +143,7 @@ def pool_configs(tmp: str) -> dict:
     }
     out = {f"die/greedy/{k}": base | {"workload": w} for k, w in wls.items()}
     for gc in ("fifo", "cost-benefit", "windowed-greedy", "random", "d-choices"):
-        ftl = (
+        ftl: dict = (
             {"gc_scope": "die", "gc": gc}
             | ({"d": 4} if gc == "d-choices" else {})
             | ({"window": 8} if gc == "windowed-greedy" else {})
@@ -159,9 +157,9 @@ def pool_configs(tmp: str) -> dict:
         "die-meta-streams": {"gc_scope": "die", "meta_writes": 0.07, "streams": 2},
         "die-check": {"gc_scope": "die", "check_invariants": True, "gc_high_watermark": 4},
     }
-    for name, ftl in knobs.items():
+    for name, knob in knobs.items():
         r = run | ({"precondition_fill": 0.8} if name == "plane-reserve-fill" else {})
-        out[name] = {"drive": plane, "ftl": ftl, "run": r, "workload": wls["hot-cold"]}
+        out[name] = {"drive": plane, "ftl": knob, "run": r, "workload": wls["hot-cold"]}
     out["die/phases"] = base | {
         "phase": [
             {"name": "seq", "drive_writes": 0.5, "workload": {"type": "sequential"}},
@@ -204,14 +202,24 @@ def diff(x, y, path: str = "") -> list[str]:
     return [] if x == y else [f"~{path}"]
 
 
-if __name__ == "__main__":
-    if sys.argv[1] == "--threads":
-        THREADS[0] = int(sys.argv[2])
-        del sys.argv[1:3]
-    if sys.argv[1] == "--diff":
-        with open(sys.argv[2]) as fa, open(sys.argv[3]) as fb:
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, help="run every config with run.threads = N")
+    ap.add_argument("--diff", nargs=2, metavar=("BASE", "HEAD"), help="compare two outputs (exit 1 if they differ)")
+    ap.add_argument("out", nargs="?", help="the JSON file to write")
+    args = ap.parse_args()
+    if args.diff:
+        with open(args.diff[0]) as fa, open(args.diff[1]) as fb:
             found = diff(json.load(fa), json.load(fb))
         print("\n".join(found) or "identical")
-        sys.exit(1 if found else 0)
-    with open(sys.argv[1], "w") as f:
+        return 1 if found else 0
+    if not args.out:
+        ap.error("give the JSON file to write (or --diff BASE HEAD)")
+    THREADS[0] = args.threads
+    with open(args.out, "w") as f:
         json.dump(generate(), f, sort_keys=True, indent=0, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
