@@ -20,6 +20,7 @@ import math
 import os
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,6 +141,37 @@ def simulate(config, *, threads: int | None = None, on_interrupt: str = "raise")
     n = None if threads is None else check_threads("threads", threads)
     text, fmt = _config_text(config)
     return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep, n)))
+
+
+def simulate_many(configs, jobs: int | None = None, on_done=None) -> list[SimResult]:
+    """:func:`simulate` of each of ``configs`` (each on one thread, ``threads=1``), ``jobs`` at
+    once (None: a thread per CPU this process may use); the results in the configs' order.  The
+    core releases the GIL, so the runs take the cores side by side; each run is independent and
+    seeded, so the results are the same whatever ``jobs`` is.  ``on_done(i)`` after config ``i``
+    finishes.  Ctrl-C: the runs not started are dropped and the exception raised once the
+    running ones end (a run on another thread than the main one does not see the signal)."""
+    configs = list(configs)
+    n = min(len(configs), jobs or len(os.sched_getaffinity(0)))
+    if n <= 1:
+        out = []
+        for i, c in enumerate(configs):
+            out.append(simulate(c, threads=1))
+            if on_done:
+                on_done(i)
+        return out
+    results: dict[int, SimResult] = {}
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="opsim-simulate") as ex:
+        futs = {ex.submit(simulate, c, threads=1): i for i, c in enumerate(configs)}
+        try:
+            for f in as_completed(futs):
+                results[futs[f]] = f.result()
+                if on_done:
+                    on_done(futs[f])
+        except BaseException:
+            for f in futs:
+                f.cancel()
+            raise
+    return [results[i] for i in range(len(configs))]
 
 
 def check_threads(name: str, threads) -> int:

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..sim import describe, simulate
+from ..sim import describe, simulate_many
 from .scale import superblock_pages, unit_scale
 
 #: FTL blocks of the small drive the curve is simulated on
@@ -165,7 +165,7 @@ def _curve(key: str, seed: int, levels: tuple[int, ...] | None = None) -> Curve:
     pool_pages = describe(cfg0, model_limits=False)["op"]["gc_pool_blocks"] * ppb
     workload = {"type": "uniform", "request_size": bs}
     analytic = describe(cfg0 | {"workload": workload}, model_limits=False)["analytic_precondition"]
-    seen, copies, wafs, extras = [], [], [], []
+    cfgs = []
     for s in LADDER if levels is None else [LADDER[i] for i in levels]:
         user = int(pool_pages / (1 + s)) * page
         # a drive write, or as many commands as the model has pages when requests are smaller than a
@@ -183,7 +183,10 @@ def _curve(key: str, seed: int, levels: tuple[int, ...] | None = None) -> Curve:
                 "round_drive_writes": measure / 4,
             },
         }
-        r = simulate(cfg)
+        cfgs.append(cfg)
+    seen, copies, wafs, extras = [], [], [], []
+    # the levels side by side on the process's cores (independent seeded runs: the same results)
+    for cfg, r in zip(cfgs, simulate_many(cfgs)):
         m = r.measure_counters
         host = max(1, m["host_write_pages"])
         c = m["gc_copy_pages"] / host
