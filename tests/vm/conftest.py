@@ -167,7 +167,8 @@ def pytest_unconfigure(config):
 @pytest.fixture(scope="session")
 def shared_boot(request, vm_accel):
     """``shared_boot(module)``: that module's :class:`GuestView` of ONE guest booted for every collected
-    module that runs on the same QEMU (``QEMU = "backports"`` in a module asks for the newer one):
+    module that runs on the same QEMU (:func:`_qemu_key`: every module on the newer QEMU when it is
+    there, so one boot; ``QEMU = "backports"`` in a module requires it):
     all their controllers and SATA disks, all their steps in collection order.  A boot costs 15-25 s
     under TCG here, so the modules share it; each module's devices are its own (distinct serials)."""
     runs: dict = {}
