@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from opsim._output import markdown_table
 from opsim.planner import advise as A
 
 
@@ -17,9 +18,9 @@ def arguments(argv: list[str], presets: str, workloads: str, held_back: str) -> 
 
 
 def head(columns: list[str], aligns: str) -> None:
-    """The markdown table's head: ``columns``, each aligned as its letter of ``aligns`` says (l, r)."""
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "".join("---:|" if a == "r" else "---|" for a in aligns))
+    """The markdown table's head: ``columns``, each aligned as its letter of ``aligns`` says (l, r);
+    the rows follow one by one as they are simulated."""
+    print(markdown_table(columns, aligns, []))
 
 
 def nearest_levels(drive, held: list[Fraction]) -> list:
