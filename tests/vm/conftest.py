@@ -117,14 +117,15 @@ def _qemu_key(module) -> str | None:
     kernel's 30 s timeout, an abort (a no-op in QEMU) and a controller reset, again and again (one 2 s
     fio round took 257 s with both host cores busy).  So every module boots on the newer QEMU when it
     can; the guest's kernel log shows whether a controller timed out (``test_vm_measure``)."""
-    if getattr(module, "QEMU", None) == "backports" or _backports_here():
+    if getattr(module, "QEMU", None) == "backports" or _backports() is not None:
         return "backports"
     return None
 
 
 @functools.cache
-def _backports_here() -> bool:
-    return vm_guest.backports_qemu() is not None
+def _backports() -> vm_guest.Qemu | None:
+    """The newer QEMU (:func:`vm_guest.backports_qemu`: it runs the binary once to read its version)."""
+    return vm_guest.backports_qemu()
 
 
 def _short(name: str) -> str:
@@ -199,7 +200,7 @@ def _boot_group(session, vm_accel, key):
     raise in each module's tests."""
     qemu = None
     if key == "backports":
-        qemu = vm_guest.backports_qemu()
+        qemu = _backports()
         if qemu is None:
             return pytest.skip.Exception(
                 f"QEMU guest tests: no QEMU >= 8.0 in {vm_guest.BACKPORTS_DIR} (make setup fetches Debian's "
