@@ -64,8 +64,8 @@ test: setup build lint test-rust test-python
 lint: venv
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
-	$(VENV)/bin/ruff format --check python tests
-	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests tools
+	$(VENV)/bin/ruff check python tests tools
 	$(VENV)/bin/mypy
 	PYTHONPATH=python $(VENV)/bin/lint-imports
 
@@ -79,7 +79,9 @@ test-rust:
 	cargo test --workspace --exclude opsim-py -q
 
 # The Python suite on every core (pytest-xdist): each test goes to whichever worker is free, but the
-# QEMU guests and the real fio runs form one group on one worker (tests/xdist_groups.py).
+# QEMU guests and the real fio runs form one group on one worker, and the calibrations of the preset
+# inputs another (tests/xdist_groups.py).  A worker per core: a third worker on two cores (to fill the
+# io group's waits for QEMU and fio) starved the guest, whose fio then reported no I/O for 180 s.
 PYTEST_WORKERS ?= auto
 test-python: build
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
@@ -88,7 +90,7 @@ test-python: build
 # without the QEMU guests, real fio runs and long simulations (markers vm, fio, slow); make test runs all.
 test-fast: build
 	cargo test --workspace --exclude opsim-py -q
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not vm and not fio and not slow"
+	$(PY) -m pytest -q -n auto --dist loadgroup -m "not vm and not fio and not slow"
 
 # Fuzzing the parsers of outside input (config, traces, smartctl/nvme-cli JSON): a short pass
 # runs in `make test` (tests/smart/test_smart_fuzz.py, crates/opsim-core/tests/fuzz_parsers.rs); this

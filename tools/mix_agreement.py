@@ -12,7 +12,8 @@ advisor's confirmation run: timed model, 2,048-block scale model, seed 1)."""
 from __future__ import annotations
 
 import sys
-from fractions import Fraction
+
+from agreement import arguments, head, nearest_levels
 
 from opsim.planner import advise as A
 from opsim.planner.advise.confirm import run_sim
@@ -34,23 +35,16 @@ def throughput_bound(drive: A.Drive, wl: A.Workload, waf_gc: float) -> float:
 
 
 def main(argv: list[str]) -> None:
-    presets = (argv[0] if argv else PRESETS).split(",")
-    mixes = (argv[1] if len(argv) > 1 else MIXES).split(",")
-    held = [Fraction(x) for x in (argv[2] if len(argv) > 2 else HELD_BACK).split(",")]
-    print(
-        "| drive | read:write | held back | WAF (screen) | screen before | screen | simulator "
-        "| before vs simulator | screen vs simulator | bound by |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    presets, mixes, held = arguments(argv, PRESETS, MIXES, HELD_BACK)
+    columns = ["drive", "read:write", "held back", "WAF (screen)", "screen before", "screen", "simulator"]
+    head([*columns, "before vs simulator", "screen vs simulator", "bound by"], "llrrrrrrrl")
     t = A.Targets(min_iops=1)
     for preset in presets:
         drive = A.load_drive(preset=preset)
-        levels = A.grid(drive, Fraction(1, 200), Fraction(3, 4))
         for name in mixes:
             wl = A.Workload(read_fraction=A.parse_read_write(name))
             model = A.plan_model(drive, wl, A.DEFAULT_MODEL_BLOCKS, 1_500_000)
-            for h in held:
-                lv = min(levels, key=lambda x: abs(x.held_back - h))
+            for lv in nearest_levels(drive, held):
                 row = A.screen_level(drive, wl, t, lv)
                 before = throughput_bound(drive, wl, row["waf_gc"])
                 sim = run_sim(A.sim_config(drive, wl, lv, model, 1), model)["timed"]["measured_iops"]

@@ -21,6 +21,9 @@ import time
 
 import numpy as np
 
+from opsim import trace_profile
+from opsim.units import parse_size
+
 CHUNK = 1_000_000
 
 
@@ -51,10 +54,6 @@ def main() -> None:
     ap.add_argument("--span", default="256GiB", help="offsets written (default 256GiB)")
     ap.add_argument("--trace", default="/tmp/opsim-profile-bench.csv", help="the trace file (made if missing)")
     args = ap.parse_args()
-
-    from opsim import trace_profile
-    from opsim.units import parse_size
-
     span_blocks = parse_size(args.span) // 4096
     made = False
     if not os.path.exists(args.trace) or _records_of(args.trace) != args.records:

@@ -12,7 +12,8 @@ for zipf the screen with the real drive's pages.  Host-byte WAF throughout."""
 from __future__ import annotations
 
 import sys
-from fractions import Fraction
+
+from agreement import arguments, head, nearest_levels
 
 from opsim.errors import InputError
 from opsim.planner import advise as A
@@ -35,24 +36,17 @@ def workload(name: str) -> A.Workload:
 
 
 def main(argv: list[str]) -> None:
-    presets = (argv[0] if argv else PRESETS).split(",")
-    names = (argv[1] if len(argv) > 1 else WORKLOADS).split(",")
-    held = [Fraction(x) for x in (argv[2] if len(argv) > 2 else HELD_BACK).split(",")]
-    print(
-        "| drive | workload | held back | OP seen by GC | LRW (before) | screen | simulator "
-        "| screen vs simulator | LRW vs simulator | screen, the drive's pages |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    presets, names, held = arguments(argv, PRESETS, WORKLOADS, HELD_BACK)
+    columns = ["drive", "workload", "held back", "OP seen by GC", "LRW (before)", "screen", "simulator"]
+    head([*columns, "screen vs simulator", "LRW vs simulator", "screen, the drive's pages"], "llrrrrrrrr")
     t = A.Targets(min_iops=1)
     for preset in presets:
         drive = A.load_drive(preset=preset)
-        levels = A.grid(drive, Fraction(1, 200), Fraction(3, 4))
         for name in names:
             wl = workload(name)
             sk = K.skew_model(drive, wl, MODEL_BLOCKS)
             model = A.plan_model(drive, wl, MODEL_BLOCKS, 1_500_000)
-            for h in held:
-                lv = min(levels, key=lambda lv: abs(lv.held_back - h))
+            for lv in nearest_levels(drive, held):
                 lrw = A.screen_level(drive, wl, t, lv)["waf"]
                 row = A.screen_level(drive, wl, t, lv, sk)
                 sim = A.sim_level(drive, wl, t, lv, model, 1)["waf"]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import final
 
 __all__ = [
+    "MAX_THREADS",
     "Simulator",
     "__version__",
     "costs",
@@ -30,7 +31,15 @@ __all__ = [
 
 __version__: str
 
-def simulate(config: str, format: str = "json", base_dir: str | None = None, keep_interrupted: bool = False) -> str: ...
+MAX_THREADS: int
+
+def simulate(
+    config: str,
+    format: str = "json",
+    base_dir: str | None = None,
+    keep_interrupted: bool = False,
+    threads: int | None = None,
+) -> str: ...
 def describe(
     config: str,
     format: str = "json",
@@ -85,6 +94,7 @@ class Simulator:
     def power_cycle(self) -> None: ...
     def check(self) -> None: ...
     def counters(self) -> str: ...
+    def parallelism(self) -> str: ...
     @property
     def max_address(self) -> int: ...
     @property

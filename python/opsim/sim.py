@@ -20,6 +20,7 @@ import math
 import os
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,14 +129,54 @@ def _keep_interrupted(on_interrupt: str) -> bool:
     return on_interrupt == "return"
 
 
-def simulate(config, *, on_interrupt: str = "raise") -> SimResult:
+def simulate(config, *, threads: int | None = None, on_interrupt: str = "raise") -> SimResult:
     """Run a simulation described by ``config`` (dict or TOML path) and return its result.
 
-    On Ctrl-C the core stops within a fraction of a second; ``on_interrupt="raise"`` raises
-    KeyboardInterrupt, ``"return"`` returns the rounds done (``result.interrupted`` true)."""
+    ``threads``: the threads of the functional model of a drive of independent GC pools, in
+    place of the config's ``run.threads`` (docs/parallel.md); the result does not depend on
+    them (``perf.parallel`` says how many ran, and why).  On Ctrl-C the core stops within a
+    fraction of a second; ``on_interrupt="raise"`` raises KeyboardInterrupt, ``"return"``
+    returns the rounds done (``result.interrupted`` true)."""
     keep = _keep_interrupted(on_interrupt)
+    n = None if threads is None else check_threads("threads", threads)
     text, fmt = _config_text(config)
-    return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep)))
+    return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep, n)))
+
+
+def simulate_many(configs, jobs: int | None = None, on_done=None) -> list[SimResult]:
+    """:func:`simulate` of each of ``configs`` (each on one thread, ``threads=1``), ``jobs`` at
+    once (None: a thread per CPU this process may use); the results in the configs' order.  The
+    core releases the GIL, so the runs take the cores side by side; each run is independent and
+    seeded, so the results are the same whatever ``jobs`` is.  ``on_done(i)`` after config ``i``
+    finishes.  Ctrl-C: the runs not started are dropped and the exception raised once the
+    running ones end (a run on another thread than the main one does not see the signal)."""
+    configs = list(configs)
+    n = min(len(configs), jobs or len(os.sched_getaffinity(0)))
+    if n <= 1:
+        out = []
+        for i, c in enumerate(configs):
+            out.append(simulate(c, threads=1))
+            if on_done:
+                on_done(i)
+        return out
+    results: dict[int, SimResult] = {}
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="opsim-simulate") as ex:
+        futs = {ex.submit(simulate, c, threads=1): i for i, c in enumerate(configs)}
+        try:
+            for f in as_completed(futs):
+                results[futs[f]] = f.result()
+                if on_done:
+                    on_done(futs[f])
+        except BaseException:
+            for f in futs:
+                f.cancel()
+            raise
+    return [results[i] for i in range(len(configs))]
+
+
+def check_threads(name: str, threads) -> int:
+    """``threads`` as a thread count the core takes (1 to its most), the error naming ``name``."""
+    return _args.uint(name, threads, lo=1, hi=_core().MAX_THREADS)
 
 
 def describe(config, *, model_limits: bool = True, users=None, scale_blocks=None, scale=None, scale_user=None) -> dict:
@@ -259,6 +300,11 @@ class Simulator:
     @property
     def counters(self) -> dict:
         return json.loads(self._call("counters"))
+
+    @property
+    def parallelism(self) -> dict:
+        """The threads the drive's runs use and why (``perf.parallel``, docs/parallel.md)."""
+        return json.loads(self._call("parallelism"))
 
     @property
     def max_address(self) -> int:

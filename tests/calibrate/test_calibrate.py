@@ -16,6 +16,7 @@ import pytest
 from test_calibrate_presets import assert_stored_bounds
 
 from opsim.calibrate import calibrate, read_inputs
+from opsim.calibrate import presets as cp
 from opsim.errors import InputError
 
 ROOT = Path(__file__).parent.resolve().parent.parent
@@ -29,8 +30,7 @@ def _opsim(*args, cwd=None):
 
 @pytest.fixture(scope="module")
 def micron_7450_pro():
-    spec, figs = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
-    return calibrate(spec, figs)
+    return cp.calibration("micron-7450-pro-960gb")
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ import pytest
 
 from opsim.calibrate import calibrate, read_inputs
 from opsim.calibrate import population as pop
+from opsim.calibrate import presets as cp
 from opsim.calibrate import read_time as rt
 from opsim.calibrate.inputs import Figure
 from opsim.calibrate.model import TLP_OVERHEAD, TLP_PAYLOAD, build, predict
@@ -41,7 +42,7 @@ def _opsim(*args):
 
 @pytest.fixture(scope="module")
 def p5520():
-    return calibrate(*read_inputs(str(INPUTS / "solidigm-d7-p5520-1920gb.toml")))
+    return cp.calibration("solidigm-d7-p5520-1920gb")
 
 
 def test_population_entries_have_sources_and_make_the_class_priors():
@@ -99,7 +100,7 @@ def test_p5520_datasheet_only_interval_spans_at_most_2x(p5520):
 def test_the_7450_pro_six_span_intervals_are_within_15_percent_on_average():
     """Issue 26: the 7450 PRO's datasheet-only WAF intervals at six spans (100% to 50% of the
     drive) at most +-15% on average (half-width in log)."""
-    cal = calibrate(*read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml")))
+    cal = cp.calibration("micron-7450-pro-960gb")
     spans = [int(cal.user_bytes * s) // 4096 * 4096 for s in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)]
     rows = cal.predict(spans, simulate=False)
     half = [math.sqrt(r["waf_high"] / r["waf_low"]) - 1 for r in rows]
@@ -237,7 +238,7 @@ def test_an_nvme_drive_s_link_carries_a_tlp_s_payload_share():
 
 @pytest.fixture(scope="module")
 def max800():
-    return calibrate(*read_inputs(str(INPUTS / "micron-7450-max-800gb.toml")))
+    return cp.calibration("micron-7450-max-800gb")
 
 
 def _within_issue_25(cal) -> None:

@@ -117,6 +117,16 @@ def test_bench_reports_speed():
     assert r["host_pages_per_second"] > 0 and 1 < r["waf"] < 10
 
 
+def test_bench_runs_a_drive_of_die_pools_on_the_threads_asked():
+    """The 8-die scenario (GC per die) runs on 2 threads with --threads 2, with the WAF of 1."""
+    from opsim.commands.bench import bench_one
+
+    sc = {"dies": 8, "physical_capacity": "320MiB"}
+    one, two = (bench_one("256MiB", 200_000, 1, "greedy", threads=t, sc=sc) for t in (1, 2))
+    assert (one["threads"], two["threads"]) == (1, 2)
+    assert "GC per die of 8" in two["scenario"] and one["waf"] == two["waf"] and 1 < one["waf"] < 20
+
+
 def test_bench_timed_with_extra_timing():
     """The timed bench takes extra [timing] (the map-cache scenario); same WAF, the table runs."""
     from opsim.commands.bench import SCENARIOS, bench_timed

@@ -94,10 +94,12 @@ def test_a_run_that_moves_nothing_is_stopped_after_the_stall_limit(fake_fio, tmp
 @pytest.mark.fio
 @pytest.mark.skipif(shutil.which("fio") is None and not os.environ.get("CI"), reason="fio not installed")
 def test_real_fio_slower_than_the_stall_limit_finishes(tmp_path):
-    """Real fio, rate-limited to a trickle for 6 s, with a 3 s stall limit: its status lines say it
-    is working every second, so it runs to its end (twice as long as the limit)."""
+    """Real fio, rate-limited to a trickle for 10 s, with a 5 s stall limit: its status lines say it
+    is working every second, so it runs to its end (twice as long as the limit).  fio 3.33 prints
+    its first line with rates 3.2-4.2 s after it starts (the lines before carry none), so a shorter
+    limit would stop it before it ever reports: 3 s did, on a quiet machine."""
     argv = [shutil.which("fio") or "fio", "--name=t", f"--filename={tmp_path / 'f'}", "--size=4M", "--rw=randwrite"]
-    argv += ["--bs=4k", "--ioengine=psync", "--time_based", "--runtime=6", "--rate_iops=20"]
-    doc = run_fio(argv, str(tmp_path / "r.json"), stall_s=3.0)
+    argv += ["--bs=4k", "--ioengine=psync", "--time_based", "--runtime=10", "--rate_iops=20"]
+    doc = run_fio(argv, str(tmp_path / "r.json"), stall_s=5.0)
     assert doc["jobs"][0]["write"]["total_ios"] > 0
     assert fio_mod.ETA_ARGS[0] == "--eta=always"

@@ -51,6 +51,20 @@ def test_latency_merge_is_exact_with_bins_and_an_upper_bound_without():
     assert Latency().summary_us() == {k: 0 for k in LATENCY_KEYS}
 
 
+def test_a_bucket_beyond_the_exact_extremes_is_held_within_them():
+    """The slowest bucket's value above fio's exact max (seen on a loaded machine), the fastest
+    below its min: the percentiles stay within [min, max], in order, as the schema has them."""
+    clat = {"N": 10_000, "mean": 50_000.0, "min": 20_000, "max": 108_112_570,
+            "bins": {"19968": 5_000, "50176": 4_998, "108527616": 2}}  # fmt: skip
+    lat = Latency.from_clat(clat).summary_us()
+    assert lat["p50"] == 20.0  # the bucket's 19.968 us, below the fastest sample
+    assert lat["p99.99"] == lat["max"] == 108_112.57  # the bucket's 108,527.616 us, above the slowest
+    assert lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["p99.99"] <= lat["max"]
+    plain = {**clat, "bins": None, "percentile": {"50.000000": 19_968, "99.990000": 108_527_616}}
+    lat = Latency.from_clat(plain).summary_us()
+    assert (lat["p50"], lat["p99.99"]) == (20.0, 108_112.57)
+
+
 def test_mixed_log_per_direction(tmp_path):
     # a randrw iops log: one read (ddir 0) and one write (ddir 1) line per second
     p = tmp_path / "mix_iops.1.log"

@@ -150,6 +150,30 @@ def test_nvme_endurance_group_log():
     assert r["available"] and r["waf"] == pytest.approx(2.5)
 
 
+def test_nvme_endurance_group_interval_reports_the_finer_host_counter():
+    """The WAF comes from the Endurance Group log's own pair (both in 10^9 bytes); the host writes
+    from the SMART log's 512,000-byte data units; an interval too short for the coarse pair says so
+    with what the host wrote (QEMU 10's controller: 64 MiB moves neither Endurance Group counter)."""
+    base = json.loads(SAMSUNG_NVME.read_text())
+
+    def snap(duw: int, end_duw: int, end_muw: int) -> dict:
+        logs = {"data_units_written": end_duw, "media_units_written": end_muw}
+        nvme = {"smart_log": {"data_units_written": duw}, "endurance_log": logs}
+        return as_snapshot({"format": "opsim-smart-snapshot", "smartctl": base, "nvme": nvme})
+
+    s1, s2, s3 = snap(1_000_000, 100, 250), snap(1_000_131, 100, 250), snap(1_003_906, 102, 256)
+    short = interval_waf(s1, s2)
+    assert short["waf"] is None and not short["available"]
+    assert short["host_writes"]["counter"] == "NVMe SMART log data_units_written"
+    assert short["host_writes"]["bytes"] == 131 * 512_000
+    assert "Endurance Group log data_units_written" in short["reason"]
+    assert f"wrote {131 * 512_000:,} bytes" in short["reason"] and "too little for its resolution" in short["reason"]
+    long = interval_waf(s1, s3)
+    assert long["available"] and long["waf"] == pytest.approx(3.0)  # (256 - 250) / (102 - 100)
+    assert long["host_writes"]["bytes"] == 3906 * 512_000
+    assert interval_waf(s1, s1)["reason"] == "no host writes between the two snapshots (the denominator did not move)"
+
+
 @pytest.mark.parametrize(
     "raw,want",
     [

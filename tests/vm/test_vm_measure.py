@@ -5,6 +5,7 @@ by what fio wrote, and without the confirmation nothing is written."""
 from __future__ import annotations
 
 import json
+import re
 
 from vm_guest import Controller, Namespace
 
@@ -52,4 +53,15 @@ def test_smart_interval_sees_what_fio_wrote(guest):
     hw = res["smart"]["host_writes"]
     assert hw["bytes"] == hw["delta"] * DATA_UNIT
     assert abs(hw["bytes"] - written) < DATA_UNIT, (hw, written)
-    assert res["smart"]["waf"] is None and "no OCP C0 log" in res["smart"]["reason"]
+    assert res["smart"]["waf"] is None
+    # QEMU >= 8 has an Endurance Group log (10^9-byte units, which 12 MB does not move), 7.2 none
+    assert "too little for its resolution" in res["smart"]["reason"] or "no OCP C0 log" in res["smart"]["reason"]
+
+
+def test_no_emulated_nvme_command_timed_out(guest):
+    """The guest's NVMe controllers answered every command: a lost completion costs the kernel's 30 s
+    I/O timeout, an abort and a controller reset, and a measurement taken across it is not one of the
+    drive (Debian 12's QEMU 7.2 did this on a loaded machine; see conftest._qemu_key)."""
+    assert "nvme" in guest.kernel_log, guest.kernel_log[-2000:]  # the log is there and saw the controllers
+    timeouts = [line for line in guest.kernel_log.splitlines() if re.search(r"nvme\S*: .*timeout", line)]
+    assert not timeouts, "\n".join(timeouts[:20])

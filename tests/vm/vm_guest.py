@@ -67,6 +67,9 @@ class GuestTimeout(GuestError):
 #: long is hung; a slow one (software emulation on a loaded machine) goes on as long as it makes progress
 STALL_S = 300.0
 
+#: the guest kernel's log, written to the output directory at the end of the steps
+KERNEL_LOG = "kernel.log"
+
 
 def progress_mark(workdir: str) -> tuple:
     """What changes while a guest works: the names, sizes and times of the files in its work directory
@@ -315,6 +318,8 @@ def guest_script(steps: list[Step], outdir: str) -> str:
             f"date +%s.%N >{base}.t0; ( {s.command} ) >{base}.out 2>{base}.err </dev/null; echo $? >{base}.rc; "
             f"date +%s.%N >{base}.t1"
         )
+    # the guest kernel's log: what the emulated devices did besides the steps (an NVMe timeout, a reset)
+    lines.append(f"dmesg >{shlex.quote(os.path.join(outdir, KERNEL_LOG))} 2>&1")
     lines.append(f"sync; echo ok >{shlex.quote(os.path.join(outdir, 'done'))}")
     return "\n".join(lines) + "\n"
 
@@ -368,6 +373,7 @@ class Guest:
         self.files: dict[str, str] = {}  # what the steps left in $KEEP, as text ...
         self.blobs: dict[str, bytes] = {}  # ... and as bytes
         self.results: dict[str, StepResult] = {}
+        self.kernel_log = ""  # the guest kernel's log at power-off (dmesg)
 
     def step(self, name: str, command: str) -> None:
         self.steps.append(Step(name, command))
@@ -446,6 +452,8 @@ class Guest:
         self.console = _tail(log_path)
         if not os.path.exists(os.path.join(self.outdir, "done")):
             raise GuestError(f"the guest stopped before its steps were done (vng exit {rc}); console:\n{self.console}")
+        with open(os.path.join(self.outdir, KERNEL_LOG), errors="replace") as f:
+            self.kernel_log = f.read()
         keep = os.path.join(self.outdir, "keep")
         for d, _, names in sorted(os.walk(keep)):
             for name in sorted(names):

@@ -257,11 +257,9 @@ mod linux {
 mod tests {
     use super::*;
 
-    fn dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("opsim-atomic-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory, removed with everything in it when the guard is dropped.
+    fn dir(tag: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(&format!("opsim-atomic-{tag}-")).tempdir().unwrap()
     }
 
     fn io_err(e: io::Error) -> crate::Error {
@@ -271,19 +269,21 @@ mod tests {
     #[test]
     fn replaces_the_target_and_leaves_nothing_else() {
         use std::io::Write;
-        let d = dir("ok");
+        let guard = dir("ok");
+        let d = guard.path();
         let p = d.join("out.txt");
         std::fs::write(&p, b"old").unwrap();
         write_file(&p, io_err, |f| f.write_all(b"new").map_err(io_err)).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
-        let names: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out.txt")]);
     }
 
     #[test]
     fn an_error_keeps_the_old_file_and_leaves_nothing_else() {
         use std::io::Write;
-        let d = dir("err");
+        let guard = dir("err");
+        let d = guard.path();
         let p = d.join("out.txt");
         std::fs::write(&p, b"old").unwrap();
         let r: crate::Result<()> = write_file(&p, io_err, |f| {
@@ -292,7 +292,7 @@ mod tests {
         });
         assert!(r.is_err());
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
-        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 1);
     }
 
     fn write(p: &Path, data: &[u8]) -> crate::Result<()> {
@@ -322,14 +322,15 @@ mod tests {
     #[test]
     fn a_character_device_is_written_in_place_never_renamed_over() {
         use std::os::unix::fs::FileTypeExt;
-        let d = dir("chr");
+        let guard = dir("chr");
+        let d = guard.path();
         let p = d.join("null");
         if !mknod(&p, libc::S_IFCHR, 1, 3) {
             return;
         }
         write(&p, b"discarded").unwrap();
         assert!(std::fs::symlink_metadata(&p).unwrap().file_type().is_char_device());
-        let names: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("null")]);
     }
 
@@ -338,7 +339,8 @@ mod tests {
     fn a_fifo_receives_the_output() {
         use std::io::Read;
         use std::os::unix::fs::FileTypeExt;
-        let d = dir("fifo");
+        let guard = dir("fifo");
+        let d = guard.path();
         let p = d.join("pipe");
         let c = linux_cstr(&p);
         // SAFETY: `c` is a NUL-terminated path that outlives the call.
@@ -361,7 +363,8 @@ mod tests {
     #[test]
     fn a_block_device_a_directory_and_a_socket_are_refused() {
         use std::os::unix::fs::FileTypeExt;
-        let d = dir("refused");
+        let guard = dir("refused");
+        let d = guard.path();
         let blk = d.join("blk");
         if mknod(&blk, libc::S_IFBLK, 7, 250) {
             let e = write(&blk, b"x").unwrap_err().to_string();
@@ -381,7 +384,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_symlink_is_followed_and_kept() {
-        let d = dir("link");
+        let guard = dir("link");
+        let d = guard.path();
         let real = d.join("real.txt");
         std::fs::write(&real, b"old").unwrap();
         let link = d.join("link.txt");
@@ -400,7 +404,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn an_output_that_is_the_input_is_refused_through_links_too() {
-        let d = dir("input");
+        let guard = dir("input");
+        let d = guard.path();
         let input = d.join("in.csv");
         std::fs::write(&input, b"data").unwrap();
         let sym = d.join("sym");
@@ -417,11 +422,12 @@ mod tests {
 
     #[test]
     fn the_fallback_leaves_nothing_on_error() {
-        let d = dir("fallback");
-        let (f, tmp) = create_temp(&d, "x").unwrap();
+        let guard = dir("fallback");
+        let d = guard.path();
+        let (f, tmp) = create_temp(d, "x").unwrap();
         drop(f);
         assert!(tmp.file_name().unwrap().to_string_lossy().starts_with(".x.tmp-"));
-        let (_, tmp2) = create_temp(&d, "x").unwrap();
+        let (_, tmp2) = create_temp(d, "x").unwrap();
         assert_ne!(tmp, tmp2);
     }
 }

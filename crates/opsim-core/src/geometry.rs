@@ -252,7 +252,7 @@ impl Geometry {
                 "drive.op",
                 format!(
                     "no room for garbage collection: {} blocks of {} bytes hold {} user pages with {} blocks to spare, \
-                     but the FTL needs at least {} (free-block reserve {}, {} host frontier(s) and 1 GC frontier{}, \
+                     but the FTL needs at least {} (free-block reserve {}, {} host frontier(s) and {} GC frontier{}{}, \
                      and 1 block of spare for GC to make progress); raise the OP",
                     self.blocks,
                     self.block_bytes(),
@@ -260,7 +260,9 @@ impl Geometry {
                     spare,
                     need - data_blocks,
                     gc.reserve_blocks(),
-                    streams,
+                    streams * gc.host_classes,
+                    gc.classes,
+                    if gc.classes > 1 { "s (ftl.separation's classes)" } else { "" },
                     if gc.groups > 1 { format!(" in each of {} pools", gc.groups) } else { String::new() }
                 ),
             ));

@@ -30,6 +30,7 @@ pub mod interrupt;
 pub mod meanfield;
 pub mod memory;
 pub mod op;
+pub mod par;
 pub mod presets;
 pub mod quote;
 pub mod resolve;

@@ -235,29 +235,20 @@ mod tests {
     }
 
     /// A fresh directory under the system's temporary directory, removed when dropped.
-    struct TempDir(PathBuf);
+    struct TempDir(tempfile::TempDir);
 
     impl TempDir {
         fn new(tag: &str) -> TempDir {
-            use std::sync::atomic::{AtomicU32, Ordering};
-            static N: AtomicU32 = AtomicU32::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir().join(format!("opsim-presets-{tag}-{}-{n}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
+            TempDir(tempfile::Builder::new().prefix(&format!("opsim-presets-{tag}-")).tempdir().unwrap())
+        }
+        fn path(&self) -> &Path {
+            self.0.path()
         }
         fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-            let p = self.0.join(name);
+            let p = self.path().join(name);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(&p, bytes).unwrap();
             p
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
         }
     }
 
@@ -313,24 +304,24 @@ mod tests {
         dir.write("drives/mine.toml", builtin("intel-320-160gb"));
         dir.write("configs/c.toml", "");
         let text = "preset = \"../drives/mine.toml\"\n";
-        let cfg = Config::from_toml_str_in(text, Some(&dir.0.join("configs"))).unwrap();
+        let cfg = Config::from_toml_str_in(text, Some(&dir.path().join("configs"))).unwrap();
         let named = Config::from_toml_str("preset = \"intel-320-160gb\"\n").unwrap();
         assert_eq!(settings_of(&cfg), settings_of(&named));
         assert_eq!(cfg.preset.as_deref(), Some("../drives/mine.toml"), "the value as written");
         let json = "{\"preset\": \"drives/mine.toml\"}";
-        assert_eq!(settings_of(&Config::from_json_str_in(json, Some(&dir.0)).unwrap()), settings_of(&named));
+        assert_eq!(settings_of(&Config::from_json_str_in(json, Some(dir.path())).unwrap()), settings_of(&named));
         // without a base: the current directory, where there is no such file
         let e = Config::from_toml_str(text).unwrap_err();
         assert!(e.message.contains("../drives/mine.toml does not exist"), "{e}");
         // an absolute path ignores the base
-        let abs = dir.0.join("drives/mine.toml");
+        let abs = dir.path().join("drives/mine.toml");
         let cfg = Config::from_toml_str_in(
             &format!("preset = {:?}\n", abs.to_str().unwrap()),
             Some(Path::new("/nonexistent")),
         )
         .unwrap();
         assert_eq!(settings_of(&cfg), settings_of(&named));
-        let f = drive_file("drives/mine.toml", Some(&dir.0)).unwrap();
+        let f = drive_file("drives/mine.toml", Some(dir.path())).unwrap();
         assert_eq!((f.name.as_str(), f.path), ("intel-320-160gb", abs));
     }
 
@@ -342,7 +333,7 @@ mod tests {
             builtin("micron-1100-1tb")
         );
         let path = dir.write("cal.toml", text);
-        let cfg = Config::from_toml_str_in("preset = \"cal.toml\"\n", Some(&dir.0)).unwrap();
+        let cfg = Config::from_toml_str_in("preset = \"cal.toml\"\n", Some(dir.path())).unwrap();
         let named = Config::from_toml_str("preset = \"micron-1100-1tb\"\n").unwrap();
         assert_eq!(settings_of(&cfg), settings_of(&named));
         let f = drive_file(path.to_str().unwrap(), None).unwrap();
@@ -355,7 +346,7 @@ mod tests {
 
     /// The error a config naming the drive file `name` in `dir` gives.
     fn refusal(dir: &TempDir, name: &str) -> Error {
-        Config::from_toml_str_in(&format!("preset = {name:?}\n"), Some(&dir.0)).unwrap_err()
+        Config::from_toml_str_in(&format!("preset = {name:?}\n"), Some(dir.path())).unwrap_err()
     }
 
     #[test]
@@ -373,9 +364,9 @@ mod tests {
         dir.write("badvalue.toml", ok.replace("pages_per_block = 1024", "pages_per_block = \"many\""));
         dir.write("unknownkey.toml", ok.replace("[timing]\n", "[timing]\nchanels = 4\n"));
         dir.write("badname.toml", ok.replace("name = \"micron-1100-1tb\"", "name = 3"));
-        std::fs::create_dir_all(dir.0.join("adir.toml")).unwrap();
+        std::fs::create_dir_all(dir.path().join("adir.toml")).unwrap();
         let line_of = |file: &str, needle: &str| {
-            let text = String::from_utf8_lossy(&std::fs::read(dir.0.join(file)).unwrap()).into_owned();
+            let text = String::from_utf8_lossy(&std::fs::read(dir.path().join(file)).unwrap()).into_owned();
             text.lines().enumerate().filter(|(_, l)| l.contains(needle)).last().unwrap().0 + 1
         };
         let cases = [
@@ -402,7 +393,7 @@ mod tests {
         ];
         for (name, want) in cases {
             let e = refusal(&dir, name);
-            let path = dir.0.join(name);
+            let path = dir.path().join(name);
             assert_eq!(
                 (e.kind, e.schema, e.key.as_deref()),
                 (ErrorKind::Config, Some(Schema::Value), Some("preset")),

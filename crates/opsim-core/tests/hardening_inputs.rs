@@ -5,14 +5,12 @@
 
 use opsim_core::trace::{Reader, TraceConfig};
 use opsim_core::{Config, ErrorKind, Interrupt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn tmp(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("opsim-hardening-inputs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with everything in it when the guard is dropped.
+fn tmp(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("opsim-hardening-inputs-{tag}-")).tempdir().unwrap()
 }
 
 fn mkfifo(p: &Path) {
@@ -26,7 +24,8 @@ const MSR: &[u8] = b"128166372003061629,hm,0,Read,3129794560,65536,115518\n\
 
 #[test]
 fn a_fifo_trace_with_no_writer_stops_on_the_interrupt() {
-    let d = tmp("nowriter");
+    let dir = tmp("nowriter");
+    let d = dir.path();
     let fifo = d.join("t.fifo");
     mkfifo(&fifo);
     let mut cfg = TraceConfig::new(fifo.to_str().unwrap());
@@ -40,7 +39,8 @@ fn a_fifo_trace_with_no_writer_stops_on_the_interrupt() {
 
 #[test]
 fn a_fifo_trace_reads_when_a_writer_comes_late_and_pauses() {
-    let d = tmp("writer");
+    let dir = tmp("writer");
+    let d = dir.path();
     let fifo = d.join("t.fifo");
     mkfifo(&fifo);
     let f = fifo.clone();
@@ -60,7 +60,8 @@ fn a_fifo_trace_reads_when_a_writer_comes_late_and_pauses() {
 
 #[test]
 fn a_paused_writer_does_not_hold_off_the_interrupt() {
-    let d = tmp("paused");
+    let dir = tmp("paused");
+    let d = dir.path();
     let fifo = d.join("t.fifo");
     mkfifo(&fifo);
     let f = fifo.clone();
@@ -113,7 +114,8 @@ fn configs_nested_deeper_than_the_limit_are_config_errors() {
 
 #[test]
 fn a_drive_file_that_is_a_fifo_is_refused_without_blocking() {
-    let d = tmp("drivefifo");
+    let dir = tmp("drivefifo");
+    let d = dir.path();
     let fifo = d.join("drive.toml");
     mkfifo(&fifo);
     let t0 = Instant::now();
@@ -125,7 +127,8 @@ fn a_drive_file_that_is_a_fifo_is_refused_without_blocking() {
 
 #[test]
 fn a_namespace_fifo_trace_gets_the_interrupt_too() {
-    let d = tmp("namespace");
+    let dir = tmp("namespace");
+    let d = dir.path();
     let fifo = d.join("t.fifo");
     mkfifo(&fifo);
     let cfg = format!(

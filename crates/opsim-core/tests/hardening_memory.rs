@@ -25,6 +25,8 @@ fn an_ftl_too_large_to_allocate_is_a_capacity_error() {
         groups: 1,
         shared_frontier: false,
         meta_rate: 0,
+        gc_classes: 1,
+        host_classes: 1,
     };
     let e = Ftl::<Greedy>::try_new(&params).err().expect("refused");
     assert_eq!(e.kind, ErrorKind::Capacity);

@@ -49,23 +49,23 @@ fn run(text: &str) -> SimResult {
     Simulator::from_toml(text).unwrap().run().unwrap()
 }
 
-/// A DiskSim trace of 4 KiB reads of the user pages `lpns`, in a fresh temporary file.
-fn read_trace(name: &str, lpns: &[u64]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("opsim-page-times-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.disksim"));
+/// A DiskSim trace of 4 KiB reads of the user pages `lpns`, in a fresh temporary directory:
+/// (the directory's guard, which removes it when dropped, and the trace's path).
+fn read_trace(name: &str, lpns: &[u64]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new().prefix("opsim-page-times-").tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.disksim"));
     let mut s = String::new();
     for (i, l) in lpns.iter().enumerate() {
         s.push_str(&format!("{}.0 0 {} 8 1\n", i, l * 8));
     }
     std::fs::write(&path, s).unwrap();
-    path
+    (dir, path)
 }
 
 /// A 64 MiB drive filled sequentially (`precondition = "fill"`: user page i sits in
 /// physical page i), then the trace's reads at queue depth 1.
 fn reads_on_filled_drive(lpns: &[u64], name: &str, timing_extra: &str) -> SimResult {
-    let path = read_trace(name, lpns);
+    let (_dir, path) = read_trace(name, lpns);
     run(&format!(
         r#"
         [drive]

@@ -5,13 +5,10 @@
 use opsim_core::trace::{self, Reader, TraceConfig, TraceFormat};
 use opsim_core::ErrorKind;
 use std::io::Write;
-use std::path::PathBuf;
 
-fn tmp(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("opsim-trace-limits-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with everything in it when the guard is dropped.
+fn tmp(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("opsim-trace-limits-{tag}-")).tempdir().unwrap()
 }
 
 fn records(mut r: Reader) -> opsim_core::Result<u64> {
@@ -65,7 +62,8 @@ fn a_gzip_bomb_without_newlines_is_refused() {
 
 #[test]
 fn a_fifo_reads_like_a_file() {
-    let d = tmp("fifo");
+    let dir = tmp("fifo");
+    let d = dir.path();
     let p = d.join("t.csv");
     let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -164,7 +162,8 @@ fn messages_do_not_echo_control_bytes() {
 #[test]
 fn conversion_output_is_whole_with_the_umask_mode_and_nothing_else() {
     use std::os::unix::fs::PermissionsExt;
-    let d = tmp("convert");
+    let dir = tmp("convert");
+    let d = dir.path();
     let src = d.join("in.csv");
     std::fs::write(&src, MSR).unwrap();
     let out = d.join("out.iolog");
@@ -185,7 +184,7 @@ fn conversion_output_is_whole_with_the_umask_mode_and_nothing_else() {
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o666 & !(umask as u32), "mode {mode:o}");
     let mut names: Vec<_> =
-        std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();
     assert_eq!(names, ["in.csv", "out.iolog"]);
     // a failed conversion keeps the old output and leaves nothing
@@ -194,14 +193,15 @@ fn conversion_output_is_whole_with_the_umask_mode_and_nothing_else() {
         trace::convert_to_file(&TraceConfig::new(src.to_str().unwrap()), out.to_str().unwrap(), 3, "/dev/x").is_err()
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
-    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 2);
 }
 
 #[test]
 fn a_zstd_stream_with_a_huge_window_is_refused() {
     // made with `zstd --long=27` from a pipe (the size unknown): the decoder would keep
     // 128 MiB of history
-    let d = tmp("zstd");
+    let dir = tmp("zstd");
+    let d = dir.path();
     let src = d.join("t.csv");
     std::fs::write(&src, MSR.repeat(100)).unwrap();
     let out = d.join("t.csv.zst");

@@ -146,21 +146,25 @@ fn parse_config(text: &str, format: &str, base_dir: Option<&str>) -> opsim_core:
 /// paths are taken relative to `base_dir` when given (the config file's directory), else to
 /// the current directory.  Ctrl-C stops the
 /// run: with `keep_interrupted` the rounds done are returned (`"interrupted": true`), else
-/// KeyboardInterrupt is raised.
+/// KeyboardInterrupt is raised.  `threads`: `run.threads` (docs/parallel.md).
 #[pyfunction]
-#[pyo3(signature = (config, format = "json", base_dir = None, keep_interrupted = false))]
+#[pyo3(signature = (config, format = "json", base_dir = None, keep_interrupted = false, threads = None))]
 fn simulate(
     py: Python<'_>,
     config: String,
     format: &str,
     base_dir: Option<String>,
     keep_interrupted: bool,
+    threads: Option<u32>,
 ) -> PyResult<String> {
     let format = format.to_owned();
     let signals = Signals::default();
     let intr = signals.interrupt();
     let r = detached(py, move || {
         let mut cfg = parse_config(&config, &format, base_dir.as_deref())?;
+        if threads.is_some() {
+            cfg.run.threads = threads;
+        }
         if let Some(b) = base_dir {
             cfg.resolve_paths(std::path::Path::new(&b));
         }
@@ -426,6 +430,11 @@ impl PySimulator {
         let s = self.sim()?;
         to_json(&s.counters()).map_err(|e| py_error(py, &e))
     }
+    /// The threads the drive runs on and why (`perf.parallel`, docs/parallel.md) as JSON text.
+    fn parallelism(&mut self, py: Python<'_>) -> PyResult<String> {
+        let s = self.sim()?;
+        to_json(s.parallelism()).map_err(|e| py_error(py, &e))
+    }
     #[getter]
     fn max_address(&mut self) -> PyResult<u64> {
         Ok(self.sim()?.max_address_sectors())
@@ -561,6 +570,7 @@ fn trace_synth(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_THREADS", opsim_core::par::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(costs, m)?)?;

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..sim import describe, simulate
+from ..sim import describe, simulate_many
 from .scale import MIN_UNIT_PAGES, superblock_pages, unit_scale
 
 #: FTL blocks of the small drive the curve is simulated on
@@ -169,21 +169,28 @@ def _curve(key: str, seed: int, levels: tuple[int, ...] | None = None) -> Curve:
     analytic = (
         not k.get("fill") and describe(cfg0 | {"workload": workload}, model_limits=False)["analytic_precondition"]
     )
-    seen, copies, wafs, extras = [], [], [], []
+    cfgs = []
     for s in LADDER if levels is None else [LADDER[i] for i in levels]:
         user = int(pool_pages / (1 + s)) * page
+        # a drive write, or as many commands as the model has pages when requests are smaller than a
+        # page (each programs a whole page: the P5336's 4 KiB writes on 16 KiB units program 4 drive
+        # writes' worth): every curve then measures as many GC units' programs, the same precision
+        measure = min(1.0, physical / (user / bs * page)) if bs < page else 1.0
         cfg = base | {
             "drive": drive | {"physical_capacity": physical, "user_capacity": user},
             "workload": workload,
             "run": {
                 "seed": seed,
                 "precondition": "analytic" if analytic else "fill",
-                "warmup_drive_writes": 0.5 if analytic else 2.0,
-                "measure_drive_writes": 1.0,
-                "round_drive_writes": 0.25,
+                "warmup_drive_writes": min(0.5, measure) if analytic else 2.0,
+                "measure_drive_writes": measure,
+                "round_drive_writes": measure / 4,
             },
         }
-        r = simulate(cfg)
+        cfgs.append(cfg)
+    seen, copies, wafs, extras = [], [], [], []
+    # the levels side by side on the process's cores (independent seeded runs: the same results)
+    for cfg, r in zip(cfgs, simulate_many(cfgs)):
         m = r.measure_counters
         host = max(1, m["host_write_pages"])
         c = m["gc_copy_pages"] / host

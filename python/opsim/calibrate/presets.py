@@ -53,7 +53,8 @@ def _whole(name: str) -> bool:
 
 
 @cache
-def _calibration(name: str):
+def calibration(name: str):
+    """The calibration of preset ``name``'s checked-in input (computed once per process)."""
     return calibrate(*read_inputs(str(INPUTS / f"{name}.toml")))
 
 
@@ -77,7 +78,7 @@ def fitted(name: str) -> tuple[tuple[str, float, str], ...]:
             )
             for k, v, src in fitted(parent)
         )
-    cal = _calibration(name)
+    cal = calibration(name)
     command = f"`opsim calibrate --datasheet crates/opsim-core/presets/inputs/{name}.toml`"
     out = []
     for p in cal.fitted.free:
@@ -97,7 +98,7 @@ def render(name: str) -> str:
     """Preset ``name``'s file: written whole by calibrate (:func:`_whole`), or the checked-in
     file with its fitted keys (values and sources) set from its input."""
     if _whole(name):
-        return tomli_w.dumps(_calibration(name).drive_toml())
+        return tomli_w.dumps(calibration(name).drive_toml())
     text = (ROOT / f"{name}.toml").read_text()
     for key, value, source in fitted(name):
         section, k = key.split(".", 1)
@@ -123,7 +124,7 @@ def fit_table() -> str:
     "Presets of today's drives")."""
     rows = []
     for name in (n for n in preset_inputs() if _whole(n)):
-        cal = _calibration(name)
+        cal = calibration(name)
         report = cal.fit_report()
         fitted = ", ".join(report["fitted"])
         for i, (f, r) in enumerate(zip(cal.fitted.figures, report["figures"])):

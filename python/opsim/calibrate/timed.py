@@ -23,6 +23,11 @@ from .scale import scaled, superblock_pages, unit_scale
 
 #: NAND of the scale model a timed figure is simulated on, at least
 MIN_MODEL_BYTES = 2 << 30
+#: host commands a steady run measures at most, and warms up at most after the analytic precondition (a
+#: steady state already: the warm-up settles the queues and the open units).  Past a few million the
+#: window's IOPS and WAF are as steady: the D5-P5336's 89 GiB model took 11.7 M commands for 0.5 drive
+#: writes, and 4 M moved its fitted ``t_prog_us`` by under 0.02% (docs/calibrate.md, "Cost")
+STEADY_COMMANDS = 4_000_000
 #: runs on a fresh drive: figure kind -> (workload type, warm-up and measured drive writes)
 FRESH = {"fob_iops": ("uniform", 0.0, 0.1), "seq_write": ("sequential", 0.05, 0.3)}
 #: host commands of a read run
@@ -93,12 +98,13 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
             "span": span,
         }
         analytic = describe(model, model_limits=False)["analytic_precondition"]
+        measure = min(0.5, STEADY_COMMANDS * f.block_size / (model["drive"]["user_capacity"] * span))
         model["run"] = {
             "seed": seed,
             "precondition": "analytic" if analytic else "fill",
-            "warmup_drive_writes": 0.25 if analytic else 2.0,
-            "measure_drive_writes": 0.5,
-            "round_drive_writes": 0.1,
+            "warmup_drive_writes": min(0.25, measure) if analytic else 2.0,
+            "measure_drive_writes": measure,
+            "round_drive_writes": measure / 5,
         }
     elif f.kind in FRESH:
         # a fresh drive (nothing written yet): the burst, or the sequential fill

@@ -1,7 +1,8 @@
 """``opsim bench``: the simulator's speed on the reference scenarios (BENCHMARKS.md).
 
 Each scenario builds a drive, preconditions it analytically to steady state, settles for a
-tenth of a drive write, then times a fixed number of host page writes on one core.
+tenth of a drive write, then times a fixed number of host page writes on one core (with
+``--threads N``, a drive of independent GC pools on N threads: docs/parallel.md).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from .._output import Output, table
 from ..errors import InputError
-from ..sim import Simulator, simulate
+from ..sim import Simulator, check_threads, simulate
 from ..units import parse_size
 
 SCENARIOS: dict[str, dict[str, Any]] = {
@@ -33,6 +34,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     # dies: 384 MiB, 98,304 pages of 4 KiB) instead of 256-page blocks
     "64GiB-superblocks": {"user_capacity": "64GiB", "pages": 40_000_000, "superblocks": True},
     "timed-64GiB-qd32-superblocks": {"user_capacity": "64GiB", "pages": 8_000_000, "timed": True, "superblocks": True},
+    # GC within each of 8 dies (independent pools: what --threads splits), filled sequentially;
+    # OP 7% in whole blocks per die
+    "64GiB-8dies": {"user_capacity": "64GiB", "pages": 40_000_000, "dies": 8, "physical_capacity": "70144MiB"},
 }
 
 #: the NAND of the superblock scenarios ([timing]) and their GC unit ([ftl])
@@ -51,6 +55,14 @@ def register(sub, common):
     p.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="scenario to run (default: all)")
     p.add_argument("--repeat", type=int, default=3, help="timed repetitions; the best is reported (default 3)")
     p.add_argument("--gc", default="greedy", help="GC policy (default greedy)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run.threads of each scenario: a drive of independent GC pools (64GiB-8dies) runs on N threads "
+        "(default 1; docs/parallel.md)",
+    )
     p.set_defaults(func=run)
 
 
@@ -72,16 +84,23 @@ def machine() -> dict:
     }
 
 
-def bench_one(capacity: str, pages: int, repeat: int, gc: str, superblocks: bool = False) -> dict:
+def bench_one(
+    capacity: str, pages: int, repeat: int, gc: str, superblocks: bool = False, threads: int = 1, sc=None
+) -> dict:
     if repeat < 1:
         raise InputError("--repeat must be at least 1", key="repeat")
     drive, ftl, timing, unit = _unit(superblocks)
+    run = {"seed": 7, "precondition": "analytic", "threads": threads}
+    size = {"op": 0.07}
+    if sc and sc.get("dies"):  # GC pools per die: filled sequentially (analytic is one pool's)
+        size = {"physical_capacity": sc["physical_capacity"], "dies": sc["dies"]}
+        ftl, run, unit = (
+            ftl | {"gc_scope": "die"},
+            run | {"precondition": "fill"},
+            f"{unit}, GC per die of {sc['dies']}",
+        )
     s = Simulator(
-        {
-            "drive": {"user_capacity": capacity, "op": 0.07} | drive,
-            "ftl": {"gc": gc} | ftl,
-            "run": {"seed": 7, "precondition": "analytic"},
-        }
+        {"drive": {"user_capacity": capacity} | size | drive, "ftl": {"gc": gc} | ftl, "run": run}
         | ({"timing": timing} if timing else {})
     )
     user = s.describe()["drive"]["user_bytes"]
@@ -98,6 +117,7 @@ def bench_one(capacity: str, pages: int, repeat: int, gc: str, superblocks: bool
     best = min(times)
     return {
         "scenario": f"uniform 4 KiB, {gc}, OP 7%, {unit}, {capacity}",
+        "threads": s.parallelism["threads"],
         "capacity": capacity,
         "host_pages": pages,
         "best_seconds": best,
@@ -194,6 +214,7 @@ def r_user(capacity: str) -> int:
 
 
 def run(args) -> Output:
+    threads = check_threads("--threads", args.threads)
     names = args.scenario or list(SCENARIOS)
     rows = []
     for n in names:
@@ -204,11 +225,11 @@ def run(args) -> Output:
         elif sc.get("trace"):
             rows.append(bench_trace(sc["user_capacity"], sc["pages"], args.repeat, args.gc))
         else:
-            rows.append(bench_one(sc["user_capacity"], sc["pages"], args.repeat, args.gc, sb))
+            rows.append(bench_one(sc["user_capacity"], sc["pages"], args.repeat, args.gc, sb, threads, sc))
     data: dict[str, Any] = {"machine": machine(), "results": rows}
     text = table(
         ["scenario", "M host pages (or records)/s", "WAF", "best s"],
         [[r["scenario"], r["host_pages_per_second"] / 1e6, r["waf"], r["best_seconds"]] for r in rows],
-        title=f"opsim bench on {data['machine']['cpu']} ({data['machine']['cores']} cores; one used)",
+        title=f"opsim bench on {data['machine']['cpu']} ({data['machine']['cores']} cores; --threads {threads})",
     )
     return Output(data=data, text=text)

@@ -14,7 +14,7 @@ from .._output import Output, check_output_not_input, kv_table, table
 from ..errors import InputError
 from ..presets import is_path
 from ..results import LATENCY_SUMMARY
-from ..sim import simulate
+from ..sim import check_threads, simulate
 from ..simulate_interval import preset_in
 from ..units import fmt_bytes, pct
 from ..userfile import read_config
@@ -34,6 +34,13 @@ def register(sub, common):
         action="store_true",
         help="when the config's drive file keeps a profile ([preset.calibration.profile], written by `opsim "
         "calibrate`): run again at the profile's two ends for the 95%% interval of WAF and IOPS (three runs)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="threads of the functional model of a drive of independent GC pools (ftl.gc_scope = die or plane), "
+        "in place of the config's run.threads; the result does not depend on them (docs/parallel.md)",
     )
     p.set_defaults(func=run)
 
@@ -131,6 +138,7 @@ def _run_rows(d: dict) -> list:
             "speed",
             f"{d['perf']['host_pages_per_second'] / 1e6:.2f} M host pages/s ({d['perf']['wall_seconds']:.2f} s)",
         ),
+        ("threads", d["perf"]["parallel"]["reason"]),
     ]
 
 
@@ -350,6 +358,9 @@ def pts_iops_text(tab: dict) -> str:
 
 
 def run(args) -> Output:
+    threads = getattr(args, "threads", None)
+    if threads is not None:
+        check_threads("--threads", threads)
     traces = traces_in(args.config)
     # the files the config names are inputs too: never let --json-file write over one of them
     named = [t["path"] for t in traces] + [drive_file_in(args.config)]
@@ -376,7 +387,7 @@ def run(args) -> Output:
             "`opsim calibrate -o FILE` writes when it fits the NAND)",
             key="interval",
         )
-    r = simulate(args.config, on_interrupt="return")
+    r = simulate(args.config, threads=threads, on_interrupt="return")
     data = r.data | ({"trace_info": infos} if infos else {})
     text = summary_text(r.data, args.rounds)
     if prof is not None and preset is not None and not r.interrupted:

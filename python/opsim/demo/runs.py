@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, as_completed
-
-from ..sim import simulate
+from ..sim import simulate_many
 
 
 def simulate_all(cfgs, jobs: int, bar) -> dict:
     """Run every (level index, workload key, config) of ``cfgs``, ``jobs`` at once (the Rust
-    core releases the GIL: threads run in parallel); ``bar.update(1)`` after each.  Returns
+    core releases the GIL: threads run in parallel), each on one thread (the runs side by side
+    take the cores); ``bar.update(1)`` after each.  Returns
     {(level index, workload key): result document}."""
-    results = {}
-    with ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = {ex.submit(simulate, cfg): (i, key) for i, key, cfg in cfgs}
-        try:
-            for f in as_completed(futs):
-                results[futs[f]] = f.result().data
-                bar.update(1)
-        except BaseException:
-            for f in futs:
-                f.cancel()
-            raise
-    return results
+    cfgs = list(cfgs)
+    res = simulate_many([cfg for _, _, cfg in cfgs], jobs, on_done=lambda _: bar.update(1))
+    return {(i, key): r.data for (i, key, _), r in zip(cfgs, res)}

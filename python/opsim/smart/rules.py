@@ -553,9 +553,10 @@ def _read_pair(out: dict, rule, snap: dict, attrs: dict, names: dict, bs: int) -
         numv, denv = num_c.read(snap, attrs), den_c.read(snap, attrs)
         if None in (hv, nv, numv, denv):
             continue
+        host_c, hv = _finest_host(rule, p.host, hv, snap, attrs)
         out.update(
             pair=i,
-            host_writes=_entry(p.host, hv, names, bs),
+            host_writes=_entry(host_c, hv, names, bs),
             nand_writes=_entry(p.nand, nv, names, bs),
             waf_num=_entry(num_c, numv, names, bs),
             waf_den=_entry(den_c, denv, names, bs),
@@ -563,6 +564,17 @@ def _read_pair(out: dict, rule, snap: dict, attrs: dict, names: dict, bs: int) -
         )
         return True
     return False
+
+
+def _finest_host(rule, host: Counter, value, snap: dict, attrs: dict) -> tuple[Counter, Any]:
+    """The host-writes counter to report: the pair's, or one of the rule's host counters when that
+    one counts in smaller units (an NVMe SMART log's 512,000-byte data units against the Endurance
+    Group log's 10^9 bytes or a vendor log's 32 MiB).  The WAF keeps the pair's own counters."""
+    for c in rule.host_only:
+        v = c.read(snap, attrs)
+        if v is not None and c.unit_bytes and host.unit_bytes and c.unit_bytes < host.unit_bytes:
+            return c, v
+    return host, value
 
 
 def _read_host_only(out: dict, rule, snap: dict, attrs: dict, names: dict, bs: int) -> None:

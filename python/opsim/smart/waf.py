@@ -124,6 +124,19 @@ def check_same_drive(before_snap: dict, after_snap: dict, ib: dict, ia: dict, al
     return warnings
 
 
+def _unmoved_reason(den: dict, host: dict | None) -> str:
+    """Why an interval has no WAF when the WAF's denominator did not move: no host writes, or fewer
+    than one unit of a coarse counter (the host-writes row, in finer units, shows how many)."""
+    if host is None or not host.get("delta") or host["counter"] == den["counter"]:
+        return "no host writes between the two snapshots (the denominator did not move)"
+    wrote = f"{host['bytes']:,} bytes" if host.get("bytes") is not None else f"{host['delta']:,} units"
+    return (
+        f"the WAF's denominator ({den['counter']}, in units of {den['unit']}) did not move while the host "
+        f"wrote {wrote} ({host['counter']}): too little for its resolution; write at least two of its "
+        "units between the snapshots"
+    )
+
+
 def interval_waf(before_snap: dict, after_snap: dict, *, allow_no_serial: bool = False) -> dict:
     b, a = read_counters(before_snap), read_counters(after_snap)
     ib, ia = b["drive"], a["drive"]
@@ -167,7 +180,7 @@ def interval_waf(before_snap: dict, after_snap: dict, *, allow_no_serial: bool =
     else:
         x, y = num["bytes"], den["bytes"]
     if y == 0:
-        res["reason"] = "no host writes between the two snapshots (the denominator did not move)"
+        res["reason"] = _unmoved_reason(den, res["host_writes"])
         return res
     res["waf"] = _ratio(x, y)
     res["available"] = True

@@ -20,6 +20,18 @@ def _error_fields(e: BaseException) -> dict:
     }
 
 
+def _one_thread(config_json: str) -> str:
+    """The point's config with ``run.threads = 1`` unless it sets its own: the points run side by
+    side, one on each of the workers' cores (a point's own ``run.threads`` is for a sweep with
+    fewer workers than cores: docs/sweeps.md)."""
+    cfg = json.loads(config_json)
+    run = cfg.get("run") if isinstance(cfg, dict) else None
+    if not isinstance(cfg, dict) or (run is not None and not isinstance(run, dict)) or "threads" in (run or {}):
+        return config_json
+    cfg["run"] = {**(run or {}), "threads": 1}
+    return json.dumps(cfg)
+
+
 def run_point(config_json: str, document: bool = False, base_dir: str | None = None) -> dict:
     """Simulate one point (a config as JSON text); never raises: an error becomes the row.
     With ``document``, the row keeps the whole result document (without its machine-dependent
@@ -32,7 +44,7 @@ def run_point(config_json: str, document: bool = False, base_dir: str | None = N
     try:
         from ..sim import _core
 
-        data = json.loads(_core().simulate(config_json, "json", base_dir))
+        data = json.loads(_core().simulate(_one_thread(config_json), "json", base_dir))
         row: dict[str, Any] = {"status": "ok", "error_type": None, "error_key": None, "error_message": None}
         row.update(metrics(data))
         if document:

@@ -19,6 +19,7 @@ from .._output import markdown_table
 from ..calibrate import calibrate, endurance, read_inputs
 from ..calibrate.curve import curve
 from ..calibrate.inputs import Figure
+from ..calibrate.presets import calibration
 from ..calibrate.result import DEFAULT_WARRANTY
 from ..planner.endurance import dwpd_of
 from ..presets import INPUTS
@@ -48,7 +49,7 @@ def _row(drive: str, fitted_to: str, figure: str, model: float, published: float
 
 def micron_1100() -> list[dict]:
     """Seed 000 with Dynamic Write Acceleration: from the fresh burst and the 1024 GB steady state."""
-    cal = calibrate(*_inputs("micron-1100-1tb-dwa"))
+    cal = calibration("micron-1100-1tb-dwa")
     full, p1000, p800 = (r["iops"] for r in cal.predict([1024 * 10**9, 1000 * 10**9, 800 * 10**9], max_address=True))
     src = "80,000 IOPS fresh; 11,000 at 1024 GB"
     return [
@@ -59,7 +60,7 @@ def micron_1100() -> list[dict]:
 
 def intel_320() -> list[dict]:
     """Seed 002: from the 3x ratio at 20% held back, predict the 4x at 40%."""
-    cal = calibrate(*_inputs("intel-320-160gb"))
+    cal = calibration("intel-320-160gb")
     native = cal.user_bytes
     users = [native, int(native * 0.6) // 4096 * 4096]
     a, b = (r["iops"] for r in cal.predict(users, max_address=True))
@@ -70,7 +71,7 @@ def x400() -> list[dict]:
     """Seed 001, each capacity from its own 0% point: the controller's time per GC page fitted to
     it, the time per command the family's (the 256 GB drive's fit, which used that drive's 28%
     point); predict 7% and 28%."""
-    family = calibrate(*_inputs("sandisk-x400-256gb")).fitted.values["fw_overhead_us"]
+    family = calibration("sandisk-x400-256gb").fitted.values["fw_overhead_us"]
     rows = []
     for cap, iops in X400_IOPS.items():
         spec, _ = _inputs(f"sandisk-x400-{cap}gb")
@@ -90,7 +91,7 @@ def micron_7450() -> list[dict]:
     """The 7450 PRO 960 GB's datasheet alone, predicting the 7450 MAX 800 GB (same hardware):
     its steady random writes, and its endurance under the JESD219 enterprise workload the PRO's
     1 DWPD was rated at (the MAX's user capacity 800 GB: the max address lowered)."""
-    cal = calibrate(*_inputs("micron-7450-pro-960gb"))
+    cal = calibration("micron-7450-pro-960gb")
     pro, mx = cal.predict([960 * 10**9, 800 * 10**9])
     src = "the PRO's datasheet (85,000 IOPS, 1,400 MB/s writes; 530,000 IOPS, 6,800 MB/s reads; 1 DWPD)"
     return [

@@ -151,6 +151,14 @@ def _zone_sizes(text: str | None, unit: int) -> list[int]:
     return [parse_size(t.strip(), key="zone-sizes") for t in text.split(",")]
 
 
+def drive_of(cfg: dict) -> dict:
+    """The full-size drive a figure is made on, as the core describes it now: kept beside the figure's
+    points, so a test can tell when a preset's refit has left the figure behind."""
+    d = describe(cfg, model_limits=False)
+    keep = ("physical_bytes", "user_bytes", "blocks")
+    return {k: d["drive"][k] for k in keep} | {"seen_by_gc": d["op"]["seen_by_gc"]}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m opsim.validation.zoned", description=__doc__.split("\n")[0])
     p.add_argument("--preset", help="a preset's scale model (default: the generic 256 MiB model)")
@@ -172,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plots.save(figure(rows, unit, title), a.output)
     data = {
         "config": cfg,
+        "drive": drive_of(cfg),
         "scale": a.scale,
         "gc_unit_bytes": unit,
         "warmup": a.warmup,

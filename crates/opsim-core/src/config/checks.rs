@@ -57,6 +57,10 @@ pub(crate) fn run_lengths(r: &RunConfig) -> Result<()> {
     if r.max_rounds < 5 || r.max_rounds > 100_000 {
         return Err(Error::config("run.max_rounds", format!("{} is out of range; expected 5..=100000", r.max_rounds)));
     }
+    let max = super::MAX_THREADS;
+    if let Some(t) = r.threads.filter(|&t| t == 0 || t > max) {
+        return Err(Error::config("run.threads", format!("{t} is out of range; expected 1..={max}")));
+    }
     Ok(())
 }
 
@@ -87,6 +91,7 @@ pub(crate) fn peer_knobs(cfg: &Config, gc: &GcLayout, placement: Option<&super::
             ));
         }
     }
+    super::separation::check_placement(cfg, gc, placement)?;
     if let Some(fill) = cfg.run.precondition_fill {
         let key = "run.precondition_fill";
         check_fraction(key, fill.0, 0.0, 1.0, false, true)?;

@@ -172,6 +172,10 @@ pub struct GcLayout {
     pub high: u32,
     /// GC copies go into the triggering host frontier.
     pub shared: bool,
+    /// GC frontiers per group (`ftl.separation`'s classes; 1: one).
+    pub classes: u32,
+    /// Host frontiers per stream (`ftl.separation = "sepbit"`: hot and cold; 1: one).
+    pub host_classes: u32,
 }
 
 impl GcLayout {
@@ -181,9 +185,10 @@ impl GcLayout {
     }
 
     /// Blocks the FTL keeps outside the data it can collect into: the reserve, and a host
-    /// frontier per stream and a GC frontier in every group.
+    /// frontier per stream and host class and a GC frontier per class in every group.
     pub fn fixed_blocks(&self, streams: u32) -> u64 {
-        self.reserve_blocks() as u64 + self.groups as u64 * (streams as u64 + 1)
+        let open = streams as u64 * self.host_classes as u64 + self.classes as u64;
+        self.reserve_blocks() as u64 + self.groups as u64 * open
     }
 
     /// Resolve and check `ftl.gc_frontier`, `ftl.gc_scope`, `ftl.gc_reserve` and the
@@ -203,7 +208,9 @@ impl GcLayout {
                 "\"shared\" cannot be combined with [ftl.slc_cache] (GC copies would land in SLC-mode blocks)",
             ));
         }
-        Ok(GcLayout { groups, low, high, shared })
+        let classes = super::separation::classes(cfg)?;
+        let host_classes = super::separation::host_classes(cfg);
+        Ok(GcLayout { groups, low, high, shared, classes, host_classes })
     }
 }
 
@@ -323,7 +330,7 @@ mod tests {
     #[test]
     fn default_is_the_watermarks() {
         let l = layout(DRIVE).unwrap();
-        assert_eq!(l, GcLayout { groups: 1, low: 2, high: 2, shared: false });
+        assert_eq!(l, GcLayout { groups: 1, low: 2, high: 2, shared: false, classes: 1, host_classes: 1 });
         let l = layout(&format!("{DRIVE}[ftl]\ngc_low_watermark = 4\ngc_high_watermark = 9\n")).unwrap();
         assert_eq!((l.low, l.high, l.reserve_blocks()), (4, 9, 4));
     }

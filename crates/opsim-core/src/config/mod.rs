@@ -25,6 +25,7 @@ pub mod placement;
 pub mod preset;
 pub mod pts;
 mod read;
+pub mod separation;
 pub mod timing;
 pub mod timing_resolved;
 pub mod trace;
@@ -196,6 +197,12 @@ pub struct FtlConfig {
     /// owed is programmed into the host frontier and is invalid at once (`ftl::Ftl`).
     #[serde(default, skip_serializing_if = "is_default")]
     pub meta_writes: f64,
+    /// Temperature separation of GC copies (`"none"`, `"gc-age"`); default none.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub separation: separation::Separation,
+    /// GC classes of `separation = "gc-age"` (2..=8, default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separation_classes: Option<u32>,
 }
 
 /// The most `ftl.meta_writes`: one metadata page per host page (a WAF floor of 2).
@@ -206,7 +213,7 @@ pub fn check_meta_writes(v: f64) -> Result<f64> {
     check_fraction("ftl.meta_writes", v, 0.0, MAX_META_WRITES, true, true)
 }
 
-fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+pub(crate) fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 
@@ -287,6 +294,8 @@ impl Default for FtlConfig {
             superblock_dies: None,
             superblock_scale: None,
             meta_writes: 0.0,
+            separation: separation::Separation::None,
+            separation_classes: None,
         }
     }
 }
@@ -485,6 +494,9 @@ pub enum Precondition {
     Analytic,
 }
 
+/// The most threads `run.threads` asks for.
+pub const MAX_THREADS: u32 = 1024;
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
@@ -517,6 +529,11 @@ pub struct RunConfig {
     /// the rest never written), as MQSim's initial occupancy.  Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition_fill: Option<Fraction>,
+    /// Threads of the functional model of a drive of independent GC pools (default 1;
+    /// docs/parallel.md).  A result does not depend on it: it is not echoed (results
+    /// report the threads used in `perf.parallel`).
+    #[serde(default, skip_serializing)]
+    pub threads: Option<u32>,
 }
 
 fn is_iops(i: &placement::Interleave) -> bool {
@@ -552,6 +569,7 @@ impl Default for RunConfig {
             track_data: false,
             interleave: placement::Interleave::Iops,
             precondition_fill: None,
+            threads: None,
         }
     }
 }

@@ -105,6 +105,11 @@ pub struct TimingConfig {
     /// program); it shares the controller with host commands.
     #[serde(default)]
     pub gc_fw_us: f64,
+    /// Controller firmware time per GC unit reclaimed (a block or superblock collected or
+    /// folded and erased: victim choice, the unit's summary read, its bookkeeping and the
+    /// erase commands); it shares the controller with host commands.  0 (the default): none.
+    #[serde(default, skip_serializing_if = "super::is_default")]
+    pub gc_reclaim_us: f64,
     #[serde(default = "super::default_true")]
     pub write_cache: bool,
     /// DRAM write buffer.
@@ -347,6 +352,7 @@ impl TimingConfig {
             ("timing.t_prog_slc_us", self.t_prog_slc_us, MAX_OP_US),
             ("timing.fw_overhead_us", Some(self.fw_overhead_us), MAX_FW_US),
             ("timing.gc_fw_us", Some(self.gc_fw_us), MAX_FW_US),
+            ("timing.gc_reclaim_us", Some(self.gc_reclaim_us), MAX_FW_US),
             ("timing.suspend_us", self.suspend_us, MAX_FW_US),
         ];
         for (k, v, max) in us {

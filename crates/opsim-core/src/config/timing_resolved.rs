@@ -28,6 +28,9 @@ pub struct Resolved {
     pub link_ps_per_byte: u64,
     pub fw_ns: u64,
     pub gc_fw_ns: u64,
+    /// Controller time per GC unit reclaimed (`timing.gc_reclaim_us`).
+    #[serde(default, skip_serializing_if = "crate::config::is_default")]
+    pub gc_reclaim_ns: u64,
     /// Program/erase suspend latency, when host reads may suspend die work.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend_ns: Option<u64>,
@@ -142,7 +145,11 @@ impl TimingConfig {
         let te = positive("timing.t_erase_us", self.t_erase_us.unwrap_or(te))?;
         let ch = positive("timing.channel_mbps", self.channel_mbps)?;
         let fw = self.fw_overhead_us;
-        for (k, v) in [("timing.fw_overhead_us", fw), ("timing.gc_fw_us", self.gc_fw_us)] {
+        for (k, v) in [
+            ("timing.fw_overhead_us", fw),
+            ("timing.gc_fw_us", self.gc_fw_us),
+            ("timing.gc_reclaim_us", self.gc_reclaim_us),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::config(k, format!("{v} must be >= 0")));
             }
@@ -180,6 +187,7 @@ impl TimingConfig {
             link_ps_per_byte: (1e6 / link).round().max(1.0) as u64,
             fw_ns: (fw * 1000.0).round() as u64,
             gc_fw_ns: (self.gc_fw_us * 1000.0).round() as u64,
+            gc_reclaim_ns: (self.gc_reclaim_us * 1000.0).round() as u64,
             suspend_ns: self.suspend_ns()?,
             buffer_units,
             outstanding: if self.interface == Interface::Nvme {

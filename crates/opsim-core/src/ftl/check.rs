@@ -4,6 +4,7 @@
 //! the wear counters add up, and with GC groups every block holds only its group's logical
 //! pages and sits in its own group's pool, frontiers and index.
 
+use super::temperature::HOT;
 use super::{BlockState, Ftl, Policy, NONE};
 
 pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
@@ -14,6 +15,7 @@ pub fn check<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
     place_frontier_blocks(f, &mut place)?;
     place_policy_blocks(f, &mut place)?;
     check_slc(f, &mut place)?;
+    check_classes(f)?;
     for (b, &n) in place.iter().enumerate() {
         if n != 1 {
             return Err(format!(
@@ -116,9 +118,12 @@ fn slc_flag<P: Policy>(f: &Ftl<P>, b: u32) -> bool {
 fn place_frontier_blocks<P: Policy>(f: &Ftl<P>, place: &mut [u8]) -> Result<(), String> {
     for (i, fr) in f.frontiers().enumerate() {
         let host = i < f.host.len();
-        // host frontier i and GC frontier g belong to group i % groups and g
-        let group =
-            if host { Some(i % f.groups as usize) } else { (i < f.host.len() + f.gc.len()).then(|| i - f.host.len()) };
+        // host frontier i and GC frontier g belong to group i % groups and g / classes
+        let group = if host {
+            Some(i % f.groups as usize)
+        } else {
+            (i < f.host.len() + f.gc.len()).then(|| (i - f.host.len()) / f.sep.classes as usize)
+        };
         if fr.block != NONE && group.is_some_and(|g| f.local(fr.block).0 != g) {
             return Err(format!("frontier block {} is outside its frontier's group", fr.block));
         }
@@ -213,6 +218,41 @@ fn check_slc<P: Policy>(f: &Ftl<P>, place: &mut [u8]) -> Result<(), String> {
             if f.meta.state.contains(&BlockState::Cached) || f.fold.block != NONE {
                 return Err("SLC state without an SLC cache".into());
             }
+        }
+    }
+    Ok(())
+}
+
+/// Temperature classes (`ftl.separation`): none kept when off; a free block has class 0, a
+/// GC frontier's block its frontier's class + 1, a host frontier's [`HOT`] on a hot frontier
+/// and 0 on any other; no class past the last.
+fn check_classes<P: Policy>(f: &Ftl<P>) -> Result<(), String> {
+    let t = &f.sep;
+    if t.class.is_empty() {
+        return if t.classes == 1 && t.host_classes == 1 { Ok(()) } else { Err("temperature classes not kept".into()) };
+    }
+    for (b, &c) in t.class.iter().enumerate() {
+        let known = c as u32 <= t.classes || (c == HOT && t.host_classes > 1);
+        if !known || (c != 0 && f.meta.state[b] == BlockState::Free) {
+            return Err(format!("block {b} ({:?}) has temperature class {c}", f.meta.state[b]));
+        }
+    }
+    for (i, fr) in f.gc.iter().enumerate() {
+        let want = if t.classes > 1 { (i % t.classes as usize) as u8 + 1 } else { 0 };
+        if fr.block != NONE && t.class[fr.block as usize] != want {
+            return Err(format!(
+                "GC frontier {i}'s block {} has class {}, not {want}",
+                fr.block, t.class[fr.block as usize]
+            ));
+        }
+    }
+    for (i, fr) in f.host.iter().enumerate() {
+        let want = if t.is_hot(i as u32 / f.groups) { HOT } else { 0 };
+        if fr.block != NONE && t.class[fr.block as usize] != want {
+            return Err(format!(
+                "host frontier {i}'s block {} has class {}, not {want}",
+                fr.block, t.class[fr.block as usize]
+            ));
         }
     }
     Ok(())

@@ -32,6 +32,7 @@ mod params;
 pub mod placement;
 pub mod policy;
 mod tables;
+mod temperature;
 
 pub(crate) use counters::fieldwise_minus;
 pub use counters::Counters;
@@ -39,7 +40,8 @@ pub use params::{meta_rate, FtlParams, SlcParams, META_ONE};
 pub use placement::{PlacementCounters, PlacementParams};
 pub use policy::{CostBenefit, DChoices, Fifo, Greedy, Policy, WindowedGreedy, NONE};
 pub use tables::prefetch_write;
-use tables::{for_each_bit, gather, map_run, set_bit_range, table, FastDiv};
+pub(crate) use tables::FastDiv;
+use tables::{for_each_bit, gather, map_run, set_bit_range, table};
 
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
@@ -136,10 +138,13 @@ pub struct Ftl<P: Policy> {
     free: Vec<VecDeque<u32>>,
     /// Erased blocks in all groups.
     nfree: u32,
-    /// Host frontiers, index `stream * groups + group`.
+    /// Host frontiers, index `stream * groups + group` (with host classes, `stream` is the
+    /// virtual stream `stream * 2 + cold`).
     host: Vec<Frontier>,
-    /// GC frontier per group.
+    /// GC frontiers, index `group * classes + class` (one per group without separation).
     gc: Vec<Frontier>,
+    /// Temperature separation (`ftl.separation`): the classes and each block's.
+    sep: temperature::Temperature,
     /// Native-mode destination of folds (SLC cache).
     fold: Frontier,
     slc: Option<Slc>,
@@ -237,8 +242,9 @@ impl<P: Policy> Ftl<P> {
             },
             free,
             nfree: p.blocks,
-            host: vec![EMPTY_FRONTIER; (p.streams * groups) as usize],
-            gc: vec![EMPTY_FRONTIER; groups as usize],
+            host: vec![EMPTY_FRONTIER; (p.streams * p.host_classes.max(1) * groups) as usize],
+            gc: vec![EMPTY_FRONTIER; (groups * p.gc_classes.max(1)) as usize],
+            sep: temperature::Temperature::new(p.blocks, p.gc_classes, p.host_classes)?,
             fold: EMPTY_FRONTIER,
             slc: match p.slc {
                 Some(sp) => Some(Slc {
@@ -609,6 +615,9 @@ impl<P: Policy> Ftl<P> {
             end = s.ppb;
         }
         self.host[i] = Frontier { block: b, next: 1, end };
+        if self.sep.host_classes > 1 {
+            self.sep.open_host(b, i as u32 / self.groups, self.c.host_write_pages);
+        }
         if let Some(pl) = self.pl.as_deref_mut() {
             pl.opened(b, i / self.groups as usize);
         }
@@ -708,9 +717,20 @@ impl<P: Policy> Ftl<P> {
         } else {
             match dest {
                 Dest::Gc(g) => {
-                    let mut fr = self.gc[g];
+                    let classes = self.sep.classes as usize;
+                    let i = if classes == 1 {
+                        g
+                    } else {
+                        g * classes + self.sep.gc_class(v, self.c.host_write_pages) as usize
+                    };
+                    let mut fr = self.gc[i];
                     self.fill_frontier(&mut fr, lpns, &tokens, g, Tag::Gc(placement::SHARED))?;
-                    self.gc[g] = fr;
+                    self.gc[i] = fr;
+                    if classes > 1 && fr.block != NONE {
+                        // the class's open block (the only one a victim's pages can open:
+                        // they fit in a block) holds data of the class's GC age
+                        self.sep.class[fr.block as usize] = (i % classes) as u8 + 1;
+                    }
                 }
                 Dest::Fold => {
                     let mut fr = self.fold;
@@ -791,6 +811,7 @@ impl<P: Policy> Ftl<P> {
     }
 
     fn erase(&mut self, blk: u32) {
+        self.sep.erase(blk);
         self.meta.erase[blk as usize] += 1;
         self.meta.state[blk as usize] = BlockState::Free;
         self.c.erases += 1;
@@ -827,6 +848,12 @@ impl<P: Policy> Ftl<P> {
     #[inline(always)]
     pub fn write_page(&mut self, lpn: u32, stream: u32) -> Result<u32> {
         let old = self.l2p[lpn as usize];
+        let stream = if self.sep.host_classes > 1 {
+            let blk = (old != NONE).then(|| self.div.div(old));
+            self.sep.host_stream(blk, stream, self.c.host_write_pages)
+        } else {
+            stream
+        };
         if old != NONE {
             // Unmap before allocating: allocation may run GC, which must see a consistent map.
             self.invalidate(old);
@@ -873,6 +900,12 @@ impl<P: Policy> Ftl<P> {
             pl.meta_page(lpn, stream);
         }
         Ok(())
+    }
+
+    /// One metadata page owed by the host write of `lpn` on `stream`, for a driver that counts
+    /// what the host writes owe itself (the parallel pools, `crate::par`, with `meta_rate` 0).
+    pub fn write_meta_page(&mut self, lpn: u32, stream: u32) -> Result<()> {
+        self.write_meta(lpn, stream)
     }
 
     /// Host write of `n` whole pages (one command).
@@ -1016,6 +1049,7 @@ impl<P: Policy> Ftl<P> {
         self.nfree = self.blocks;
         self.host.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
         self.gc.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);
+        self.sep.clear();
         self.fold = EMPTY_FRONTIER;
         if let Some(pl) = self.pl.as_deref_mut() {
             pl.gc.iter_mut().for_each(|f| *f = EMPTY_FRONTIER);

@@ -26,6 +26,11 @@ pub struct FtlParams {
     /// Metadata pages per host page (`ftl.meta_writes`) in units of 2^-32 (see
     /// [`meta_rate`]); 0: off.
     pub meta_rate: u64,
+    /// GC frontiers per group by the data's GC age (`ftl.separation = "gc-age"`); 1: one.
+    pub gc_classes: u32,
+    /// Host frontiers per stream by the data's inferred lifetime (`ftl.separation =
+    /// "sepbit"`: 2, hot and cold); 1: one.
+    pub host_classes: u32,
 }
 
 /// One metadata page in the fixed point of [`FtlParams::meta_rate`].

@@ -9,17 +9,17 @@ use crate::memory::{fill_polled, try_with_capacity};
 /// Exact division of a 32-bit value by a fixed divisor with one 128-bit multiply
 /// (Lemire, Kaser and Kurz 2019).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct FastDiv {
+pub(crate) struct FastDiv {
     m: u64,
 }
 
 impl FastDiv {
-    pub(super) fn new(d: u32) -> Self {
+    pub(crate) fn new(d: u32) -> Self {
         assert!(d >= 2);
         FastDiv { m: u64::MAX / d as u64 + 1 }
     }
     #[inline(always)]
-    pub(super) fn div(self, n: u32) -> u32 {
+    pub(crate) fn div(self, n: u32) -> u32 {
         ((self.m as u128 * n as u128) >> 64) as u32
     }
 }

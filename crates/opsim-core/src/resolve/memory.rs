@@ -81,7 +81,11 @@ pub(super) fn model_memory(
     // each GC pool past the first keeps its own victim index heads (greedy: a bucket per
     // valid count) and free queue
     let groups_memory = (gc.groups as u64 - 1) * (geo.pages_per_block as u64 + 1 + 16) * 4;
-    let ftl_memory = geo.memory_estimate(cfg.run.track_data) + pl_memory + groups_memory;
+    // temperature separation (`ftl.separation`) keeps each block's class (a byte) and with
+    // host classes its opening time (8 bytes)
+    let classes_memory = geo.blocks as u64
+        * (u64::from(gc.classes > 1 || gc.host_classes > 1) + if gc.host_classes > 1 { 8 } else { 0 });
+    let ftl_memory = geo.memory_estimate(cfg.run.track_data) + pl_memory + groups_memory + classes_memory;
     let memory = ftl_memory + map_cache.map_or(0, |m| m.model_memory_bytes);
     if memory <= limit.bytes {
         return Ok(memory);

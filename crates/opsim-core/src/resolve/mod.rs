@@ -70,15 +70,15 @@ impl ModelSpec {
 }
 
 /// Units (blocks or superblocks) the FTL keeps open, as `ftl::Ftl` keeps them: (host, GC).
-/// Host writes: one per host stream, or per placement handle, in each GC group; GC copies:
-/// one per GC group (none with `gc_frontier = "shared"`, which copies into the host's), or
+/// Host writes: one per host stream (and host class, `ftl.separation`), or per placement handle, in each GC group; GC copies:
+/// one per GC group and class (`ftl.separation`; none with `gc_frontier = "shared"`, which copies into the host's), or
 /// with FDP persistent isolation one per handle.
 fn open_units(cfg: &Config, gc: &GcLayout, placement: Option<&placement::Resolved>) -> (u32, u32) {
     let streams = placement.map_or(cfg.ftl.streams, |p| if p.placed() { p.handles } else { cfg.ftl.streams });
     let gc_open = match placement {
         _ if gc.shared => 0,
         Some(p) if p.persistent() => p.handles.max(1),
-        _ => gc.groups,
+        _ => gc.groups.saturating_mul(gc.classes),
     };
-    (streams.saturating_mul(gc.groups), gc_open)
+    (streams.saturating_mul(gc.host_classes).saturating_mul(gc.groups), gc_open)
 }

@@ -3,7 +3,7 @@
 //! rounds of the measurement window.
 
 use super::report::{shift, Perf, Round, SimResult, TraceReplay, Victims, Window};
-use super::Simulator;
+use super::{AnyFtl, Simulator};
 use crate::config::{PtsTest, WorkloadConfig, WorkloadType};
 use crate::error::{Error, Result};
 use crate::ftl::{Ftl, Policy};
@@ -148,14 +148,20 @@ impl Simulator {
     /// Drive `wl` until `stop` (or the end of a finite workload).
     pub(super) fn drive(&mut self, wl: &mut Workload, stop: Stop) -> Result<()> {
         let (rng, intr) = (&mut self.rng, &mut self.interrupt);
-        with_ftl!(&mut self.ftl, f => run_until(f, wl, rng, stop, intr))?;
+        match &mut self.ftl {
+            AnyFtl::PoolsGreedy(p) => p.drive(wl, rng, stop, intr),
+            AnyFtl::PoolsFifo(p) => p.drive(wl, rng, stop, intr),
+            AnyFtl::PoolsWindowed(p) => p.drive(wl, rng, stop, intr),
+            AnyFtl::PoolsCostBenefit(p) => p.drive(wl, rng, stop, intr),
+            one => with_ftl!(one, f => run_until(f, wl, rng, stop, intr)),
+        }?;
         wl.finish()
     }
 
     pub(super) fn close_round(&mut self, phase: &str) {
         let now = self.counters();
         let d = now.minus(&self.last);
-        let free_min = with_ftl!(&mut self.ftl, f => f.take_free_min());
+        let free_min = with_drive!(&mut self.ftl, f => f.take_free_min());
         self.rounds.push(Round {
             index: self.rounds.len(),
             phase: phase.to_owned(),
@@ -315,7 +321,7 @@ impl Simulator {
                 let cur = wl.as_mut().expect("the first phase builds its workload");
                 if p.measure && mf.is_none() {
                     mf = Some(self.rounds.len());
-                    with_ftl!(&mut self.ftl, f => { f.take_victim_hist(); });
+                    with_drive!(&mut self.ftl, f => { f.take_victim_hist(); });
                 }
                 let r = self.run_rounds(cur, p.amount, &p.name);
                 if self.stopped(r)? {
@@ -375,7 +381,7 @@ impl Simulator {
         };
         let now = self.counters();
         let measure_counters = now.minus(self.round_start.get(measure_first).unwrap_or(&now));
-        let hist = with_ftl!(&mut self.ftl, f => f.take_victim_hist());
+        let hist = with_drive!(&mut self.ftl, f => f.take_victim_hist());
         let (namespaces, handles, placement, fdp_stats) =
             self.placement_report(self.pl_start.get(measure_first).or(Some(&self.pl_last)));
         let wall = t0.elapsed().as_secs_f64();
@@ -403,6 +409,7 @@ impl Simulator {
                 wall_seconds: wall,
                 host_pages_per_second: if wall > 0.0 { host_pages / wall } else { 0.0 },
                 timed_ios_per_second: None,
+                parallel: self.par.clone(),
             },
             interrupted: self.interrupted,
             placement,

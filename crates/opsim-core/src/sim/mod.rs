@@ -15,18 +15,27 @@ use crate::error::{Error, Result};
 use crate::ftl::{CostBenefit, Counters, DChoices, Fifo, Ftl, FtlParams, Greedy, WindowedGreedy};
 use crate::geometry::{Geometry, OpReport};
 use crate::interrupt::Interrupt;
+use crate::par::{Parallelism, Pools};
 use crate::resolve::{memory_limit, ModelSpec};
 use crate::rng::Rng;
 
+/// The drive's FTL: one [`Ftl`] (serial), or the GC pools of a drive split over threads
+/// ([`Pools`], `crate::par`; the policies that do not draw random numbers).
 pub enum AnyFtl {
     Greedy(Ftl<Greedy>),
     Fifo(Ftl<Fifo>),
     DChoices(Ftl<DChoices>),
     Windowed(Ftl<WindowedGreedy>),
     CostBenefit(Ftl<CostBenefit>),
+    PoolsGreedy(Box<Pools<Greedy>>),
+    PoolsFifo(Box<Pools<Fifo>>),
+    PoolsWindowed(Box<Pools<WindowedGreedy>>),
+    PoolsCostBenefit(Box<Pools<CostBenefit>>),
 }
 
-/// Run `$body` with `$f` bound to the concrete `Ftl<P>` inside an `AnyFtl`.
+/// Run `$body` with `$f` bound to the concrete `Ftl<P>` inside an `AnyFtl` that is one FTL:
+/// the timed model, analytic preconditioning and placement, which never run on GC pools
+/// (`crate::par::plan` keeps them serial).
 macro_rules! with_ftl {
     ($any:expr, $f:ident => $body:expr) => {
         match $any {
@@ -35,11 +44,32 @@ macro_rules! with_ftl {
             $crate::sim::AnyFtl::DChoices($f) => $body,
             $crate::sim::AnyFtl::Windowed($f) => $body,
             $crate::sim::AnyFtl::CostBenefit($f) => $body,
+            _ => unreachable!("the timed model, analytic preconditioning and placement run on one FTL (par::plan)"),
+        }
+    };
+}
+
+/// Run `$body` with `$f` bound to the concrete `Ftl<P>` or `Pools<P>` inside an `AnyFtl`: the
+/// methods both have (counters, free blocks, wear, host commands...).
+macro_rules! with_drive {
+    ($any:expr, $f:ident => $body:expr) => {
+        match $any {
+            $crate::sim::AnyFtl::Greedy($f) => $body,
+            $crate::sim::AnyFtl::Fifo($f) => $body,
+            $crate::sim::AnyFtl::DChoices($f) => $body,
+            $crate::sim::AnyFtl::Windowed($f) => $body,
+            $crate::sim::AnyFtl::CostBenefit($f) => $body,
+            $crate::sim::AnyFtl::PoolsGreedy($f) => $body,
+            $crate::sim::AnyFtl::PoolsFifo($f) => $body,
+            $crate::sim::AnyFtl::PoolsWindowed($f) => $body,
+            $crate::sim::AnyFtl::PoolsCostBenefit($f) => $body,
         }
     };
 }
 
 mod functional;
+#[cfg(test)]
+mod parallel_tests;
 mod placement;
 mod precondition;
 mod report;
@@ -86,6 +116,8 @@ pub struct Simulator {
     pl_start: Vec<crate::ftl::PlacementCounters>,
     /// Placement counters when the current round started (the `last` of placement).
     pl_last: crate::ftl::PlacementCounters,
+    /// The threads the model runs on, and why.
+    par: Parallelism,
 }
 
 impl Simulator {
@@ -112,6 +144,7 @@ impl Simulator {
     /// describes it, asking `interrupt` while its tables are filled.
     pub(crate) fn with_spec(cfg: Config, spec: ModelSpec, interrupt: &mut Interrupt) -> Result<Simulator> {
         let cfg = cfg.echoed();
+        let par = crate::par::plan(&cfg, &spec, crate::par::cores(), memory_limit(&cfg)?.bytes);
         let ModelSpec { geo, map_cache, memory, slc, policy_param: param, placement, gc } = spec;
         let (f, r) = (&cfg.ftl, &cfg.run);
         let params = FtlParams {
@@ -126,6 +159,8 @@ impl Simulator {
             groups: gc.groups,
             shared_frontier: gc.shared,
             meta_rate: crate::ftl::meta_rate(f.meta_writes),
+            gc_classes: gc.classes,
+            host_classes: gc.host_classes,
             policy_param: param,
             check: f.check_invariants,
             track_data: r.track_data,
@@ -140,6 +175,7 @@ impl Simulator {
             }),
         };
         let ftl = match f.gc {
+            _ if par.threads > 1 => build_pools(f.gc, &params, &par, interrupt)?,
             GcPolicy::Greedy => AnyFtl::Greedy(Ftl::try_new_polled(&params, interrupt)?),
             GcPolicy::Fifo => AnyFtl::Fifo(Ftl::try_new_polled(&params, interrupt)?),
             GcPolicy::Random | GcPolicy::DChoices => AnyFtl::DChoices(Ftl::try_new_polled(&params, interrupt)?),
@@ -171,7 +207,13 @@ impl Simulator {
             placement,
             pl_start: Vec::new(),
             gc,
+            par,
         })
+    }
+
+    /// The threads the model runs on, and why.
+    pub fn parallelism(&self) -> &Parallelism {
+        &self.par
     }
 
     /// Let `interrupt` stop the long loops (runs, preconditioning, trace passes): whole runs
@@ -242,27 +284,27 @@ impl Simulator {
         self.geo.op_report(self.gc.reserve_blocks())
     }
     pub fn counters(&self) -> Counters {
-        with_ftl!(&self.ftl, f => f.c.clone())
+        with_drive!(&self.ftl, f => f.c.clone())
     }
     pub fn max_address_sectors(&self) -> u64 {
         self.max_sectors
     }
     pub fn free_blocks(&self) -> u32 {
-        with_ftl!(&self.ftl, f => f.free_blocks())
+        with_drive!(&self.ftl, f => f.free_blocks())
     }
     pub fn mapped_pages(&self) -> u64 {
-        with_ftl!(&self.ftl, f => f.mapped_pages())
+        with_drive!(&self.ftl, f => f.mapped_pages())
     }
 
     /// SLC cache: blocks in SLC mode now (open and closed), closed ones waiting to be
     /// folded, and the cache's current limit in blocks (all 0 without a cache).
     pub fn slc_cache(&self) -> (u32, u32, u32) {
-        with_ftl!(&self.ftl, f => { let (n, q) = f.slc_blocks(); (n, q, f.slc_limit()) })
+        with_drive!(&self.ftl, f => { let (n, q) = f.slc_blocks(); (n, q, f.slc_limit()) })
     }
 
     /// Run the FTL invariant checker.
     pub fn check(&self) -> Result<()> {
-        with_ftl!(&self.ftl, f => f.check()).map_err(|e| Error::internal(format!("FTL invariant violated: {e}")))
+        with_drive!(&self.ftl, f => f.check()).map_err(|e| Error::internal(format!("FTL invariant violated: {e}")))
     }
 
     // ---------------------------------------------------------------- host commands
@@ -286,15 +328,15 @@ impl Simulator {
         if stream >= streams {
             return Err(Error::device(format!("stream {stream} does not exist (the drive has {streams})")));
         }
-        with_ftl!(&mut self.ftl, f => f.write_sectors(lba, sectors, stream))
+        with_drive!(&mut self.ftl, f => f.write_sectors(lba, sectors, stream))
     }
     pub fn read(&mut self, lba: u64, sectors: u64) -> Result<()> {
         self.check_lba(lba, sectors)?;
-        with_ftl!(&mut self.ftl, f => f.read_sectors(lba, sectors))
+        with_drive!(&mut self.ftl, f => f.read_sectors(lba, sectors))
     }
     pub fn trim(&mut self, lba: u64, sectors: u64) -> Result<()> {
         self.check_lba(lba, sectors)?;
-        with_ftl!(&mut self.ftl, f => f.trim_sectors(lba, sectors))
+        with_drive!(&mut self.ftl, f => f.trim_sectors(lba, sectors))
     }
     /// The data token (host write command number) held by the page containing `lba`.
     pub fn read_token(&self, lba: u64) -> Result<Option<u64>> {
@@ -303,11 +345,11 @@ impl Simulator {
             return Err(Error::config("run.track_data", "must be true to read data tokens"));
         }
         let lpn = (lba / self.geo.sectors_per_page()) as u32;
-        Ok(with_ftl!(&self.ftl, f => f.read_token(lpn)))
+        Ok(with_drive!(&self.ftl, f => f.read_token(lpn)))
     }
     /// SECURITY ERASE UNIT / SANITIZE BLOCK ERASE: back to fresh-out-of-box.
     pub fn security_erase(&mut self) {
-        with_ftl!(&mut self.ftl, f => f.purge());
+        with_drive!(&mut self.ftl, f => f.purge());
     }
     /// SET MAX ADDRESS / SET ACCESSIBLE MAX ADDRESS (in sectors).  The drive accepts one
     /// change per power cycle and aborts any further one.  Lowering the max address does
@@ -340,7 +382,7 @@ impl Simulator {
     /// user capacity within them).
     fn note_accessible(&mut self) {
         let pages = self.max_sectors / self.geo.sectors_per_page();
-        with_ftl!(&mut self.ftl, f => f.set_accessible_pages(pages));
+        with_drive!(&mut self.ftl, f => f.set_accessible_pages(pages));
     }
     pub fn power_cycle(&mut self) {
         if let Some(m) = self.volatile_restore.take() {
@@ -372,15 +414,7 @@ impl Simulator {
     }
 
     pub fn wear(&self) -> Wear {
-        with_ftl!(&self.ftl, f => {
-            let e = f.erase_counts();
-            let min = *e.iter().min().unwrap_or(&0);
-            let max = *e.iter().max().unwrap_or(&0);
-            let mean = e.iter().map(|&v| v as f64).sum::<f64>() / e.len().max(1) as f64;
-            let mut h = std::collections::BTreeMap::new();
-            for &v in e { *h.entry(v).or_insert(0u64) += 1; }
-            Wear { min, mean, max, histogram: h.into_iter().collect() }
-        })
+        with_drive!(&self.ftl, f => wear_of(f.erase_counts()))
     }
 
     pub fn rounds(&self) -> &[Round] {
@@ -388,6 +422,37 @@ impl Simulator {
     }
 }
 
+/// Wear from the erase counts of every block.
+fn wear_of(e: impl AsRef<[u32]>) -> Wear {
+    let e = e.as_ref();
+    let min = *e.iter().min().unwrap_or(&0);
+    let max = *e.iter().max().unwrap_or(&0);
+    let mean = e.iter().map(|&v| v as f64).sum::<f64>() / e.len().max(1) as f64;
+    let mut h = std::collections::BTreeMap::new();
+    for &v in e {
+        *h.entry(v).or_insert(0u64) += 1;
+    }
+    Wear { min, mean, max, histogram: h.into_iter().collect() }
+}
+
 fn ftl_placement_counters(ftl: &AnyFtl) -> crate::ftl::PlacementCounters {
-    with_ftl!(ftl, f => f.placement_counters().cloned()).unwrap_or_default()
+    with_drive!(ftl, f => f.placement_counters().cloned()).unwrap_or_default()
+}
+
+/// The GC pools of `params` on `par.threads` threads, for a policy that draws no random numbers.
+fn build_pools(gc: GcPolicy, params: &FtlParams, par: &Parallelism, interrupt: &mut Interrupt) -> Result<AnyFtl> {
+    let (shards, threads) = (crate::par::shards(par.pools, par.threads), par.threads as usize);
+    Ok(match gc {
+        GcPolicy::Greedy => AnyFtl::PoolsGreedy(Box::new(Pools::try_new(params, shards, threads, interrupt)?)),
+        GcPolicy::Fifo => AnyFtl::PoolsFifo(Box::new(Pools::try_new(params, shards, threads, interrupt)?)),
+        GcPolicy::WindowedGreedy => {
+            AnyFtl::PoolsWindowed(Box::new(Pools::try_new(params, shards, threads, interrupt)?))
+        }
+        GcPolicy::CostBenefit => {
+            AnyFtl::PoolsCostBenefit(Box::new(Pools::try_new(params, shards, threads, interrupt)?))
+        }
+        GcPolicy::Random | GcPolicy::DChoices => {
+            return Err(Error::internal("d-choices and random run serial (par::plan)"))
+        }
+    })
 }

@@ -114,7 +114,7 @@ impl Simulator {
 
     /// Placement counters now (None: off).
     pub(super) fn placement_counters(&self) -> Option<PlacementCounters> {
-        with_ftl!(&self.ftl, f => f.placement_counters().cloned())
+        with_drive!(&self.ftl, f => f.placement_counters().cloned())
     }
 
     /// The per-namespace and per-handle figures of the window that started with `start`.

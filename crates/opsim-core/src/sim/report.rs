@@ -114,6 +114,8 @@ pub struct Perf {
     /// preconditioning).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timed_ios_per_second: Option<f64>,
+    /// The threads the run used and why (docs/parallel.md); results do not depend on them.
+    pub parallel: crate::par::Parallelism,
 }
 
 #[derive(Clone, Debug, Serialize)]

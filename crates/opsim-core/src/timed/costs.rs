@@ -362,7 +362,7 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let die_ns = w * die_write + (1.0 - w) * senses * host_read / read_groups;
     let ch_ns = w * ch_write + (1.0 - w) * u * xfer;
     let loads = [
-        (CONTROLLER, r.fw_ns as f64 + w * (copies + folds) * r.gc_fw_ns as f64),
+        (CONTROLLER, r.fw_ns as f64 + w * ((copies + folds) * r.gc_fw_ns as f64 + erases * r.gc_reclaim_ns as f64)),
         (HOST_LINK, mix.bytes_per_io * r.link_ps_per_byte as f64 / 1000.0),
         (NAND_DIES, die_ns / dies),
         (FLASH_CHANNELS, ch_ns / r.channels as f64),

@@ -299,6 +299,11 @@ impl Device {
                 done = done.max(self.copy(die, ready, q + u64::from(j < r)));
             }
         }
+        if erases > 0 && self.r.gc_reclaim_ns > 0 {
+            // the controller's work per unit reclaimed, before its erase is issued
+            self.ctrl_free = self.ctrl_free.max(ready) + erases * self.r.gc_reclaim_ns;
+            done = done.max(self.ctrl_free);
+        }
         if erases > 0 {
             // an FTL block of `ftl_block_units` spans that many units / dies on each die:
             // charge the share of a physical block erase it frees (a superblock: one

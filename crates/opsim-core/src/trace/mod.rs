@@ -71,19 +71,21 @@ pub fn head(cfg: &TraceConfig, n: usize) -> Result<Vec<(u64, &'static str, u64, 
     Ok(v)
 }
 
+/// Test helpers of the trace readers (also used by `workload::synth`'s tests).
 #[cfg(test)]
-mod testing {
+pub(crate) mod testing {
     use super::*;
 
-    pub(super) fn write_tmp(name: &str, body: &[u8]) -> String {
-        let dir = std::env::temp_dir().join(format!("opsim-trace-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+    /// A file of `body` in a fresh directory: (the directory's guard, which removes it when
+    /// dropped, and the file's path).
+    pub(crate) fn write_tmp(name: &str, body: &[u8]) -> (tempfile::TempDir, String) {
+        let dir = tempfile::Builder::new().prefix("opsim-trace-").tempdir().unwrap();
+        let p = dir.path().join(name);
         std::fs::write(&p, body).unwrap();
-        p.to_string_lossy().into_owned()
+        (dir, p.to_string_lossy().into_owned())
     }
 
-    pub(super) fn all(cfg: &TraceConfig) -> Result<Vec<Record>> {
+    pub(crate) fn all(cfg: &TraceConfig) -> Result<Vec<Record>> {
         let mut r = Reader::open(cfg)?;
         let mut v = Vec::new();
         while let Some(x) = r.next_record()? {

@@ -337,7 +337,7 @@ mod tests {
     use crate::op::OpKind;
     #[test]
     fn msr_device_filter_and_relative_time() {
-        let p = write_tmp(
+        let (_dir, p) = write_tmp(
             "msr.csv",
             b"128166372003061629,hm,0,Read,3129794560,65536,115518\n128166372016382155,hm,1,Write,2150825984,4096,56928\n128166372026382245,hm,0,Write,8192,512,1\n",
         );

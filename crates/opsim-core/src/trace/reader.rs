@@ -339,7 +339,7 @@ mod tests {
     use crate::error::ErrorKind;
     #[test]
     fn bad_line_names_file_and_line() {
-        let p = write_tmp(
+        let (_dir, p) = write_tmp(
             "bad.csv",
             b"128166372003061629,hm,0,Read,3129794560,65536,1\n128166372003061630,hm,0,Read,12x,4096,1\n",
         );

@@ -99,24 +99,8 @@ pub fn synth_to_file(spec: &SynthSpec, out_path: &str, target: &str) -> Result<u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Reader, TraceConfig};
-
-    fn write_tmp(name: &str, body: &[u8]) -> String {
-        let dir = std::env::temp_dir().join(format!("opsim-synth-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
-        std::fs::write(&p, body).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-
-    fn all_records(cfg: &TraceConfig) -> Result<Vec<Record>> {
-        let mut r = Reader::open(cfg)?;
-        let mut v = Vec::new();
-        while let Some(x) = r.next_record()? {
-            v.push(x);
-        }
-        Ok(v)
-    }
+    use crate::trace::testing::{all as all_records, write_tmp};
+    use crate::trace::TraceConfig;
 
     fn spec(doc: &str, span: u64, count: u64) -> SynthSpec {
         let workload: WorkloadConfig = serde_json::from_str(doc).unwrap();
@@ -128,7 +112,7 @@ mod tests {
         let s = spec(r#"{"type":"hot-cold","hot_fraction":0.2,"hot_write_fraction":0.8}"#, 64 << 20, 20_000);
         let mut buf = Vec::new();
         assert_eq!(write_synth(&s, &mut buf, "/dev/x").unwrap(), 20_000);
-        let p = write_tmp("synth_hc.iolog", &buf);
+        let (_dir, p) = write_tmp("synth_hc.iolog", &buf);
         let recs = all_records(&TraceConfig::new(&p)).unwrap();
         assert_eq!(recs.len(), 20_000);
         let hot = recs.iter().filter(|r| r.offset < (64 << 20) / 5).count() as f64 / 20_000.0;
