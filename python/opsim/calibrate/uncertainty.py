@@ -97,6 +97,13 @@ class Profile:
     def nand_interval(self) -> tuple[float, float]:
         return self.interval(lambda v: v[self.param])
 
+    def convention(self) -> Profile:
+        """The profile of the model's own structure alone (no alternative of :mod:`.structure`):
+        the intervals of a drive whose floor, GC policy, unit and array are known to be the
+        model's convention; its points' costs are above their own least already."""
+        own = [(p, d) for p, d in zip(self.points, self.delta) if not structure_of(p)]
+        return replace(self, points=[p for p, _ in own], delta=[d for _, d in own])
+
     def likeliest(self) -> dict[str, Any]:
         """The structural alternative (its config keys, :mod:`.structure`) of the least cost."""
         return structure_of(self.points[int(np.argmin(self.delta))])
