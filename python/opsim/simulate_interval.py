@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import os
 import tomllib
+from typing import Any
 
 from ._output import kv_table
 from .errors import OpsimError
@@ -55,13 +56,20 @@ def profile_of(preset: str | None) -> dict | None:
     return prof
 
 
-def ends(prof: dict) -> list[dict[str, float]]:
-    """The profile's two ends: the points of least and most NAND capacity ({key: value})."""
+def ends(prof: dict) -> list[dict[str, Any]]:
+    """The profile's two ends: the points of least and most NAND capacity ({key: value}); of a
+    profile over structural alternatives (``structure``: a datasheet's priors, docs/calibrate.md
+    "What a datasheet never states"), the points of least and most WAF it names (``ends``), each
+    with its structure's keys."""
     ks = prof["keys"]
     pts = [dict(zip(ks, p)) for p in prof["points"] if isinstance(p, list) and len(p) == len(ks)]
     key = "drive.physical_capacity"
     if not pts:
         return []
+    structures, named = prof.get("structure"), prof.get("ends")
+    if isinstance(structures, list) and len(structures) == len(pts) and isinstance(named, list):
+        idx = [i for i in dict.fromkeys(named) if isinstance(i, int) and 0 <= i < len(pts)]
+        return [pts[i] | (structures[i] if isinstance(structures[i], dict) else {}) for i in idx]
     if key not in ks:
         return [pts[0], pts[-1]] if len(pts) > 1 else pts
     lo, hi = min(pts, key=lambda p: p[key]), max(pts, key=lambda p: p[key])
@@ -80,7 +88,7 @@ def how(config: str, preset: str, prof: dict) -> dict:
     }
 
 
-def _config_at(config: str, preset: str, stored_physical: int, values: dict[str, float]) -> tuple[dict, list]:
+def _config_at(config: str, preset: str, stored_physical: int, values: dict[str, Any]) -> tuple[dict, list]:
     """The config (a dict, every path it names absolute) with ``values`` set; the keys held at
     the config's own value."""
     with open(config, "rb") as f:

@@ -99,13 +99,25 @@ def test_p5520_datasheet_only_interval_spans_at_most_2x(p5520):
 @pytest.mark.slow
 def test_the_7450_pro_six_span_intervals_are_within_15_percent_on_average():
     """Issue 26: the 7450 PRO's datasheet-only WAF intervals at six spans (100% to 50% of the
-    drive) at most +-15% on average (half-width in log)."""
-    cal = cp.calibration("micron-7450-pro-960gb")
+    drive) at most +-15% on average (half-width in log), given the model's structure (issue 26's
+    model: no floor, greedy). Issue 38: the priors of what the datasheet never states (the floor
+    above all, a one-sided +18% at most) widen every one of them, to at most +-22% on average
+    (20.0% measured; docs/calibrate.md, "What a datasheet never states")."""
+    cal = calibrate(*read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml")))
     spans = [int(cal.user_bytes * s) // 4096 * 4096 for s in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)]
     rows = cal.predict(spans, simulate=False)
+    assert cal.profile is not None
+    own = cal.profile.convention()
+    given = []
+    for span, r in zip(spans, rows):
+        fig = Figure("waf", 1.0, "x", span=span)
+        lo, hi = own.interval(lambda v, fig=fig: predict(cal.fitted.model, v, [fig])[0].value)
+        assert r["waf_low"] <= lo * (1 + 1e-9) and r["waf_high"] >= hi * (1 - 1e-9)
+        given.append(math.sqrt(hi / lo) - 1)
+    assert sum(given) / len(given) <= 0.15, given
     half = [math.sqrt(r["waf_high"] / r["waf_low"]) - 1 for r in rows]
-    assert sum(half) / len(half) <= 0.15, half
-    # narrower as the spare grows: the whole drive's is the widest
+    assert all(h > g for h, g in zip(half, given))
+    assert sum(half) / len(half) <= 0.22, half
     assert half == sorted(half, reverse=True)
 
 
@@ -119,9 +131,14 @@ def test_the_drive_file_keeps_the_profile_and_it_reproduces_the_interval(p5520):
     model = p5520.fitted.model
     names = {q.key: q.name for q in model.params}
     wfig = Figure("waf", 1.0, "x")
+    # each point with its structural alternative, when the profile ranged over the priors of
+    # what a datasheet never states (docs/calibrate.md)
+    structures = prof.get("structure", [{}] * len(prof["points"]))
     wafs = [
-        predict(model, dict(p5520.fitted.values) | {names[k]: v for k, v in zip(prof["keys"], pt)}, [wfig])[0].value
-        for pt in prof["points"]
+        predict(model, dict(p5520.fitted.values) | {names[k]: v for k, v in zip(prof["keys"], pt)} | st, [wfig])[
+            0
+        ].value
+        for pt, st in zip(prof["points"], structures)
     ]
     (row,) = p5520.predict([p5520.user_bytes], simulate=False)
     assert min(wafs) == pytest.approx(row["waf_low"], rel=0.02)

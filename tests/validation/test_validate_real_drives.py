@@ -198,3 +198,17 @@ def test_ctrl_c_stops_the_suite_at_once_and_keeps_the_rows_done():
     assert p.returncode == 130 and stopped_in < 2.0, (p.returncode, stopped_in)
     doc = json.loads(out)
     assert doc["interrupted"] and 0 < len(doc["rows"]) < sum(len(f["predict"]) for c in doc["cases"] for f in c["fits"])
+
+
+@pytest.mark.slow
+def test_a_bare_datasheet_is_inside_and_no_narrower_than_the_preset_input():
+    """Issue 38: a datasheet typed without `[model]` gives an interval that holds the measured
+    figure and is no narrower than the preset input's (what the user did not give widens the
+    interval, never narrows it). The 7450 PRO case, both its fits; the whole suite's rows, the
+    D7-P5520's among them, are in docs/validation.md."""
+    (case,) = rd.select(rd.load(), ["micron-7450-pro-960gb"])
+    rows = {r["fit"]: r for r in rd.run([case])}
+    given, bare = rows["datasheet"], rows["datasheet, no [model]"]
+    assert given["figure"] == bare["figure"]
+    assert bare["inside"] and given["inside"]
+    assert bare["low"] <= given["low"] and bare["high"] >= given["high"], (bare, given)

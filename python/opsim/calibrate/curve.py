@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..sim import describe, simulate_many
-from .scale import superblock_pages, unit_scale
+from .scale import MIN_UNIT_PAGES, superblock_pages, unit_scale
 
 #: FTL blocks of the small drive the curve is simulated on
 CURVE_BLOCKS = 1024
@@ -160,11 +160,15 @@ def _curve(key: str, seed: int, levels: tuple[int, ...] | None = None) -> Curve:
         base | {"drive": drive | {"user_capacity": 1 << 20, "physical_capacity": 1 << 40}}, model_limits=False
     )
     page, ppb = probe["drive"]["page_size"], probe["drive"]["pages_per_block"]
-    physical = CURVE_BLOCKS * ppb * page
+    physical = int(k.get("blocks", CURVE_BLOCKS)) * ppb * page
     cfg0 = base | {"drive": drive | {"physical_capacity": physical, "user_capacity": page * 64}}
     pool_pages = describe(cfg0, model_limits=False)["op"]["gc_pool_blocks"] * ppb
     workload = {"type": "uniform", "request_size": bs}
-    analytic = describe(cfg0 | {"workload": workload}, model_limits=False)["analytic_precondition"]
+    # a structural alternative's small model starts from a fill, as its reference does (the
+    # mean field of some policies is slow to place: d-choices)
+    analytic = (
+        not k.get("fill") and describe(cfg0 | {"workload": workload}, model_limits=False)["analytic_precondition"]
+    )
     cfgs = []
     for s in LADDER if levels is None else [LADDER[i] for i in levels]:
         user = int(pool_pages / (1 + s)) * page
@@ -196,3 +200,69 @@ def _curve(key: str, seed: int, levels: tuple[int, ...] | None = None) -> Curve:
         wafs.append(waf)
         extras.append(waf - 1.0 - c)
     return Curve(tuple(seen), tuple(copies), tuple(wafs), max(0.0, float(np.median(extras))))
+
+
+#: pages per FTL block of the small model a structural alternative's GC copies are compared on
+#: (:func:`alternative`): CURVE_BLOCKS blocks of these, a fraction of a second a curve
+ALT_PAGES = 256
+#: a superblock on the small model (the GC unit's alternative): UNIT_BLOCKS units of
+#: MIN_UNIT_PAGES pages (greedy's WAF barely moves with the pages per unit above it)
+UNIT_BLOCKS = 256
+#: the [ftl] keys a structural alternative sets (:mod:`.structure`)
+ALT_KEYS = ("gc", "d", "window", "meta_writes", "gc_unit")
+
+
+def _small(
+    drive: dict,
+    ftl: dict,
+    block_size: int,
+    cell: str | None,
+    keys: dict,
+    seed: int,
+    pages: int = ALT_PAGES,
+    blocks: int = CURVE_BLOCKS,
+) -> Curve:
+    """The curve of ``ftl`` with ``keys`` on the small model: the drive's mapping unit in
+    ``blocks`` FTL blocks of ``pages`` pages, from a fill, at the ladder's levels META_LEVELS
+    (the ratio is smooth in the OP and interpolated between them, as a floor's is)."""
+    keep = {k: drive[k] for k in ("page_size", "sector_size") if k in drive} | {"pages_per_block": pages}
+    base = {k: v for k, v in ftl.items() if k not in ("superblock_scale", *ALT_KEYS)} | keys
+    key = json.loads(_ftl_key(keep, base, block_size, cell, None)) | {"fill": True, "blocks": blocks}
+    return _curve(json.dumps(key, sort_keys=True), seed, META_LEVELS)
+
+
+def _log_ratio(alt: Curve, ref: Curve, at: np.ndarray) -> np.ndarray:
+    """log(alt's GC WAF / ref's), GC WAF = 1 + copies per host page, at log seen ``at``,
+    interpolated in log seen (constant past the ends): the copies' ratio where GC copies many,
+    1 where it copies next to nothing (a ratio of two near-zero copy counts is noise)."""
+    r = np.log1p(np.asarray(alt.copies)) - np.log1p(np.asarray(ref.copies))
+    return np.interp(at, np.log(np.asarray(ref.seen)), r)
+
+
+def alternative(
+    ref: Curve, drive: dict, ftl: dict, block_size: int, cell: str | None, keys: dict, seed: int = 1
+) -> Curve:
+    """The curve of a structural alternative (``keys``: ``gc`` with its ``d`` or ``window``,
+    ``meta_writes``, ``gc_unit``) of the drive whose own curve is ``ref``: ref's GC WAF times the ratio
+    of the alternative's GC WAF (1 + copies) to the reference's on a small model of the same FTL
+    (:func:`_small`: the policy's and the floor's ratios each against the reference, multiplied:
+    the two barely interact), the floor itself exact.  The ratio, not the copies, comes from
+    the small model, so a superblock drive keeps its own curve's level (docs/calibrate.md,
+    "What a datasheet never states")."""
+    if not keys:
+        return ref
+    small_ref = _small(drive, ftl, block_size, cell, {}, seed)
+    at = np.log(np.asarray(ref.seen))
+    r = np.zeros(len(ref.seen))
+    policy = {k: v for k, v in keys.items() if k not in ("meta_writes", "gc_unit")}
+    meta = float(keys.get("meta_writes") or 0.0)
+    if policy:
+        r += _log_ratio(_small(drive, ftl, block_size, cell, policy, seed), small_ref, at)
+    if keys.get("gc_unit") == "superblock":  # units of a superblock's pages against FTL blocks
+        unit = _small(drive, ftl, block_size, cell, {}, seed, MIN_UNIT_PAGES, UNIT_BLOCKS)
+        r += _log_ratio(unit, small_ref, at)
+    if meta > 0:
+        r += _log_ratio(_small(drive, ftl, block_size, cell, {"meta_writes": meta}, seed), small_ref, at)
+    copies = np.maximum(0.0, np.expm1(np.log1p(np.asarray(ref.copies)) + r))
+    extra = ref.extra + meta
+    return Curve(ref.seen, tuple(float(c) for c in copies), tuple(float(1 + c + extra) for c in copies), extra)

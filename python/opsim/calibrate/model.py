@@ -21,7 +21,7 @@ from ..planner.endurance import dwpd_of
 from ..sim import costs, describe
 from . import population, read_time
 from .bounds import core_refusal
-from .curve import curve
+from .curve import alternative, curve
 from .inputs import DriveSpec, Figure
 
 #: NAND die capacity by cell, for the die count of a drive whose dies no source gives
@@ -84,19 +84,30 @@ class Model:
     #: the timed simulator's IOPS over the cost model's bound, by figure condition (:func:`condition`)
     efficiency: dict[tuple, float] = field(default_factory=dict)
 
-    def config(self, values: dict[str, float] | None = None) -> dict:
-        """The config with ``values`` (parameter name -> value) applied."""
+    def config(self, values: dict[str, Any] | None = None) -> dict:
+        """The config with ``values`` (parameter name -> value, and a structural alternative's
+        config keys, ``ftl.gc`` ...: :func:`structure_of`) applied."""
         cfg = copy.deepcopy(self.tables)
         for p in self.params:
             if values and p.name in values:
                 section, k = p.key.split(".", 1)
                 v = values[p.name]
                 cfg.setdefault(section, {})[k] = int(v) // 4096 * 4096 if p.name == "physical" else v
+        for key, v in structure_of(values).items():
+            section, k = key.split(".", 1)
+            cfg.setdefault(section, {})[k] = v
         return cfg
 
     @property
     def user_bytes(self) -> int:
         return int(self.tables["drive"]["user_capacity"])
+
+
+def structure_of(values: dict[str, Any] | None) -> dict[str, Any]:
+    """The config keys of the structural alternative (:mod:`.structure`) a profile point's
+    ``values`` carry (``ftl.gc``, ``ftl.meta_writes``, ``timing.planes`` ...); parameters are
+    named without a table."""
+    return {k: v for k, v in (values or {}).items() if "." in k}
 
 
 def _put(tables: dict, sources: dict, key: str, value: Any, source: str) -> None:
@@ -444,7 +455,7 @@ def mix_of(f: Figure, page: int, interface: str, read_fraction: float | None = N
     return mix
 
 
-def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> list[Prediction]:
+def predict(model: Model, values: dict[str, Any], figures: list[Figure]) -> list[Prediction]:
     """Each figure's value at ``values``, from the core (see the module's text)."""
     cfg = model.config(values)
     leaves = [x for f in figures for x in parts(f)]
@@ -454,10 +465,17 @@ def predict(model: Model, values: dict[str, float], figures: list[Figure]) -> li
     cm = d["cost_model"]
     page = d["drive"]["page_size"]
 
+    alt = {k.split(".", 1)[1]: v for k, v in structure_of(values).items() if k.startswith("ftl.")}
+    # the drive's own [ftl] (a fitted floor included), the alternative's keys scaled onto its curve
+    own_ftl = model.config({k: v for k, v in values.items() if "." not in k}).get("ftl", {})
+
     def one(f: Figure) -> Prediction:
         steady = f.kind in ("steady_iops", "waf")
         if steady:
-            c = curve(cfg["drive"], cfg.get("ftl", {}), f.block_size, cfg["timing"].get("cell"), timing=cfg["timing"])
+            cell = cfg["timing"].get("cell")
+            c = curve(cfg["drive"], own_ftl, f.block_size, cell, timing=cfg["timing"])
+            if alt:  # a structural alternative: the drive's own curve, scaled (docs/calibrate.md)
+                c = alternative(c, cfg["drive"], own_ftl, f.block_size, cell, alt)
             waf, waf_gc = c.at(seen[f.span or model.user_bytes])
         else:
             waf, waf_gc = 1.0, 1.0

@@ -264,7 +264,12 @@ class Calibration:
         calib: dict[str, Any] = {"opsim_version": __version__, "intervals_95": intervals}
         if self.profile:
             keys = {p.name: p.key for p in self.fitted.model.params}
-            calib["profile"] = self.profile.stored(keys)
+            whole = Figure("waf", 1.0, "the whole drive")
+
+            def waf_whole(values: dict[str, Any]) -> float:
+                return predict(self.fitted.model, values, [whole])[0].value
+
+            calib["profile"] = self.profile.stored(keys, waf_whole)
         if self.pe:
             calib["pe_cycles"] = stored.pe_cycles(self.pe["value"])
             calib["pe_cycles_source"] = self.pe["source"]

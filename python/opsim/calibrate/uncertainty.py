@@ -31,15 +31,18 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 
+from ..errors import InputError
 from ..measure.smart_window import EXPECTED_SIGMA
 from ..units import fmt_bytes
 from .fit import Fitted, _solve
 from .inputs import SIGMA_MEASURED, Figure
-from .model import predict
+from .model import predict, structure_of
+from .structure import Alternative, alternatives, floors_of
 
 #: the chi-square 95% point of one degree of freedom: the profile's interval is where the cost
 #: is within this of its least
@@ -94,16 +97,27 @@ class Profile:
     def nand_interval(self) -> tuple[float, float]:
         return self.interval(lambda v: v[self.param])
 
-    def stored(self, keys: dict[str, str]) -> dict:
+    def convention(self) -> Profile:
+        """The profile of the model's own structure alone (no alternative of :mod:`.structure`):
+        the intervals of a drive whose floor, GC policy, unit and array are known to be the
+        model's convention; its points' costs are above their own least already."""
+        own = [(p, d) for p, d in zip(self.points, self.delta) if not structure_of(p)]
+        return replace(self, points=[p for p, _ in own], delta=[d for _, d in own])
+
+    def likeliest(self) -> dict[str, Any]:
+        """The structural alternative (its config keys, :mod:`.structure`) of the least cost."""
+        return structure_of(self.points[int(np.argmin(self.delta))])
+
+    def stored(self, keys: dict[str, str], waf: Callable[[dict[str, Any]], float] | None = None) -> dict:
         """The profile as a drive file keeps it (docs/calibrate.md, "What a drive file keeps"):
         the config key of every parameter, each point's values in that order, each point's cost
         above the least; the points inside the 95% interval only, in the order of the NAND."""
         names = sorted(self.best, key=lambda n: (n != self.param, n))
         pts = sorted(
             ((p, d) for p, d in zip(self.points, self.delta) if d <= THRESHOLD + 1e-9),
-            key=lambda pd: pd[0][self.param],
+            key=lambda pd: (pd[0][self.param], sorted(structure_of(pd[0]).items())),
         )
-        return {
+        out = {
             "method": "profile likelihood over the NAND capacity (docs/calibrate.md, 'The uncertainty model')",
             "keys": [keys[n] for n in names],
             "points": [[_round(p[n]) for n in names] for p, _ in pts],
@@ -111,6 +125,17 @@ class Profile:
             "threshold": round(THRESHOLD, 3),
             "discrepancy": self.discrepancy,
         }
+        if any(structure_of(p) for p, _ in pts):
+            # each point's structural alternative: the [ftl] keys of its prior's (docs/calibrate.md,
+            # "What a datasheet never states"), {} for the model's own
+            out["structure"] = [structure_of(p) for p, _ in pts]
+            if waf is not None:
+                # the points of least and most WAF (``waf``: over the whole drive): with
+                # structures the NAND's ends are not WAF's (a floor lifts WAF at more NAND);
+                # `opsim simulate --interval` runs these two
+                w = [waf(p) for p, _ in pts]
+                out["ends"] = [int(np.argmin(w)), int(np.argmax(w))]
+        return out
 
 
 def _round(v: float) -> float:
@@ -124,9 +149,19 @@ def _loose(figures: list[Figure], discrepancy: float) -> list[Figure]:
     ]
 
 
-def profile(fitted: Fitted, extra: list[Figure] | None = None, discrepancy: float = DISCREPANCY) -> Profile | None:
+def profile(
+    fitted: Fitted,
+    extra: list[Figure] | None = None,
+    discrepancy: float = DISCREPANCY,
+    alts: list[Alternative] | None = None,
+    exact: bool = True,
+) -> Profile | None:
     """The profile of ``fitted`` over its NAND capacity (None when the NAND was given), with the
-    figures ``extra`` added (a measurement not yet taken, :func:`narrowing`)."""
+    figures ``extra`` added (a measurement not yet taken, :func:`narrowing`), and over the
+    structural alternatives of its priors (:mod:`.structure`), each alternative's points costing
+    what its prior puts on it: ``alts`` (default: every one of :func:`.structure.alternatives`;
+    ``[Alternative()]``: the NAND alone), the model's own first.  Not ``exact``: the first's ends
+    by one secant step too, as the alternatives' (the narrowing's candidates, :func:`narrowing`)."""
     model = fitted.model
     p = next((q for q in model.params if q.name == "physical"), None)
     if p is None:
@@ -136,73 +171,138 @@ def profile(fitted: Fitted, extra: list[Figure] | None = None, discrepancy: floa
     fixed = {k: v for k, v in fitted.values.items() if k not in {q.name for q in free}}
     zlo, zhi = p.z_bounds()
     z0 = p.z(fitted.values["physical"])
+    floor_free = any(q.name == "meta_writes" for q in model.params)
+    alts = alts or alternatives(model.tables, floor_free)
 
-    def at(z: float, start: dict[str, float]) -> tuple[float, dict[str, float]]:
-        fx = dict(fixed)
-        fx["physical"] = p.value(z)
-        vals, _, fun = _solve(model, figures, free, fx, start)
-        return float(np.sum(fun**2)) + z * z, fx | vals
+    def point(alt: Alternative) -> Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]]:
+        def at(z: float, start: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+            fx = dict(fixed) | alt.keys
+            fx["physical"] = p.value(z)
+            vals, _, fun = _solve(model, figures, free, fx, start)
+            return float(np.sum(fun**2)) + z * z + alt.penalty, fx | vals
 
-    c0, v0 = at(z0, fitted.values)
+        return at
+
+    # the model's own structure first, as without priors; then each alternative, walked only
+    # as far as it can be inside: until its cost is THRESHOLD above the least seen so far
+    walks = [(point(alts[0]), *_walk(point(alts[0]), z0, (zlo, zhi), fitted.values, STEP))]
+    for a in alts[1:]:
+        seen = min(walks[0][2])
+        try:
+            walks.append((point(a), *_walk(point(a), z0, (zlo, zhi), fitted.values, ALT_STEP, seen)))
+        except InputError:  # the core refuses this structure on this drive (no whole superblock)
+            continue
+    # the model's own points are inside as without priors (within THRESHOLD of its own least:
+    # what the user did not give widens an interval, never narrows it); an alternative's within
+    # THRESHOLD of the least over every structure
+    least = min(min(w[2]) for w in walks)
+    pts: list[dict[str, Any]] = []
+    delta: list[float] = []
+    for i, (at, wz, wc, wp) in enumerate(walks):
+        base = min(wc) if i == 0 else least
+        if min(wc) - base > THRESHOLD:  # no point of this structure is inside
+            continue
+        ends = _ends(at, base, wz, wc, wp, STEP / 100 if i == 0 and exact else None)
+        cs = wc + [c for _, c, _ in ends]
+        base = min(cs) if i == 0 else base
+        d = [c - base for c in cs]
+        # an end refit a little above the threshold (the cost is not linear between points)
+        # still marks the interval's end
+        for j in range(len(wc), len(cs)):
+            d[j] = min(d[j], THRESHOLD)
+        pts += wp + [v for _, _, v in ends]
+        delta += d
+    return Profile("physical", p.key, pts, delta, discrepancy, dict(fitted.values))
+
+
+#: the grid step of a structural alternative's walk over the NAND (prior widths): coarser than
+#: the model's own (its ends are found by root-finding all the same)
+ALT_STEP = 4 * STEP
+
+
+def _walk(
+    at: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]],
+    z0: float,
+    bounds: tuple[float, float],
+    start0: dict[str, Any],
+    step: float,
+    inside: float | None = None,
+) -> tuple[list[float], list[float], list[dict[str, Any]]]:
+    """The NAND held at ``z0`` and every ``step`` outward (each point fitted from its
+    neighbour's values) until the cost is REACH above the walk's least (or, given ``inside``,
+    THRESHOLD above the lower of it and ``inside``: nothing past that can be inside), a bound or
+    MOST steps: (z, cost, values) in the order of z."""
+    zlo, zhi = bounds
+    c0, v0 = at(z0, start0)
     zs, costs, pts = [z0], [c0], [v0]
     for sign in (-1.0, 1.0):
         start, z = v0, z0
         for _ in range(MOST):
-            z += sign * STEP
+            z += sign * step
             if not zlo < z < zhi:
                 break
-            c, v = at(z, start)
+            try:
+                c, v = at(z, start)
+            except InputError:  # past where the core takes the structure (a superblock's NAND)
+                if inside is None:
+                    raise
+                break
             zs.append(z)
             costs.append(c)
             pts.append(v)
             start = v
-            if c - min(costs) > REACH:
+            if c - min(costs) > REACH or (inside is not None and c - min(min(costs), inside) > THRESHOLD):
                 break
     order = np.argsort(zs)
-    zs = [zs[i] for i in order]
-    costs = [costs[i] for i in order]
-    pts = [pts[i] for i in order]
-    least = min(costs)
-    # the interval's ends: where the cost crosses the threshold between two grid points, found
-    # by root-finding on the square root of the cost above the least (linear in z where the
-    # cost is quadratic, so a narrow profile whose crossing lies well inside one grid step is
-    # not cut short, as interpolating the cost itself would)
+    return [zs[i] for i in order], [costs[i] for i in order], [pts[i] for i in order]
+
+
+def _ends(
+    at: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]],
+    least: float,
+    zs: list[float],
+    costs: list[float],
+    pts: list[dict[str, Any]],
+    xtol: float | None,
+) -> list[tuple[float, float, dict[str, Any]]]:
+    """The interval's ends on one walk: where the cost crosses the threshold above ``least``
+    between two grid points, found by root-finding on the square root of the cost above the
+    least (linear in z where the cost is quadratic, so a narrow profile whose crossing lies well
+    inside one grid step is not cut short, as interpolating the cost itself would)."""
     ends = []
     for i in range(len(zs) - 1):
         a, b = costs[i] - least - THRESHOLD, costs[i + 1] - least - THRESHOLD
         if (a > 0) != (b > 0):
-            ends.append(_crossing(at, least, (zs[i], costs[i]), (zs[i + 1], costs[i + 1]), pts[i if a <= 0 else i + 1]))
-    for z, c, v in ends:
-        zs.append(z)
-        costs.append(c)
-        pts.append(v)
-    least = min(costs)
-    delta = [c - least for c in costs]
-    # an end refit a little above the threshold (the cost is not linear between points) still
-    # marks the interval's end
-    for i in range(len(zs) - len(ends), len(zs)):
-        delta[i] = min(delta[i], THRESHOLD)
-    return Profile("physical", p.key, pts, delta, discrepancy, dict(fitted.values))
+            lo, hi = (zs[i], costs[i]), (zs[i + 1], costs[i + 1])
+            ends.append(_crossing(at, least, lo, hi, pts[i if a <= 0 else i + 1], xtol))
+    return ends
 
 
 def _crossing(
-    at: Callable[[float, dict[str, float]], tuple[float, dict[str, float]]],
+    at: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]],
     least: float,
     lo: tuple[float, float],
     hi: tuple[float, float],
-    start: dict[str, float],
-) -> tuple[float, float, dict[str, float]]:
+    start: dict[str, Any],
+    xtol: float | None = STEP / 100,
+) -> tuple[float, float, dict[str, Any]]:
     """The point between grid points ``lo`` and ``hi`` (z, cost) where the profile's cost is
     ``THRESHOLD`` above ``least``: (z, cost, values), refitted there (scipy's brentq on the cost's
-    square root, to a hundredth of the grid step)."""
+    square root, to ``xtol``: a hundredth of the model's own grid step; None: one secant step,
+    the square root taken as linear between the two, for a structural alternative's ends)."""
     known = {lo[0]: (lo[1], start), hi[0]: (hi[1], start)}
+    if xtol is None:
+        a, b = (math.sqrt(max(0.0, c - least)) - math.sqrt(THRESHOLD) for c in (lo[1], hi[1]))
+        z = lo[0] + (hi[0] - lo[0]) * a / (a - b)
+        c, v = at(z, start)
+        return z, c, v
 
     def g(z: float) -> float:
         if z not in known:
             known[z] = at(z, start)
         return math.sqrt(max(0.0, known[z][0] - least)) - math.sqrt(THRESHOLD)
 
-    z = float(brentq(g, lo[0], hi[0], xtol=STEP / 100))
+    z = float(brentq(g, lo[0], hi[0], xtol=xtol))
     if z not in known:
         known[z] = at(z, start)
     c, v = known[z]
@@ -276,7 +376,11 @@ def candidates(fitted: Fitted, queue_depth: int | None) -> list[Candidate]:
 def narrowing(fitted: Fitted, span: int | None, queue_depth: int | None, base: Profile | None = None) -> list[dict]:
     """For each measurement the tool could take (:func:`candidates`), the WAF interval at
     ``span`` (None: the whole drive) the profile would give with its figures added at the
-    model's prediction with their measurement uncertainty; best (narrowest) first."""
+    model's prediction with their measurement uncertainty; best (narrowest) first.  The
+    candidates' profiles range over the NAND and the floors of the likeliest structure of
+    ``base`` (:func:`.structure.floors_of`: a measured WAF pins the floor; the GC policies, the
+    GC unit and the array move the envelope less and would multiply the cost), each end by one
+    secant step."""
     base = base or profile(fitted)
     if base is None:
         return []
@@ -288,8 +392,9 @@ def narrowing(fitted: Fitted, span: int | None, queue_depth: int | None, base: P
     lo0, hi0 = base.interval(waf)
     mid = waf(fitted.values)
     out = []
+    alts = floors_of(base.likeliest(), fitted.model.tables, any(q.name == "meta_writes" for q in fitted.model.params))
     for c in candidates(fitted, queue_depth):
-        p = profile(fitted, extra=list(c.figures), discrepancy=base.discrepancy)
+        p = profile(fitted, extra=list(c.figures), discrepancy=base.discrepancy, alts=alts, exact=False)
         assert p is not None
         lo, hi = p.interval(waf)
         out.append(

@@ -71,6 +71,9 @@ class Fit:
     #: "input": the NAND behind the drive as the input gives it; "prior": dropped, so the
     #: calibration's prior stands (a datasheet does not state the NAND)
     nand: str = "input"
+    #: "input": the input's [model] estimates (channels, planes, the GC unit ...) kept; "none":
+    #: dropped, as from a user who types the datasheet alone (calibrate's priors stand)
+    model: str = "input"
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ def _figure(path: Any, key: str, row: Any) -> Measured:
 def _fit(path: Any, key: str, row: Any, figures: dict[str, Measured]) -> Fit:
     if not isinstance(row, dict):
         raise _bad(path, key, "must be a table")
-    allowed = {"name", "datasheet", "points", "predict", "nand"}
+    allowed = {"name", "datasheet", "points", "predict", "nand", "model"}
     extra = set(row) - allowed
     if extra:
         raise _bad(path, f"{key}.{sorted(extra)[0]}", f"unknown key; a fit has {', '.join(sorted(allowed))}")
@@ -190,7 +193,10 @@ def _fit(path: Any, key: str, row: Any, figures: dict[str, Measured]) -> Fit:
     nand = row.get("nand", "input")
     if nand not in ("input", "prior"):
         raise _bad(path, f"{key}.nand", f"{nand!r}: must be input (the NAND the input gives) or prior")
-    return Fit(name, ds, lists["points"], lists["predict"], nand)
+    model = row.get("model", "input")
+    if model not in ("input", "none"):
+        raise _bad(path, f"{key}.model", f"{model!r}: must be input (the input's [model] estimates) or none")
+    return Fit(name, ds, lists["points"], lists["predict"], nand, model)
 
 
 def _datasheet(path: Any, key: str, c: dict) -> tuple[dict[str, float], dict[str, str]]:
@@ -312,6 +318,9 @@ def _input_doc(case: Case, fit: Fit) -> dict:
         source["figures"] = {**source.get("figures", {}), **case.datasheet_sources}
     if fit.nand == "prior":
         doc.get("drive", {}).pop("physical", None)
+    if fit.model == "none":  # what a user types: the drive and its datasheet, no estimates
+        doc.pop("model", None)
+        doc.pop("calibration", None)
     _datasheet_held_out(case, fit, doc)
     points, ratios = [], []
     for fid in fit.points:

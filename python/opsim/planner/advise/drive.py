@@ -63,6 +63,11 @@ class Drive:
         return self.description["drive"]["gc_unit"]["kind"] == "superblock"
 
     @property
+    def meta_writes(self) -> float:
+        """The WAF floor, ``ftl.meta_writes`` as the core resolves it: metadata pages per host page."""
+        return float(self.description["config"]["ftl"].get("meta_writes") or 0.0)
+
+    @property
     def slc_static_blocks(self) -> int:
         s = self.description.get("slc_cache")
         return s["min_blocks"] if s else 0

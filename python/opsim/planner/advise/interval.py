@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import Any
 
 from scipy.interpolate import PchipInterpolator
 
@@ -93,7 +94,7 @@ def judged(row: dict, conservative: bool) -> dict:
 class Point:
     """The drive at one point of the profile (index 0: the drive file as stored)."""
 
-    values: dict[str, float]
+    values: dict[str, Any]
     delta_cost: float
     drive: Drive
     model: ScaleModel | None = field(default=None, repr=False)
@@ -166,7 +167,10 @@ class Carried:
         per_point: list[list[dict | None]] = [list(rows)]
         for p in self.points[1:]:
             p.drive.prefetch_ops(lv.user_bytes for lv in levels)
-            per_point.append([_screen(p.drive, wl, targets, lv, curve, skew) for lv in levels])
+            # a structural alternative keeps the best fit's screened WAF curve when the screen's
+            # WAF model sees the same drive (its floor is added by the screen's own rule)
+            own = curve if _same_waf_model(p.drive, self.points[0].drive) else None
+            per_point.append([_screen(p.drive, wl, targets, lv, own, skew) for lv in levels])
         for i, row in enumerate(rows):
             at = {k: pp[i] for k, pp in enumerate(per_point) if pp[i] is not _NO_FIGURE}
             _spread(row, list(at.values()))
@@ -210,6 +214,17 @@ class Carried:
         ] + failed
 
 
+def _same_waf_model(a: Drive, b: Drive) -> bool:
+    """Whether the screen's WAF of garbage collection is the same function of the OP it sees on
+    drives ``a`` and ``b``: the same pages per GC unit and policy, as the screen models it (FIFO
+    and random have their own models, every other policy the greedy mean field: :mod:`.screen`)."""
+
+    def policy(d: Drive) -> str:
+        return d.gc if d.gc in ("fifo", "random") else "greedy"
+
+    return a.pages_per_block == b.pages_per_block and policy(a) == policy(b) and a.slc_folds == b.slc_folds
+
+
 class _Curve:
     """The best fit's screened WAF of garbage collection over the OP it sees, interpolated."""
 
@@ -245,7 +260,7 @@ def _screen(
             return screen_level(drive, wl, targets, lv, skew)
         except InputError:  # the model has no figure there (greedy's mean field at a very large OP)
             return _NO_FIGURE
-    wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
+    wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds, drive.meta_writes)
     iops, _, _ = iops_bound(drive, wl, wg)
     return {"waf_gc": wg, "waf": wb, "iops": iops} | endurance(drive, wl, targets, wb, lv.user_bytes, iops)
 
@@ -285,8 +300,8 @@ def carried(drive: Drive, model_blocks: int = DEFAULT_MODEL_BLOCKS) -> Carried |
     if rated is not None and base_rate is None:
         rated = None
     out = [Point(_own_values(drive, ks), 0.0, drive)]
-    for vals, delta in pts:
-        values = dict(zip(ks, vals))
+    for vals, delta, structure in pts:
+        values = dict(zip(ks, vals)) | structure
         d = load_drive(**(drive.load_args | {"values": values}))
         if rated is not None and drive.pe is not None:
             w = _rating_waf(d, rated, sk)
@@ -305,9 +320,11 @@ def carried(drive: Drive, model_blocks: int = DEFAULT_MODEL_BLOCKS) -> Carried |
     return Carried(str(drive.preset), str(prof.get("method", "profile")), ks, out, rule)
 
 
-def _parse(prof, where: str, opt: str) -> tuple[list[str], list[tuple[list[float], float]]]:
-    """The profile's keys and its points inside the 95% interval, checked: errors name the
-    drive's option and the table."""
+def _parse(prof, where: str, opt: str) -> tuple[list[str], list[tuple[list[float], float, dict]]]:
+    """The profile's keys and its points inside the 95% interval, each with its structural
+    alternative (``structure``: one table of ``ftl.``/``timing.`` keys a point, docs/calibrate.md
+    "What a datasheet never states"; none: every point the drive's own), checked: errors name
+    the drive's option and the table."""
     if not isinstance(prof, dict):
         raise _bad(opt, f"{where}: not a table")
     ks = prof.get("keys")
@@ -322,12 +339,17 @@ def _parse(prof, where: str, opt: str) -> tuple[list[str], list[tuple[list[float
     threshold = prof.get("threshold", math.inf)
     if not _number(threshold):
         raise _bad(opt, f"{where}: threshold must be a number")
+    structures = prof.get("structure", [{}] * len(pts))
+    if not isinstance(structures, list) or len(structures) != len(pts):
+        raise _bad(opt, f"{where}: structure must be a list of tables, one per point")
     out = []
-    for i, (p, d) in enumerate(zip(pts, deltas)):
+    for i, (p, d, st) in enumerate(zip(pts, deltas, structures)):
         if not isinstance(p, list) or len(p) != len(ks) or not all(_number(v) and math.isfinite(v) for v in p):
             raise _bad(opt, f"{where}: point {i + 1} must be a list of {len(ks)} finite numbers (one per key)")
+        if not isinstance(st, dict) or not all(str(k).startswith(("ftl.", "timing.")) for k in st):
+            raise _bad(opt, f"{where}: structure {i + 1} must be a table of ftl. and timing. keys")
         if d <= threshold + 1e-9:
-            out.append(([float(v) for v in p], float(d)))
+            out.append(([float(v) for v in p], float(d), dict(st)))
     return ks, out
 
 

@@ -147,10 +147,12 @@ def rmw_factor(wl: Workload, page: int) -> float:
     return wl.pages_per_io(page) * page / wl.bytes_per_io()
 
 
-def waf_bytes(waf_gc: float, wl: Workload, page: int, folds: bool = False) -> float:
+def waf_bytes(waf_gc: float, wl: Workload, page: int, folds: bool = False, meta: float = 0.0) -> float:
     """Host-byte WAF: GC's page WAF (plus the SLC-mode program of each page when the SLC cache
-    folds every write) times the units programmed per host byte."""
-    return (waf_gc + (1 if folds else 0)) * rmw_factor(wl, page)
+    folds every write, and the WAF floor's ``meta`` pages, ``ftl.meta_writes``) times the units
+    programmed per host byte.  The floor's pages also take NAND space, which the analytic WAF
+    does not see (the simulator does: docs/planner.md)."""
+    return (waf_gc + (1 if folds else 0) + meta) * rmw_factor(wl, page)
 
 
 def iops_bound(drive: Drive, wl: Workload, waf_gc: float) -> tuple[float, str, dict]:
@@ -200,7 +202,7 @@ def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level, skew: 
     ops = level_ops(drive, lv)
     wg, wsrc = waf_gc_model(drive, wl, ops["seen_by_gc"], skew)
     wg = float(wg)
-    wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds)
+    wb = waf_bytes(wg, wl, drive.page_size, drive.slc_folds, drive.meta_writes)
     iops, bott, _ = iops_bound(drive, wl, wg)
     row = {
         "index": lv.index,
@@ -218,7 +220,9 @@ def screen_level(drive: Drive, wl: Workload, targets: Targets, lv: Level, skew: 
         "waf_model": wsrc,
     }
     wd = waf_gc_drive_pages(drive, wl, ops["seen_by_gc"], skew)
-    row["waf_drive_pages"] = None if wd is None else waf_bytes(wd, wl, drive.page_size, drive.slc_folds)
+    row["waf_drive_pages"] = (
+        None if wd is None else waf_bytes(wd, wl, drive.page_size, drive.slc_folds, drive.meta_writes)
+    )
     row |= endurance(drive, wl, targets, wb, lv.user_bytes, iops)
     return row
 
@@ -227,7 +231,7 @@ def ceiling(drive: Drive, wl: Workload, targets: Targets, lv: Level) -> dict:
     """What the drive gives at this capacity with no garbage collection at all (WAF = 1 per
     programmed unit): the limit no amount of OP can pass."""
     iops, bott, _ = iops_bound(drive, wl, 1.0)
-    wb = waf_bytes(1.0, wl, drive.page_size, drive.slc_folds)
+    wb = waf_bytes(1.0, wl, drive.page_size, drive.slc_folds, drive.meta_writes)
     return {"iops": iops, "bottleneck": bott, "waf": wb} | endurance(drive, wl, targets, wb, lv.user_bytes, iops)
 
 
