@@ -5,6 +5,7 @@ with the cost, the bound grows with the figure's uncertainty, and a zero cost ch
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from dataclasses import replace
 
@@ -56,7 +57,7 @@ def test_the_prediction_falls_monotonically_with_the_cost(cal, key):
     (f,) = gc_cost.steady_write_figures(cal)
     grid = [b.bound * k / 8 for k in range(13)]  # to 1.5 x the bound (the core takes at most 1 s)
     iops = [gc_cost.iops_at(cal, key, x, f) for x in grid]
-    assert all(a >= c for a, c in zip(iops, iops[1:])), iops
+    assert all(a >= c for a, c in itertools.pairwise(iops)), iops
     assert iops[-1] < 0.75 * iops[0]
 
 

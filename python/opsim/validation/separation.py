@@ -81,7 +81,10 @@ def rows(preset: str, scale: int, seeds: Sequence[int] = SEEDS) -> list[dict]:
         cfg["ftl"] = cfg.get("ftl", {}) | ftl
         configs.append(cfg | {"workload": wl, "run": RUN | {"seed": seed}})
     results = simulate_many(configs)
-    wafs = {(ftl.get("separation", "none"), name, seed): r.waf for (ftl, name, _, seed), r in zip(cells, results)}
+    wafs: dict[tuple, float] = {}
+    for (ftl, name, _, seed), r in zip(cells, results):
+        assert r.waf is not None  # every run writes
+        wafs[ftl.get("separation", "none"), name, seed] = r.waf
     out = []
     for ftl in POLICIES:
         sep = ftl.get("separation", "none")
