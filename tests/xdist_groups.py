@@ -42,6 +42,7 @@ CALIBRATION_FILES = (
     "tests/calibrate/test_calibrate.py",
     "tests/calibrate/test_calibrate_presets.py",
     "tests/calibrate/test_calibrate_uncertainty.py",
+    "tests/calibrate/test_gc_cost.py",
 )
 
 

@@ -9,18 +9,28 @@ without separation (Desnoyers 2012) and the ideal separation bound (each class i
 the spare split between them at the optimum, each pool greedy's mean field: Desnoyers 2012's
 hot/cold pools).
 
-    python -m opsim.validation.separation [PRESET] [SCALE]     # a few minutes
+Each WAF is the mean over ``SEEDS`` with a 95% t interval (Student's t over the seeds' WAFs;
+zipf over uniform from each seed's pair); the first seed's runs are the table's runs before
+seeds were added, bit-identical.  A row "separation unknown" is a drive whose policy is not
+known, each of the three as likely: the mean of the policies' means, and the envelope of their
+intervals.
+
+    python -m opsim.validation.separation [PRESET] [SCALE]     # 45 timed runs: ten minutes or so
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 import sys
+from collections.abc import Sequence
 
 from scipy.optimize import minimize_scalar
+from scipy.stats import t as student_t
 
 from .. import models, presets
 from .._output import markdown_table
-from ..sim import describe, simulate
+from ..sim import describe, simulate_many
 
 WORKLOADS = {
     "uniform": {"type": "uniform"},
@@ -35,6 +45,9 @@ RUN = {
     "measure_drive_writes": 2,
     "round_drive_writes": 0.5,
 }
+#: the seeds each WAF is the mean of (the first is RUN's: the table's runs before intervals)
+SEEDS = (1, 2, 3, 4, 5)
+RATIO = "zipf / uniform"
 
 
 def ideal_separation(op: float, b: int, hot: float = 0.2, hot_writes: float = 0.8) -> float:
@@ -49,18 +62,49 @@ def ideal_separation(op: float, b: int, hot: float = 0.2, hot_writes: float = 0.
     return float(minimize_scalar(waf, bounds=(1e-4 * op, op * (1 - 1e-4)), method="bounded").fun)
 
 
-def rows(preset: str, scale: int) -> list[dict]:
-    """One row per policy: its WAF under each workload and zipf's over uniform."""
+def t_interval(xs: Sequence[float]) -> tuple[float, float]:
+    """The 95% Student's t interval of the mean of ``xs`` (one value: that value, no width)."""
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, m
+    half = float(student_t.ppf(0.975, len(xs) - 1)) * statistics.stdev(xs) / math.sqrt(len(xs))
+    return m - half, m + half
+
+
+def rows(preset: str, scale: int, seeds: Sequence[int] = SEEDS) -> list[dict]:
+    """One row per policy: its WAF under each workload and zipf's over uniform, each the mean
+    over ``seeds`` with its 95% interval (``interval``) and every seed's value (``seeds``)."""
+    cells = [(ftl, name, wl, seed) for ftl in POLICIES for name, wl in WORKLOADS.items() for seed in seeds]
+    configs = []
+    for ftl, _, wl, seed in cells:
+        cfg = presets.scale_model(preset, scale)
+        cfg["ftl"] = cfg.get("ftl", {}) | ftl
+        configs.append(cfg | {"workload": wl, "run": RUN | {"seed": seed}})
+    results = simulate_many(configs)
+    wafs: dict[tuple, float] = {}
+    for (ftl, name, _, seed), r in zip(cells, results):
+        assert r.waf is not None  # every run writes
+        wafs[ftl.get("separation", "none"), name, seed] = r.waf
     out = []
     for ftl in POLICIES:
-        row: dict = {"separation": ftl.get("separation", "none")}
-        for name, wl in WORKLOADS.items():
-            cfg = presets.scale_model(preset, scale)
-            cfg["ftl"] = cfg.get("ftl", {}) | ftl
-            row[name] = simulate(cfg | {"workload": wl, "run": RUN}).waf
-        row["zipf / uniform"] = row["zipf 0.8"] / row["uniform"] - 1
+        sep = ftl.get("separation", "none")
+        per = {name: [wafs[sep, name, s] for s in seeds] for name in WORKLOADS}
+        per[RATIO] = [z / u - 1 for z, u in zip(per["zipf 0.8"], per["uniform"])]
+        row: dict = {"separation": sep, "seeds": per, "interval": {k: t_interval(v) for k, v in per.items()}}
+        row |= {name: statistics.fmean(v) for name, v in per.items() if name != RATIO}
+        row[RATIO] = row["zipf 0.8"] / row["uniform"] - 1
         out.append(row)
     return out
+
+
+def unknown(policies: Sequence[dict]) -> dict:
+    """A drive whose separation is not known, each policy as likely: the mean of the policies'
+    values and the envelope of their intervals."""
+    row: dict = {"separation": "separation unknown (each as likely)", "interval": {}}
+    for k in (*WORKLOADS, RATIO):
+        row[k] = statistics.fmean(r[k] for r in policies)
+        row["interval"][k] = (min(r["interval"][k][0] for r in policies), max(r["interval"][k][1] for r in policies))
+    return row
 
 
 def analytic(preset: str, scale: int) -> dict:
@@ -77,20 +121,26 @@ def analytic(preset: str, scale: int) -> dict:
     }
 
 
+def cell(row: dict, col: str) -> str:
+    """A cell: the value, with its 95% interval where the row has one."""
+    v = row[col]
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    fmt = "{:+.1%}" if col == RATIO else "{:.3f}"
+    iv = row.get("interval", {}).get(col)
+    return fmt.format(v) + ("" if iv is None else f" ({fmt.format(iv[0])} to {fmt.format(iv[1])})")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     preset = args[0] if args else "solidigm-d7-p5520-1920gb"
     scale = int(args[1]) if len(args) > 1 else 256
-    table = [*rows(preset, scale), analytic(preset, scale)]
-    cols = ["separation", *WORKLOADS, "zipf / uniform"]
-
-    def cell(v) -> str:
-        if v is None:
-            return "-"
-        return v if isinstance(v, str) else f"{v:.3f}"
-
-    body = [[cell(r[c]) if c != "zipf / uniform" or r[c] is None else f"{r[c]:+.1%}" for c in cols] for r in table]
-    print(markdown_table(cols, "lrrrr", body))
+    policies = rows(preset, scale)
+    table = [*policies, unknown(policies), analytic(preset, scale)]
+    cols = ["separation", *WORKLOADS, RATIO]
+    print(markdown_table(cols, "lrrrr", [[cell(r, c) for c in cols] for r in table]))
     return 0
 
 
