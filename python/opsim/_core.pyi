@@ -6,7 +6,7 @@ decodes them.  Errors are the classes of :mod:`opsim.errors`; Ctrl-C raises Keyb
 """
 
 from collections.abc import Callable
-from typing import final
+from typing import Any, final
 
 __all__ = [
     "MAX_THREADS",
@@ -39,6 +39,7 @@ def simulate(
     base_dir: str | None = None,
     keep_interrupted: bool = False,
     threads: int | None = None,
+    stop: Any | None = None,
 ) -> str: ...
 def describe(
     config: str,

@@ -129,18 +129,21 @@ def _keep_interrupted(on_interrupt: str) -> bool:
     return on_interrupt == "return"
 
 
-def simulate(config, *, threads: int | None = None, on_interrupt: str = "raise") -> SimResult:
+def simulate(
+    config, *, threads: int | None = None, on_interrupt: str = "raise", stop: threading.Event | None = None
+) -> SimResult:
     """Run a simulation described by ``config`` (dict or TOML path) and return its result.
 
     ``threads``: the threads of the functional model of a drive of independent GC pools, in
     place of the config's ``run.threads`` (docs/parallel.md); the result does not depend on
     them (``perf.parallel`` says how many ran, and why).  On Ctrl-C the core stops within a
     fraction of a second; ``on_interrupt="raise"`` raises KeyboardInterrupt, ``"return"``
-    returns the rounds done (``result.interrupted`` true)."""
+    returns the rounds done (``result.interrupted`` true).  ``stop``: an event whose setting
+    stops the run as Ctrl-C does (a run on a thread other than the main one sees no signal)."""
     keep = _keep_interrupted(on_interrupt)
     n = None if threads is None else check_threads("threads", threads)
     text, fmt = _config_text(config)
-    return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep, n)))
+    return SimResult(json.loads(_core().simulate(text, fmt, _base_dir(config), keep, n, stop)))
 
 
 def simulate_many(configs, jobs: int | None = None, on_done=None) -> list[SimResult]:
@@ -148,8 +151,9 @@ def simulate_many(configs, jobs: int | None = None, on_done=None) -> list[SimRes
     once (None: a thread per CPU this process may use); the results in the configs' order.  The
     core releases the GIL, so the runs take the cores side by side; each run is independent and
     seeded, so the results are the same whatever ``jobs`` is.  ``on_done(i)`` after config ``i``
-    finishes.  Ctrl-C: the runs not started are dropped and the exception raised once the
-    running ones end (a run on another thread than the main one does not see the signal)."""
+    finishes.  Ctrl-C (or any error): the runs not started are dropped, the running ones
+    stopped within a fraction of a second (a run on a thread other than the main one sees no
+    signal: an event stops it), and the exception raised."""
     configs = list(configs)
     n = min(len(configs), jobs or len(os.sched_getaffinity(0)))
     if n <= 1:
@@ -160,14 +164,16 @@ def simulate_many(configs, jobs: int | None = None, on_done=None) -> list[SimRes
                 on_done(i)
         return out
     results: dict[int, SimResult] = {}
+    stop = threading.Event()
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="opsim-simulate") as ex:
-        futs = {ex.submit(simulate, c, threads=1): i for i, c in enumerate(configs)}
+        futs = {ex.submit(simulate, c, threads=1, stop=stop): i for i, c in enumerate(configs)}
         try:
             for f in as_completed(futs):
                 results[futs[f]] = f.result()
                 if on_done:
                     on_done(futs[f])
         except BaseException:
+            stop.set()
             for f in futs:
                 f.cancel()
             raise

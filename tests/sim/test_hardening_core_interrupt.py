@@ -154,6 +154,35 @@ def test_sigint_stops_simulator_run_for_with_keyboard_interrupt():
     assert word == "KeyboardInterrupt" and int(written) > 0
 
 
+MANY = textwrap.dedent("""
+    import sys, tomllib
+    from opsim.sim import simulate_many
+    from support import LONG_RUN
+    cfg = tomllib.loads(LONG_RUN)
+    print("ready", file=sys.stderr, flush=True)
+    try:
+        simulate_many([cfg, cfg], jobs=2)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", flush=True)
+        sys.exit(130)
+    print("finished", flush=True)
+""")
+
+
+def test_sigint_stops_runs_side_by_side_on_worker_threads():
+    """simulate_many's runs are on threads other than the main one, which see no signal: the
+    main thread's KeyboardInterrupt sets their stop event, and they end within the bound too
+    (calibrate's curve levels and timed rounds, the demo's runs)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    p = subprocess.Popen(
+        [sys.executable, "-c", MANY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    assert p.stderr.readline().strip() == "ready"
+    out, err, took = stop(p)
+    assert took < STOP_WITHIN_S, err
+    assert p.returncode == 130 and out.strip() == "KeyboardInterrupt", err
+
+
 @pytest.mark.slow
 def test_sigterm_ends_a_long_simulate_promptly(tmp_path):
     cfg = tmp_path / "long.toml"

@@ -55,10 +55,18 @@ impl Signals {
     }
 
     fn interrupt(&self) -> Interrupt {
+        self.interrupt_or(None)
+    }
+
+    /// [`Signals::interrupt`], also stopping once `stop.is_set()` (a `threading.Event` another
+    /// thread sets: a run on a thread other than the main one never sees a signal).
+    fn interrupt_or(&self, stop: Option<Py<PyAny>>) -> Interrupt {
         let me = self.clone();
         Interrupt::new(move || {
             Python::attach(|py| match py.check_signals() {
-                Ok(()) => false,
+                Ok(()) => stop
+                    .as_ref()
+                    .is_some_and(|s| s.bind(py).call_method0("is_set").and_then(|v| v.is_truthy()).unwrap_or(false)),
                 Err(e) => {
                     *me.slot() = Some(e);
                     true
@@ -146,9 +154,11 @@ fn parse_config(text: &str, format: &str, base_dir: Option<&str>) -> opsim_core:
 /// paths are taken relative to `base_dir` when given (the config file's directory), else to
 /// the current directory.  Ctrl-C stops the
 /// run: with `keep_interrupted` the rounds done are returned (`"interrupted": true`), else
-/// KeyboardInterrupt is raised.  `threads`: `run.threads` (docs/parallel.md).
+/// KeyboardInterrupt is raised.  `threads`: `run.threads` (docs/parallel.md).  `stop`: an
+/// object whose `is_set()` stops the run as Ctrl-C does (a `threading.Event`, for a run on a
+/// thread other than the main one).
 #[pyfunction]
-#[pyo3(signature = (config, format = "json", base_dir = None, keep_interrupted = false, threads = None))]
+#[pyo3(signature = (config, format = "json", base_dir = None, keep_interrupted = false, threads = None, stop = None))]
 fn simulate(
     py: Python<'_>,
     config: String,
@@ -156,10 +166,11 @@ fn simulate(
     base_dir: Option<String>,
     keep_interrupted: bool,
     threads: Option<u32>,
+    stop: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let format = format.to_owned();
     let signals = Signals::default();
-    let intr = signals.interrupt();
+    let intr = signals.interrupt_or(stop);
     let r = detached(py, move || {
         let mut cfg = parse_config(&config, &format, base_dir.as_deref())?;
         if threads.is_some() {

@@ -223,15 +223,15 @@ def _timed_round(
     than EFF_TOL, else the measured one). Returns the largest |log| change of an efficiency."""
     cfg = model.config(values)
     moved = 0.0
-    done: set[tuple] = set()  # a condition runs once a round (shared by a WAF and an IOPS figure)
+    todo: dict[tuple, Figure] = {}  # a condition runs once a round (shared by a WAF and an IOPS figure)
     for f in (x for fig in figures for x in parts(fig)):
-        c = condition(f)
-        if f.kind == "waf" or c in done:
-            continue
-        done.add(c)
-        if progress:
-            progress(f"timed run: {f.label()}")
-        runs[c] = timed.run(cfg, f, model.user_bytes)
+        if f.kind != "waf":
+            todo.setdefault(condition(f), f)
+    if progress:
+        progress(f"timed runs: {', '.join(f.label() for f in todo.values())}")
+    # the conditions side by side on the process's cores (independent seeded runs)
+    for c, r in zip(todo, timed.run_many(cfg, list(todo.values()), model.user_bytes)):
+        runs[c] = r
         new, old = runs[c].efficiency, model.efficiency.get(c, 1.0)
         change = abs(math.log(new / old)) if new > 0 and old > 0 else math.inf
         moved = max(moved, change)

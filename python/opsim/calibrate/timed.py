@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from ..sim import costs, describe, simulate
+from ..sim import SimResult, costs, describe, simulate_many
 from .inputs import Figure
 from .model import _queue, mix_of
 from .scale import scaled, superblock_pages, unit_scale
@@ -82,10 +82,23 @@ def scale_model(cfg: dict, user_bytes: int) -> tuple[dict, int]:
 
 def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
     """The timed simulator's IOPS (and WAF, p99) for figure ``f``'s condition on ``cfg``."""
+    (out,) = run_many(cfg, [f], user_bytes, seed)
+    return out
+
+
+def run_many(cfg: dict, figures: list[Figure], user_bytes: int, seed: int = 1) -> list[TimedFigure]:
+    """:func:`run` of each of ``figures``, the runs side by side on the process's cores
+    (independent seeded runs: the same results as one by one)."""
+    setups = [_setup(cfg, f, user_bytes, seed) for f in figures]
+    results = simulate_many([model for model, _ in setups])
+    return [_outcome(cfg, f, model, scale, r) for f, (model, scale), r in zip(figures, setups, results)]
+
+
+def _setup(cfg: dict, f: Figure, user_bytes: int, seed: int) -> tuple[dict, int]:
+    """The scale model and run of figure ``f``'s condition, and the scale."""
     if f.user:
         user_bytes = f.user  # the max address lowered: the rest is spare, not free user capacity
     model, scale = scale_model(cfg, user_bytes)
-    page = describe(cfg, model_limits=False)["drive"]["page_size"]
     if f.queue_depth:
         qd, queues = _queue(f.queue_depth, model["timing"].get("interface", "sata"))
         model["timing"] |= {"queue_depth": qd, "nvme_queues": queues}
@@ -130,7 +143,12 @@ def run(cfg: dict, f: Figure, user_bytes: int, seed: int = 1) -> TimedFigure:
         ]
     else:  # pragma: no cover - Figure kinds are closed
         raise ValueError(f.kind)
-    r = simulate(model)
+    return model, scale
+
+
+def _outcome(cfg: dict, f: Figure, model: dict, scale: int, r: SimResult) -> TimedFigure:
+    """What the run ``r`` of figure ``f``'s condition measured, beside the cost model's bound."""
+    page = describe(cfg, model_limits=False)["drive"]["page_size"]
     m = r.measure_counters
     host = max(1, m["host_write_pages"])
     waf_gc = 1.0 + m["gc_copy_pages"] / host if m["host_write_pages"] else 1.0
