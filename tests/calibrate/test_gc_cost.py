@@ -26,7 +26,8 @@ NS = 1e-3
 
 @pytest.fixture(scope="module")
 def cal():
-    return cp.calibration(NAME)
+    """The preset input's fit (the bounds are on a calibration's Fitted)."""
+    return cp.calibration(NAME).fitted
 
 
 def test_the_lower_end_is_the_figure_s_own_95_percent():
@@ -63,7 +64,7 @@ def test_the_prediction_falls_monotonically_with_the_cost(cal, key):
 
 @pytest.mark.slow
 def test_the_bound_grows_with_the_figure_s_uncertainty(cal):
-    wide = replace(cal, fitted=replace(cal.fitted, figures=[replace(f, sigma=0.2) for f in cal.fitted.figures]))
+    wide = replace(cal, figures=[replace(f, sigma=0.2) for f in cal.figures])
     for key in gc_cost.COSTS:
         assert gc_cost.bound(wide, key).bound > gc_cost.bound(cal, key).bound
 
@@ -71,7 +72,7 @@ def test_the_bound_grows_with_the_figure_s_uncertainty(cal):
 @pytest.mark.slow
 def test_a_cost_no_figure_in_the_core_s_range_misses_is_capped_there(cal):
     key = "timing.gc_reclaim_us"
-    loose = replace(cal, fitted=replace(cal.fitted, figures=[replace(f, sigma=3.0) for f in cal.fitted.figures]))
+    loose = replace(cal, figures=[replace(f, sigma=3.0) for f in cal.figures])
     b = gc_cost.bound(loose, key)
     assert b.capped and "the core's range ends there" in b.source()
     assert gc_cost._accepts(loose, key, b.bound) and not gc_cost._accepts(loose, key, b.bound + 2 * gc_cost.XTOL)
@@ -79,14 +80,14 @@ def test_a_cost_no_figure_in_the_core_s_range_misses_is_capped_there(cal):
 
 @pytest.mark.slow
 def test_zero_costs_leave_the_calibration_s_predictions_unchanged(cal):
-    tables = copy.deepcopy(cal.fitted.model.tables)
-    values = dict(cal.fitted.values)
-    base = predict(cal.fitted.model, cal.fitted.values, cal.fitted.figures)
+    tables = copy.deepcopy(cal.model.tables)
+    values = dict(cal.values)
+    base = predict(cal.model, cal.values, cal.figures)
     for key in gc_cost.COSTS:
         model, vals = gc_cost.at_cost(cal, key, 0.0)
-        assert predict(model, vals, cal.fitted.figures) == base
+        assert predict(model, vals, cal.figures) == base
         gc_cost.bound(cal, key)
-    assert cal.fitted.model.tables == tables and cal.fitted.values == values  # nothing of the calibration moved
+    assert cal.model.tables == tables and cal.values == values  # nothing of the calibration moved
 
 
 def test_zero_costs_leave_a_timed_run_bit_identical():
@@ -102,3 +103,18 @@ def test_zero_costs_leave_a_timed_run_bit_identical():
     slow = copy.deepcopy(cfg)
     slow["timing"] = {"gc_reclaim_us": 1000.0}
     assert simulate(slow).timed["measured_iops"] < a["timed"]["measured_iops"]  # the key reaches the run
+
+
+@pytest.mark.slow
+def test_calibrate_gives_each_bounded_cost_its_interval_and_source():
+    """`opsim calibrate`'s parameters (and so a drive file, a preset) carry each cost the figures
+    do not pin with its prior interval: none to the bound, and the figure that binds it."""
+    c = cp.calibration(NAME)
+    rows = {r["name"]: r for r in c.parameters()}
+    for key in gc_cost.COSTS:
+        b = gc_cost.bound(c.fitted, key)
+        assert (rows[key]["value"], rows[key]["low"], rows[key]["high"]) == (0.0, 0.0, b.bound)
+        assert rows[key]["source"] == b.source() and b.figure in b.source()
+    kept = c.drive_toml()["preset"]["calibration"]["intervals_95"]
+    assert kept["timing.gc_reclaim_us"][1] == pytest.approx(rows["timing.gc_reclaim_us"]["high"], rel=2e-3)
+    assert presets.get(NAME)["meta"]["calibration"]["intervals_95"]["timing.gc_fw_us"] == kept["timing.gc_fw_us"]

@@ -39,11 +39,12 @@ def test_the_docs_table_is_the_checked_in_run():
         assert len(set(p["waf_by_setting"].values())) == 1  # the timing does not move WAF
 
 
-@pytest.mark.slow
 def test_the_run_s_bounds_are_the_presets_now():
+    """The run's bounds are the presets' drive files' (each kept there at its stored precision,
+    calibrate.stored: a few significant digits; the run took them unrounded)."""
     data = json.loads(DATA.read_text())
     for name, bounds in data["bounds_us"].items():
-        assert bounds == pytest.approx(zt.bounds_of(name), rel=1e-9), f"{name}: rerun the module (docs/validation.md)"
+        assert bounds == pytest.approx(zt.bounds_of(name), rel=2e-3), f"{name}: rerun the module (docs/validation.md)"
 
 
 def test_the_preset_point_has_no_cost_key_and_the_reclaim_time_is_scaled():

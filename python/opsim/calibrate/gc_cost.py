@@ -16,24 +16,21 @@ given, the bound is the lowest (each must still be met).
 A cost the fit pinned (``gc_fw_us`` "fitted") keeps its fitted value and interval, and the bound
 is reported beside it.  The bounds are each alone: both at once would miss the figure.
 
-    python -m opsim.calibrate.gc_cost [PRESET ...]     # the bounds of presets (their inputs' calibrations)
+`opsim calibrate` gives each bounded cost's interval and its source in its parameters (and a
+drive file in ``[preset.calibration]``), so every preset written since carries them.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import sys
 from dataclasses import dataclass, replace
 
-from .._output import markdown_table
 from ..errors import ConfigError
 from ..sim import describe
-from . import presets
-from .fit import Z95
+from .fit import Z95, Fitted
 from .inputs import Figure
 from .model import Model, predict
-from .result import Calibration
 
 #: the costs bounded here: config key -> what it is
 COSTS = {
@@ -69,18 +66,23 @@ class CostBound:
 
     def source(self) -> str:
         if self.status == "fitted":
-            return f"fitted: {self.what} (95% interval); the figures allow up to {self.bound:.4g} us"
+            return f"fitted: {self.what} (95% interval); the figures allow up to {_us(self.bound)} us"
         cap = " (the core's range ends there)" if self.capped else ""
         return (
-            f"prior: 0 to {self.bound:.4g} us{cap}, the largest {self.what} at which the model still meets "
+            f"prior: 0 to {_us(self.bound)} us{cap}, the largest {self.what} at which the model still meets "
             f"{self.figure} at its 95% lower end ({self.lower_end:,.0f} IOPS); the figures do not pin it "
             "(opsim.calibrate.gc_cost)"
         )
 
 
-def steady_write_figures(cal: Calibration) -> list[Figure]:
+def _us(x: float) -> str:
+    """A time in us to 4 significant digits, never in exponent form (634,900; 4.37)."""
+    return f"{float(f'{x:.4g}'):,.{max(0, 3 - math.floor(math.log10(x)))}f}" if x > 0 else "0"
+
+
+def steady_write_figures(fitted: Fitted) -> list[Figure]:
     """The calibration's steady random-write figures (any mix with writes): what a GC cost slows."""
-    return [f for f in cal.fitted.figures if f.kind == "steady_iops" and f.read_fraction < 1.0]
+    return [f for f in fitted.figures if f.kind == "steady_iops" and f.read_fraction < 1.0]
 
 
 def lower_end(f: Figure) -> float:
@@ -88,10 +90,10 @@ def lower_end(f: Figure) -> float:
     return f.value * math.exp(-Z95 * f.sigma)
 
 
-def at_cost(cal: Calibration, key: str, cost: float) -> tuple[Model, dict[str, float]]:
+def at_cost(fitted: Fitted, key: str, cost: float) -> tuple[Model, dict[str, float]]:
     """The calibration's model and values with ``key`` at ``cost``: a fitted parameter's value
     replaced, or the config's key set (the others as the calibration has them)."""
-    f = cal.fitted
+    f = fitted
     name = key.split(".", 1)[1]
     if any(p.key == key for p in f.model.params):
         return f.model, f.values | {name: cost}
@@ -100,21 +102,21 @@ def at_cost(cal: Calibration, key: str, cost: float) -> tuple[Model, dict[str, f
     return replace(f.model, tables=tables), dict(f.values)
 
 
-def iops_at(cal: Calibration, key: str, cost: float, figure: Figure) -> float:
+def iops_at(fitted: Fitted, key: str, cost: float, figure: Figure) -> float:
     """``figure``'s predicted IOPS with ``key`` at ``cost`` (:func:`.model.predict`: the core's)."""
-    model, values = at_cost(cal, key, cost)
+    model, values = at_cost(fitted, key, cost)
     return predict(model, values, [figure])[0].value
 
 
-def current(cal: Calibration, key: str) -> float:
+def current(fitted: Fitted, key: str) -> float:
     """The calibration's value of ``key`` (0, the core's default, when it has none)."""
     name = key.split(".", 1)[1]
-    return float(cal.config().get("timing", {}).get(name, 0.0))
+    return float(fitted.model.config(fitted.values).get("timing", {}).get(name, 0.0))
 
 
-def _accepts(cal: Calibration, key: str, cost: float) -> bool:
+def _accepts(fitted: Fitted, key: str, cost: float) -> bool:
     """Whether the core takes ``key`` at ``cost`` (its range: the config parser's)."""
-    model, values = at_cost(cal, key, cost)
+    model, values = at_cost(fitted, key, cost)
     try:
         describe(model.config(values), model_limits=False)
     except ConfigError:
@@ -122,34 +124,34 @@ def _accepts(cal: Calibration, key: str, cost: float) -> bool:
     return True
 
 
-def _bracket(cal: Calibration, key: str, f: Figure, low: float, start: float) -> tuple[float, bool]:
+def _bracket(fitted: Fitted, key: str, f: Figure, low: float, start: float) -> tuple[float, bool]:
     """A cost at which ``f``'s predicted IOPS fall below ``low`` (doubling from ``start``), or,
     when none does within the core's range, the largest value the core accepts (capped: True;
     bisected between the last value it took and the first it refused)."""
     hi, last = max(start, FIRST), start
-    while _accepts(cal, key, hi):
-        if iops_at(cal, key, hi, f) < low:
+    while _accepts(fitted, key, hi):
+        if iops_at(fitted, key, hi, f) < low:
             return hi, False
         last, hi = hi, 2 * hi
     while hi - last > XTOL:
         mid = (last + hi) / 2
-        last, hi = (mid, hi) if _accepts(cal, key, mid) else (last, mid)
-    return (last, True) if iops_at(cal, key, last, f) >= low else (last, False)
+        last, hi = (mid, hi) if _accepts(fitted, key, mid) else (last, mid)
+    return (last, True) if iops_at(fitted, key, last, f) >= low else (last, False)
 
 
-def bound_for(cal: Calibration, key: str, f: Figure) -> tuple[float, bool]:
+def bound_for(fitted: Fitted, key: str, f: Figure) -> tuple[float, bool]:
     """The largest ``key`` at which ``f``'s predicted IOPS stay at or above its 95% lower end
     (brentq on log IOPS; 0 when the model misses it already at 0), and whether the core's range
     capped it."""
     from scipy.optimize import brentq  # noqa: PLC0415  (start-up: scipy only when bounding)
 
     low = lower_end(f)
-    if iops_at(cal, key, 0.0, f) < low:
+    if iops_at(fitted, key, 0.0, f) < low:
         return 0.0, False
-    hi, capped = _bracket(cal, key, f, low, current(cal, key))
+    hi, capped = _bracket(fitted, key, f, low, current(fitted, key))
     if capped:
         return hi, True
-    g = lambda x: math.log(iops_at(cal, key, x, f)) - math.log(low)  # noqa: E731
+    g = lambda x: math.log(iops_at(fitted, key, x, f)) - math.log(low)  # noqa: E731
     # the predicted IOPS step at whole nanoseconds: brentq ends on the step's near side
     x = brentq(g, 0.0, hi, xtol=XTOL)
     while x > 0 and g(x) < 0:
@@ -157,20 +159,20 @@ def bound_for(cal: Calibration, key: str, f: Figure) -> tuple[float, bool]:
     return x, False
 
 
-def bound(cal: Calibration, key: str) -> CostBound:
-    """``key``'s interval on calibration ``cal`` (see the module's text)."""
+def bound(fitted: Fitted, key: str) -> CostBound:
+    """``key``'s interval on calibration ``fitted`` (see the module's text)."""
     if key not in COSTS:
         raise ValueError(f"{key}: one of {', '.join(COSTS)}")
-    figs = steady_write_figures(cal)
+    figs = steady_write_figures(fitted)
     if not figs:
         raise ValueError("the calibration has no steady random-write figure to bound a GC cost by")
-    found = [(bound_for(cal, key, f), f) for f in figs]
+    found = [(bound_for(fitted, key, f), f) for f in figs]
     (b, capped), f = min(found, key=lambda t: t[0][0])
-    value = current(cal, key)
+    value = current(fitted, key)
     name = key.split(".", 1)[1]
-    p = next((q for q in cal.fitted.model.params if q.key == key), None)
-    if p is not None and cal.fitted.status.get(name) == "fitted":
-        lo, hi = cal.fitted.interval(p)
+    p = next((q for q in fitted.model.params if q.key == key), None)
+    if p is not None and fitted.status.get(name) == "fitted":
+        lo, hi = fitted.interval(p)
         status = "fitted"
     else:
         lo, hi, status = 0.0, b, "bounded"
@@ -184,45 +186,12 @@ def bound(cal: Calibration, key: str) -> CostBound:
         b,
         f.label(),
         lower_end(f),
-        iops_at(cal, key, value, f),
-        iops_at(cal, key, b, f),
+        iops_at(fitted, key, value, f),
+        iops_at(fitted, key, b, f),
         capped,
     )
 
 
-def bounds(cal: Calibration) -> dict[str, CostBound]:
-    """Every GC cost's interval on ``cal``."""
-    return {k: bound(cal, k) for k in COSTS}
-
-
-def preset_bounds(name: str) -> dict[str, CostBound]:
-    """The GC costs' intervals of preset ``name``: on its checked-in input's calibration (the
-    preset is what that calibration writes: :mod:`.presets`)."""
-    return bounds(presets.calibration(name))
-
-
-def main(argv: list[str] | None = None) -> int:
-    names = (sys.argv[1:] if argv is None else argv) or ["micron-7450-pro-960gb", "solidigm-d7-p5520-1920gb"]
-    body = []
-    for n in names:
-        for b in preset_bounds(n).values():
-            body.append(
-                [
-                    n,
-                    b.key,
-                    b.status,
-                    f"{b.value:.4g}",
-                    f"{b.low:.4g} - {b.high:.4g}",
-                    b.figure,
-                    f"{b.lower_end:,.0f}",
-                    f"{b.iops_at_value:,.0f}",
-                    f"{b.iops_at_bound:,.0f}",
-                ]
-            )
-    cols = ["preset", "cost", "status", "value (us)", "95% interval (us)", "binding figure", "its 95% lower end"]
-    print(markdown_table([*cols, "IOPS at value", "IOPS at bound"], "lllrrlrrr", body))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def bounds(fitted: Fitted) -> dict[str, CostBound]:
+    """Every GC cost's interval on ``fitted``."""
+    return {k: bound(fitted, k) for k in COSTS}

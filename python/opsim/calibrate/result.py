@@ -12,7 +12,7 @@ from .._version import __version__
 from ..errors import InputError
 from ..planner.endurance import RATED_PE_SOURCE, dwpd_of, rated_host_bytes
 from ..units import fmt_bytes
-from . import endurance, stored, timed
+from . import endurance, gc_cost, stored, timed
 from .bounds import queue_depth_refusal
 from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, resolve_spans, unused_fit_from
@@ -116,9 +116,27 @@ class Calibration:
                 out.append(
                     {"name": key, "value": cfg[section][k], "low": lo, "high": hi, "source": self.source(p.name)}
                 )
+        self._bound_gc_costs(out)
         if self.pe:
             out.append({"name": "pe_cycles", **{k: self.pe[k] for k in ("value", "low", "high", "source")}})
         return out
+
+    def _bound_gc_costs(self, rows: list[dict]) -> None:
+        """The GC controller costs the figures do not pin (:mod:`.gc_cost`), each with its prior
+        interval, from none to the largest at which the steady random-write figures are still
+        met at their 95% lower end; a row added for a cost the config does not set.  A cost the
+        fit pinned keeps its row; a fit with no steady write figure has no bound."""
+        if not gc_cost.steady_write_figures(self.fitted):
+            return
+        by_name = {r["name"]: r for r in rows}
+        for key, b in gc_cost.bounds(self.fitted).items():
+            if b.status == "fitted":
+                continue
+            row = by_name.get(key)
+            if row is None:
+                row = {"name": key, "value": b.value}
+                rows.append(row)
+            row |= {"low": b.low, "high": b.high, "source": b.source()}
 
     @property
     def profile_param(self) -> str | None:

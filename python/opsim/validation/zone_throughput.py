@@ -24,9 +24,9 @@ import sys
 from collections.abc import Sequence
 
 from .._output import markdown_table
-from ..calibrate import gc_cost
 from ..sim import simulate
 from ..units import fmt_bytes
+from . import gc_costs
 from .zoned import base_config, gc_unit_bytes, model_config
 
 #: the drives and the scale each is run at (superblocks of 6,144 pages each: 24 MiB)
@@ -63,8 +63,9 @@ def run_point(preset: str, zone: int, active: int, scale: int, cost: tuple[str, 
 
 
 def bounds_of(preset: str) -> dict[str, float]:
-    """The upper bounds of the GC costs (us, full-size drive) from the preset's calibration."""
-    return {k: b.bound for k, b in gc_cost.preset_bounds(preset).items()}
+    """The upper bounds of the GC costs (us, full-size drive) as the preset's drive file keeps
+    them (its input's calibration: :mod:`opsim.calibrate.gc_cost`)."""
+    return {k: hi for k, (_, hi) in gc_costs.preset_bounds(preset).items()}
 
 
 def rows(
