@@ -251,6 +251,25 @@ def alternative(
     "What a datasheet never states")."""
     if not keys:
         return ref
+    # the same alternative of the same curve is asked for at every point of a profile's walk:
+    # kept by what it is made of (the curve's figures, not the object: a curve the cache of
+    # _curve drops is made again equal)
+    memo = (ref, repr(drive), repr(ftl), block_size, cell, repr(sorted(keys.items())), seed)
+    if memo in _ALTERNATIVES:
+        return _ALTERNATIVES[memo]
+    if len(_ALTERNATIVES) >= ALTERNATIVES_KEPT:
+        del _ALTERNATIVES[next(iter(_ALTERNATIVES))]
+    _ALTERNATIVES[memo] = out = _alternative(ref, drive, ftl, block_size, cell, keys, seed)
+    return out
+
+
+#: the alternatives' curves :func:`alternative` keeps (oldest dropped first)
+ALTERNATIVES_KEPT = 256
+_ALTERNATIVES: dict[tuple, Curve] = {}
+
+
+def _alternative(ref: Curve, drive: dict, ftl: dict, block_size: int, cell: str | None, keys: dict, seed: int) -> Curve:
+    """:func:`alternative`, made."""
     small_ref = _small(drive, ftl, block_size, cell, {}, seed)
     at = np.log(np.asarray(ref.seen))
     r = np.zeros(len(ref.seen))

@@ -84,14 +84,30 @@ def _residuals(model: Model, figures: list[Figure], free: list[Param], fixed: di
     obs = np.log(np.array([f.value for f in figures]))
     sig = np.array([f.sigma for f in figures])
 
+    # the residuals at the last few points: least_squares evaluates a point, then its
+    # Jacobian's forward differences start from the same point (and a rejected trial step
+    # returns to it); the same z gives the same residuals, so each is computed once
+    seen: dict[bytes, np.ndarray] = {}
+
     def fn(z: np.ndarray) -> np.ndarray:
+        key = np.asarray(z, dtype=float).tobytes()
+        if key in seen:
+            return seen[key].copy()
         values = dict(fixed) | {p.name: p.value(float(zi)) for p, zi in zip(free, z)}
         preds = np.array([p.value for p in predict(model, values, figures)])
         bad = ~np.isfinite(preds) | (preds <= 0)
         r = np.where(bad, 50.0, (np.log(np.where(bad, 1.0, preds)) - obs) / sig)
-        return np.concatenate([r, z])
+        out = np.concatenate([r, z])
+        if len(seen) >= SEEN_POINTS:
+            del seen[next(iter(seen))]
+        seen[key] = out
+        return out.copy()
 
     return fn
+
+
+#: the points whose residuals :func:`_residuals` keeps (oldest dropped first)
+SEEN_POINTS = 8
 
 
 #: the scan of each parameter before the local fit (z: prior widths): the IOPS bound is the
