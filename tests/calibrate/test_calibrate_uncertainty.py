@@ -171,15 +171,15 @@ def test_predict_100_percent_is_the_whole_drive_and_says_whether_waf_is_pinned(t
         '[drive]\nnative = "480GB"\ninterface = "sata"\ncell = "tlc"\n'
         "[datasheet]\nseq_write_mbps = 450\nrand_write_iops = 9000\nfob_write_iops = 80000\ndwpd = 1\n"
     )
-    r = _opsim("calibrate", "--datasheet", str(ds), "--predict", "100%,50%", "--bound-only", "--json")
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    # one run: the table on stdout, the JSON document in --json-file (the same calibration)
+    jf = tmp_path / "cal.json"
+    t = _opsim("calibrate", "--datasheet", str(ds), "--predict", "100%,50%", "--bound-only", "--json-file", str(jf))
+    assert t.returncode == 0, t.stderr
+    doc = json.loads(jf.read_text())
     assert doc["predictions"][0]["span_bytes"] == 480 * 10**9
     assert doc["predictions"][0]["held_back"] == 0.0
     n = doc["narrowing"]
     assert n["span_bytes"] == 480 * 10**9 and n["best"]["command"].startswith("opsim")
-    t = _opsim("calibrate", "--datasheet", str(ds), "--predict", "100%", "--bound-only")
-    assert t.returncode == 0, t.stderr
     assert "The one measurement that would narrow it most" in t.stdout
     assert "pinned by the figures" in t.stdout
     # above the whole drive is still refused, naming the key
