@@ -57,3 +57,12 @@ def test_table_rows(monkeypatch):
         assert u["interval"][k] == (min(r["interval"][k][0] for r in rows), max(r["interval"][k][1] for r in rows))
     a = separation.analytic("micron-7450-pro-960gb", 1024)
     assert a["uniform"] > 1.0 and "ideal" in a["hot-cold 20/80"]
+
+
+@pytest.mark.parametrize(
+    "argv", [["no-such-drive"], ["solidigm-d7-p5520-1920gb", "0"], ["solidigm-d7-p5520-1920gb", "x"]]
+)
+def test_a_bad_preset_or_scale_is_refused_before_any_run(argv, capsys, monkeypatch):
+    monkeypatch.setattr(separation, "rows", lambda *a: pytest.fail("ran before checking its arguments"))
+    assert separation.main(argv) == 2
+    assert ("PRESET" if argv == ["no-such-drive"] else "SCALE") in capsys.readouterr().err

@@ -76,3 +76,10 @@ def test_a_small_run(monkeypatch):
     assert all(four["relative"][s] < 1 for s in zt.SETTINGS)
     lines = zt.table(pts).splitlines()
     assert len(lines) == 4 and "(1)" in lines[2]
+
+
+def test_a_bad_preset_is_refused_before_any_run(capsys, monkeypatch):
+    monkeypatch.setattr(zt, "rows", lambda *a, **k: pytest.fail("ran before checking its arguments"))
+    with pytest.raises(SystemExit) as e:
+        zt.main(["no-such-drive"])
+    assert e.value.code == 2 and "no such preset" in capsys.readouterr().err

@@ -136,6 +136,16 @@ def cell(row: dict, col: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     preset = args[0] if args else "solidigm-d7-p5520-1920gb"
+    # the arguments checked before the long work
+    if preset not in presets.names():
+        print(
+            f"separation: PRESET {preset!r}: no such preset; the presets are {', '.join(presets.names())}",
+            file=sys.stderr,
+        )
+        return 2
+    if len(args) > 1 and not (args[1].isdigit() and int(args[1]) >= 1):
+        print(f"separation: SCALE {args[1]!r}: must be a whole number, 1 or more", file=sys.stderr)
+        return 2
     scale = int(args[1]) if len(args) > 1 else 256
     policies = rows(preset, scale)
     table = [*policies, unknown(policies), analytic(preset, scale)]

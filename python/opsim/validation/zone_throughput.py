@@ -23,6 +23,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .. import presets
 from .._output import markdown_table
 from ..sim import simulate
 from ..units import fmt_bytes
@@ -142,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.scale is not None and a.scale < 1:
         p.error("SCALE must be 1 or more")
+    if a.preset and a.preset not in presets.names():  # before the long work
+        p.error(f"PRESET {a.preset!r}: no such preset; the presets are {', '.join(presets.names())}")
     names = {a.preset: a.scale or PRESETS.get(a.preset, 32)} if a.preset else PRESETS
     points, costs = [], {}
     for name, scale in names.items():
