@@ -112,6 +112,18 @@ def floor_penalty(f: float, centre: float, width: float) -> float:
 FLOOR_STEPS = (-math.inf, 0.0, 1.0, 1.5)
 
 
+def floor_grid() -> list[tuple[float, float]]:
+    """(floor, the cost its prior puts on it) at each of :data:`FLOOR_STEPS`, none first."""
+    centre, width, _ = floor_prior()
+    floors = (0.0 if k == -math.inf else centre + k * width for k in FLOOR_STEPS)
+    return [(f, floor_penalty(f, centre, width)) for f in floors]
+
+
+def floor_keys(f: float) -> dict[str, float]:
+    """The config key of floor ``f`` as an alternative sets it (none for no floor)."""
+    return {"ftl.meta_writes": round(f, 4)} if f > 0 else {}
+
+
 @dataclass(frozen=True)
 class Policy:
     name: str
@@ -203,12 +215,8 @@ def alternatives(tables: dict, floor_free: bool) -> list[Alternative]:
     A drive whose ``[ftl]`` does not give its GC unit has each floor in superblocks too, and one
     whose ``[timing]`` gives nothing of its NAND array's reads each of :data:`ARRAYS`."""
     ftl = tables.get("ftl", {})
-    centre, width, _ = floor_prior()
     fixed_floor = "meta_writes" in ftl or floor_free
-    floors = [(0.0, 0.0)] if fixed_floor else []
-    for k in [] if fixed_floor else FLOOR_STEPS:
-        f = 0.0 if k == -math.inf else centre + k * width
-        floors.append((f, floor_penalty(f, centre, width)))
+    floors = [(0.0, 0.0)] if fixed_floor else floor_grid()
     out = []
     # a drive whose GC unit nobody gave collects FTL blocks by the model's convention, or
     # superblocks (SUPERBLOCK_SOURCE: a stripe over the dies), each as likely; one whose NAND
@@ -219,15 +227,16 @@ def alternatives(tables: dict, floor_free: bool) -> list[Alternative]:
     for name, array in arrays:
         for unit in units:
             for f, pen in floors:
-                keys = array | unit | ({"ftl.meta_writes": round(f, 4)} if f > 0 else {})
+                keys = array | unit | floor_keys(f)
                 parts = ["greedy", name, "superblocks" if unit else "", f"floor {f:.3f}" if f > 0 else ""]
                 out.append(Alternative(keys, pen, ", ".join(x for x in parts if x)))
     if "gc" in ftl:
         return out
-    at = (0.0, 0.0) if fixed_floor else (centre, 0.0)
+    at = 0.0 if fixed_floor else floor_prior()[0]  # the likeliest floor, at no cost
     for pol in POLICIES[1:]:
-        keys = dict(pol.keys) | ({"ftl.meta_writes": round(at[0], 4)} if at[0] > 0 else {})
-        out.append(Alternative(keys, at[1], pol.name + (f", floor {at[0]:.3f}" if at[0] > 0 else "")))
+        out.append(
+            Alternative(dict(pol.keys) | floor_keys(at), 0.0, pol.name + (f", floor {at:.3f}" if at > 0 else ""))
+        )
     return out
 
 
@@ -237,12 +246,6 @@ def floors_of(structure: dict[str, Any], tables: dict, floor_free: bool) -> list
     keys = {k: v for k, v in structure.items() if k != "ftl.meta_writes"}
     if "meta_writes" in tables.get("ftl", {}) or floor_free:
         return [Alternative(keys, 0.0, "the likeliest structure")]
-    centre, width, _ = floor_prior()
-    out = []
-    for k in FLOOR_STEPS:
-        f = 0.0 if k == -math.inf else centre + k * width
-        floor = {"ftl.meta_writes": round(f, 4)} if f > 0 else {}
-        out.append(
-            Alternative(keys | floor, floor_penalty(f, centre, width), f"the likeliest structure, floor {f:.3f}")
-        )
-    return out
+    return [
+        Alternative(keys | floor_keys(f), pen, f"the likeliest structure, floor {f:.3f}") for f, pen in floor_grid()
+    ]

@@ -171,8 +171,7 @@ def profile(
     fixed = {k: v for k, v in fitted.values.items() if k not in {q.name for q in free}}
     zlo, zhi = p.z_bounds()
     z0 = p.z(fitted.values["physical"])
-    floor_free = any(q.name == "meta_writes" for q in model.params)
-    alts = alts or alternatives(model.tables, floor_free)
+    alts = alts or alternatives(model.tables, _floor_fitted(fitted))
 
     def point(alt: Alternative) -> Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]]:
         def at(z: float, start: dict[str, Any]) -> tuple[float, dict[str, Any]]:
@@ -185,11 +184,13 @@ def profile(
 
     # the model's own structure first, as without priors; then each alternative, walked only
     # as far as it can be inside: until its cost is THRESHOLD above the least seen so far
-    walks = [(point(alts[0]), *_walk(point(alts[0]), z0, (zlo, zhi), fitted.values, STEP))]
+    own = point(alts[0])
+    walks = [(own, *_walk(own, z0, (zlo, zhi), fitted.values, STEP))]
     for a in alts[1:]:
         seen = min(walks[0][2])
+        at = point(a)
         try:
-            walks.append((point(a), *_walk(point(a), z0, (zlo, zhi), fitted.values, ALT_STEP, seen)))
+            walks.append((at, *_walk(at, z0, (zlo, zhi), fitted.values, ALT_STEP, seen)))
         except InputError:  # the core refuses this structure on this drive (no whole superblock)
             continue
     # the model's own points are inside as without priors (within THRESHOLD of its own least:
@@ -213,6 +214,11 @@ def profile(
         pts += wp + [v for _, _, v in ends]
         delta += d
     return Profile("physical", p.key, pts, delta, discrepancy, dict(fitted.values))
+
+
+def _floor_fitted(fitted: Fitted) -> bool:
+    """Whether the fit has the WAF floor (``ftl.meta_writes``) as a parameter: its prior is then not ranged over."""
+    return any(q.name == "meta_writes" for q in fitted.model.params)
 
 
 #: the grid step of a structural alternative's walk over the NAND (prior widths): coarser than
@@ -392,7 +398,7 @@ def narrowing(fitted: Fitted, span: int | None, queue_depth: int | None, base: P
     lo0, hi0 = base.interval(waf)
     mid = waf(fitted.values)
     out = []
-    alts = floors_of(base.likeliest(), fitted.model.tables, any(q.name == "meta_writes" for q in fitted.model.params))
+    alts = floors_of(base.likeliest(), fitted.model.tables, _floor_fitted(fitted))
     for c in candidates(fitted, queue_depth):
         p = profile(fitted, extra=list(c.figures), discrepancy=base.discrepancy, alts=alts, exact=False)
         assert p is not None

@@ -19,17 +19,15 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
 import sys
 from collections.abc import Sequence
 
-from ..calibrate.structure import FLOOR_STEPS, SUPERBLOCK, floor_penalty, floor_prior
+from .._output import markdown_table
+from ..calibrate.structure import SUPERBLOCK, floor_grid
+from ..calibrate.uncertainty import THRESHOLD
 from ..sim import describe
 from ..units import fmt_bytes, parse_size
 from .zoned import base_config, gc_unit_bytes, run_point
-
-#: the penalty (chi-square) past which an alternative is outside the prior's 95% region
-THRESHOLD = 3.841458820694124
 
 
 def alternatives(cfg: dict) -> list[tuple[str, dict]]:
@@ -37,15 +35,8 @@ def alternatives(cfg: dict) -> list[tuple[str, dict]]:
     superblock at each multiple of :data:`SUPERBLOCK` (its NAND block's word lines scaled), with
     no floor and with the highest floor of the prior's grid inside its 95% region."""
     nand_block = int(describe(cfg, model_limits=False)["config"]["timing"]["nand_block_size"])
-    centre, width, _ = floor_prior()
-    top = max(
-        (
-            centre + k * width
-            for k in FLOOR_STEPS
-            if k > -math.inf and floor_penalty(centre + k * width, centre, width) < THRESHOLD
-        ),
-        default=0.0,
-    )
+    # the highest floor of the grid inside the prior's 95% region (its cost below the threshold)
+    top = max((f for f, pen in floor_grid() if pen < THRESHOLD), default=0.0)
     out = []
     for mult in sorted(SUPERBLOCK, key=lambda m: m != 1.0):
         for floor in (0.0, top):
@@ -90,12 +81,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     zones = [int(parse_size(t.strip(), key="zone-sizes")) for t in a.zone_sizes.split(",")]
     rows = table(cfg, zones, a.scale, a.warmup, a.measure)
     unit = gc_unit_bytes(cfg)
-    print(f"| zone size | superblocks ({fmt_bytes(unit)}) | WAF | interval (the priors) |")
-    print("|---|---:|---:|---|")
-    for r in rows:
-        print(
-            f"| {fmt_bytes(r['zone_size'])} | {r['zone_size'] / unit:.2f} | {r['waf']:.3f} | {r['low']:.3f} - {r['high']:.3f} |"
-        )
+    body = [
+        [
+            fmt_bytes(r["zone_size"]),
+            f"{r['zone_size'] / unit:.2f}",
+            f"{r['waf']:.3f}",
+            f"{r['low']:.3f} - {r['high']:.3f}",
+        ]
+        for r in rows
+    ]
+    print(
+        markdown_table(["zone size", f"superblocks ({fmt_bytes(unit)})", "WAF", "interval (the priors)"], "lrrl", body)
+    )
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"preset": a.preset, "scale": a.scale, "unit": unit, "rows": rows}, fh, indent=1)
