@@ -48,6 +48,7 @@ CALIBRATION_FILES = (
 
 #: test files with a fixture of their own built once for the file: each runs on one worker
 SHARED_FIXTURE_FILES = (
+    "tests/calibrate/test_calibrate_gc_prior.py",
     "tests/calibrate/test_calibrate_structure.py",
     "tests/commands/test_hardening_output_targets.py",
     "tests/planner/test_advise_interval.py",

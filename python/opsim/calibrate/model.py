@@ -38,6 +38,12 @@ WORDLINES_PER_BLOCK = 256
 #: WAFs (5% each) outweigh it; a width of 0.05 held a true floor of 0.07 to 0.03 in the synthetic check
 META_SPANS = 2
 META_SIGMA = 0.1
+#: the controller time per unit GC copies (``timing.gc_fw_us``): prior 0, half-normal of this width
+#: (us).  An estimate: the seed drives' controllers fitted to 10-43 us, and every cost calibrate has
+#: fitted to a published steady state lies within one width (Intel 320 27.17, Micron 1100 10.61,
+#: SanDisk X400 44.55, Samsung PM9A3 3.75, Kioxia CM7-R 0.85: the presets' [preset.calibration]).
+#: Where no figure pins it, the profile ranges over it (:func:`.structure.gc_cost_grid`)
+GC_FW_SIGMA = 50.0
 
 
 @dataclass(frozen=True)
@@ -330,7 +336,7 @@ def _params(spec: DriveSpec, tables: dict, sources: dict, prior: tuple[int, str,
                 "timing.gc_fw_us",
                 "controller time per page garbage collection copies",
                 0.0,
-                50.0,
+                GC_FW_SIGMA,
                 log=False,
                 lower=0.0,
                 prior_source="the core's default (none)",

@@ -18,7 +18,8 @@ from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, resolve_spans, unused_fit_from
 from .measured import read_measured
 from .model import build, predict
-from .uncertainty import PINNED, Profile, narrowing, profile
+from .structure import gc_cost_grid, gc_prior_text
+from .uncertainty import PINNED, Profile, gc_unpinned, narrowing, profile
 
 #: the queue depth a datasheet's random IOPS are taken at when it does not say: NVMe briefs
 #: measure at QD 128-256 (4 jobs x 64 is common), SATA at its NCQ limit of 32
@@ -126,9 +127,14 @@ class Calibration:
         interval, from none to the largest at which the steady random-write figures are still
         met at their 95% lower end; a row added for a cost the config does not set.  A cost the
         fit pinned keeps its row; a fit with no steady write figure has no bound."""
-        if not gc_cost.steady_write_figures(self.fitted):
-            return
         by_name = {r["name"]: r for r in rows}
+        if not gc_cost.steady_write_figures(self.fitted):
+            width = gc_unpinned(self.fitted)
+            row = by_name.get("timing.gc_fw_us")
+            if width is not None and row is not None and self.profile is not None:
+                top = max(c for c, _ in gc_cost_grid(width))
+                row |= {"low": 0.0, "high": top, "source": gc_prior_text(width)}
+            return
         for key, b in gc_cost.bounds(self.fitted).items():
             if b.status == "fitted":
                 continue
@@ -353,6 +359,13 @@ def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_ro
     fitted = fit(model, figures, progress=progress, **kw)
     fitted.values = {k: stored.value(k, v) for k, v in fitted.values.items()}  # what the drive file runs
     cal = Calibration(fitted, notes=list(spec.notes), profile=profile(fitted))
+    width = gc_unpinned(fitted)
+    if width is not None and cal.profile is not None:
+        cal.notes.append(
+            f"no figure is of a steady state (a fresh-out-of-box random write is a burst): {gc_prior_text(width)}; "
+            "one steady random-write measurement pins it (`opsim measure iops --device DEV --destroy-data DEV`, "
+            "then --measured)"
+        )
     cal.pe = _pe(cal)
     return cal
 

@@ -14,7 +14,11 @@ states"):
   so each is as likely;
 * **the superblock** (``ftl.gc_unit = "superblock"``): its size as a multiple of one NAND block
   on every plane of every die (:data:`SUPERBLOCK`), which only the zoned and sequential writers'
-  predictions depend on (the uniform-write WAF curve does not, above 1,536 pages a unit).
+  predictions depend on (the uniform-write WAF curve does not, above 1,536 pages a unit);
+* **the controller's time per GC copy** (``timing.gc_fw_us``), when no figure pins it: a drive
+  rated only by bursts (a client drive's fresh-out-of-box random write into its SLC cache) says
+  nothing of its steady state, which the controller's GC can slow several times over; the fit's
+  own half-normal prior (:data:`.model.GC_FW_SIGMA`) walked at :data:`GC_COST_STEPS`.
 
 The fit keeps the model's convention (no floor, greedy, the stripe over every die): these
 priors are nuisances the profile likelihood ranges over (:mod:`.uncertainty`), each alternative
@@ -196,6 +200,27 @@ ARRAYS_SOURCE = (
 )
 
 
+#: the controller times per GC copy (in widths of the fit's half-normal prior) the profile ranges
+#: over when no figure pins it, besides none (the convention): one, one and a half and 1.9 widths
+#: (cost 3.61; two, 4, is past the 95% threshold: never inside)
+GC_COST_STEPS = (1.0, 1.5, 1.9)
+
+
+def gc_cost_grid(width: float) -> list[tuple[float, float]]:
+    """(``timing.gc_fw_us``, the cost its prior puts on it) at each of :data:`GC_COST_STEPS` of a
+    half-normal prior of ``width`` us."""
+    return [(round(k * width, 3), k * k) for k in GC_COST_STEPS]
+
+
+def gc_prior_text(width: float) -> str:
+    """In words: what the profile takes of an unpinned controller time per GC copy."""
+    top = max(c for c, _ in gc_cost_grid(width))
+    return (
+        f"the controller's time per GC copy (timing.gc_fw_us) is only its prior, 0 +- {width:g} us (half-normal), "
+        f"and every steady-state interval ranges over 0 to {top:g} us (opsim.calibrate.structure)"
+    )
+
+
 @dataclass(frozen=True)
 class Alternative:
     """One structure the profile ranges over: the config keys it sets (none: the model's own),
@@ -206,14 +231,17 @@ class Alternative:
     what: str = "the model's convention"
 
 
-def alternatives(tables: dict, floor_free: bool) -> list[Alternative]:
+def alternatives(tables: dict, floor_free: bool, gc_width: float | None = None) -> list[Alternative]:
     """The structures a fit's intervals range over, the model's own (greedy, no floor) first:
     greedy at every floor of :data:`FLOOR_STEPS`, and every other policy of :data:`POLICIES`
     at the likeliest floor (the prior's centre; the floor moves WAF more than the policy does,
     docs/calibrate.md).  With the floor a fitted parameter (``floor_free``) or given in
     ``[ftl]``, the policies alone; with the policy given, the floors alone.
     A drive whose ``[ftl]`` does not give its GC unit has each floor in superblocks too, and one
-    whose ``[timing]`` gives nothing of its NAND array's reads each of :data:`ARRAYS`."""
+    whose ``[timing]`` gives nothing of its NAND array's reads each of :data:`ARRAYS`.
+    ``gc_width``: the controller's time per GC copy is pinned by no figure and has this prior
+    width; the model's own structure then at each cost of :func:`gc_cost_grid` too (each prior
+    alone, as :mod:`.gc_cost` bounds the costs)."""
     ftl = tables.get("ftl", {})
     fixed_floor = "meta_writes" in ftl or floor_free
     floors = [(0.0, 0.0)] if fixed_floor else floor_grid()
@@ -230,6 +258,11 @@ def alternatives(tables: dict, floor_free: bool) -> list[Alternative]:
                 keys = array | unit | floor_keys(f)
                 parts = ["greedy", name, "superblocks" if unit else "", f"floor {f:.3f}" if f > 0 else ""]
                 out.append(Alternative(keys, pen, ", ".join(x for x in parts if x)))
+    if gc_width is not None:
+        out += [
+            Alternative({"timing.gc_fw_us": c}, pen, f"greedy, GC copy cost {c:g} us")
+            for c, pen in gc_cost_grid(gc_width)
+        ]
     if "gc" in ftl:
         return out
     at = 0.0 if fixed_floor else floor_prior()[0]  # the likeliest floor, at no cost

@@ -40,6 +40,7 @@ from ..errors import InputError
 from ..measure.smart_window import EXPECTED_SIGMA
 from ..units import fmt_bytes
 from .fit import Fitted, _solve
+from .gc_cost import steady_write_figures
 from .inputs import SIGMA_MEASURED, Figure
 from .model import predict, structure_of
 from .structure import Alternative, alternatives, floors_of
@@ -171,7 +172,7 @@ def profile(
     fixed = {k: v for k, v in fitted.values.items() if k not in {q.name for q in free}}
     zlo, zhi = p.z_bounds()
     z0 = p.z(fitted.values["physical"])
-    alts = alts or alternatives(model.tables, _floor_fitted(fitted))
+    alts = alts or alternatives(model.tables, _floor_fitted(fitted), gc_unpinned(fitted))
 
     def point(alt: Alternative) -> Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]]:
         def at(z: float, start: dict[str, Any]) -> tuple[float, dict[str, Any]]:
@@ -219,6 +220,17 @@ def profile(
 def _floor_fitted(fitted: Fitted) -> bool:
     """Whether the fit has the WAF floor (``ftl.meta_writes``) as a parameter: its prior is then not ranged over."""
     return any(q.name == "meta_writes" for q in fitted.model.params)
+
+
+def gc_unpinned(fitted: Fitted) -> float | None:
+    """The prior width of the controller's time per GC copy (``timing.gc_fw_us``) when the fit
+    holds it at its prior and no steady random-write figure could pin it (a datasheet of bursts
+    alone: :mod:`.structure`); None otherwise (fitted, given, or bounded by a steady figure,
+    :mod:`.gc_cost`)."""
+    p = next((q for q in fitted.model.params if q.name == "gc_fw_us"), None)
+    if p is None or fitted.status.get(p.name) != "default" or steady_write_figures(fitted):
+        return None
+    return p.sigma
 
 
 #: the grid step of a structural alternative's walk over the NAND (prior widths): coarser than
