@@ -241,10 +241,9 @@ def test_output_checked_before_the_work(tmp_path):
 
 
 @pytest.mark.slow
-def test_span_beyond_the_drive_is_refused():
-    with pytest.raises(InputError):
-        spec, figs = read_inputs(str(INPUTS / "micron-7450-pro-960gb.toml"))
-        calibrate(spec, figs, timed_rounds=0).predict([961 * 10**9])
+def test_span_beyond_the_drive_is_refused(micron_7450_pro):
+    with pytest.raises(InputError, match="outside the drive's user capacity"):
+        micron_7450_pro.predict([961 * 10**9])
 
 
 def test_measured_smart_interval_is_a_waf_figure(tmp_path):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -51,13 +51,17 @@ class Curve:
     #: SLC-mode programs and folds per host page (0 without an SLC cache): WAF - 1 - copies
     extra: float
 
+    @cached_property
+    def _log(self) -> tuple[np.ndarray, np.ndarray]:
+        """log(seen) and log(copies) at the levels (computed once: :meth:`at` is asked thousands of times)."""
+        return np.log(np.asarray(self.seen)), np.log(np.maximum(np.asarray(self.copies), 1e-9))
+
     def at(self, seen: float) -> tuple[float, float]:
         """(drive WAF, GC WAF = 1 + copies per host page) at ``seen``, interpolated in log-log and
         extrapolated along the end segments."""
         if not seen > 0:
             return math.inf, math.inf
-        x = np.log(np.asarray(self.seen))
-        y = np.log(np.maximum(np.asarray(self.copies), 1e-9))
+        x, y = self._log
         lx = math.log(seen)
         if lx <= x[0]:
             slope = (y[1] - y[0]) / (x[1] - x[0])

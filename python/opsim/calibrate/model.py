@@ -93,7 +93,7 @@ class Model:
     def config(self, values: dict[str, Any] | None = None) -> dict:
         """The config with ``values`` (parameter name -> value, and a structural alternative's
         config keys, ``ftl.gc`` ...: :func:`structure_of`) applied."""
-        cfg = copy.deepcopy(self.tables)
+        cfg = _copy_tables(self.tables)
         for p in self.params:
             if values and p.name in values:
                 section, k = p.key.split(".", 1)
@@ -104,9 +104,30 @@ class Model:
             cfg.setdefault(section, {})[k] = v
         return cfg
 
+    def ftl(self, values: dict[str, Any]) -> dict:
+        """The ``[ftl]`` table :meth:`config` gives with ``values``' parameters (a fitted floor),
+        without a structural alternative's keys: the drive's own."""
+        out = _copy_tables({"ftl": self.tables.get("ftl", {})})["ftl"]
+        for p in self.params:
+            if p.name in values and p.key.startswith("ftl."):
+                out[p.key.split(".", 1)[1]] = values[p.name]
+        return out
+
     @property
     def user_bytes(self) -> int:
         return int(self.tables["drive"]["user_capacity"])
+
+
+def _copy_tables(tables: dict) -> dict:
+    """A copy of config ``tables`` sharing nothing mutable with them (as ``copy.deepcopy``): each
+    table's scalars copied by reference, a nested table or list deep-copied (the calibration's
+    tables are flat but for such as ``ftl.slc_cache``; a prediction copies them thousands of times)."""
+    return {
+        s: {k: (copy.deepcopy(v) if isinstance(v, (dict, list)) else v) for k, v in t.items()}
+        if isinstance(t, dict)
+        else copy.deepcopy(t)
+        for s, t in tables.items()
+    }
 
 
 def structure_of(values: dict[str, Any] | None) -> dict[str, Any]:
@@ -473,7 +494,7 @@ def predict(model: Model, values: dict[str, Any], figures: list[Figure]) -> list
 
     alt = {k.split(".", 1)[1]: v for k, v in structure_of(values).items() if k.startswith("ftl.")}
     # the drive's own [ftl] (a fitted floor included), the alternative's keys scaled onto its curve
-    own_ftl = model.config({k: v for k, v in values.items() if "." not in k}).get("ftl", {})
+    own_ftl = model.ftl(values)
 
     def one(f: Figure) -> Prediction:
         steady = f.kind in ("steady_iops", "waf")
