@@ -156,29 +156,38 @@ def test_the_rating_class_comes_from_the_datasheet(tmp_path, datasheet, cls, wor
 
 @pytest.mark.slow
 def test_cli_json_and_drive_file(tmp_path):
+    """One calibration: its table on stdout, its JSON in --json-file, its drive file in -o; 100% is
+    the whole drive, and the output says whether the figures pin WAF and which measurement would
+    narrow it most."""
     ds = tmp_path / "ds.toml"
     ds.write_text(
         '[drive]\nnative = "480GB"\ninterface = "sata"\ncell = "tlc"\n'
-        "[datasheet]\nseq_write_mbps = 450\nrand_write_iops = 9000\nfob_write_iops = 80000\n"
+        "[datasheet]\nseq_write_mbps = 450\nrand_write_iops = 9000\nfob_write_iops = 80000\ndwpd = 1\n"
     )
     pts = tmp_path / "p.csv"
     pts.write_text("span,block_size,queue_depth,read_fraction,waf,iops\n400GB,4KiB,32,0,,20000\n")
-    out = tmp_path / "d.toml"
+    out, jf = tmp_path / "d.toml", tmp_path / "cal.json"
     r = _opsim(
-        "calibrate", "--datasheet", str(ds), "--points", str(pts), "--predict", "447GiB,80%", "-o", str(out), "--json"
-    )
+        "calibrate", "--datasheet", str(ds), "--points", str(pts), "--predict", "100%,447GiB,80%", "-o", str(out),
+        "--json-file", str(jf),
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    doc = json.loads(jf.read_text())
     assert set(doc) >= {"drive", "parameters", "fit", "predictions"}
     for p in doc["parameters"]:
         assert set(p) >= {"name", "value", "low", "high", "source"}
     for p in doc["predictions"]:
         assert set(p) >= {"span_bytes", "held_back", "waf", "waf_low", "waf_high", "iops", "iops_low", "iops_high"}
         assert p["iops_low"] <= p["iops"] <= p["iops_high"]
-    assert doc["predictions"][0]["span_bytes"] == 447 * 2**30
+    whole, a, b = doc["predictions"]
+    assert whole["span_bytes"] == 480 * 10**9 and whole["held_back"] == 0.0
+    assert a["span_bytes"] == 447 * 2**30
     # more space written, more WAF and fewer IOPS
-    a, b = doc["predictions"]
     assert (a["span_bytes"] > b["span_bytes"]) == (a["waf"] > b["waf"])
+    n = doc["narrowing"]
+    assert n["span_bytes"] == 480 * 10**9 and n["best"]["command"].startswith("opsim")
+    assert "The one measurement that would narrow it most" in r.stdout
+    assert "pinned by the figures" in r.stdout
     drive = tomllib.loads(out.read_text())
     assert drive["preset"]["sources"]["drive.physical_capacity"].startswith("fitted")
     # stored at the precision the fit carries, as the presets are (opsim.calibrate.stored)

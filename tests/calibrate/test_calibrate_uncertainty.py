@@ -7,7 +7,6 @@ is no input of any fit here: the datasheet-only interval is checked against it."
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
@@ -164,25 +163,14 @@ def test_the_narrowing_suggestion_is_computed_from_the_inputs(p5520):
     assert not math.isclose(other["best"]["waf"], best["waf"], rel_tol=1e-3)
 
 
-@pytest.mark.slow
-def test_predict_100_percent_is_the_whole_drive_and_says_whether_waf_is_pinned(tmp_path):
+def test_predict_above_100_percent_is_refused_before_the_fit(tmp_path):
+    """Above the whole drive is refused, naming the key (100% is the whole drive:
+    test_calibrate.py's test_cli_json_and_drive_file)."""
     ds = tmp_path / "ds.toml"
     ds.write_text(
         '[drive]\nnative = "480GB"\ninterface = "sata"\ncell = "tlc"\n'
         "[datasheet]\nseq_write_mbps = 450\nrand_write_iops = 9000\nfob_write_iops = 80000\ndwpd = 1\n"
     )
-    # one run: the table on stdout, the JSON document in --json-file (the same calibration)
-    jf = tmp_path / "cal.json"
-    t = _opsim("calibrate", "--datasheet", str(ds), "--predict", "100%,50%", "--bound-only", "--json-file", str(jf))
-    assert t.returncode == 0, t.stderr
-    doc = json.loads(jf.read_text())
-    assert doc["predictions"][0]["span_bytes"] == 480 * 10**9
-    assert doc["predictions"][0]["held_back"] == 0.0
-    n = doc["narrowing"]
-    assert n["span_bytes"] == 480 * 10**9 and n["best"]["command"].startswith("opsim")
-    assert "The one measurement that would narrow it most" in t.stdout
-    assert "pinned by the figures" in t.stdout
-    # above the whole drive is still refused, naming the key
     bad = _opsim("calibrate", "--datasheet", str(ds), "--predict", "101%")
     assert bad.returncode == 2 and "predict" in bad.stderr
 

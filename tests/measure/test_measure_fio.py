@@ -96,7 +96,7 @@ def test_iops_real_fio(tmp_path, capsys):
         "--size",
         "64MiB",
         "--round",
-        "1",
+        "2",
         "--bs",
         "4k",
         "--rwmix",
