@@ -8,6 +8,11 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 export CARGO_TERM_COLOR := never
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Python keeps its compiled modules (__pycache__, ignored by git) even where the environment says
+# not to: the suite starts hundreds of `opsim` processes and three pytest processes that would
+# each compile opsim and rewrite every test module's asserts again (the collection: 6.8 s, 2.9 s
+# with them kept), and the QEMU guest imports the same files through 9p under emulation.
+unexport PYTHONDONTWRITEBYTECODE
 
 # Debian packages the tests and the measurement harness use: command -> package.  Installed by
 # tools/apt_install.sh, which waits for apt's locks (another apt-get, unattended-upgrades) instead of failing.

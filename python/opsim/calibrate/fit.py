@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import least_squares, minimize_scalar
 
 from ..errors import InputError
 from . import timed
@@ -155,6 +154,8 @@ def _scan(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def _coordinates(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Coordinate search (two sweeps over the parameters)."""
+    from scipy import optimize  # noqa: PLC0415  (start-up: `opsim calibrate` refuses bad input before scipy)
+
     z = z0.copy()
 
     def cost_at(i: int, v: float) -> float:
@@ -172,7 +173,9 @@ def _coordinates(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
             costs_i = [cost_at(i, v) for v in grid]
             k = int(np.argmin(costs_i))
             a, b = max(lo[i] + 1e-9, grid[k] - step), min(hi[i] - 1e-9, grid[k] + step)
-            r = minimize_scalar(lambda v, i=i: cost_at(i, v), bounds=(a, b), method="bounded", options={"xatol": 1e-3})
+            r = optimize.minimize_scalar(
+                lambda v, i=i: cost_at(i, v), bounds=(a, b), method="bounded", options={"xatol": 1e-3}
+            )
             for v, c in ((grid[k], costs_i[k]), (float(r.x), float(r.fun))):
                 if c < best:
                     best = c
@@ -207,6 +210,8 @@ def _solve(
     start: dict[str, float],
     scan: bool = False,
 ):
+    from scipy import optimize  # noqa: PLC0415  (start-up: `opsim calibrate` refuses bad input before scipy)
+
     fn = _residuals(model, figures, free, fixed)
     if not free:
         return {}, np.zeros((0, 0)), fn(np.zeros(0))
@@ -216,7 +221,7 @@ def _solve(
     steps = [p.step for p in free]
     if scan:
         z0 = _scan(fn, z0, lo, hi)
-    res = least_squares(
+    res = optimize.least_squares(
         fn,
         z0,
         jac=lambda z: _jacobian(fn, z, hi, steps),

@@ -39,8 +39,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from scipy import stats
-
 from ..units import parse_size
 
 #: the share of the raw NAND GC never sees (bad-block spares, parity, firmware tables): the
@@ -250,10 +248,18 @@ def class_prior(cls: str | None, exclude: str | None = None) -> tuple[float, flo
     n = len(logs)
     if n < 2:
         return centre, MIN_SIGMA, n
-    # the 95% prediction interval of one more drive (t with n - 1 degrees of freedom) as a
-    # normal width: a log-normal prior of the same 95% interval
+    return centre, max(MIN_SIGMA, one_more(logs)), n
+
+
+def one_more(xs: list[float]) -> float:
+    """The spread of one more draw about the mean of sample ``xs`` (at least two): the 95%
+    prediction interval (Student's t of n - 1 degrees of freedom times the sample's standard
+    deviation times sqrt(1 + 1/n)) as a normal's width, a normal prior of the same 95% interval."""
+    from scipy import stats  # noqa: PLC0415  (start-up: `opsim calibrate` refuses bad input before scipy)
+
+    n = len(xs)
     t = float(stats.t.ppf(0.975, n - 1)) / float(stats.norm.ppf(0.975))
-    return centre, max(MIN_SIGMA, statistics.stdev(logs) * math.sqrt(1 + 1 / n) * t), n
+    return statistics.stdev(xs) * math.sqrt(1 + 1 / n) * t
 
 
 def drive_class(cell: str | None, dwpd: float | None) -> str | None:

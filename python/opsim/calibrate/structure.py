@@ -32,7 +32,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from scipy import stats
+from .population import one_more
 
 #: Micron's enterprise SSD FAQ (P400e, P400m, P410m)
 MICRON_FAQ = (
@@ -97,9 +97,7 @@ def floor_prior() -> tuple[float, float, int]:
     deviation times sqrt(1 + 1/n), Student's t of n - 1 degrees of freedom in place of the
     normal's 1.96), as :mod:`.population` makes the NAND's."""
     xs = [p.floor for p in PARITY]
-    n = len(xs)
-    t = float(stats.t.ppf(0.975, n - 1)) / float(stats.norm.ppf(0.975))
-    return statistics.fmean(xs), statistics.stdev(xs) * math.sqrt(1 + 1 / n) * t, n
+    return statistics.fmean(xs), one_more(xs), len(xs)
 
 
 def floor_penalty(f: float, centre: float, width: float) -> float:

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ..errors import InputError
 from ..measure.smart_window import EXPECTED_SIGMA
@@ -319,6 +318,8 @@ def _crossing(
         if z not in known:
             known[z] = at(z, start)
         return math.sqrt(max(0.0, known[z][0] - least)) - math.sqrt(THRESHOLD)
+
+    from scipy.optimize import brentq  # noqa: PLC0415  (start-up: scipy only when fitting)
 
     z = float(brentq(g, lo[0], hi[0], xtol=xtol))
     if z not in known:
