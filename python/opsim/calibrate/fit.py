@@ -154,8 +154,7 @@ def _scan(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def _coordinates(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Coordinate search (two sweeps over the parameters)."""
-    from scipy import optimize  # noqa: PLC0415  (start-up: `opsim calibrate` refuses bad input before scipy)
-
+    optimize = _optimize()
     z = z0.copy()
 
     def cost_at(i: int, v: float) -> float:
@@ -181,6 +180,13 @@ def _coordinates(fn, z0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
                     best = c
                     z[i] = v
     return z
+
+
+def _optimize():
+    """scipy.optimize, imported when a fit starts (`opsim calibrate` refuses bad input before it)."""
+    from scipy import optimize  # noqa: PLC0415  (start-up: about 0.4 s of a command's)
+
+    return optimize
 
 
 #: the finite-difference step in z (prior widths): absolute, because the core resolves times to
@@ -210,8 +216,7 @@ def _solve(
     start: dict[str, float],
     scan: bool = False,
 ):
-    from scipy import optimize  # noqa: PLC0415  (start-up: `opsim calibrate` refuses bad input before scipy)
-
+    optimize = _optimize()
     fn = _residuals(model, figures, free, fixed)
     if not free:
         return {}, np.zeros((0, 0)), fn(np.zeros(0))
