@@ -18,7 +18,7 @@ from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, resolve_spans, unused_fit_from
 from .measured import read_measured
 from .model import build, predict
-from .structure import gc_cost_grid, gc_prior_text
+from .structure import gc_cost_top, gc_prior_text
 from .uncertainty import PINNED, Profile, gc_unpinned, narrowing, profile
 
 #: the queue depth a datasheet's random IOPS are taken at when it does not say: NVMe briefs
@@ -132,8 +132,7 @@ class Calibration:
             width = gc_unpinned(self.fitted)
             row = by_name.get("timing.gc_fw_us")
             if width is not None and row is not None and self.profile is not None:
-                top = max(c for c, _ in gc_cost_grid(width))
-                row |= {"low": 0.0, "high": top, "source": gc_prior_text(width)}
+                row |= {"low": 0.0, "high": gc_cost_top(width), "source": gc_prior_text(width)}
             return
         for key, b in gc_cost.bounds(self.fitted).items():
             if b.status == "fitted":

@@ -210,9 +210,14 @@ def gc_cost_grid(width: float) -> list[tuple[float, float]]:
     return [(round(k * width, 3), k * k) for k in GC_COST_STEPS]
 
 
+def gc_cost_top(width: float) -> float:
+    """The highest controller time per GC copy the profile ranges over (:func:`gc_cost_grid`)."""
+    return max(c for c, _ in gc_cost_grid(width))
+
+
 def gc_prior_text(width: float) -> str:
     """In words: what the profile takes of an unpinned controller time per GC copy."""
-    top = max(c for c, _ in gc_cost_grid(width))
+    top = gc_cost_top(width)
     return (
         f"the controller's time per GC copy (timing.gc_fw_us) is only its prior, 0 +- {width:g} us (half-normal), "
         f"and every steady-state interval ranges over 0 to {top:g} us (opsim.calibrate.structure)"
