@@ -1,5 +1,5 @@
 """``opsim simulate --interval``: a config whose drive file keeps a profile, run again at the
-profile's two ends.
+profile's ends.
 
 A drive file written by ``opsim calibrate`` keeps the points of the profile its 95% intervals
 came from (``[preset.calibration.profile]``, docs/calibrate.md "What a drive file keeps"); the
@@ -57,10 +57,10 @@ def profile_of(preset: str | None) -> dict | None:
 
 
 def ends(prof: dict) -> list[dict[str, Any]]:
-    """The profile's two ends: the points of least and most NAND capacity ({key: value}); of a
+    """The profile's ends: the points of least and most NAND capacity ({key: value}); of a
     profile over structural alternatives (``structure``: a datasheet's priors, docs/calibrate.md
-    "What a datasheet never states"), the points of least and most WAF it names (``ends``), each
-    with its structure's keys."""
+    "What a datasheet never states"), the points it names (``ends``: least and most WAF, and of a
+    profile over the GC copy cost its costliest point), each with its structure's keys."""
     ks = prof["keys"]
     pts = [dict(zip(ks, p)) for p in prof["points"] if isinstance(p, list) and len(p) == len(ks)]
     key = "drive.physical_capacity"
@@ -82,7 +82,8 @@ def how(config: str, preset: str, prof: dict) -> dict:
         "from": f"[preset.calibration.profile] of {preset}",
         "points": len(prof["points"]),
         "how": f"this run is the drive file's best fit; `opsim simulate {config} --interval` runs it again at the "
-        "profile's two ends (three runs in all) for the 95% interval of WAF and IOPS; "
+        "profile's ends (three runs in all; four when the profile ranges over the GC copy cost) for the 95% "
+        "interval of WAF and IOPS; "
         f"`opsim advise {'--drive' if is_path(preset) else '--preset'} {preset}` carries the interval into every "
         "OP level",
     }

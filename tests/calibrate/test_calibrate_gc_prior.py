@@ -15,6 +15,7 @@ from opsim.calibrate import structure as S
 from opsim.calibrate.inputs import Figure
 from opsim.calibrate.model import GC_FW_SIGMA, predict, structure_of
 from opsim.calibrate.uncertainty import THRESHOLD, gc_unpinned
+from opsim.simulate_interval import ends
 
 #: a client drive as a user types it: capacity, interface, cell and the datasheet (the SanDisk X400
 #: 256 GB's, AnandTech's review table: the real-drives suite's case, whose measurements are not used here)
@@ -86,3 +87,15 @@ def test_the_gc_prior_widens_the_steady_interval_never_narrows_it(bursts):
     lo, hi = full.interval(of(iops))
     assert lo <= lo0 / 2 and hi >= hi0
     assert full.interval(of(waf)) == pytest.approx(without.interval(of(waf)))
+
+
+def test_the_drive_file_names_the_costliest_point_for_simulate_interval(bursts):
+    """`opsim simulate --interval` runs the points the drive file names: the least and most WAF,
+    and, as the cost's prior is walked, the point of the highest cost (the least IOPS, which no
+    WAF end gives), with its structure's key."""
+    prof = bursts.drive_toml()["preset"]["calibration"]["profile"]
+    assert len(prof["ends"]) == 3
+    costly = prof["structure"][prof["ends"][2]]
+    assert costly["timing.gc_fw_us"] == max(st.get("timing.gc_fw_us", 0.0) for st in prof["structure"])
+    named = ends(prof)
+    assert len(named) == 3 and named[2]["timing.gc_fw_us"] == costly["timing.gc_fw_us"]

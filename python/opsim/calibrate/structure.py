@@ -202,6 +202,8 @@ ARRAYS_SOURCE = (
 #: over when no figure pins it, besides none (the convention): one, one and a half and 1.9 widths
 #: (cost 3.61; two, 4, is past the 95% threshold: never inside)
 GC_COST_STEPS = (1.0, 1.5, 1.9)
+#: the config key of that cost
+GC_COST_KEY = "timing.gc_fw_us"
 
 
 def gc_cost_grid(width: float) -> list[tuple[float, float]]:
@@ -263,8 +265,7 @@ def alternatives(tables: dict, floor_free: bool, gc_width: float | None = None) 
                 out.append(Alternative(keys, pen, ", ".join(x for x in parts if x)))
     if gc_width is not None:
         out += [
-            Alternative({"timing.gc_fw_us": c}, pen, f"greedy, GC copy cost {c:g} us")
-            for c, pen in gc_cost_grid(gc_width)
+            Alternative({GC_COST_KEY: c}, pen, f"greedy, GC copy cost {c:g} us") for c, pen in gc_cost_grid(gc_width)
         ]
     if "gc" in ftl:
         return out

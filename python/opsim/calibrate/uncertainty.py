@@ -42,7 +42,7 @@ from .fit import Fitted, _solve
 from .gc_cost import steady_write_figures
 from .inputs import SIGMA_MEASURED, Figure
 from .model import predict, structure_of
-from .structure import Alternative, alternatives, floors_of
+from .structure import GC_COST_KEY, Alternative, alternatives, floors_of
 
 #: the chi-square 95% point of one degree of freedom: the profile's interval is where the cost
 #: is within this of its least
@@ -132,9 +132,15 @@ class Profile:
             if waf is not None:
                 # the points of least and most WAF (``waf``: over the whole drive): with
                 # structures the NAND's ends are not WAF's (a floor lifts WAF at more NAND);
-                # `opsim simulate --interval` runs these two
+                # `opsim simulate --interval` runs these two; and, of a profile over the GC copy cost
+                # (a datasheet of bursts), the point of the highest cost (of them, the most WAF):
+                # the least IOPS, which no WAF end gives
                 w = [waf(p) for p, _ in pts]
-                out["ends"] = [int(np.argmin(w)), int(np.argmax(w))]
+                named = [int(np.argmin(w)), int(np.argmax(w))]
+                costly = max(range(len(pts)), key=lambda i: (structure_of(pts[i][0]).get(GC_COST_KEY, 0.0), w[i]))
+                if structure_of(pts[costly][0]).get(GC_COST_KEY) and costly not in named:
+                    named.append(costly)
+                out["ends"] = named
         return out
 
 

@@ -45,6 +45,9 @@ from .targets import Targets
 FIGURES = (("waf", "waf"), ("iops", "iops"), ("tbw_tb", "tbw"), ("dwpd", "dwpd"), ("lifetime_years", "lifetime"))
 #: the figures a target is judged on, lower is worse (``--conservative`` judges their low end)
 WORSE_LOW = ("iops", "tbw_tb", "dwpd", "lifetime_years")
+#: the controller's time per GC copy, a structure's key when the profile ranges over it (a drive
+#: file calibrated from a datasheet of bursts: docs/calibrate.md, "A datasheet of bursts")
+GC_COST = "timing.gc_fw_us"
 
 
 def how(drive: Drive) -> str:
@@ -176,6 +179,11 @@ class Carried:
             _spread(row, list(at.values()))
             wafs = [(r["waf"], k) for k, r in at.items() if r is not None]
             row["interval_points"] = [min(wafs)[1], max(wafs)[1]]
+            # a profile over the GC copy cost (a drive file from a datasheet of bursts): its point of
+            # the highest cost too (of them, the most WAF), the least IOPS no WAF end gives
+            costly = max(wafs, key=lambda wk: (self.points[wk[1]].values.get(GC_COST, 0.0), wk[0]))[1]
+            if self.points[costly].values.get(GC_COST) and costly not in row["interval_points"]:
+                row["interval_points"].append(costly)
 
     # ------------------------------------------------------------------ the simulator
 
@@ -190,8 +198,9 @@ class Carried:
         model_blocks: int,
         io_budget: int,
     ) -> None:
-        """Run level ``lv`` again at the two points giving the screen's lowest and highest WAF
-        there, and attach each figure's interval over the three runs to ``row``."""
+        """Run level ``lv`` again at the points ``interval_points`` names (the screen's lowest and
+        highest WAF there, and of a profile over the GC copy cost its costliest point), and attach
+        each figure's interval over the runs to ``row``."""
         runs: list[tuple[int, dict]] = []
         failed: list[dict] = []
         for k in dict.fromkeys(screen_row["interval_points"]):
