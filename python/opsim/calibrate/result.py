@@ -129,9 +129,9 @@ class Calibration:
         fit pinned keeps its row; a fit with no steady write figure has no bound."""
         by_name = {r["name"]: r for r in rows}
         if not gc_cost.steady_write_figures(self.fitted):
-            width = gc_unpinned(self.fitted)
+            width = self.gc_prior_width()
             row = by_name.get("timing.gc_fw_us")
-            if width is not None and row is not None and self.profile is not None:
+            if width is not None and row is not None:
                 row |= {"low": 0.0, "high": gc_cost_top(width), "source": gc_prior_text(width)}
             return
         for key, b in gc_cost.bounds(self.fitted).items():
@@ -142,6 +142,11 @@ class Calibration:
                 row = {"name": key, "value": b.value}
                 rows.append(row)
             row |= {"low": b.low, "high": b.high, "source": b.source()}
+
+    def gc_prior_width(self) -> float | None:
+        """The prior width of the controller's time per GC copy when the intervals range over it
+        (no figure pins it and the profile carries the structures: :func:`.uncertainty.gc_unpinned`)."""
+        return gc_unpinned(self.fitted) if self.profile is not None else None
 
     @property
     def profile_param(self) -> str | None:
@@ -358,8 +363,8 @@ def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_ro
     fitted = fit(model, figures, progress=progress, **kw)
     fitted.values = {k: stored.value(k, v) for k, v in fitted.values.items()}  # what the drive file runs
     cal = Calibration(fitted, notes=list(spec.notes), profile=profile(fitted))
-    width = gc_unpinned(fitted)
-    if width is not None and cal.profile is not None:
+    width = cal.gc_prior_width()
+    if width is not None:
         cal.notes.append(
             f"no figure is of a steady state (a fresh-out-of-box random write is a burst): {gc_prior_text(width)}; "
             "one steady random-write measurement pins it (`opsim measure iops --device DEV --destroy-data DEV`, "
