@@ -60,7 +60,8 @@ def ends(prof: dict) -> list[dict[str, Any]]:
     """The profile's ends: the points of least and most NAND capacity ({key: value}); of a
     profile over structural alternatives (``structure``: a datasheet's priors, docs/calibrate.md
     "What a datasheet never states"), the points it names (``ends``: least and most WAF, and of a
-    profile over the GC copy cost its costliest point), each with its structure's keys."""
+    profile over the GC copy cost or the native program time the slowest point of each), each with
+    its structure's keys."""
     ks = prof["keys"]
     pts = [dict(zip(ks, p)) for p in prof["points"] if isinstance(p, list) and len(p) == len(ks)]
     key = "drive.physical_capacity"
@@ -82,7 +83,8 @@ def how(config: str, preset: str, prof: dict) -> dict:
         "from": f"[preset.calibration.profile] of {preset}",
         "points": len(prof["points"]),
         "how": f"this run is the drive file's best fit; `opsim simulate {config} --interval` runs it again at the "
-        "profile's ends (three runs in all; four when the profile ranges over the GC copy cost) for the 95% "
+        "profile's ends (three runs in all; one more for each of the GC copy cost and the native array's rate "
+        "that the profile ranges over, a datasheet of bursts) for the 95% "
         "interval of WAF and IOPS; "
         f"`opsim advise {'--drive' if is_path(preset) else '--preset'} {preset}` carries the interval into every "
         "OP level",

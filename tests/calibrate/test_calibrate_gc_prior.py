@@ -1,20 +1,24 @@
-"""The controller's time per GC copy when no figure pins it (issue 38, item 5): a datasheet of
-bursts alone (a client drive's fresh-out-of-box random write, its sequential rates) says nothing
-of the steady state, so the profile ranges over the cost's prior and every steady interval
-widens (docs/calibrate.md, "What a datasheet never states")."""
+"""A datasheet of bursts alone (a client drive's fresh-out-of-box random write, its sequential
+rates: issue 38, item 5) says nothing of the steady state: the controller's time per GC copy and
+the native array's write rate (the bursts go to an SLC cache, :mod:`opsim.calibrate.burst`) are
+only their priors, the profile ranges over both and every steady interval widens
+(docs/calibrate.md, "What a datasheet never states", "A datasheet of bursts")."""
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import replace
 
 import pytest
 import tomli_w
 
-from opsim.calibrate import calibrate, read_inputs
+from opsim.calibrate import burst, calibrate, read_inputs
 from opsim.calibrate import structure as S
 from opsim.calibrate.inputs import Figure
-from opsim.calibrate.model import GC_FW_SIGMA, predict, structure_of
-from opsim.calibrate.uncertainty import THRESHOLD, gc_unpinned
+from opsim.calibrate.model import GC_FW_SIGMA, build, fresh_state, mix_of, predict, structure_of
+from opsim.calibrate.uncertainty import THRESHOLD, gc_unpinned, native_unpinned
+from opsim.sim import costs, describe
 from opsim.simulate_interval import ends
 
 #: a client drive as a user types it: capacity, interface, cell and the datasheet (the SanDisk X400
@@ -65,16 +69,16 @@ def test_a_datasheet_of_bursts_ranges_over_the_gc_cost(bursts):
     assert any("no figure is of a steady state" in n and "opsim measure iops" in n for n in bursts.notes)
 
 
-def test_the_gc_prior_widens_the_steady_interval_never_narrows_it(bursts):
-    """With the cost's prior the steady IOPS interval holds the one without and reaches at least
-    twice as low; the WAF interval is the same (a controller's time moves no page).  Without: the
-    points of the other structures, whose costs above the least the cost's walks leave as they are
-    (a walk at a cost of the prior lies above the model's own by the prior's cost: no figure here
-    depends on it)."""
+def test_the_slow_priors_widen_the_steady_interval_never_narrow_it(bursts):
+    """With the priors of the GC cost and of the native array's rate the steady IOPS interval holds
+    the one without and reaches at least twice as low; the WAF interval is the same (a
+    controller's time or a program's moves no page).  Without: the points of the other
+    structures, whose costs above the least the priors' walks leave as they are (a walk at a cost
+    of the prior lies above the model's own by the prior's cost: no figure here depends on it)."""
     f = bursts.fitted
     full = bursts.profile
     assert full is not None
-    kept = [(p, d) for p, d in zip(full.points, full.delta) if "timing.gc_fw_us" not in structure_of(p)]
+    kept = [(p, d) for p, d in zip(full.points, full.delta) if not set(S.SLOW_KEYS) & set(structure_of(p))]
     without = replace(full, points=[p for p, _ in kept], delta=[d for _, d in kept])
     span = 200 * 10**9
     iops = Figure("steady_iops", 1.0, "x", span=span, user=span, queue_depth=32)
@@ -89,13 +93,109 @@ def test_the_gc_prior_widens_the_steady_interval_never_narrows_it(bursts):
     assert full.interval(of(waf)) == pytest.approx(without.interval(of(waf)))
 
 
-def test_the_drive_file_names_the_costliest_point_for_simulate_interval(bursts):
+def test_the_drive_file_names_the_slowest_points_for_simulate_interval(bursts):
     """`opsim simulate --interval` runs the points the drive file names: the least and most WAF,
-    and, as the cost's prior is walked, the point of the highest cost (the least IOPS, which no
-    WAF end gives), with its structure's key."""
+    and, as the priors of the GC cost and the native program time are walked, the point of the
+    highest of each (the least IOPS, which no WAF end gives), with its structure's key."""
     prof = bursts.drive_toml()["preset"]["calibration"]["profile"]
-    assert len(prof["ends"]) == 3
-    costly = prof["structure"][prof["ends"][2]]
-    assert costly["timing.gc_fw_us"] == max(st.get("timing.gc_fw_us", 0.0) for st in prof["structure"])
+    assert len(prof["ends"]) == 4
     named = ends(prof)
-    assert len(named) == 3 and named[2]["timing.gc_fw_us"] == costly["timing.gc_fw_us"]
+    assert len(named) == 4
+    for i, key in enumerate(S.SLOW_KEYS, start=2):
+        slow = prof["structure"][prof["ends"][i]]
+        assert slow[key] == max(st.get(key, 0.0) for st in prof["structure"])
+        assert named[i][key] == slow[key]
+
+
+# ---------------------------------------------------------------- the native array's rate (opsim.calibrate.burst)
+
+
+def test_the_share_prior_is_computed_from_the_published_pairs():
+    """Centre the geometric mean of the pairs' shares, width the spread of one more drive (as the
+    population's NAND prior): every published pair inside its 95% interval; the grid is the prior
+    at its steps, capped at 1 (the native array no faster than the bursts)."""
+    logs = [math.log(s.native / s.burst) for s in burst.SHARES]
+    centre, width, n = burst.prior()
+    assert n == len(burst.SHARES) >= 6
+    assert centre == pytest.approx(math.exp(statistics.fmean(logs)))
+    assert width > statistics.stdev(logs)  # one more drive is known less well than the sample
+    assert all(abs(x - math.log(centre)) < 1.96 * width for x in logs)
+    grid = burst.grid()
+    assert all(0 < s <= 1.0 for s, _ in grid) and len({s for s, _ in grid}) == len(grid)
+    for s, pen in grid:
+        if s < 1.0:
+            assert pen == pytest.approx((math.log(s / centre) / width) ** 2)
+    assert max(pen for _, pen in grid) < THRESHOLD
+
+
+def test_the_native_program_time_gives_its_share_in_the_core():
+    """`native_prog_us` is the core's own rule: the native program rate the core resolves is the
+    share of the SLC mode's."""
+    base = {"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}, "ftl": {"slc_cache": burst.SLC_CACHE}}
+    for timing in (
+        {"cell": "tlc"},
+        {"cell": "tlc", "nand_page_size": "48KiB", "nand_block_size": "12MiB", "planes": 4},
+    ):
+        d = describe(base | {"timing": timing | {"t_prog_slc_us": 300}}, model_limits=False)
+        ratio = d["timing"]["units_per_program"] / d["timing"]["slc"]["units_per_program"]
+        for share in (0.2, 0.45, 1.0):
+            t = burst.native_prog_us(300, ratio, share)
+            r = describe(base | {"timing": timing | {"t_prog_slc_us": 300, "t_prog_us": t}}, model_limits=False)
+            got = r["timing"]["program_units_per_s"] / r["timing"]["slc"]["program_units_per_s"]
+            assert got == pytest.approx(share)
+
+
+def _spec(doc: dict, tmp_path):
+    path = tmp_path / "drive.toml"
+    path.write_text(tomli_w.dumps(doc))
+    return read_inputs(str(path))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"drive": BURSTS["drive"] | {"cell": "mlc"}},  # the published pairs are TLC drives'
+        {"datasheet": BURSTS["datasheet"] | {"tbw": 600}},  # a data-center rating (1.3 DWPD)
+        {"datasheet": BURSTS["datasheet"] | {"rand_write_iops": 5000}},  # a steady figure
+        {"model": {"timing.t_prog_us": 2000}, "source": {"model": {"timing.t_prog_us": "estimate"}}},
+    ],
+)
+def test_only_a_client_tlc_datasheet_of_bursts_is_an_slc_cache(change, tmp_path):
+    spec, figures = _spec(BURSTS | change, tmp_path)
+    m = build(spec, figures)
+    assert m.native_share is None and "slc_cache" not in m.tables.get("ftl", {})
+    assert any(p.name == "t_prog_us" for p in m.params) or "timing.t_prog_us" in m.sources
+    spec, figures = _spec(BURSTS, tmp_path)
+    m = build(spec, figures)
+    assert m.native_share == burst.prior()[0] and m.tables["ftl"]["slc_cache"] == burst.SLC_CACHE
+    assert [p.name for p in m.params if p.name.startswith("t_prog")] == ["t_prog_slc_us"]
+
+
+def test_a_datasheet_of_bursts_fits_the_slc_mode_and_ranges_over_the_native_rate(bursts):
+    """The bursts are SLC-mode programs (the fit's program time is the SLC mode's); the native
+    program time is the prior's share of its rate, its parameter row the prior's range and its
+    source; the profile ranges over it and the note says so."""
+    f = bursts.fitted
+    assert f.status["t_prog_slc_us"] == "fitted"
+    cfg = bursts.config()
+    slc = cfg["timing"]["t_prog_slc_us"]
+    assert cfg["timing"]["t_prog_us"] == pytest.approx(
+        burst.native_prog_us(slc, f.model.units_ratio, burst.prior()[0]), rel=1e-6
+    )
+    # the burst as the SLC mode writes it: the dies' time per write is the SLC mode's, less than
+    # the native array's at the prior's share
+    fob = next(x for x in f.figures if x.kind == "fob_iops")
+    cm = describe(cfg, model_limits=False)["cost_model"]
+    mix = mix_of(fob, 4096, "sata")
+
+    def dies(state):
+        return next(r["ns_per_io"] for r in costs(cm | state, mix, 1.0)["resources"] if r["resource"] == "NAND dies")
+
+    assert fresh_state(f.model) == {"slc_folds": False, "slc_burst": True}
+    assert dies(fresh_state(f.model)) < 0.8 * dies({"slc_folds": False})
+    row = next(r for r in bursts.parameters() if r["name"] == "timing.t_prog_us")
+    assert row["low"] < row["value"] < row["high"] and "native array" in row["source"]
+    shares = {round(s, 6) for _, _, s in native_unpinned(f) or []}
+    assert shares == {round(s, 6) for s, _ in burst.grid()}
+    assert any(S.NATIVE_KEY in structure_of(p) for p in bursts.profile.inside())
+    assert any("native array" in n and "opsim measure iops" in n for n in bursts.notes)

@@ -159,6 +159,7 @@ pub(crate) fn describe_model(cfg: Config, spec: ModelSpec, fits_model: bool) -> 
             timing: r.clone(),
             write_cache: tc.write_cache,
             slc_folds: slc_cache.as_ref().is_some_and(|s| s.steady_folds),
+            slc_burst: false,
             ftl_block_units: geo.physical_pages() / geo.blocks.max(1) as u64,
             superblock: crate::timed::costs::SuperblockErase::of(&geo.unit),
             meta_writes: cfg.ftl.meta_writes,

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputError
 from . import timed
 from .inputs import Figure
-from .model import Model, Param, condition, parts, predict
+from .model import Model, Param, condition, fresh_state, parts, predict
 
 #: a parameter counts as fitted when the figures leave less than this share of its prior's width
 INFORMED = 0.9
@@ -256,7 +256,7 @@ def _timed_round(
     if progress:
         progress(f"timed runs: {', '.join(f.label() for f in todo.values())}")
     # the conditions side by side on the process's cores (independent seeded runs)
-    for c, r in zip(todo, timed.run_many(cfg, list(todo.values()), model.user_bytes)):
+    for c, r in zip(todo, timed.run_many(cfg, list(todo.values()), model.user_bytes, fresh=fresh_state(model))):
         runs[c] = r
         new, old = runs[c].efficiency, model.efficiency.get(c, 1.0)
         change = abs(math.log(new / old)) if new > 0 and old > 0 else math.inf

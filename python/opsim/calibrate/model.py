@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InputError
 from ..planner.endurance import dwpd_of
 from ..sim import costs, describe
-from . import population, read_time
+from . import burst, population, read_time
 from .bounds import core_refusal
 from .curve import alternative, curve
 from .inputs import DriveSpec, Figure
@@ -89,6 +89,11 @@ class Model:
     spec: DriveSpec
     #: the timed simulator's IOPS over the cost model's bound, by figure condition (:func:`condition`)
     efficiency: dict[tuple, float] = field(default_factory=dict)
+    #: a datasheet of bursts (:mod:`.burst`): the native program time is the fitted SLC-mode one's
+    #: at this share of its write rate (the prior's centre), with ``units_ratio`` the core's units
+    #: of a native program over an SLC-mode one; None: the native program time is its own
+    native_share: float | None = None
+    units_ratio: float = 1.0
 
     def config(self, values: dict[str, Any] | None = None) -> dict:
         """The config with ``values`` (parameter name -> value, and a structural alternative's
@@ -99,6 +104,9 @@ class Model:
                 section, k = p.key.split(".", 1)
                 v = values[p.name]
                 cfg.setdefault(section, {})[k] = int(v) // 4096 * 4096 if p.name == "physical" else v
+        if self.native_share is not None:  # a structure's own native program time overrides it
+            t = cfg["timing"]
+            t["t_prog_us"] = round(burst.native_prog_us(t["t_prog_slc_us"], self.units_ratio, self.native_share), 3)
         for key, v in structure_of(values).items():
             section, k = key.split(".", 1)
             cfg.setdefault(section, {})[k] = v
@@ -171,7 +179,53 @@ def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
                 prior_source="the core's default (none; the prior's width is an estimate, docs/calibrate.md)",
             )
         )
-    return Model(tables, sources, params, spec)
+    model = Model(tables, sources, params, spec)
+    if bursts_only(spec, figures or [], sources):
+        _put_slc_bursts(model)
+    return model
+
+
+#: the figures of a steady state (a datasheet's steady random write, a measured point)
+STEADY_KINDS = ("steady_iops", "waf", "steady_ratio", "waf_ratio")
+
+
+def bursts_only(spec: DriveSpec, figures: list[Figure], sources: dict[str, str]) -> bool:
+    """Whether ``spec`` is a client TLC drive rated by bursts alone (:mod:`.burst`): no figure of a
+    steady state, and nobody gave its native or SLC-mode program time or its SLC cache."""
+    given = ("timing.t_prog_us", "timing.t_prog_slc_us", "ftl.slc_cache")
+    return (
+        spec.cell == "tlc"
+        and _drive_class(spec)[0] == "client"
+        and bool(figures)
+        and not any(f.kind in STEADY_KINDS for f in figures)
+        and not any(k in sources for k in given)
+    )
+
+
+def _put_slc_bursts(model: Model) -> None:
+    """A datasheet of bursts (:mod:`.burst`): an SLC cache takes them, the fit's program time is
+    the SLC mode's, and the native one is the prior's share of its write rate."""
+    tables, sources = model.tables, model.sources
+    _put(tables, sources, "ftl.slc_cache", dict(burst.SLC_CACHE), burst.SLC_CACHE_SOURCE)
+    physical = next((p.prior for p in model.params if p.name == "physical"), None)
+    drive = tables["drive"] | ({"physical_capacity": int(physical)} if physical else {})
+    d = describe({"drive": drive, "ftl": tables["ftl"], "timing": tables["timing"]}, model_limits=False)
+    slc = d["timing"]["slc"]
+    model.units_ratio = d["timing"]["units_per_program"] / slc["units_per_program"]
+    model.native_share = burst.prior()[0]
+    core = slc["t_prog_ns"] / 1000
+    at = next(i for i, p in enumerate(model.params) if p.name == "t_prog_us")
+    model.params[at] = Param(
+        "t_prog_slc_us",
+        "timing.t_prog_slc_us",
+        "SLC-mode program time of a word line (the SLC cache's write bandwidth: the datasheet's bursts)",
+        core,
+        math.log(3),
+        lower=core / 1000,
+        upper=core * 1000,
+        prior_source="the core's default for SLC mode",
+    )
+    sources["timing.t_prog_us"] = "default: " + burst.prior_text()
 
 
 def pins_floor(figures: list[Figure], user_bytes: int) -> bool:
@@ -186,11 +240,7 @@ def _population_prior(spec: DriveSpec) -> tuple[int, str, float]:
     (:mod:`.population`: its centre and width, the drive's own preset left out), as (bytes,
     source, width in log)."""
     assert spec.native is not None
-    dwpd = spec.dwpd
-    if dwpd is None and spec.tbw is not None:
-        years = spec.warranty_years or 5.0
-        dwpd = dwpd_of(spec.tbw * 1e12, spec.native, years)
-    cls = population.drive_class(spec.cell, dwpd)
+    cls, dwpd = _drive_class(spec)
     centre, sigma, n = population.class_prior(cls, exclude=spec.name)
     why = (
         "no endurance or cell says the drive's class: every class"
@@ -202,6 +252,16 @@ def _population_prior(spec: DriveSpec) -> tuple[int, str, float]:
         f"NAND = {centre:.3f} x the user capacity, x/÷ {math.exp(sigma):.3f} (1 sd)"
     )
     return int(spec.native * centre), source, sigma
+
+
+def _drive_class(spec: DriveSpec) -> tuple[str | None, float | None]:
+    """(the drive's class in :mod:`.population`, its DWPD): from its endurance and cell."""
+    assert spec.native is not None
+    dwpd = spec.dwpd
+    if dwpd is None and spec.tbw is not None:
+        years = spec.warranty_years or 5.0
+        dwpd = dwpd_of(spec.tbw * 1e12, spec.native, years)
+    return population.drive_class(spec.cell, dwpd), dwpd
 
 
 def _put_given(spec: DriveSpec, tables: dict, sources: dict) -> None:
@@ -482,6 +542,12 @@ def mix_of(f: Figure, page: int, interface: str, read_fraction: float | None = N
     return mix
 
 
+def fresh_state(model: Model) -> dict[str, bool]:
+    """The cost model's state of a fresh drive (a burst, a sequential fill): nothing folded yet;
+    a drive rated by bursts (:mod:`.burst`) writes them in SLC mode."""
+    return {"slc_folds": False, "slc_burst": model.native_share is not None}
+
+
 def predict(model: Model, values: dict[str, Any], figures: list[Figure]) -> list[Prediction]:
     """Each figure's value at ``values``, from the core (see the module's text)."""
     cfg = model.config(values)
@@ -495,6 +561,8 @@ def predict(model: Model, values: dict[str, Any], figures: list[Figure]) -> list
     alt = {k.split(".", 1)[1]: v for k, v in structure_of(values).items() if k.startswith("ftl.")}
     # the drive's own [ftl] (a fitted floor included), the alternative's keys scaled onto its curve
     own_ftl = model.ftl(values)
+
+    burst_state = fresh_state(model)
 
     def one(f: Figure) -> Prediction:
         steady = f.kind in ("steady_iops", "waf")
@@ -511,7 +579,7 @@ def predict(model: Model, values: dict[str, Any], figures: list[Figure]) -> list
         mix = mix_of(f, page, d["config"]["timing"]["interface"])
         # a fresh drive (burst, sequential fill) has nothing to fold yet: the cost model's
         # steady-state SLC folding applies only to the steady figures
-        bound = costs(cm if steady else cm | {"slc_folds": False}, mix, waf_gc)
+        bound = costs(cm if steady else cm | burst_state, mix, waf_gc)
         iops = bound["iops"] * model.efficiency.get(condition(f), 1.0)
         return Prediction(waf if f.kind == "waf" else iops, waf, waf_gc, bound["iops"], bound["bottleneck"])
 

@@ -12,14 +12,14 @@ from .._version import __version__
 from ..errors import InputError
 from ..planner.endurance import RATED_PE_SOURCE, dwpd_of, rated_host_bytes
 from ..units import fmt_bytes
-from . import endurance, gc_cost, stored, timed
+from . import burst, endurance, gc_cost, stored, timed
 from .bounds import queue_depth_refusal
 from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, resolve_spans, unused_fit_from
 from .measured import read_measured
 from .model import build, predict
-from .structure import gc_cost_top, gc_prior_text
-from .uncertainty import PINNED, Profile, gc_unpinned, narrowing, profile
+from .structure import NATIVE_KEY, gc_cost_top, gc_prior_text
+from .uncertainty import PINNED, Profile, gc_unpinned, narrowing, native_unpinned, profile
 
 #: the queue depth a datasheet's random IOPS are taken at when it does not say: NVMe briefs
 #: measure at QD 128-256 (4 jobs x 64 is common), SATA at its NCQ limit of 32
@@ -118,6 +118,11 @@ class Calibration:
                     {"name": key, "value": cfg[section][k], "low": lo, "high": hi, "source": self.source(p.name)}
                 )
         self._bound_gc_costs(out)
+        native = self.native_grid()
+        row = next((r for r in out if r["name"] == NATIVE_KEY), None)
+        if native and row is not None:  # a datasheet of bursts: the native program time's prior range
+            ts = [t for t, _, _ in native] + [row["value"]]
+            row |= {"low": min(ts), "high": max(ts), "source": burst.prior_text()}
         if self.pe:
             out.append({"name": "pe_cycles", **{k: self.pe[k] for k in ("value", "low", "high", "source")}})
         return out
@@ -142,6 +147,11 @@ class Calibration:
                 row = {"name": key, "value": b.value}
                 rows.append(row)
             row |= {"low": b.low, "high": b.high, "source": b.source()}
+
+    def native_grid(self) -> list[tuple[float, float, float]] | None:
+        """The native program times the intervals range over (a datasheet of bursts, with a
+        profile: :func:`.uncertainty.native_unpinned`)."""
+        return native_unpinned(self.fitted) if self.profile is not None else None
 
     def gc_prior_width(self) -> float | None:
         """The prior width of the controller's time per GC copy when the intervals range over it
@@ -364,11 +374,12 @@ def calibrate(spec: DriveSpec, figures: list[Figure], *, progress=None, timed_ro
     fitted.values = {k: stored.value(k, v) for k, v in fitted.values.items()}  # what the drive file runs
     cal = Calibration(fitted, notes=list(spec.notes), profile=profile(fitted))
     width = cal.gc_prior_width()
-    if width is not None:
+    priors = [gc_prior_text(width) if width is not None else "", burst.prior_text() if cal.native_grid() else ""]
+    if any(priors):
         cal.notes.append(
-            f"no figure is of a steady state (a fresh-out-of-box random write is a burst): {gc_prior_text(width)}; "
-            "one steady random-write measurement pins it (`opsim measure iops --device DEV --destroy-data DEV`, "
-            "then --measured)"
+            "no figure is of a steady state (a fresh-out-of-box random write is a burst): "
+            f"{'; '.join(x for x in priors if x)}; one steady random-write measurement pins "
+            f"{'them' if all(priors) else 'it'} (`opsim measure iops --device DEV --destroy-data DEV`, then --measured)"
         )
     cal.pe = _pe(cal)
     return cal

@@ -15,6 +15,8 @@ states"):
 * **the superblock** (``ftl.gc_unit = "superblock"``): its size as a multiple of one NAND block
   on every plane of every die (:data:`SUPERBLOCK`), which only the zoned and sequential writers'
   predictions depend on (the uniform-write WAF curve does not, above 1,536 pages a unit);
+* **the native array's write rate** (``timing.t_prog_us``) of a client TLC drive rated only by
+  bursts into its SLC cache: a share of the bursts' rate, from published drives (:mod:`.burst`);
 * **the controller's time per GC copy** (``timing.gc_fw_us``), when no figure pins it: a drive
   rated only by bursts (a client drive's fresh-out-of-box random write into its SLC cache) says
   nothing of its steady state, which the controller's GC can slow several times over; the fit's
@@ -236,7 +238,19 @@ class Alternative:
     what: str = "the model's convention"
 
 
-def alternatives(tables: dict, floor_free: bool, gc_width: float | None = None) -> list[Alternative]:
+#: the config key of the native program time (a datasheet of bursts: :mod:`.burst`)
+NATIVE_KEY = "timing.t_prog_us"
+#: the structures' keys whose highest value slows a drive most (the least IOPS, which no WAF end
+#: gives): a drive file names the point of each as an end (:meth:`.uncertainty.Profile.stored`)
+SLOW_KEYS = (GC_COST_KEY, NATIVE_KEY)
+
+
+def alternatives(
+    tables: dict,
+    floor_free: bool,
+    gc_width: float | None = None,
+    native: list[tuple[float, float, float]] | None = None,
+) -> list[Alternative]:
     """The structures a fit's intervals range over, the model's own (greedy, no floor) first:
     greedy at every floor of :data:`FLOOR_STEPS`, and every other policy of :data:`POLICIES`
     at the likeliest floor (the prior's centre; the floor moves WAF more than the policy does,
@@ -246,7 +260,9 @@ def alternatives(tables: dict, floor_free: bool, gc_width: float | None = None) 
     whose ``[timing]`` gives nothing of its NAND array's reads each of :data:`ARRAYS`.
     ``gc_width``: the controller's time per GC copy is pinned by no figure and has this prior
     width; the model's own structure then at each cost of :func:`gc_cost_grid` too (each prior
-    alone, as :mod:`.gc_cost` bounds the costs)."""
+    alone, as :mod:`.gc_cost` bounds the costs).  ``native``: a datasheet of bursts (:mod:`.burst`),
+    (native program time, the cost its prior puts on it, its share of the bursts' rate) for the
+    model's own structure at each share of :func:`.burst.grid` too (alone, as the GC cost)."""
     ftl = tables.get("ftl", {})
     fixed_floor = "meta_writes" in ftl or floor_free
     floors = [(0.0, 0.0)] if fixed_floor else floor_grid()
@@ -267,6 +283,8 @@ def alternatives(tables: dict, floor_free: bool, gc_width: float | None = None) 
         out += [
             Alternative({GC_COST_KEY: c}, pen, f"greedy, GC copy cost {c:g} us") for c, pen in gc_cost_grid(gc_width)
         ]
+    for t, pen, share in native or []:
+        out.append(Alternative({NATIVE_KEY: t}, pen, f"greedy, native array at {share:.2f} of the bursts' rate"))
     if "gc" in ftl:
         return out
     at = 0.0 if fixed_floor else floor_prior()[0]  # the likeliest floor, at no cost

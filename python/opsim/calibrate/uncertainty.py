@@ -38,11 +38,13 @@ import numpy as np
 from ..errors import InputError
 from ..measure.smart_window import EXPECTED_SIGMA
 from ..units import fmt_bytes
+from .burst import grid as burst_grid
+from .burst import native_prog_us
 from .fit import Fitted, _solve
 from .gc_cost import steady_write_figures
 from .inputs import SIGMA_MEASURED, Figure
 from .model import predict, structure_of
-from .structure import GC_COST_KEY, Alternative, alternatives, floors_of
+from .structure import SLOW_KEYS, Alternative, alternatives, floors_of
 
 #: the chi-square 95% point of one degree of freedom: the profile's interval is where the cost
 #: is within this of its least
@@ -133,13 +135,14 @@ class Profile:
                 # the points of least and most WAF (``waf``: over the whole drive): with
                 # structures the NAND's ends are not WAF's (a floor lifts WAF at more NAND);
                 # `opsim simulate --interval` runs these two; and, of a profile over the GC copy cost
-                # (a datasheet of bursts), the point of the highest cost (of them, the most WAF):
-                # the least IOPS, which no WAF end gives
+                # or the native program time (a datasheet of bursts), the point of the highest of
+                # each (of them, the most WAF): the least IOPS, which no WAF end gives
                 w = [waf(p) for p, _ in pts]
                 named = [int(np.argmin(w)), int(np.argmax(w))]
-                costly = max(range(len(pts)), key=lambda i: (structure_of(pts[i][0]).get(GC_COST_KEY, 0.0), w[i]))
-                if structure_of(pts[costly][0]).get(GC_COST_KEY) and costly not in named:
-                    named.append(costly)
+                for key in SLOW_KEYS:
+                    slow = max(range(len(pts)), key=lambda i: (structure_of(pts[i][0]).get(key, 0.0), w[i]))
+                    if structure_of(pts[slow][0]).get(key) and slow not in named:
+                        named.append(slow)
                 out["ends"] = named
         return out
 
@@ -177,7 +180,7 @@ def profile(
     fixed = {k: v for k, v in fitted.values.items() if k not in {q.name for q in free}}
     zlo, zhi = p.z_bounds()
     z0 = p.z(fitted.values["physical"])
-    alts = alts or alternatives(model.tables, _floor_fitted(fitted), gc_unpinned(fitted))
+    alts = alts or alternatives(model.tables, _floor_fitted(fitted), gc_unpinned(fitted), native_unpinned(fitted))
 
     def point(alt: Alternative) -> Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]]:
         def at(z: float, start: dict[str, Any]) -> tuple[float, dict[str, Any]]:
@@ -236,6 +239,17 @@ def gc_unpinned(fitted: Fitted) -> float | None:
     if p is None or fitted.status.get(p.name) != "default" or steady_write_figures(fitted):
         return None
     return p.sigma
+
+
+def native_unpinned(fitted: Fitted) -> list[tuple[float, float, float]] | None:
+    """A datasheet of bursts (:mod:`.burst`): (native program time, the cost its prior puts on it,
+    its share of the bursts' rate) at each share of :func:`.burst.grid`, from the fitted SLC-mode
+    program time; None when the native program time is the model's own."""
+    m = fitted.model
+    if m.native_share is None:
+        return None
+    slc = fitted.values["t_prog_slc_us"]
+    return [(round(native_prog_us(slc, m.units_ratio, s), 3), pen, s) for s, pen in burst_grid()]
 
 
 #: the grid step of a structural alternative's walk over the NAND (prior widths): coarser than

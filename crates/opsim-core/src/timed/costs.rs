@@ -132,6 +132,11 @@ pub struct CostModel {
     /// Steady state with an SLC cache that has a static part and folds when full: every host
     /// unit is programmed in SLC mode, then read in SLC mode and programmed in native mode.
     pub slc_folds: bool,
+    /// A fresh drive with an SLC cache (a burst): every host unit is programmed in SLC mode
+    /// and none is folded yet.  `describe` never sets it (its cost model is the steady
+    /// state's); a caller costing a burst does.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub slc_burst: bool,
     /// Mapping units per FTL block (superblock): pages per block.
     pub ftl_block_units: u64,
     /// With `ftl.gc_unit = "superblock"`: its stripe and scale, which set the erase charge
@@ -146,6 +151,10 @@ pub struct CostModel {
 
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 /// A workload mix, per IO on average.
@@ -334,7 +343,8 @@ pub fn costs(m: &CostModel, mix: &Mix, waf_gc: f64) -> Result<Costs> {
     let xfer = r.xfer_ns as f64;
     let prog_unit = uc.prog_unit_ns as f64;
     // a host unit's program: at its place on the die, i.e. the mean over the page types
-    let host_prog = match (m.slc_folds, m.write_cache, &kinds) {
+    let slc_host = m.slc_folds || m.slc_burst;
+    let host_prog = match (slc_host, m.write_cache, &kinds) {
         (true, true, _) => uc.slc_prog_unit_ns as f64,
         (true, false, _) => uc.slc_program.1 as f64,
         (false, true, Some(k)) => k.mean(&k.prog_unit_ns),
@@ -426,7 +436,15 @@ mod tests {
     }
 
     fn model(r: Resolved, write_cache: bool, slc_folds: bool) -> CostModel {
-        CostModel { timing: r, write_cache, slc_folds, ftl_block_units: 256, superblock: None, meta_writes: 0.0 }
+        CostModel {
+            timing: r,
+            write_cache,
+            slc_folds,
+            slc_burst: false,
+            ftl_block_units: 256,
+            superblock: None,
+            meta_writes: 0.0,
+        }
     }
 
     fn mix(w: f64) -> Mix {
@@ -466,6 +484,10 @@ mod tests {
             let c = costs(&model(r.clone(), true, true), &mix(1.0), 1.0).unwrap();
             let fold = d.slc_read_ns as f64 + xfer + d.prog_unit_ns as f64;
             let want = xfer + d.prog_ns(0, false, true) as f64 + fold + erase;
+            assert!((load(&c, NAND_DIES) * dies - want).abs() < 1e-6, "{extra}");
+            // an SLC burst: the SLC-mode program, no fold
+            let c = costs(&CostModel { slc_burst: true, ..model(r.clone(), true, false) }, &mix(1.0), 1.0).unwrap();
+            let want = xfer + d.prog_ns(0, false, true) as f64 + erase;
             assert!((load(&c, NAND_DIES) * dies - want).abs() < 1e-6, "{extra}");
         }
     }

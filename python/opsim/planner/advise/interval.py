@@ -45,9 +45,10 @@ from .targets import Targets
 FIGURES = (("waf", "waf"), ("iops", "iops"), ("tbw_tb", "tbw"), ("dwpd", "dwpd"), ("lifetime_years", "lifetime"))
 #: the figures a target is judged on, lower is worse (``--conservative`` judges their low end)
 WORSE_LOW = ("iops", "tbw_tb", "dwpd", "lifetime_years")
-#: the controller's time per GC copy, a structure's key when the profile ranges over it (a drive
-#: file calibrated from a datasheet of bursts: docs/calibrate.md, "A datasheet of bursts")
-GC_COST = "timing.gc_fw_us"
+#: the controller's time per GC copy and the native program time, a structure's keys when the
+#: profile ranges over them (a drive file calibrated from a datasheet of bursts: docs/calibrate.md,
+#: "A datasheet of bursts"): the highest of each is the least IOPS, which no WAF end gives
+SLOW_KEYS = ("timing.gc_fw_us", "timing.t_prog_us")
 
 
 def how(drive: Drive) -> str:
@@ -179,11 +180,12 @@ class Carried:
             _spread(row, list(at.values()))
             wafs = [(r["waf"], k) for k, r in at.items() if r is not None]
             row["interval_points"] = [min(wafs)[1], max(wafs)[1]]
-            # a profile over the GC copy cost (a drive file from a datasheet of bursts): its point of
-            # the highest cost too (of them, the most WAF), the least IOPS no WAF end gives
-            costly = max(wafs, key=lambda wk: (self.points[wk[1]].values.get(GC_COST, 0.0), wk[0]))[1]
-            if self.points[costly].values.get(GC_COST) and costly not in row["interval_points"]:
-                row["interval_points"].append(costly)
+            # a profile over the GC copy cost or the native program time (a drive file from a
+            # datasheet of bursts): its point of the highest of each too (of them, the most WAF)
+            for key in SLOW_KEYS:
+                slow = max(wafs, key=lambda wk: (self.points[wk[1]].values.get(key, 0.0), wk[0]))[1]
+                if self.points[slow].values.get(key) and slow not in row["interval_points"]:
+                    row["interval_points"].append(slow)
 
     # ------------------------------------------------------------------ the simulator
 
