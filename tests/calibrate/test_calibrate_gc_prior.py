@@ -101,6 +101,16 @@ def test_the_drive_file_names_the_slowest_points_for_simulate_interval(bursts):
     assert len(prof["ends"]) == 4
     named = ends(prof)
     assert len(named) == 4
+    # every point keeps the native program time it was fitted with: the prior's share of its own
+    # SLC-mode program time, or its alternative's
+    m = bursts.fitted.model
+    slc = prof["keys"].index("timing.t_prog_slc_us")
+    walked = {t for t, _, _ in native_unpinned(bursts.fitted) or []}
+    for pt, st in zip(prof["points"], prof["structure"]):
+        if st[S.NATIVE_KEY] not in walked:
+            assert st[S.NATIVE_KEY] == pytest.approx(
+                burst.native_prog_us(pt[slc], m.units_ratio, m.native_share or 0), rel=1e-4
+            )
     for i, key in enumerate(S.SLOW_KEYS, start=2):
         slow = prof["structure"][prof["ends"][i]]
         assert slow[key] == max(st.get(key, 0.0) for st in prof["structure"])

@@ -61,6 +61,14 @@ SHARES: tuple[Share, ...] = (
     ),
     Share("Samsung 840 EVO 250 GB", 520, 270, f"{SAMSUNG_SUMMIT}: 'the 250GB jumps from 270MB/s to 520MB/s'"),
     Share(
+        "SanDisk Ultra II 240 GB",
+        400,
+        230,
+        "AnandTech, 'SanDisk Ultra II (240GB) SSD Review' (Kristian Vättö, 2014), https://www.anandtech.com/show/"
+        "8520/sandisk-ultra-ii-240gb-ssd-review, the nCache 2.0 page (as copied at http://www.technorevealer.com/"
+        "sandisk-nand/): 'after that the performance drops from 400MB to ~230MB/s' (HD Tach, sequential)",
+    ),
+    Share(
         "ADATA XPG Atom 50 1 TB",
         4500,
         2000,

@@ -308,7 +308,12 @@ class Calibration:
             def waf_whole(values: dict[str, Any]) -> float:
                 return predict(self.fitted.model, values, [whole])[0].value
 
-            calib["profile"] = self.profile.stored(keys, waf_whole)
+            model = self.fitted.model
+
+            def native(values: dict[str, Any]) -> dict[str, Any]:
+                return {NATIVE_KEY: model.config(values)["timing"][NATIVE_KEY.split(".")[1]]}
+
+            calib["profile"] = self.profile.stored(keys, waf_whole, native if model.native_share is not None else None)
         if self.pe:
             calib["pe_cycles"] = stored.pe_cycles(self.pe["value"])
             calib["pe_cycles_source"] = self.pe["source"]

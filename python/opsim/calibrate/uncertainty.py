@@ -110,10 +110,17 @@ class Profile:
         """The structural alternative (its config keys, :mod:`.structure`) of the least cost."""
         return structure_of(self.points[int(np.argmin(self.delta))])
 
-    def stored(self, keys: dict[str, str], waf: Callable[[dict[str, Any]], float] | None = None) -> dict:
+    def stored(
+        self,
+        keys: dict[str, str],
+        waf: Callable[[dict[str, Any]], float] | None = None,
+        derived: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> dict:
         """The profile as a drive file keeps it (docs/calibrate.md, "What a drive file keeps"):
         the config key of every parameter, each point's values in that order, each point's cost
-        above the least; the points inside the 95% interval only, in the order of the NAND."""
+        above the least; the points inside the 95% interval only, in the order of the NAND.
+        ``derived``: the config keys the model derives from a point's values (a datasheet of
+        bursts: the native program time), kept with its structure's so the point runs as fitted."""
         names = sorted(self.best, key=lambda n: (n != self.param, n))
         pts = sorted(
             ((p, d) for p, d in zip(self.points, self.delta) if d <= THRESHOLD + 1e-9),
@@ -127,10 +134,11 @@ class Profile:
             "threshold": round(THRESHOLD, 3),
             "discrepancy": self.discrepancy,
         }
-        if any(structure_of(p) for p, _ in pts):
+        structures = [((derived(p) if derived else {}) | structure_of(p)) for p, _ in pts]
+        if any(structures):
             # each point's structural alternative: the [ftl] keys of its prior's (docs/calibrate.md,
-            # "What a datasheet never states"), {} for the model's own
-            out["structure"] = [structure_of(p) for p, _ in pts]
+            # "What a datasheet never states"), {} for the model's own; and what it derives
+            out["structure"] = structures
             if waf is not None:
                 # the points of least and most WAF (``waf``: over the whole drive): with
                 # structures the NAND's ends are not WAF's (a floor lifts WAF at more NAND);
@@ -142,7 +150,7 @@ class Profile:
                 for key in SLOW_KEYS:
                     slow = max(range(len(pts)), key=lambda i: (structure_of(pts[i][0]).get(key, 0.0), w[i]))
                     if structure_of(pts[slow][0]).get(key) and slow not in named:
-                        named.append(slow)
+                        named.append(slow)  # a prior's point (a derived key is no prior's)
                 out["ends"] = named
         return out
 
