@@ -136,7 +136,17 @@ def native_prog_us(t_prog_slc_us: float, units_ratio: float, share: float) -> fl
     return t_prog_slc_us * units_ratio / share
 
 
+def centre_text() -> str:
+    """In words: the native program time a fit to bursts takes (the prior's centre)."""
+    centre, _, n = prior()
+    return (
+        f"the native array's write rate at {centre:.2f} of the SLC mode's, the prior's centre "
+        f"({n} client TLC drives: opsim.calibrate.burst)"
+    )
+
+
 def prior_text() -> str:
+    """In words: what the profile takes of the native array's rate (:func:`grid`)."""
     centre, width, n = prior()
     lo, hi = (min(1.0, centre * math.exp(k * width)) for k in (min(STEPS), max(STEPS)))
     return (

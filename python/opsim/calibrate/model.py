@@ -225,7 +225,7 @@ def _put_slc_bursts(model: Model) -> None:
         upper=core * 1000,
         prior_source="the core's default for SLC mode",
     )
-    sources["timing.t_prog_us"] = "default: " + burst.prior_text()
+    sources["timing.t_prog_us"] = "default: " + burst.centre_text()
 
 
 def pins_floor(figures: list[Figure], user_bytes: int) -> bool:
