@@ -209,3 +209,34 @@ def test_a_datasheet_of_bursts_fits_the_slc_mode_and_ranges_over_the_native_rate
     assert shares == {round(s, 6) for s, _ in burst.grid()}
     assert any(S.NATIVE_KEY in structure_of(p) for p in bursts.profile.inside())
     assert any("native array" in n and "opsim measure iops" in n for n in bursts.notes)
+
+
+def test_a_steady_only_prior_costs_its_prior_over_the_likeliest_structure(bursts):
+    """No figure of a datasheet of bursts depends on the GC copy cost or the native array's rate:
+    each such point is a point of the likeliest structure (the same NAND and parameters), costing
+    exactly its prior more; none is refitted."""
+    prof = bursts.profile
+    slow = set(S.SLOW_KEYS)
+    by_point = {}
+    for p, d in zip(prof.points, prof.delta):
+        st = structure_of(p)
+        if not slow & set(st):
+            by_point[(p["physical"], tuple(sorted(st.items())))] = (p, d)
+    shifted = 0
+    for p, d in zip(prof.points, prof.delta):
+        st = structure_of(p)
+        if not slow & set(st):
+            continue
+        rest = tuple(sorted((k, v) for k, v in st.items() if k not in slow))
+        twin = by_point.get((p["physical"], rest))
+        if twin is None:  # an interval's end, refitted where the cost crosses the threshold
+            continue
+        alt = next(
+            a
+            for a in S.alternatives({}, False, GC_FW_SIGMA, native_unpinned(bursts.fitted))
+            if a.keys and set(a.keys) <= slow and all(st.get(k) == v for k, v in a.keys.items())
+        )
+        assert d == pytest.approx(twin[1] + alt.penalty, abs=1e-9)
+        assert {k: v for k, v in p.items() if "." not in k} == {k: v for k, v in twin[0].items() if "." not in k}
+        shifted += 1
+    assert shifted > 10

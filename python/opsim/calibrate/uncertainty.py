@@ -43,7 +43,7 @@ from .burst import native_prog_us
 from .fit import Fitted, _solve
 from .gc_cost import steady_write_figures
 from .inputs import SIGMA_MEASURED, Figure
-from .model import predict, structure_of
+from .model import STEADY_KINDS, predict, structure_of
 from .structure import SLOW_KEYS, Alternative, alternatives, floors_of
 
 #: the chi-square 95% point of one degree of freedom: the profile's interval is where the cost
@@ -203,13 +203,25 @@ def profile(
     # as far as it can be inside: until its cost is THRESHOLD above the least seen so far
     own = point(alts[0])
     walks = [(own, *_walk(own, z0, (zlo, zhi), fitted.values, STEP))]
+    # a prior of what only a steady state sees (the GC copy cost, the native array's rate) when no
+    # figure is of one: no figure depends on it, so its profile is the likeliest structure's,
+    # costing its prior more (walked on its own, from the fit's point on a coarser grid, it lost
+    # what the likeliest structure fits better)
+    steady_unseen = not any(f.kind in STEADY_KINDS for f in figures)
+    slow = [a for a in alts[1:] if steady_unseen and a.keys and set(a.keys) <= set(SLOW_KEYS)]
     for a in alts[1:]:
+        if a in slow:
+            continue
         seen = min(walks[0][2])
         at = point(a)
         try:
             walks.append((at, *_walk(at, z0, (zlo, zhi), fitted.values, ALT_STEP, seen)))
         except InputError:  # the core refuses this structure on this drive (no whole superblock)
             continue
+    if slow:
+        at0, wz, wc, wp = min(walks, key=lambda w: min(w[2]))
+        for a in slow:
+            walks.append((_shifted(at0, a), wz, [c + a.penalty for c in wc], [v | a.keys for v in wp]))
     # the model's own points are inside as without priors (within THRESHOLD of its own least:
     # what the user did not give widens an interval, never narrows it); an alternative's within
     # THRESHOLD of the least over every structure
@@ -231,6 +243,19 @@ def profile(
         pts += wp + [v for _, _, v in ends]
         delta += d
     return Profile("physical", p.key, pts, delta, discrepancy, dict(fitted.values))
+
+
+def _shifted(
+    own: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]], alt: Alternative
+) -> Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]]:
+    """The profile's point function of ``alt`` where no figure depends on its keys: ``own`` (a
+    structure's), its cost raised by the alternative's prior and its keys set."""
+
+    def at(z: float, start: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        c, v = own(z, start)
+        return c + alt.penalty, v | alt.keys
+
+    return at
 
 
 def _floor_fitted(fitted: Fitted) -> bool:
