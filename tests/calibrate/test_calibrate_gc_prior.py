@@ -211,10 +211,11 @@ def test_a_datasheet_of_bursts_fits_the_slc_mode_and_ranges_over_the_native_rate
     assert any("native array" in n and "opsim measure iops" in n for n in bursts.notes)
 
 
-def test_a_steady_only_prior_costs_its_prior_over_the_likeliest_structure(bursts):
+def test_a_steady_only_prior_costs_its_prior_over_the_profile_already_walked(bursts):
     """No figure of a datasheet of bursts depends on the GC copy cost or the native array's rate:
-    each such point is a point of the likeliest structure (the same NAND and parameters), costing
-    exactly its prior more; none is refitted."""
+    each such point is a point of the model's own structure or of the likeliest one (the same NAND
+    and parameters), costing exactly its prior more (judged as that structure's points are);
+    none is refitted."""
     prof = bursts.profile
     slow = set(S.SLOW_KEYS)
     by_point = {}

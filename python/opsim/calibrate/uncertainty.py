@@ -204,9 +204,9 @@ def profile(
     own = point(alts[0])
     walks = [(own, *_walk(own, z0, (zlo, zhi), fitted.values, STEP))]
     # a prior of what only a steady state sees (the GC copy cost, the native array's rate) when no
-    # figure is of one: no figure depends on it, so its profile is the likeliest structure's,
-    # costing its prior more (walked on its own, from the fit's point on a coarser grid, it lost
-    # what the likeliest structure fits better)
+    # figure is of one: no figure depends on it, so its profile is the model's own and the
+    # likeliest structure's, costing its prior more (walked on its own, from the fit's point on a
+    # coarser grid, it lost what the likeliest structure fits better)
     steady_unseen = not any(f.kind in STEADY_KINDS for f in figures)
     slow = [a for a in alts[1:] if steady_unseen and a.keys and set(a.keys) <= set(SLOW_KEYS)]
     for a in alts[1:]:
@@ -218,18 +218,24 @@ def profile(
             walks.append((at, *_walk(at, z0, (zlo, zhi), fitted.values, ALT_STEP, seen)))
         except InputError:  # the core refuses this structure on this drive (no whole superblock)
             continue
-    if slow:
-        at0, wz, wc, wp = min(walks, key=lambda w: min(w[2]))
-        for a in slow:
-            walks.append((_shifted(at0, a), wz, [c + a.penalty for c in wc], [v | a.keys for v in wp]))
     # the model's own points are inside as without priors (within THRESHOLD of its own least:
-    # what the user did not give widens an interval, never narrows it); an alternative's within
-    # THRESHOLD of the least over every structure
+    # what the user did not give widens an interval, never narrows it), and so are its points
+    # with such a prior, costing the prior more; an alternative's within THRESHOLD of the least
+    # over every structure
+    own_judged = [True] + [False] * (len(walks) - 1)
+    if slow:
+        likeliest = min(range(len(walks)), key=lambda i: min(walks[i][2]))
+        for k in dict.fromkeys((0, likeliest)):
+            at0, wz, wc, wp = walks[k]
+            for a in slow:
+                walks.append((_shifted(at0, a), wz, [c + a.penalty for c in wc], [v | a.keys for v in wp]))
+                own_judged.append(k == 0)
     least = min(min(w[2]) for w in walks)
+    own_least = min(walks[0][2])
     pts: list[dict[str, Any]] = []
     delta: list[float] = []
     for i, (at, wz, wc, wp) in enumerate(walks):
-        base = min(wc) if i == 0 else least
+        base = own_least if own_judged[i] else least
         if min(wc) - base > THRESHOLD:  # no point of this structure is inside
             continue
         ends = _ends(at, base, wz, wc, wp, STEP / 100 if i == 0 and exact else None)
