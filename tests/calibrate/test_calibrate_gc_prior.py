@@ -181,6 +181,17 @@ def test_only_a_client_tlc_datasheet_of_bursts_is_an_slc_cache(change, tmp_path)
     assert [p.name for p in m.params if p.name.startswith("t_prog")] == ["t_prog_slc_us"]
 
 
+def test_a_measured_steady_point_pins_the_native_program_time(tmp_path):
+    """A datasheet of bursts with a measured steady point: the bursts are still the SLC cache's,
+    and the native program time is a parameter of its own, which the point pins (no share)."""
+    point = {"user": "200GB", "block_size": "4KiB", "queue_depth": 32, "read_fraction": 0, "iops": 9948}
+    spec, figures = _spec(BURSTS | {"point": [point]}, tmp_path)
+    m = build(spec, figures)
+    assert m.slc_bursts and m.native_share is None and m.tables["ftl"]["slc_cache"] == burst.SLC_CACHE
+    assert {p.name for p in m.params} >= {"t_prog_us", "t_prog_slc_us"}
+    assert fresh_state(m) == {"slc_folds": False, "slc_burst": True}
+
+
 def test_a_datasheet_of_bursts_fits_the_slc_mode_and_ranges_over_the_native_rate(bursts):
     """The bursts are SLC-mode programs (the fit's program time is the SLC mode's); the native
     program time is the prior's share of its rate, its parameter row the prior's range and its

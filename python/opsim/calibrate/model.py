@@ -89,7 +89,9 @@ class Model:
     spec: DriveSpec
     #: the timed simulator's IOPS over the cost model's bound, by figure condition (:func:`condition`)
     efficiency: dict[tuple, float] = field(default_factory=dict)
-    #: a datasheet of bursts (:mod:`.burst`): the native program time is the fitted SLC-mode one's
+    #: a datasheet of bursts (:mod:`.burst`): its bursts are SLC-mode programs
+    slc_bursts: bool = False
+    #: and, with no figure of a steady state, the native program time is the fitted SLC-mode one's
     #: at this share of its write rate (the prior's centre), with ``units_ratio`` the core's units
     #: of a native program over an SLC-mode one; None: the native program time is its own
     native_share: float | None = None
@@ -180,8 +182,8 @@ def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
             )
         )
     model = Model(tables, sources, params, spec)
-    if bursts_only(spec, figures or [], sources):
-        _put_slc_bursts(model)
+    if bursts_rated(spec, figures or [], sources):
+        _put_slc_bursts(model, steady=any(f.kind in STEADY_KINDS for f in figures or []))
     return model
 
 
@@ -189,43 +191,50 @@ def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
 STEADY_KINDS = ("steady_iops", "waf", "steady_ratio", "waf_ratio")
 
 
-def bursts_only(spec: DriveSpec, figures: list[Figure], sources: dict[str, str]) -> bool:
-    """Whether ``spec`` is a client TLC drive rated by bursts alone (:mod:`.burst`): no figure of a
-    steady state, and nobody gave its native or SLC-mode program time or its SLC cache."""
+def bursts_rated(spec: DriveSpec, figures: list[Figure], sources: dict[str, str]) -> bool:
+    """Whether ``spec`` is a client TLC drive whose datasheet rates bursts alone (:mod:`.burst`): no
+    datasheet figure of a steady state (a measured one may be there), and nobody gave its native
+    or SLC-mode program time or its SLC cache."""
     given = ("timing.t_prog_us", "timing.t_prog_slc_us", "ftl.slc_cache")
+    rated = [f for f in figures if f.source.startswith("datasheet")]
     return (
         spec.cell == "tlc"
         and _drive_class(spec)[0] == "client"
-        and bool(figures)
-        and not any(f.kind in STEADY_KINDS for f in figures)
+        and bool(rated)
+        and not any(f.kind in STEADY_KINDS for f in rated)
         and not any(k in sources for k in given)
     )
 
 
-def _put_slc_bursts(model: Model) -> None:
-    """A datasheet of bursts (:mod:`.burst`): an SLC cache takes them, the fit's program time is
-    the SLC mode's, and the native one is the prior's share of its write rate."""
+def _put_slc_bursts(model: Model, steady: bool) -> None:
+    """A datasheet of bursts (:mod:`.burst`): an SLC cache takes them, and the fit has the SLC
+    mode's program time; the native one is the prior's share of its write rate, or, where a
+    measured figure is of a steady state (``steady``), a parameter of its own that it pins."""
     tables, sources = model.tables, model.sources
     _put(tables, sources, "ftl.slc_cache", dict(burst.SLC_CACHE), burst.SLC_CACHE_SOURCE)
     physical = next((p.prior for p in model.params if p.name == "physical"), None)
     drive = tables["drive"] | ({"physical_capacity": int(physical)} if physical else {})
     d = describe({"drive": drive, "ftl": tables["ftl"], "timing": tables["timing"]}, model_limits=False)
     slc = d["timing"]["slc"]
+    model.slc_bursts = True
     model.units_ratio = d["timing"]["units_per_program"] / slc["units_per_program"]
-    model.native_share = burst.prior()[0]
     core = slc["t_prog_ns"] / 1000
     at = next(i for i, p in enumerate(model.params) if p.name == "t_prog_us")
-    model.params[at] = Param(
-        "t_prog_slc_us",
-        "timing.t_prog_slc_us",
-        "SLC-mode program time of a word line (the SLC cache's write bandwidth: the datasheet's bursts)",
-        core,
-        math.log(3),
-        lower=core / 1000,
-        upper=core * 1000,
-        prior_source="the core's default for SLC mode",
-    )
-    sources["timing.t_prog_us"] = "default: " + burst.centre_text()
+    model.params[at : at + (0 if steady else 1)] = [
+        Param(
+            "t_prog_slc_us",
+            "timing.t_prog_slc_us",
+            "SLC-mode program time of a word line (the SLC cache's write bandwidth: the datasheet's bursts)",
+            core,
+            math.log(3),
+            lower=core / 1000,
+            upper=core * 1000,
+            prior_source="the core's default for SLC mode",
+        )
+    ]
+    if not steady:
+        model.native_share = burst.prior()[0]
+        sources["timing.t_prog_us"] = "default: " + burst.centre_text()
 
 
 def pins_floor(figures: list[Figure], user_bytes: int) -> bool:
@@ -545,7 +554,7 @@ def mix_of(f: Figure, page: int, interface: str, read_fraction: float | None = N
 def fresh_state(model: Model) -> dict[str, bool]:
     """The cost model's state of a fresh drive (a burst, a sequential fill): nothing folded yet;
     a drive rated by bursts (:mod:`.burst`) writes them in SLC mode."""
-    return {"slc_folds": False, "slc_burst": model.native_share is not None}
+    return {"slc_folds": False, "slc_burst": model.slc_bursts}
 
 
 def predict(model: Model, values: dict[str, Any], figures: list[Figure]) -> list[Prediction]:
