@@ -219,20 +219,21 @@ def _put_slc_bursts(model: Model, steady: bool) -> None:
     model.slc_bursts = True
     model.units_ratio = d["timing"]["units_per_program"] / slc["units_per_program"]
     core = slc["t_prog_ns"] / 1000
+    slc_prog = Param(
+        "t_prog_slc_us",
+        "timing.t_prog_slc_us",
+        "SLC-mode program time of a word line (the SLC cache's write bandwidth: the datasheet's bursts)",
+        core,
+        math.log(3),
+        lower=core / 1000,
+        upper=core * 1000,
+        prior_source="the core's default for SLC mode",
+    )
     at = next(i for i, p in enumerate(model.params) if p.name == "t_prog_us")
-    model.params[at : at + (0 if steady else 1)] = [
-        Param(
-            "t_prog_slc_us",
-            "timing.t_prog_slc_us",
-            "SLC-mode program time of a word line (the SLC cache's write bandwidth: the datasheet's bursts)",
-            core,
-            math.log(3),
-            lower=core / 1000,
-            upper=core * 1000,
-            prior_source="the core's default for SLC mode",
-        )
-    ]
-    if not steady:
+    if steady:  # both program times, each pinned by its own figures
+        model.params.insert(at, slc_prog)
+    else:  # the native one the prior's share of the SLC mode's
+        model.params[at] = slc_prog
         model.native_share = burst.prior()[0]
         sources["timing.t_prog_us"] = "default: " + burst.centre_text()
 
