@@ -148,7 +148,8 @@ def centre_text() -> str:
 def prior_text() -> str:
     """In words: what the profile takes of the native array's rate (:func:`grid`)."""
     centre, width, n = prior()
-    lo, hi = (min(1.0, centre * math.exp(k * width)) for k in (min(STEPS), max(STEPS)))
+    shares = [share for share, _ in grid()]
+    lo, hi = min(shares), max(shares)
     return (
         f"the native array's write rate is only its prior, {centre:.2f} of the bursts' (x/÷ {math.exp(width):.2f}, "
         f"{n} client TLC drives), and every steady-state interval ranges over {lo:.2f} to {hi:.2f} of them "

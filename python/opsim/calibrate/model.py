@@ -511,7 +511,7 @@ def _queue(qd: int, interface: str) -> tuple[int, int]:
 def condition(f: Figure) -> tuple:
     """What a timed run of ``f`` depends on: the kind of run, span, request size, queue depth
     and mix (a WAF figure and an IOPS figure of one run share it)."""
-    kind = "steady" if f.kind in ("steady_iops", "waf", "steady_ratio", "waf_ratio") else f.kind
+    kind = "steady" if f.kind in STEADY_KINDS else f.kind
     return (kind, f.span, f.user, f.block_size, f.queue_depth, f.read_fraction)
 
 

@@ -201,7 +201,8 @@ class Carried:
         io_budget: int,
     ) -> None:
         """Run level ``lv`` again at the points ``interval_points`` names (the screen's lowest and
-        highest WAF there, and of a profile over the GC copy cost its costliest point), and attach
+        highest WAF there, and of a profile over the GC copy cost or the native program time the
+        slowest point of each: :data:`SLOW_KEYS`), and attach
         each figure's interval over the runs to ``row``."""
         runs: list[tuple[int, dict]] = []
         failed: list[dict] = []
