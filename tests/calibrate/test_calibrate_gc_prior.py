@@ -10,13 +10,15 @@ import math
 import statistics
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import tomli_w
 
-from opsim.calibrate import burst, calibrate, read_inputs
+from opsim.calibrate import burst, calibrate, read_inputs, timed
 from opsim.calibrate import structure as S
+from opsim.calibrate.fit import Fitted
 from opsim.calibrate.inputs import Figure
-from opsim.calibrate.model import GC_FW_SIGMA, build, fresh_state, mix_of, predict, structure_of
+from opsim.calibrate.model import GC_FW_SIGMA, Param, build, fresh_state, mix_of, predict, structure_of
 from opsim.calibrate.uncertainty import THRESHOLD, gc_unpinned, native_unpinned
 from opsim.sim import costs, describe
 from opsim.simulate_interval import ends
@@ -252,3 +254,46 @@ def test_a_steady_only_prior_costs_its_prior_over_the_profile_already_walked(bur
         assert {k: v for k, v in p.items() if "." not in k} == {k: v for k, v in twin[0].items() if "." not in k}
         shifted += 1
     assert shifted > 10
+
+
+def test_the_steady_interval_ends_are_timed_at_their_own_points(bursts):
+    """The IOPS interval's ends are profile points, each timed on its own config (docs/calibrate.md,
+    "The uncertainty model", step 4): a top where the controller is the busiest is the
+    controller's rate, not scaled by the efficiency of a fit whose dies are the busiest; and the
+    controller's time per command, which the burst rating pins only to within its uncertainty,
+    reaches on from there by the cost the point has left, as the delta method says."""
+    f = bursts.fitted
+    span = 200 * 10**9
+    fig = Figure("steady_iops", 1.0, "x", span=span, user=span, queue_depth=32)
+    row = bursts.predict([span], max_address=True, queue_depth=32)[0]
+
+    def bound(v):
+        return predict(f.model, v, [fig])[0].value
+
+    assert predict(f.model, f.values, [fig])[0].bottleneck == "NAND dies" and row["iops"] < row["iops_bound"]
+    assert bursts.profile is not None
+    (bottom, down), (top, up) = bursts._iops_ends(fig)
+    assert predict(f.model, top, [fig])[0].bottleneck == "controller" and up > 0.1 and down <= 0.0
+    for pt, reach, end in ((bottom, down, row["iops_low"]), (top, up, row["iops_high"])):
+        assert end == pytest.approx(timed.run(f.model.config(pt), fig, bursts.user_bytes).iops * math.exp(reach))
+    assert row["iops_high"] >= max(bound(v) for v in bursts.profile.inside())
+    # the reach is the delta method's at the point, in the cost the point has left (the fit's is 3.84)
+    budget = dict((id(p), b) for p, b in bursts.profile.budgets())
+    assert up == pytest.approx(math.sqrt(budget[id(top)]) * f.log_sd(bound, top, "physical"))
+
+
+def test_the_delta_method_given_the_profiled_parameter_is_conditional():
+    """``Fitted.log_sd(fn, at, given)``: the slope at ``at``, the other parameters' covariance the
+    fit's conditional on ``given`` (the Schur complement)."""
+    a, b = (Param(n, f"x.{n}", n, 1.0, 1.0, log=False) for n in "ab")
+    cov = np.array([[1.0, 0.5], [0.5, 2.0]])
+    fitted = Fitted(None, [], {"a": 1.0, "b": 1.0}, {}, [a, b], cov, 1.0, {})  # type: ignore[arg-type]
+
+    def fn(v):  # log fn = a * b: the slope at (a, b) is (b, a)
+        return math.exp(v["a"] * v["b"])
+
+    at = {"a": 2.0, "b": 3.0}
+    g = np.array([3.0, 2.0])
+    assert fitted.log_sd(fn, at) == pytest.approx(math.sqrt(g @ cov @ g), rel=1e-3)
+    assert fitted.log_sd(fn, at, "a") == pytest.approx(2.0 * math.sqrt(2.0 - 0.25), rel=1e-3)
+    assert fitted.log_sd(fn, at, "b") == pytest.approx(3.0 * math.sqrt(1.0 - 0.25 / 2.0), rel=1e-3)

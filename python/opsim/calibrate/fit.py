@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -64,19 +65,30 @@ class Fitted:
         zlo, zhi = p.z_bounds()
         return p.value(max(lo, zlo)), p.value(min(hi, zhi))
 
-    def log_sd(self, fn) -> float:
-        """Standard deviation of log(fn(values)) by the delta method over the fitted parameters."""
-        if not self.free:
+    def log_sd(self, fn, at: dict[str, Any] | None = None, given: str | None = None) -> float:
+        """Standard deviation of log(fn(values)) by the delta method over the fitted parameters,
+        at the fit or at the values ``at`` (a profile's point: its slope there, the fit's
+        covariance); ``given``: a parameter held where ``at`` has it (the profile's), the others'
+        covariance then the fit's conditional on it."""
+        free = [p for p in self.free if p.name != given]
+        if not free:
             return 0.0
-        z0 = np.array([p.z(self.values[p.name]) for p in self.free])
-        base = math.log(fn(self.values))
-        g = np.zeros(len(self.free))
-        for i, p in enumerate(self.free):
+        cov = self.cov
+        if len(free) < len(self.free):
+            k = next(i for i, p in enumerate(self.free) if p.name == given)
+            rest = [i for i in range(len(self.free)) if i != k]
+            c = cov[np.ix_(rest, [k])]
+            cov = cov[np.ix_(rest, rest)] - (c @ c.T) / cov[k, k] if cov[k, k] > 0 else cov[np.ix_(rest, rest)]
+        at = self.values if at is None else at
+        z0 = np.array([p.z(at[p.name]) for p in free])
+        base = math.log(fn(at))
+        g = np.zeros(len(free))
+        for i, p in enumerate(free):
             h = p.step or 1e-3
-            v = dict(self.values)
+            v = dict(at)
             v[p.name] = p.value(z0[i] + h)
             g[i] = (math.log(fn(v)) - base) / h
-        return float(math.sqrt(max(0.0, g @ self.cov @ g * self.scale2)))
+        return float(math.sqrt(max(0.0, g @ cov @ g * self.scale2)))
 
 
 def _residuals(model: Model, figures: list[Figure], free: list[Param], fixed: dict[str, float]):

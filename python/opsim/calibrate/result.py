@@ -232,8 +232,14 @@ class Calibration:
             Figure("steady_iops", 1.0, "prediction", span=span, queue_depth=qd, user=span if max_address else None)
             for span in spans
         ]
-        # the spans' timed runs side by side on the process's cores
-        runs = timed.run_many(cfg, figs, self.user_bytes) if simulate else [None] * len(figs)
+        # the profile's points of the least and most IOPS bound at each span, then every timed
+        # run (the fit's, and each such point's on its own config) side by side on the cores
+        ends = [self._iops_ends(fig) for fig in figs]
+        todo = [(cfg, fig) for fig in figs]
+        todo += [(f.model.config(pt), fig) for fig, e in zip(figs, ends) for pt, _ in e if pt is not f.values]
+        done = timed.run_each(todo, self.user_bytes) if simulate else [None] * len(todo)
+        runs, rest = done[: len(figs)], iter(done[len(figs) :])
+        timed_ends = [[t if pt is f.values else next(rest) for pt, _ in e] for e, t in zip(ends, runs)]
         for i, (span, fig, t) in enumerate(zip(spans, figs, runs)):
             wfig = replace(fig, kind="waf")
 
@@ -253,13 +259,13 @@ class Calibration:
             waf_lo, waf_hi = 1 + (waf - 1) * math.exp(-Z95 * s_w), 1 + (waf - 1) * math.exp(Z95 * s_w)
             iops_lo, iops_hi = iops * math.exp(-Z95 * s_i), iops * math.exp(Z95 * s_i)
             if self.profile:
-                # the profile's interval (docs/calibrate.md, "The uncertainty model"), with the
-                # local one of the other parameters at the fit: WAF is the NAND's alone; the
-                # IOPS scale with the event model's figure over the bound at the fit
+                # the profile's interval (docs/calibrate.md, "The uncertainty model"): WAF is the
+                # NAND's alone; the IOPS at its two ends (:meth:`_iops_ends`), each timed on its
+                # own config, and the fit's delta-method interval, whichever reaches further
                 waf_lo, waf_hi = self.profile.interval(waf_of)
-                eff = iops / bound if bound > 0 else 1.0
-                lo, hi = self.profile.interval(iops_of)
-                iops_lo, iops_hi = min(iops_lo, lo * eff), max(iops_hi, hi * eff)
+                for (pt, reach), te in zip(ends[i], timed_ends[i]):
+                    v = (te.iops if te is not None else iops_of(pt)) * math.exp(reach)
+                    iops_lo, iops_hi = min(iops_lo, v), max(iops_hi, v)
             row = {
                 "span_bytes": span,
                 "held_back": (held_back[i] if held_back else 1 - span / self.user_bytes),
@@ -281,6 +287,39 @@ class Calibration:
                 row["dwpd"] = dwpd_of(tbw, span, years)
             out.append(row)
         return out
+
+    def _iops_ends(self, fig: Figure) -> list[tuple[dict[str, Any], float]]:
+        """The IOPS interval's two ends over the profile (none without one): each a point and
+        its log-distance (signed) from the point's bound.  The interval is the prediction's range
+        over every parameter value within the threshold of the least cost: the profile walks
+        the NAND and the structures with the others refitted, and around each point they may
+        move on by the cost it has left (``budget``), ``sqrt(budget)`` sds of the delta method
+        there (the fit's covariance, conditional on the NAND).  Of equal ends (a controller's
+        bound over a range of NAND) the least's is of the most WAF, the most's of the least: its
+        other resources the busiest, and the idlest, as the timed run of it sees them."""
+        if self.profile is None:
+            return []
+        f = self.fitted
+        wfig = replace(fig, kind="waf")
+
+        def bound(values: dict[str, Any]) -> float:
+            return predict(f.model, values, [fig])[0].value
+
+        scored = []
+        for i, (pt, budget) in enumerate(self.profile.budgets()):
+            b = bound(pt)
+            if not (math.isfinite(b) and b > 0):
+                continue
+            reach = math.sqrt(budget) * f.log_sd(bound, pt, self.profile.param)
+            waf = predict(f.model, pt, [wfig])[0].value
+            scored.append((math.log(b), reach, waf, i, f.values if i == 0 else pt))
+
+        def end(sign: int) -> tuple[dict[str, Any], float]:
+            # the least of sign * (log bound + sign * reach): the lower end (-1), the upper (+1)
+            e = min(scored, key=lambda e: (float(f"{-sign * (e[0] + sign * e[1]):.9g}"), sign * e[2], e[3]))
+            return e[4], sign * e[1]
+
+        return [end(-1), end(1)]
 
     def drive_toml(self, name: str | None = None, title: str | None = None) -> dict:
         """The drive file: the presets' schema, every parameter with its source."""

@@ -96,10 +96,18 @@ def run_many(
     """:func:`run` of each of ``figures``, the runs side by side on the process's cores
     (independent seeded runs: the same results as one by one); ``fresh``: the cost model's state
     of a fresh drive, as the model predicts it (:func:`.model.fresh_state`; default: nothing folded)."""
-    setups = [_setup(cfg, f, user_bytes, seed) for f in figures]
+    return run_each([(cfg, f) for f in figures], user_bytes, seed, fresh)
+
+
+def run_each(
+    runs: list[tuple[dict, Figure]], user_bytes: int, seed: int = 1, fresh: dict | None = None
+) -> list[TimedFigure]:
+    """:func:`run_many` of each (config, figure) pair: a figure on configs of its own (the
+    points of a profile, :meth:`.result.Calibration.predict`)."""
+    setups = [_setup(cfg, f, user_bytes, seed) for cfg, f in runs]
     results = simulate_many([model for model, _ in setups])
     state = fresh or {"slc_folds": False}
-    return [_outcome(cfg, f, model, scale, r, state) for f, (model, scale), r in zip(figures, setups, results)]
+    return [_outcome(cfg, f, model, scale, r, state) for (cfg, f), (model, scale), r in zip(runs, setups, results)]
 
 
 def _setup(cfg: dict, f: Figure, user_bytes: int, seed: int) -> tuple[dict, int]:

@@ -96,6 +96,12 @@ class Profile:
         vals = [v for v in (fn(p) for p in self.inside()) if math.isfinite(v)]
         return min(vals), max(vals)
 
+    def budgets(self) -> list[tuple[dict[str, float], float]]:
+        """Each point inside (the fit first) with the cost left to it below the threshold: how
+        far the parameters the profile does not hold may still move there (``THRESHOLD - delta``)."""
+        inside = [(p, d) for p, d in zip(self.points, self.delta) if d <= THRESHOLD + 1e-9]
+        return [(self.best, THRESHOLD)] + [(p, max(0.0, THRESHOLD - d)) for p, d in inside]
+
     def nand_interval(self) -> tuple[float, float]:
         return self.interval(lambda v: v[self.param])
 
