@@ -232,7 +232,7 @@ class Calibration:
             Figure("steady_iops", 1.0, "prediction", span=span, queue_depth=qd, user=span if max_address else None)
             for span in spans
         ]
-        # the profile's points of the least and most IOPS bound at each span, then every timed
+        # the profile's points of the IOPS interval's two ends at each span, then every timed
         # run (the fit's, and each such point's on its own config) side by side on the cores
         ends = [self._iops_ends(fig) for fig in figs]
         todo = [(cfg, fig) for fig in figs]

@@ -89,7 +89,7 @@ class Profile:
     best: dict[str, float]
 
     def inside(self) -> list[dict[str, float]]:
-        return [self.best] + [p for p, d in zip(self.points, self.delta) if d <= THRESHOLD + 1e-9]
+        return [p for p, _ in self.budgets()]
 
     def interval(self, fn: Callable[[dict[str, float]], float]) -> tuple[float, float]:
         """The least and most of ``fn(values)`` over the points inside."""
