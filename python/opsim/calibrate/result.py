@@ -233,13 +233,13 @@ class Calibration:
             for span in spans
         ]
         # the profile's points of the IOPS interval's two ends at each span, then every timed
-        # run (the fit's, and each such point's on its own config) side by side on the cores
+        # run (the fit's, and each end's whose busiest resource is another) side by side on the cores
         ends = [self._iops_ends(fig) for fig in figs]
         todo = [(cfg, fig) for fig in figs]
-        todo += [(f.model.config(pt), fig) for fig, e in zip(figs, ends) for pt, _ in e if pt is not f.values]
+        todo += [(f.model.config(pt), fig) for fig, e in zip(figs, ends) for pt, _, own in e if own]
         done = timed.run_each(todo, self.user_bytes) if simulate else [None] * len(todo)
         runs, rest = done[: len(figs)], iter(done[len(figs) :])
-        timed_ends = [[t if pt is f.values else next(rest) for pt, _ in e] for e, t in zip(ends, runs)]
+        timed_ends = [[next(rest) if own else None for _, _, own in e] for e in ends]
         for i, (span, fig, t) in enumerate(zip(spans, figs, runs)):
             wfig = replace(fig, kind="waf")
 
@@ -260,11 +260,13 @@ class Calibration:
             iops_lo, iops_hi = iops * math.exp(-Z95 * s_i), iops * math.exp(Z95 * s_i)
             if self.profile:
                 # the profile's interval (docs/calibrate.md, "The uncertainty model"): WAF is the
-                # NAND's alone; the IOPS at its two ends (:meth:`_iops_ends`), each timed on its
-                # own config, and the fit's delta-method interval, whichever reaches further
+                # NAND's alone; the IOPS at its two ends (:meth:`_iops_ends`), each its own timed
+                # run's or, busy where the fit is, the bound there at the fit's efficiency; and the
+                # fit's delta-method interval, whichever reaches further
                 waf_lo, waf_hi = self.profile.interval(waf_of)
-                for (pt, reach), te in zip(ends[i], timed_ends[i]):
-                    v = (te.iops if te is not None else iops_of(pt)) * math.exp(reach)
+                eff = iops / bound if bound > 0 else 1.0
+                for (pt, reach, _), te in zip(ends[i], timed_ends[i]):
+                    v = (te.iops if te is not None else iops_of(pt) * eff) * math.exp(reach)
                     iops_lo, iops_hi = min(iops_lo, v), max(iops_hi, v)
             row = {
                 "span_bytes": span,
@@ -288,9 +290,11 @@ class Calibration:
             out.append(row)
         return out
 
-    def _iops_ends(self, fig: Figure) -> list[tuple[dict[str, Any], float]]:
-        """The IOPS interval's two ends over the profile (none without one): each a point and
-        its log-distance (signed) from the point's bound.  The interval is the prediction's range
+    def _iops_ends(self, fig: Figure) -> list[tuple[dict[str, Any], float, bool]]:
+        """The IOPS interval's two ends over the profile (none without one): each a point, its
+        log-distance (signed) from the point's IOPS, and whether it needs a timed run of its own
+        (the event model's efficiency is the busiest resource's: an end where another resource
+        than at the fit is the busiest; else the fit's efficiency holds).  The interval is the prediction's range
         over every parameter value within the threshold of the least cost: the profile walks
         the NAND and the structures with the others refitted, and around each point they may
         move on by the cost it has left (``budget``), ``sqrt(budget)`` sds of the delta method
@@ -305,6 +309,9 @@ class Calibration:
         def bound(values: dict[str, Any]) -> float:
             return predict(f.model, values, [fig])[0].value
 
+        def neck(values: dict[str, Any]) -> str | None:
+            return predict(f.model, values, [fig])[0].bottleneck
+
         scored = []
         for i, (pt, budget) in enumerate(self.profile.budgets()):
             b = bound(pt)
@@ -314,10 +321,10 @@ class Calibration:
             waf = predict(f.model, pt, [wfig])[0].value
             scored.append((math.log(b), reach, waf, i, f.values if i == 0 else pt))
 
-        def end(sign: int) -> tuple[dict[str, Any], float]:
+        def end(sign: int) -> tuple[dict[str, Any], float, bool]:
             # the least of sign * (log bound + sign * reach): the lower end (-1), the upper (+1)
             e = min(scored, key=lambda e: (float(f"{-sign * (e[0] + sign * e[1]):.9g}"), sign * e[2], e[3]))
-            return e[4], sign * e[1]
+            return e[4], sign * e[1], e[3] > 0 and neck(e[4]) != neck(f.values)
 
         return [end(-1), end(1)]
 
