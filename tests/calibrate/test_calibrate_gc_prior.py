@@ -272,7 +272,7 @@ def test_the_steady_interval_ends_are_timed_at_their_own_points(bursts):
 
     assert predict(f.model, f.values, [fig])[0].bottleneck == "NAND dies" and row["iops"] < row["iops_bound"]
     assert bursts.profile is not None
-    (bottom, down, own_bottom), (top, up, own_top) = bursts._iops_ends(fig)
+    (bottom, _, down, own_bottom), (top, _, up, own_top) = bursts._iops_ends(fig)
     assert predict(f.model, top, [fig])[0].bottleneck == "controller" and up > 0.1 and down <= 0.0
     assert own_bottom and own_top  # both ends' controllers are the busiest, the fit's dies
     for pt, reach, end in ((bottom, down, row["iops_low"]), (top, up, row["iops_high"])):

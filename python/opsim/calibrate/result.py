@@ -236,10 +236,10 @@ class Calibration:
         # run (the fit's, and each end's whose busiest resource is another) side by side on the cores
         ends = [self._iops_ends(fig) for fig in figs]
         todo = [(cfg, fig) for fig in figs]
-        todo += [(f.model.config(pt), fig) for fig, e in zip(figs, ends) for pt, _, own in e if own]
+        todo += [(f.model.config(pt), fig) for fig, e in zip(figs, ends) for pt, _, _, own in e if own]
         done = timed.run_each(todo, self.user_bytes) if simulate else [None] * len(todo)
         runs, rest = done[: len(figs)], iter(done[len(figs) :])
-        timed_ends = [[next(rest) if own else None for _, _, own in e] for e in ends]
+        timed_ends = [[next(rest) if own else None for *_, own in e] for e in ends]
         for i, (span, fig, t) in enumerate(zip(spans, figs, runs)):
             wfig = replace(fig, kind="waf")
 
@@ -265,8 +265,8 @@ class Calibration:
                 # fit's delta-method interval, whichever reaches further
                 waf_lo, waf_hi = self.profile.interval(waf_of)
                 eff = iops / bound if bound > 0 else 1.0
-                for (pt, reach, _), te in zip(ends[i], timed_ends[i]):
-                    v = (te.iops if te is not None else iops_of(pt) * eff) * math.exp(reach)
+                for (_, end_bound, reach, _), te in zip(ends[i], timed_ends[i]):
+                    v = (te.iops if te is not None else end_bound * eff) * math.exp(reach)
                     iops_lo, iops_hi = min(iops_lo, v), max(iops_hi, v)
             row = {
                 "span_bytes": span,
@@ -290,15 +290,15 @@ class Calibration:
             out.append(row)
         return out
 
-    def _iops_ends(self, fig: Figure) -> list[tuple[dict[str, Any], float, bool]]:
+    def _iops_ends(self, fig: Figure) -> list[tuple[dict[str, Any], float, float, bool]]:
         """The IOPS interval's two ends over the profile (none without one): each a point, its
-        log-distance (signed) from the point's IOPS, and whether it needs a timed run of its own
-        (the event model's efficiency is the busiest resource's: an end where another resource
-        than at the fit is the busiest; else the fit's efficiency holds).  The interval is the prediction's range
-        over every parameter value within the threshold of the least cost: the profile walks
-        the NAND and the structures with the others refitted, and around each point they may
-        move on by the cost it has left (``budget``), ``sqrt(budget)`` sds of the delta method
-        there (the fit's covariance, conditional on the NAND).  Of equal ends (a controller's
+        bound, its log-distance (signed) from the point's IOPS, and whether it needs a timed run
+        of its own (the event model's efficiency is the busiest resource's: an end where another
+        resource than at the fit is the busiest; else the fit's efficiency holds).  The interval
+        is the prediction's range over every parameter value within the threshold of the least
+        cost: the profile walks the NAND and the structures with the others refitted, and around
+        each point they may move on by the cost it has left (``budget``), ``sqrt(budget)`` sds
+        of the delta method there (the fit's covariance, conditional on the NAND).  Of equal ends (a controller's
         bound over a range of NAND) the least's is of the most WAF, the most's of the least: its
         other resources the busiest, and the idlest, as the timed run of it sees them."""
         if self.profile is None:
@@ -309,22 +309,20 @@ class Calibration:
         def bound(values: dict[str, Any]) -> float:
             return predict(f.model, values, [fig])[0].value
 
-        def neck(values: dict[str, Any]) -> str | None:
-            return predict(f.model, values, [fig])[0].bottleneck
-
         scored = []
         for i, (pt, budget) in enumerate(self.profile.budgets()):
-            b = bound(pt)
-            if not (math.isfinite(b) and b > 0):
+            at = predict(f.model, pt, [fig])[0]
+            if not (math.isfinite(at.value) and at.value > 0):
                 continue
             reach = math.sqrt(budget) * f.log_sd(bound, pt, self.profile.param)
             waf = predict(f.model, pt, [wfig])[0].value
-            scored.append((math.log(b), reach, waf, i, f.values if i == 0 else pt))
+            scored.append((math.log(at.value), reach, waf, i, f.values if i == 0 else pt, at))
+        fit_neck = predict(f.model, f.values, [fig])[0].bottleneck
 
-        def end(sign: int) -> tuple[dict[str, Any], float, bool]:
+        def end(sign: int) -> tuple[dict[str, Any], float, float, bool]:
             # the least of sign * (log bound + sign * reach): the lower end (-1), the upper (+1)
             e = min(scored, key=lambda e: (float(f"{-sign * (e[0] + sign * e[1]):.9g}"), sign * e[2], e[3]))
-            return e[4], sign * e[1], e[3] > 0 and neck(e[4]) != neck(f.values)
+            return e[4], e[5].value, sign * e[1], e[3] > 0 and e[5].bottleneck != fit_neck
 
         return [end(-1), end(1)]
 
