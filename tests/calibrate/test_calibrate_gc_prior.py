@@ -278,9 +278,37 @@ def test_the_steady_interval_ends_are_timed_at_their_own_points(bursts):
     for pt, reach, end in ((bottom, down, row["iops_low"]), (top, up, row["iops_high"])):
         assert end == pytest.approx(timed.run(f.model.config(pt), fig, bursts.user_bytes).iops * math.exp(reach))
     assert row["iops_high"] >= max(bound(v) for v in bursts.profile.inside())
-    # the reach is the delta method's at the point, in the cost the point has left (the fit's is 3.84)
-    budget = dict((id(p), b) for p, b in bursts.profile.budgets())
-    assert up == pytest.approx(math.sqrt(budget[id(top)]) * f.log_sd(bound, top, "physical"))
+    # the reach is the delta method's at the point, in the cost the point has left (the fit's is
+    # 3.84), with the covariance of the refit there: the controller's rate is log-linear in its time
+    budget, cov = next((b, c) for p, b, c in bursts.profile.budgets() if p is top)
+    assert cov is not None and cov.shape == (len([p for p in f.free if p.name != "physical"]),) * 2
+    assert up == pytest.approx(math.sqrt(budget) * f.log_sd(bound, top, "physical", cov), rel=0.02)
+
+
+def test_the_reach_is_the_delta_method_where_linear_and_the_model_where_not():
+    """``Fitted.reach``: -+ k sds of the delta method for a log-linear figure; evaluated at the
+    ellipsoid's extreme points, a figure that is the least of two rates stops at the other's
+    (the delta method's line would go on), and a parameter ends at its bound."""
+    a, b = (Param(n, f"x.{n}", n, 1.0, 1.0, log=False, lower=-math.inf) for n in "ab")
+    cov = np.array([[1.0, 0.5], [0.5, 2.0]])
+    fitted = Fitted(None, [], {"a": 1.0, "b": 1.0}, {}, [a, b], cov, 1.0, {})  # type: ignore[arg-type]
+
+    def linear(v):
+        return math.exp(v["a"] + 2 * v["b"])
+
+    sd = fitted.log_sd(linear)
+    assert fitted.reach(linear, 1.96) == pytest.approx((-1.96 * sd, 1.96 * sd), rel=1e-3)
+
+    def capped(v):  # a rate the other resource caps at e^2 (the line reaches e^(1 + 5.3))
+        return min(math.exp(v["a"]), math.exp(2.0))
+
+    down, up = fitted.reach(capped, 3.0, at={"a": 1.0, "b": 1.0})
+    assert up == pytest.approx(1.0) and down == pytest.approx(-3.0 * math.sqrt(cov[0, 0]), rel=1e-3)
+    # with b bounded at 0, its line from 1.0 down 3 sds of 1.41 stops there
+    b0 = replace(b, lower=0.0)
+    bounded = Fitted(None, [], {"a": 1.0, "b": 1.0}, {}, [a, b0], cov, 1.0, {})  # type: ignore[arg-type]
+    down, _ = bounded.reach(lambda v: math.exp(v["b"]), 3.0)
+    assert down == pytest.approx(-1.0, rel=1e-3)
 
 
 def test_the_delta_method_given_the_profiled_parameter_is_conditional():

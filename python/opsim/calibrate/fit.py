@@ -42,6 +42,9 @@ EFF_TOL = 0.05
 EXTRA_ROUNDS = 4
 #: two-sided 95% normal quantile
 Z95 = 1.959963984540054
+#: bisections of a reach's ray back to where its cost is within the budget (:meth:`Fitted.reach`):
+#: to 1/256 of the ray
+REACH_STEPS = 8
 
 
 @dataclass
@@ -65,22 +68,78 @@ class Fitted:
         zlo, zhi = p.z_bounds()
         return p.value(max(lo, zlo)), p.value(min(hi, zhi))
 
-    def log_sd(self, fn, at: dict[str, Any] | None = None, given: str | None = None) -> float:
+    def log_sd(
+        self, fn, at: dict[str, Any] | None = None, given: str | None = None, cov: np.ndarray | None = None
+    ) -> float:
         """Standard deviation of log(fn(values)) by the delta method over the fitted parameters,
-        at the fit or at the values ``at`` (a profile's point: its slope there, the fit's
-        covariance); ``given``: a parameter held where ``at`` has it (the profile's), the others'
-        covariance then the fit's conditional on it."""
+        at the fit or at the values ``at`` (a profile's point: its slope there); ``given``: a
+        parameter held where ``at`` has it (the profile's), the others' covariance then ``cov``
+        (the refit's at ``at``, in the order of :attr:`free` without ``given``) or, without one,
+        the fit's conditional on it."""
+        _, cov, _, _, g = self._slope(fn, at, given, cov)
+        return float(math.sqrt(max(0.0, g @ cov @ g * self.scale2))) if len(g) else 0.0
+
+    def reach(
+        self,
+        fn,
+        k: float,
+        at: dict[str, Any] | None = None,
+        given: str | None = None,
+        cov: np.ndarray | None = None,
+        figures: list[Figure] | None = None,
+    ) -> tuple[float, float]:
+        """How far log(fn(values)) goes down and up (signed) within ``k`` standard deviations of
+        the parameters around ``at`` (``given``, ``cov`` as :meth:`log_sd`): fn evaluated at the two
+        points of that ellipsoid where the delta method's line is least and most, each clipped to
+        its parameters' bounds and, with ``figures``, drawn back along its ray to where the cost
+        (those figures' squared residuals and the priors') has risen by no more than ``k``
+        squared: the cost the ellipsoid stands for, which a model that is not linear can exceed
+        well inside it (an IOPS bound is the least of its resources' rates, and a rated figure
+        of the same condition pins the resource that becomes the busiest).  Where fn and the
+        cost are linear and quadratic this is -+ k :meth:`log_sd`."""
+        free, cov, z0, base, g = self._slope(fn, at, given, cov)
+        var = float(g @ cov @ g) if len(g) else 0.0
+        if var <= 0 or k <= 0:
+            return 0.0, 0.0
+        at = self.values if at is None else at
+        dz = k * math.sqrt(self.scale2) * (cov @ g) / math.sqrt(var)
+        lo = np.array([p.z_bounds()[0] for p in free])
+        hi = np.array([p.z_bounds()[1] for p in free])
+        cost = None
+        if figures:
+            fixed = {n: v for n, v in at.items() if n not in {p.name for p in free}}
+            residuals = _residuals(self.model, figures, free, fixed)
+
+            def cost(z: np.ndarray) -> float:
+                return float(np.sum(residuals(z) ** 2))
+
+            allowed = cost(z0) + k * k * self.scale2 + 1e-9
+        out = []
+        for sign in (-1.0, 1.0):
+
+            def z_at(t: float, sign: float = sign) -> np.ndarray:
+                return np.clip(z0 + sign * t * dz, lo, hi)
+
+            t = 1.0
+            if cost is not None and cost(z_at(1.0)) > allowed:
+                inside, outside = 0.0, 1.0
+                for _ in range(REACH_STEPS):
+                    mid = (inside + outside) / 2
+                    inside, outside = (mid, outside) if cost(z_at(mid)) <= allowed else (inside, mid)
+                t = inside
+            v = fn(dict(at) | {p.name: p.value(float(zi)) for p, zi in zip(free, z_at(t))})
+            out.append(math.log(v) - base if math.isfinite(v) and v > 0 else 0.0)
+        return out[0], out[1]
+
+    def _slope(self, fn, at: dict[str, Any] | None, given: str | None, cov: np.ndarray | None):
+        """(free parameters, their covariance, their z at ``at``, log fn there, its gradient in z)."""
         free = [p for p in self.free if p.name != given]
-        if not free:
-            return 0.0
-        cov = self.cov
-        if len(free) < len(self.free):
-            k = next(i for i, p in enumerate(self.free) if p.name == given)
-            rest = [i for i in range(len(self.free)) if i != k]
-            c = cov[np.ix_(rest, [k])]
-            cov = cov[np.ix_(rest, rest)] - (c @ c.T) / cov[k, k] if cov[k, k] > 0 else cov[np.ix_(rest, rest)]
+        if cov is None:
+            cov = self._cov_given(given)
         at = self.values if at is None else at
         z0 = np.array([p.z(at[p.name]) for p in free])
+        if not free:
+            return free, cov, z0, 0.0, np.zeros(0)
         base = math.log(fn(at))
         g = np.zeros(len(free))
         for i, p in enumerate(free):
@@ -88,7 +147,19 @@ class Fitted:
             v = dict(at)
             v[p.name] = p.value(z0[i] + h)
             g[i] = (math.log(fn(v)) - base) / h
-        return float(math.sqrt(max(0.0, g @ cov @ g * self.scale2)))
+        return free, cov, z0, base, g
+
+    def _cov_given(self, given: str | None) -> np.ndarray:
+        """The fit's covariance of the other parameters, conditional on ``given`` (the Schur
+        complement; all of it without one)."""
+        if given is None or given not in {p.name for p in self.free}:
+            return self.cov
+        k = next(i for i, p in enumerate(self.free) if p.name == given)
+        rest = [i for i in range(len(self.free)) if i != k]
+        c = self.cov[np.ix_(rest, [k])]
+        if self.cov[k, k] <= 0:
+            return self.cov[np.ix_(rest, rest)]
+        return self.cov[np.ix_(rest, rest)] - (c @ c.T) / self.cov[k, k]
 
 
 def _residuals(model: Model, figures: list[Figure], free: list[Param], fixed: dict[str, float]):

@@ -31,6 +31,14 @@ DIE_GBIT = {"slc": 64, "mlc": 256, "tlc": 512, "qlc": 1024}
 NAND_PAGE = 16 << 10
 #: word lines per physical block (estimate: sets the block size, hence each erase's share)
 WORDLINES_PER_BLOCK = 256
+#: the FTL block of a drive whose input gives neither it nor the GC unit (bytes; an estimate, the
+#: modelling unit every client preset's input estimates: greedy's uniform-write WAF is within 1%
+#: of a larger unit's past 256 pages, and a real drive's GC unit, a superblock, is far larger
+#: still: the core's default of 256 pages of 4 KiB sits on the low side of that 1%)
+FTL_BLOCK = 4 << 20
+FTL_BLOCK_SOURCE = (
+    "estimate: a 4 MiB FTL block, as the client presets' inputs (modelling unit; or superblocks, the GC unit's prior)"
+)
 #: the WAF floor (``ftl.meta_writes``: NAND pages of metadata, journal and parity per host page) is
 #: fitted only when the figures hold steady WAFs at this many spans; else the core's default, none.
 #: Prior: 0, width META_SIGMA, an estimate (docs/calibrate.md): die-stripe parity of 1 page in 16 to
@@ -96,6 +104,9 @@ class Model:
     #: of a native program over an SLC-mode one; None: the native program time is its own
     native_share: float | None = None
     units_ratio: float = 1.0
+    #: the FTL block is :data:`FTL_BLOCK`, an estimate (nobody gave it nor the GC unit): a structure
+    #: of superblocks has none
+    ftl_block_estimated: bool = False
 
     def config(self, values: dict[str, Any] | None = None) -> dict:
         """The config with ``values`` (parameter name -> value, and a structural alternative's
@@ -112,7 +123,16 @@ class Model:
         for key, v in structure_of(values).items():
             section, k = key.split(".", 1)
             cfg.setdefault(section, {})[k] = v
+        if self.ftl_block_estimated and cfg.get("ftl", {}).get("gc_unit") == "superblock":
+            del cfg["drive"]["pages_per_block"]
         return cfg
+
+    @property
+    def unit_given(self) -> bool:
+        """Whether the input gives the GC unit: superblocks, or FTL blocks of a given size."""
+        return "ftl.gc_unit" in self.sources or (
+            "drive.pages_per_block" in self.sources and not self.ftl_block_estimated
+        )
 
     def ftl(self, values: dict[str, Any]) -> dict:
         """The ``[ftl]`` table :meth:`config` gives with ``values``' parameters (a fitted floor),
@@ -165,6 +185,7 @@ def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
     prior_physical = spec.physical or spec.native * 2**30 // 10**9
     _put_nand_defaults(tables, sources, prior_physical)
     _put_host_defaults(spec, tables, sources)
+    estimated = _put_ftl_block(tables, sources)
     prior = _population_prior(spec)
     params = _params(spec, tables, sources, prior)
     if pins_floor(figures or [], spec.native) and "ftl.meta_writes" not in sources:
@@ -181,7 +202,7 @@ def build(spec: DriveSpec, figures: list[Figure] | None = None) -> Model:
                 prior_source="the core's default (none; the prior's width is an estimate, docs/calibrate.md)",
             )
         )
-    model = Model(tables, sources, params, spec)
+    model = Model(tables, sources, params, spec, ftl_block_estimated=estimated)
     if bursts_rated(spec, figures or [], sources):
         _put_slc_bursts(model, steady=any(f.kind in STEADY_KINDS for f in figures or []))
     return model
@@ -321,7 +342,7 @@ def _put_nand_defaults(tables: dict, sources: dict, prior_physical: int) -> None
             tables,
             sources,
             "timing.channels",
-            _core_timing_default(tables, "channels"),
+            _core_default("timing", "channels"),
             "default: the core's channel count",
         )
     if "timing.dies_per_channel" not in sources:
@@ -450,9 +471,21 @@ def _physical_step(tables: dict, prior_physical: int, sigma: float) -> float | N
     return 4 * unit / (prior_physical * sigma)
 
 
-def _core_timing_default(tables: dict, key: str) -> int:
-    d = describe({"drive": {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}, "timing": {}}, model_limits=False)
-    return int(d["config"]["timing"][key])
+def _put_ftl_block(tables: dict, sources: dict) -> bool:
+    """The FTL block nobody gave (nor the GC unit): :data:`FTL_BLOCK` of the mapping unit's pages;
+    whether it was put (an estimate the superblock alternative drops: :meth:`Model.config`)."""
+    if "drive.pages_per_block" in sources or "ftl.gc_unit" in sources:
+        return False
+    page = _core_default("drive", "page_size", {k: v for k, v in tables["drive"].items() if k == "page_size"})
+    _put(tables, sources, "drive.pages_per_block", max(2, FTL_BLOCK // page), FTL_BLOCK_SOURCE)
+    return True
+
+
+def _core_default(table: str, key: str, drive: dict | None = None) -> int:
+    """The core's value of ``[table] key`` on a drive of ``drive``'s keys (its default if none)."""
+    caps = {"user_capacity": 1 << 30, "physical_capacity": 1 << 31}
+    d = describe({"drive": caps | (drive or {}), "timing": {}}, model_limits=False)
+    return int(d["config"][table][key])
 
 
 #: a PCIe TLP's payload and its overhead in bytes: a device's memory writes (the data of its

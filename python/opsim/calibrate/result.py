@@ -255,9 +255,10 @@ class Calibration:
             bound = iops_of(f.values)
             waf = waf_of(f.values)
             iops, p99 = (bound, None) if t is None else (t.iops, t.p99_us)
-            s_i, s_w = f.log_sd(iops_of), f.log_sd(copies_of)
+            s_w = f.log_sd(copies_of)
             waf_lo, waf_hi = 1 + (waf - 1) * math.exp(-Z95 * s_w), 1 + (waf - 1) * math.exp(Z95 * s_w)
-            iops_lo, iops_hi = iops * math.exp(-Z95 * s_i), iops * math.exp(Z95 * s_i)
+            down, up = f.reach(iops_of, Z95, figures=f.figures)
+            iops_lo, iops_hi = iops * math.exp(down), iops * math.exp(up)
             if self.profile:
                 # the profile's interval (docs/calibrate.md, "The uncertainty model"): WAF is the
                 # NAND's alone; the IOPS at its two ends (:meth:`_iops_ends`), each its own timed
@@ -297,10 +298,12 @@ class Calibration:
         resource than at the fit is the busiest; else the fit's efficiency holds).  The interval
         is the prediction's range over every parameter value within the threshold of the least
         cost: the profile walks the NAND and the structures with the others refitted, and around
-        each point they may move on by the cost it has left (``budget``), ``sqrt(budget)`` sds
-        of the delta method there (the fit's covariance, conditional on the NAND).  Of equal ends (a controller's
-        bound over a range of NAND) the least's is of the most WAF, the most's of the least: its
-        other resources the busiest, and the idlest, as the timed run of it sees them."""
+        each point they may move on by the cost it has left (``budget``): ``sqrt(budget)`` sds of
+        the refit's covariance there (what the figures pin around that point; at the fit, the
+        fit's given the NAND), the bound evaluated where the delta method's line is least and
+        most (:meth:`.fit.Fitted.reach`).  Of equal ends (a controller's bound over a range of
+        NAND) the least's is of the most WAF, the most's of the least: its other resources the
+        busiest, and the idlest, as the timed run of it sees them."""
         if self.profile is None:
             return []
         f = self.fitted
@@ -310,19 +313,20 @@ class Calibration:
             return predict(f.model, values, [fig])[0].value
 
         scored = []
-        for i, (pt, budget) in enumerate(self.profile.budgets()):
+        for i, (pt, budget, cov) in enumerate(self.profile.budgets()):
             at = predict(f.model, pt, [fig])[0]
             if not (math.isfinite(at.value) and at.value > 0):
                 continue
-            reach = math.sqrt(budget) * f.log_sd(bound, pt, self.profile.param)
+            down, up = f.reach(bound, math.sqrt(budget), pt, self.profile.param, cov, self.profile.figures)
             waf = predict(f.model, pt, [wfig])[0].value
-            scored.append((math.log(at.value), reach, waf, i, f.values if i == 0 else pt, at))
+            scored.append((math.log(at.value), (down, up), waf, i, f.values if i == 0 else pt, at))
         fit_neck = predict(f.model, f.values, [fig])[0].bottleneck
 
         def end(sign: int) -> tuple[dict[str, Any], float, float, bool]:
-            # the least of sign * (log bound + sign * reach): the lower end (-1), the upper (+1)
-            e = min(scored, key=lambda e: (float(f"{-sign * (e[0] + sign * e[1]):.9g}"), sign * e[2], e[3]))
-            return e[4], e[5].value, sign * e[1], e[3] > 0 and e[5].bottleneck != fit_neck
+            # the least of -sign * (log bound + its reach that way): the lower end (-1), the upper (+1)
+            side = (sign + 1) // 2
+            e = min(scored, key=lambda e: (float(f"{-sign * (e[0] + e[1][side]):.9g}"), sign * e[2], e[3]))
+            return e[4], e[5].value, e[1][side], e[3] > 0 and e[5].bottleneck != fit_neck
 
         return [end(-1), end(1)]
 

@@ -250,14 +250,16 @@ def alternatives(
     floor_free: bool,
     gc_width: float | None = None,
     native: list[tuple[float, float, float]] | None = None,
+    unit_given: bool | None = None,
 ) -> list[Alternative]:
     """The structures a fit's intervals range over, the model's own (greedy, no floor) first:
     greedy at every floor of :data:`FLOOR_STEPS`, and every other policy of :data:`POLICIES`
     at the likeliest floor (the prior's centre; the floor moves WAF more than the policy does,
     docs/calibrate.md).  With the floor a fitted parameter (``floor_free``) or given in
     ``[ftl]``, the policies alone; with the policy given, the floors alone.
-    A drive whose ``[ftl]`` does not give its GC unit has each floor in superblocks too, and one
-    whose ``[timing]`` gives nothing of its NAND array's reads each of :data:`ARRAYS`.
+    A drive whose input gives no GC unit (``unit_given``; None: ``[ftl] gc_unit`` or ``[drive]
+    pages_per_block`` in ``tables``) has each floor in superblocks too, and one whose ``[timing]``
+    gives nothing of its NAND array's reads each of :data:`ARRAYS`.
     ``gc_width``: the controller's time per GC copy is pinned by no figure and has this prior
     width; the model's own structure then at each cost of :func:`gc_cost_grid` too (each prior
     alone, as :mod:`.gc_cost` bounds the costs).  ``native``: a datasheet of bursts (:mod:`.burst`),
@@ -270,7 +272,9 @@ def alternatives(
     # a drive whose GC unit nobody gave collects FTL blocks by the model's convention, or
     # superblocks (SUPERBLOCK_SOURCE: a stripe over the dies), each as likely; one whose NAND
     # array nobody gave has the core's defaults or today's NAND (ARRAYS)
-    units = [{}] if "gc_unit" in ftl else [{}, {"ftl.gc_unit": "superblock"}]
+    if unit_given is None:
+        unit_given = "gc_unit" in ftl or "pages_per_block" in tables.get("drive", {})
+    units = [{}] if unit_given else [{}, {"ftl.gc_unit": "superblock"}]
     timing = tables.get("timing", {})
     arrays = ARRAYS[:1] if any(k in timing for k in ARRAY_KEYS) else ARRAYS
     for name, array in arrays:

@@ -29,9 +29,9 @@ import math
 import statistics
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -75,6 +75,19 @@ def spread(rows: list[dict]) -> float:
 DISCREPANCY = spread(tomllib.loads(DISCREPANCY_DATA.read_text())["row"])
 
 
+class Point(NamedTuple):
+    """A profile point: its values (parameters, and its structure's config keys) and the
+    covariance of its free parameters (z units, the fit's order, the NAND held) from the refit
+    there: what the figures pin around that point, not around the fit."""
+
+    values: dict[str, Any]
+    cov: np.ndarray
+
+
+#: a structure's point function: the NAND's z and a start -> (cost, point)
+At = Callable[[float, dict[str, Any]], tuple[float, Point]]
+
+
 @dataclass
 class Profile:
     """The profile over the NAND capacity: each point's parameter values and cost above the
@@ -87,20 +100,26 @@ class Profile:
     discrepancy: float
     #: the fit's own values (always inside)
     best: dict[str, float]
+    #: each point's covariance (:class:`Point`), in the order of ``points``
+    covs: list[np.ndarray] = field(default_factory=list)
+    #: the figures the costs are of (a datasheet's widened by the discrepancy, and any extra)
+    figures: list[Figure] = field(default_factory=list)
 
     def inside(self) -> list[dict[str, float]]:
-        return [p for p, _ in self.budgets()]
+        return [p for p, _, _ in self.budgets()]
 
     def interval(self, fn: Callable[[dict[str, float]], float]) -> tuple[float, float]:
         """The least and most of ``fn(values)`` over the points inside."""
         vals = [v for v in (fn(p) for p in self.inside()) if math.isfinite(v)]
         return min(vals), max(vals)
 
-    def budgets(self) -> list[tuple[dict[str, float], float]]:
+    def budgets(self) -> list[tuple[dict[str, float], float, np.ndarray | None]]:
         """Each point inside (the fit first) with the cost left to it below the threshold: how
-        far the parameters the profile does not hold may still move there (``THRESHOLD - delta``)."""
-        inside = [(p, d) for p, d in zip(self.points, self.delta) if d <= THRESHOLD + 1e-9]
-        return [(self.best, THRESHOLD)] + [(p, max(0.0, THRESHOLD - d)) for p, d in inside]
+        far the parameters the profile does not hold may still move there (``THRESHOLD - delta``),
+        and their covariance there (None at the fit: the fit's own, given the NAND)."""
+        covs = self.covs or [None] * len(self.points)
+        inside = [(p, d, c) for p, d, c in zip(self.points, self.delta, covs) if d <= THRESHOLD + 1e-9]
+        return [(self.best, THRESHOLD, None)] + [(p, max(0.0, THRESHOLD - d), c) for p, d, c in inside]
 
     def nand_interval(self) -> tuple[float, float]:
         return self.interval(lambda v: v[self.param])
@@ -109,8 +128,9 @@ class Profile:
         """The profile of the model's own structure alone (no alternative of :mod:`.structure`):
         the intervals of a drive whose floor, GC policy, unit and array are known to be the
         model's convention; its points' costs are above their own least already."""
-        own = [(p, d) for p, d in zip(self.points, self.delta) if not structure_of(p)]
-        return replace(self, points=[p for p, _ in own], delta=[d for _, d in own])
+        own = [i for i, p in enumerate(self.points) if not structure_of(p)]
+        covs = [self.covs[i] for i in own] if self.covs else []
+        return replace(self, points=[self.points[i] for i in own], delta=[self.delta[i] for i in own], covs=covs)
 
     def likeliest(self) -> dict[str, Any]:
         """The structural alternative (its config keys, :mod:`.structure`) of the least cost."""
@@ -194,14 +214,16 @@ def profile(
     fixed = {k: v for k, v in fitted.values.items() if k not in {q.name for q in free}}
     zlo, zhi = p.z_bounds()
     z0 = p.z(fitted.values["physical"])
-    alts = alts or alternatives(model.tables, _floor_fitted(fitted), gc_unpinned(fitted), native_unpinned(fitted))
+    alts = alts or alternatives(
+        model.tables, _floor_fitted(fitted), gc_unpinned(fitted), native_unpinned(fitted), model.unit_given
+    )
 
-    def point(alt: Alternative) -> Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]]:
-        def at(z: float, start: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+    def point(alt: Alternative) -> At:
+        def at(z: float, start: dict[str, Any]) -> tuple[float, Point]:
             fx = dict(fixed) | alt.keys
             fx["physical"] = p.value(z)
-            vals, _, fun = _solve(model, figures, free, fx, start)
-            return float(np.sum(fun**2)) + z * z + alt.penalty, fx | vals
+            vals, cov, fun = _solve(model, figures, free, fx, start)
+            return float(np.sum(fun**2)) + z * z + alt.penalty, Point(fx | vals, cov)
 
         return at
 
@@ -234,11 +256,12 @@ def profile(
         for k in dict.fromkeys((0, likeliest)):
             at0, wz, wc, wp = walks[k]
             for a in slow:
-                walks.append((_shifted(at0, a), wz, [c + a.penalty for c in wc], [v | a.keys for v in wp]))
+                shifted = [Point(v.values | a.keys, v.cov) for v in wp]
+                walks.append((_shifted(at0, a), wz, [c + a.penalty for c in wc], shifted))
                 own_judged.append(k == 0)
     least = min(min(w[2]) for w in walks)
     own_least = min(walks[0][2])
-    pts: list[dict[str, Any]] = []
+    pts: list[Point] = []
     delta: list[float] = []
     for i, (at, wz, wc, wp) in enumerate(walks):
         base = own_least if own_judged[i] else least
@@ -254,18 +277,17 @@ def profile(
             d[j] = min(d[j], THRESHOLD)
         pts += wp + [v for _, _, v in ends]
         delta += d
-    return Profile("physical", p.key, pts, delta, discrepancy, dict(fitted.values))
+    values, covs = [v.values for v in pts], [v.cov for v in pts]
+    return Profile("physical", p.key, values, delta, discrepancy, dict(fitted.values), covs, figures)
 
 
-def _shifted(
-    own: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]], alt: Alternative
-) -> Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]]:
+def _shifted(own: At, alt: Alternative) -> At:
     """The profile's point function of ``alt`` where no figure depends on its keys: ``own`` (a
     structure's), its cost raised by the alternative's prior and its keys set."""
 
-    def at(z: float, start: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+    def at(z: float, start: dict[str, Any]) -> tuple[float, Point]:
         c, v = own(z, start)
-        return c + alt.penalty, v | alt.keys
+        return c + alt.penalty, Point(v.values | alt.keys, v.cov)
 
     return at
 
@@ -303,22 +325,22 @@ ALT_STEP = 4 * STEP
 
 
 def _walk(
-    at: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]],
+    at: At,
     z0: float,
     bounds: tuple[float, float],
     start0: dict[str, Any],
     step: float,
     inside: float | None = None,
-) -> tuple[list[float], list[float], list[dict[str, Any]]]:
+) -> tuple[list[float], list[float], list[Point]]:
     """The NAND held at ``z0`` and every ``step`` outward (each point fitted from its
     neighbour's values) until the cost is REACH above the walk's least (or, given ``inside``,
     THRESHOLD above the lower of it and ``inside``: nothing past that can be inside), a bound or
-    MOST steps: (z, cost, values) in the order of z."""
+    MOST steps: (z, cost, point) in the order of z."""
     zlo, zhi = bounds
     c0, v0 = at(z0, start0)
     zs, costs, pts = [z0], [c0], [v0]
     for sign in (-1.0, 1.0):
-        start, z = v0, z0
+        start, z = v0.values, z0
         for _ in range(MOST):
             z += sign * step
             if not zlo < z < zhi:
@@ -332,7 +354,7 @@ def _walk(
             zs.append(z)
             costs.append(c)
             pts.append(v)
-            start = v
+            start = v.values
             if c - min(costs) > REACH or (inside is not None and c - min(min(costs), inside) > THRESHOLD):
                 break
     order = np.argsort(zs)
@@ -340,13 +362,13 @@ def _walk(
 
 
 def _ends(
-    at: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]],
+    at: At,
     least: float,
     zs: list[float],
     costs: list[float],
-    pts: list[dict[str, Any]],
+    pts: list[Point],
     xtol: float | None,
-) -> list[tuple[float, float, dict[str, Any]]]:
+) -> list[tuple[float, float, Point]]:
     """The interval's ends on one walk: where the cost crosses the threshold above ``least``
     between two grid points, found by root-finding on the square root of the cost above the
     least (linear in z where the cost is quadratic, so a narrow profile whose crossing lies well
@@ -361,34 +383,34 @@ def _ends(
 
 
 def _crossing(
-    at: Callable[[float, dict[str, Any]], tuple[float, dict[str, Any]]],
+    at: At,
     least: float,
     lo: tuple[float, float],
     hi: tuple[float, float],
-    start: dict[str, Any],
+    start: Point,
     xtol: float | None = STEP / 100,
-) -> tuple[float, float, dict[str, Any]]:
+) -> tuple[float, float, Point]:
     """The point between grid points ``lo`` and ``hi`` (z, cost) where the profile's cost is
-    ``THRESHOLD`` above ``least``: (z, cost, values), refitted there (scipy's brentq on the cost's
+    ``THRESHOLD`` above ``least``: (z, cost, point), refitted there (scipy's brentq on the cost's
     square root, to ``xtol``: a hundredth of the model's own grid step; None: one secant step,
     the square root taken as linear between the two, for a structural alternative's ends)."""
     known = {lo[0]: (lo[1], start), hi[0]: (hi[1], start)}
     if xtol is None:
         a, b = (math.sqrt(max(0.0, c - least)) - math.sqrt(THRESHOLD) for c in (lo[1], hi[1]))
         z = lo[0] + (hi[0] - lo[0]) * a / (a - b)
-        c, v = at(z, start)
+        c, v = at(z, start.values)
         return z, c, v
 
     def g(z: float) -> float:
         if z not in known:
-            known[z] = at(z, start)
+            known[z] = at(z, start.values)
         return math.sqrt(max(0.0, known[z][0] - least)) - math.sqrt(THRESHOLD)
 
     from scipy.optimize import brentq  # noqa: PLC0415  (start-up: scipy only when fitting)
 
     z = float(brentq(g, lo[0], hi[0], xtol=xtol))
     if z not in known:
-        known[z] = at(z, start)
+        known[z] = at(z, start.values)
     c, v = known[z]
     return z, c, v
 
