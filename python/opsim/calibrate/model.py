@@ -36,6 +36,9 @@ WORDLINES_PER_BLOCK = 256
 #: of a larger unit's past 256 pages, and a real drive's GC unit, a superblock, is far larger
 #: still: the core's default of 256 pages of 4 KiB sits on the low side of that 1%)
 FTL_BLOCK = 4 << 20
+#: ... on a drive of at least this many of them (4 GiB; a smaller one, a file measured to test the
+#: tools, keeps the core's default: 4 MiB blocks would leave it too few for garbage collection)
+FTL_BLOCKS_LEAST = 1024
 FTL_BLOCK_SOURCE = (
     "estimate: a 4 MiB FTL block, as the client presets' inputs (modelling unit; or superblocks, the GC unit's prior)"
 )
@@ -475,6 +478,8 @@ def _put_ftl_block(tables: dict, sources: dict) -> bool:
     """The FTL block nobody gave (nor the GC unit): :data:`FTL_BLOCK` of the mapping unit's pages;
     whether it was put (an estimate the superblock alternative drops: :meth:`Model.config`)."""
     if "drive.pages_per_block" in sources or "ftl.gc_unit" in sources:
+        return False
+    if int(tables["drive"]["user_capacity"]) < FTL_BLOCK * FTL_BLOCKS_LEAST:  # a test file, not a drive
         return False
     page = _core_default("drive", "page_size", {k: v for k, v in tables["drive"].items() if k == "page_size"})
     _put(tables, sources, "drive.pages_per_block", max(2, FTL_BLOCK // page), FTL_BLOCK_SOURCE)

@@ -17,7 +17,7 @@ from .bounds import queue_depth_refusal
 from .fit import Z95, Fitted, fit
 from .inputs import DriveSpec, Figure, check_endurance, read_datasheet, read_points, resolve_spans, unused_fit_from
 from .measured import read_measured
-from .model import build, predict
+from .model import build, predict, structure_of
 from .structure import NATIVE_KEY, gc_cost_top, gc_prior_text
 from .uncertainty import PINNED, Profile, gc_unpinned, narrowing, native_unpinned, profile
 
@@ -326,7 +326,10 @@ class Calibration:
             # the least of -sign * (log bound + its reach that way): the lower end (-1), the upper (+1)
             side = (sign + 1) // 2
             e = min(scored, key=lambda e: (float(f"{-sign * (e[0] + e[1][side]):.9g}"), sign * e[2], e[3]))
-            return e[4], e[5].value, e[1][side], e[3] > 0 and e[5].bottleneck != fit_neck
+            # timed on its own where another resource is the busiest, or the device is another
+            # (a NAND array of the structure's): the efficiency is that device's busiest resource's
+            other = any(k.startswith("timing.") for k in structure_of(e[4]))
+            return e[4], e[5].value, e[1][side], e[3] > 0 and (e[5].bottleneck != fit_neck or other)
 
         return [end(-1), end(1)]
 

@@ -117,7 +117,7 @@ class Profile:
         """Each point inside (the fit first) with the cost left to it below the threshold: how
         far the parameters the profile does not hold may still move there (``THRESHOLD - delta``),
         and their covariance there (None at the fit: the fit's own, given the NAND)."""
-        covs = self.covs or [None] * len(self.points)
+        covs: list[np.ndarray | None] = list(self.covs) or [None] * len(self.points)
         inside = [(p, d, c) for p, d, c in zip(self.points, self.delta, covs) if d <= THRESHOLD + 1e-9]
         return [(self.best, THRESHOLD, None)] + [(p, max(0.0, THRESHOLD - d), c) for p, d, c in inside]
 
