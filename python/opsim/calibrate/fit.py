@@ -111,7 +111,10 @@ class Fitted:
             residuals = _residuals(self.model, figures, free, fixed)
 
             def cost(z: np.ndarray) -> float:
-                return float(np.sum(residuals(z) ** 2))
+                try:
+                    return float(np.sum(residuals(z) ** 2))
+                except InputError:  # a point the core does not take is past any budget
+                    return math.inf
 
             allowed = cost(z0) + k * k * self.scale2 + 1e-9
         out = []
@@ -127,7 +130,10 @@ class Fitted:
                     mid = (inside + outside) / 2
                     inside, outside = (mid, outside) if cost(z_at(mid)) <= allowed else (inside, mid)
                 t = inside
-            v = fn(dict(at) | {p.name: p.value(float(zi)) for p, zi in zip(free, z_at(t))})
+            try:
+                v = fn(dict(at) | {p.name: p.value(float(zi)) for p, zi in zip(free, z_at(t))})
+            except InputError:
+                v = math.nan
             out.append(math.log(v) - base if math.isfinite(v) and v > 0 else 0.0)
         return out[0], out[1]
 
