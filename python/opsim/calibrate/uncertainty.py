@@ -18,7 +18,9 @@ everything that follows from it (WAF and IOPS at any span) come from a profile i
    chi-square 95% point of one degree of freedom) of the least; its two ends are found by
    interpolating the cost between grid points and fitted there too, and kept as points;
 4. the interval of any prediction (WAF or IOPS at a span, any workload) is the least and most
-   of it over the points inside, with the fit itself.
+   of it over the points inside, with the fit itself; an IOPS reaches on from each point by
+   the cost it has left, in the covariance of that point's refit (:class:`Point`), evaluated
+   and held to that cost (:meth:`.fit.Fitted.reach`).
 
 The points are what a drive file keeps (:func:`Profile.stored`, ``[preset.calibration.profile]``).
 """
