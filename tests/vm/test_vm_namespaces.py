@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from vm_guest import Controller, Namespace, ok
+from vm_guest import SETTLE, Controller, Namespace, ok
 
 # NSIDs 1, 3 and 4: no NSID 2, so the kernel's /dev/nvmeXn2 is NSID 3 (it numbers in probe order)
 NAMESPACES = [
@@ -31,7 +31,7 @@ def guest_steps(g):
     g.opsim("controller", f"plan {c} {TARGET}")
     g.opsim("plan", f"plan {n2} {TARGET} --json")
     g.opsim("apply", f"plan {n2} {TARGET} --apply --destroy-data={n2} --json")
-    g.step("lsblk", f"lsblk -b -J -o NAME,SIZE,START,PARTLABEL,LOG-SEC {c}n1 {n2} {c}n3")
+    g.step("lsblk", f"{SETTLE}lsblk -b -J -o NAME,SIZE,START,PARTLABEL,LOG-SEC {c}n1 {n2} {c}n3")
     g.step("blkid_others", f"blkid -p {c}n1; a=$?; blkid -p {c}n3; echo $a $?")
 
 

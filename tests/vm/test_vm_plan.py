@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from vm_guest import Controller, Namespace, ok
+from vm_guest import SETTLE, Controller, Namespace, ok
 
 NATIVE = 1 << 30  # the namespace's bytes
 SECTOR = 512
@@ -29,7 +29,7 @@ def guest_steps(g):
     g.opsim("unconfirmed", f"plan {d} {TARGET} --apply")
     g.step("blank", f"blkid -p {d}")  # exit 2: no signature found
     g.opsim("apply", f"plan {d} {TARGET} --apply --destroy-data={d} --json")
-    g.step("lsblk", f"lsblk -b -J -o NAME,SIZE,START,PARTLABEL {d}")
+    g.step("lsblk", f"{SETTLE}lsblk -b -J -o NAME,SIZE,START,PARTLABEL {d}")
     g.step("sgdisk", f"sgdisk -p {d}")
     g.step(
         "mounted",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from vm_guest import SataDisk, ok
+from vm_guest import SETTLE, SataDisk, ok
 
 SIZE = 1 << 30
 SECTORS = SIZE // 512
@@ -33,7 +33,7 @@ def guest_steps(g):
     g.step("setmax", SETMAX)
     g.step("after_setmax", f"hdparm -N {d}; cat /sys/block/${{SATA_sata##*/}}/size")
     g.opsim("apply", f"plan {d} {TARGET} --apply --destroy-data={d} --json")
-    g.step("lsblk", f"lsblk -b -J -o NAME,SIZE,START,PARTLABEL {d}")
+    g.step("lsblk", f"{SETTLE}lsblk -b -J -o NAME,SIZE,START,PARTLABEL {d}")
 
 
 def _plan(guest):

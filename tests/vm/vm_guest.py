@@ -47,6 +47,12 @@ QEMU_OWNED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "qemu_owne
 MARKER = "opsimvm"
 
 
+#: a guest step's prefix before reading what udev records of a disk (lsblk's PARTLABEL): the
+#: kernel's events of a partition table just written are processed first (else lsblk may read
+#: the label before udev has, as CI once did: null)
+SETTLE = "(command -v udevadm >/dev/null && udevadm settle --timeout=10 || true); "
+
+
 def ok(view, name: str):
     """The result of the step ``name`` in a guest's results (``view.results``), asserting that it
     exited 0 (the assertion shows the step's output)."""
