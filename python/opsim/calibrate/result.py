@@ -233,7 +233,7 @@ class Calibration:
             for span in spans
         ]
         # the profile's points of the IOPS interval's two ends at each span, then every timed
-        # run (the fit's, and each end's whose busiest resource is another) side by side on the cores
+        # run (the fit's, and each end's that needs its own: :meth:`_iops_ends`) side by side on the cores
         ends = [self._iops_ends(fig) for fig in figs]
         todo = [(cfg, fig) for fig in figs]
         todo += [(f.model.config(pt), fig) for fig, e in zip(figs, ends) for pt, _, _, own in e if own]
@@ -262,8 +262,8 @@ class Calibration:
             if self.profile:
                 # the profile's interval (docs/calibrate.md, "The uncertainty model"): WAF is the
                 # NAND's alone; the IOPS at its two ends (:meth:`_iops_ends`), each its own timed
-                # run's or, busy where the fit is, the bound there at the fit's efficiency; and the
-                # fit's delta-method interval, whichever reaches further
+                # run's or the bound there at the fit's efficiency, reaching on; and the fit's own
+                # reach, whichever goes further
                 waf_lo, waf_hi = self.profile.interval(waf_of)
                 eff = iops / bound if bound > 0 else 1.0
                 for (_, end_bound, reach, _), te in zip(ends[i], timed_ends[i]):
@@ -294,8 +294,9 @@ class Calibration:
     def _iops_ends(self, fig: Figure) -> list[tuple[dict[str, Any], float, float, bool]]:
         """The IOPS interval's two ends over the profile (none without one): each a point, its
         bound, its log-distance (signed) from the point's IOPS, and whether it needs a timed run
-        of its own (the event model's efficiency is the busiest resource's: an end where another
-        resource than at the fit is the busiest; else the fit's efficiency holds).  The interval
+        of its own (the event model's efficiency is the busiest resource's of a device: an end
+        where another resource than at the fit is the busiest, or whose structure is another
+        device, a ``[timing]`` key; else the fit's efficiency holds).  The interval
         is the prediction's range over every parameter value within the threshold of the least
         cost: the profile walks the NAND and the structures with the others refitted, and around
         each point they may move on by the cost it has left (``budget``): ``sqrt(budget)`` sds of

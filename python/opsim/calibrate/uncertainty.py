@@ -31,7 +31,7 @@ import math
 import statistics
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -103,9 +103,9 @@ class Profile:
     #: the fit's own values (always inside)
     best: dict[str, float]
     #: each point's covariance (:class:`Point`), in the order of ``points``
-    covs: list[np.ndarray] = field(default_factory=list)
+    covs: list[np.ndarray]
     #: the figures the costs are of (a datasheet's widened by the discrepancy, and any extra)
-    figures: list[Figure] = field(default_factory=list)
+    figures: list[Figure]
 
     def inside(self) -> list[dict[str, float]]:
         return [p for p, _, _ in self.budgets()]
@@ -119,8 +119,7 @@ class Profile:
         """Each point inside (the fit first) with the cost left to it below the threshold: how
         far the parameters the profile does not hold may still move there (``THRESHOLD - delta``),
         and their covariance there (None at the fit: the fit's own, given the NAND)."""
-        covs: list[np.ndarray | None] = list(self.covs) or [None] * len(self.points)
-        inside = [(p, d, c) for p, d, c in zip(self.points, self.delta, covs) if d <= THRESHOLD + 1e-9]
+        inside = [(p, d, c) for p, d, c in zip(self.points, self.delta, self.covs) if d <= THRESHOLD + 1e-9]
         return [(self.best, THRESHOLD, None)] + [(p, max(0.0, THRESHOLD - d), c) for p, d, c in inside]
 
     def nand_interval(self) -> tuple[float, float]:
@@ -131,8 +130,12 @@ class Profile:
         the intervals of a drive whose floor, GC policy, unit and array are known to be the
         model's convention; its points' costs are above their own least already."""
         own = [i for i, p in enumerate(self.points) if not structure_of(p)]
-        covs = [self.covs[i] for i in own] if self.covs else []
-        return replace(self, points=[self.points[i] for i in own], delta=[self.delta[i] for i in own], covs=covs)
+        return replace(
+            self,
+            points=[self.points[i] for i in own],
+            delta=[self.delta[i] for i in own],
+            covs=[self.covs[i] for i in own],
+        )
 
     def likeliest(self) -> dict[str, Any]:
         """The structural alternative (its config keys, :mod:`.structure`) of the least cost."""
